@@ -1,0 +1,1 @@
+//! envelope: the machine and environment record of a run.

@@ -1,0 +1,1 @@
+//! stats: pure estimators over samples. No I/O, no clocks.

@@ -1,0 +1,1 @@
+//! topology: logical CPUs, cores, sockets, caches and NUMA nodes read from sysfs.
