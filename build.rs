@@ -14,11 +14,7 @@ const UNKNOWN: &str = "unknown";
 
 /// Runs a command and returns its trimmed stdout when it succeeds.
 fn output(program: &str, args: &[&str], dir: &Path) -> Option<String> {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .ok()?;
+    let out = Command::new(program).args(args).current_dir(dir).output().ok()?;
     if !out.status.success() {
         return None;
     }
@@ -53,10 +49,7 @@ fn main() {
         let git_dir = manifest_dir.join(git_dir);
         rerun_if_exists(&git_dir.join("HEAD"));
         rerun_if_exists(&git_dir.join("index"));
-        if let (Some(common), Some(branch)) = (
-            git(&["rev-parse", "--git-common-dir"]),
-            git(&["symbolic-ref", "-q", "HEAD"]),
-        ) {
+        if let (Some(common), Some(branch)) = (git(&["rev-parse", "--git-common-dir"]), git(&["symbolic-ref", "-q", "HEAD"])) {
             let common = manifest_dir.join(common);
             rerun_if_exists(&common.join(branch));
             rerun_if_exists(&common.join("packed-refs"));
@@ -70,10 +63,7 @@ fn main() {
     let features = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
 
     let vars = [
-        (
-            "PROOFBENCH_GIT_COMMIT",
-            commit.unwrap_or_else(|| UNKNOWN.into()),
-        ),
+        ("PROOFBENCH_GIT_COMMIT", commit.unwrap_or_else(|| UNKNOWN.into())),
         ("PROOFBENCH_GIT_DIRTY", dirty),
         ("PROOFBENCH_BUILD_PROFILE", profile),
         ("PROOFBENCH_TARGET", target),

@@ -447,6 +447,19 @@ def cgroup_v2_path(source):
     return None
 
 
+def scrub_cmdline(data):
+    """Keeps the kernel's own parameters and drops the init program and its
+    arguments (everything from rdinit=/init= and after a bare "--"), which
+    describe the host's boot plumbing rather than the kernel's configuration."""
+    words = data.decode(errors="replace").split()
+    kept = []
+    for w in words:
+        if w == "--" or w.startswith(("rdinit=", "init=")):
+            break
+        kept.append(w)
+    return (" ".join(kept) + "\n").encode()
+
+
 def copy_live(name, source):
     source = Path(source)
     root = FIXTURES / name
@@ -471,6 +484,8 @@ def copy_live(name, source):
                 print(f"skip {rel}: {e.strerror}", file=sys.stderr)
                 skipped += 1
                 continue
+            if rel == "proc/cmdline":
+                data = scrub_cmdline(data)
             dest = root / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)

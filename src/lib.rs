@@ -1,8 +1,34 @@
 //! proofbench: systems benchmarks on Linux, every result an evidence record.
 //!
-//! The crate is laid out as the pipeline of `ARCHITECTURE.md`: one module per
-//! stage. `main.rs` wires them together.
+//! The crate is laid out as the pipeline of `ARCHITECTURE.md`, one module per
+//! stage: `cli` -> `plan` -> `runner` (spawning `worker`s that run
+//! `workloads` with `measure`) -> `evidence` -> `stats` -> `report`.
+//! `topology` and `envelope` describe the machine.
 
+pub mod cli;
+pub mod commands;
 pub mod envelope;
+pub mod evidence;
+pub mod measure;
+pub mod plan;
+pub mod report;
+pub mod runner;
 pub mod stats;
 pub mod topology;
+pub mod worker;
+pub mod workloads;
+
+/// The exit code for an error: 2 when the user's input is at fault (a bad
+/// flag value, an unknown workload, an unreadable or foreign run directory),
+/// 1 otherwise.
+pub fn exit_code_of(err: &anyhow::Error) -> u8 {
+    for cause in err.chain() {
+        if cause.is::<plan::PlanError>() {
+            return 2;
+        }
+        if let Some(e) = cause.downcast_ref::<evidence::EvidenceError>() {
+            return if e.is_input_error() { 2 } else { 1 };
+        }
+    }
+    1
+}

@@ -1,1 +1,27 @@
-fn main() {}
+//! proofbench: parse the command line, dispatch to the pipeline, print
+//! errors, map them to exit codes (0 ok; 1 rows failed or a failure of the
+//! machine; 2 usage or input errors; 130 interrupted).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use proofbench::cli::{Cli, Command};
+use proofbench::{commands, exit_code_of};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return commands::usage_error(e),
+    };
+    let result = match cli.command {
+        Command::Run(args) => proofbench::runner::run(&args, std::env::args().collect()),
+        Command::List(args) => commands::list(&args),
+        Command::Env(args) => commands::env(&args),
+        Command::Report(args) => commands::report(&args),
+        Command::Worker(_) => proofbench::worker::main().map(|_| ExitCode::SUCCESS),
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("proofbench: error: {e:#}");
+        ExitCode::from(exit_code_of(&e))
+    })
+}

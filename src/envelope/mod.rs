@@ -240,13 +240,9 @@ impl Envelope {
     pub fn collect(root: &Path, command_line: Vec<String>, seed: u64) -> Envelope {
         let started_utc = now_utc();
         let files = Files::new(root);
-        let topology: Reading<Topology> = if root == Path::new("/") {
-            Topology::live()
-        } else {
-            Topology::from_root(root)
-        }
-        .map_err(|e| format!("topology unreadable: {e}"))
-        .into();
+        let topology: Reading<Topology> = if root == Path::new("/") { Topology::live() } else { Topology::from_root(root) }
+            .map_err(|e| format!("topology unreadable: {e}"))
+            .into();
         let cpuinfo = probe::cpuinfo(&files);
         let clock_source = probe::clock_source(&files);
         let virtualization = probe::virtualization(&files, &cpuinfo.flags, &clock_source.available);

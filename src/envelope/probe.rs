@@ -5,10 +5,7 @@
 //! fill in a value it did not read. Reasons name the file as the machine knows it ("/proc/...").
 
 use super::reading::Files;
-use super::{
-    ClockSource, CpuFreq, CpuLimits, CpuMax, CpuParam, CpuSection, Dmi, Kernel, Memory, Reading,
-    Tunables, Virtualization,
-};
+use super::{ClockSource, CpuFreq, CpuLimits, CpuMax, CpuParam, CpuSection, Dmi, Kernel, Memory, Reading, Tunables, Virtualization};
 use crate::topology::{Topology, cpulist};
 
 /// What the envelope takes from `proc/cpuinfo` (first processor block).
@@ -79,10 +76,7 @@ pub(super) fn cpu_section(info: &CpuInfo, topology: &Reading<Topology>) -> CpuSe
     CpuSection {
         model_name: info.model_name.clone(),
         vendor_id: info.vendor_id.clone(),
-        flags_of_note: info
-            .flags
-            .clone()
-            .map(|flags| flags.into_iter().filter(|f| is_flag_of_note(f)).collect()),
+        flags_of_note: info.flags.clone().map(|flags| flags.into_iter().filter(|f| is_flag_of_note(f)).collect()),
         sockets: from(topology, Topology::sockets),
         physical_cores: from(topology, Topology::physical_cores),
         logical_cpus: from(topology, Topology::logical_cpus),
@@ -107,17 +101,11 @@ pub(super) fn memory(files: &Files) -> Memory {
                 .trim()
                 .strip_suffix("kB")
                 .and_then(|n| n.trim().parse::<u64>().ok())
-                .ok_or_else(|| {
-                    format!("cannot parse {key} in {}: {line:?}", Files::show(MEMINFO))
-                })?;
-            kib.checked_mul(1024)
-                .ok_or_else(|| format!("{key} overflows in {}", Files::show(MEMINFO)))
+                .ok_or_else(|| format!("cannot parse {key} in {}: {line:?}", Files::show(MEMINFO)))?;
+            kib.checked_mul(1024).ok_or_else(|| format!("{key} overflows in {}", Files::show(MEMINFO)))
         })
     };
-    Memory {
-        total_bytes: field("MemTotal"),
-        available_bytes: field("MemAvailable"),
-    }
+    Memory { total_bytes: field("MemTotal"), available_bytes: field("MemAvailable") }
 }
 
 pub(super) fn kernel(files: &Files) -> Kernel {
@@ -149,10 +137,7 @@ pub(crate) fn param_value<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
 
 fn cpu_param(cmdline: &Reading<String>, key: &str) -> Reading<CpuParam> {
     let Some(cmdline) = cmdline.ok() else {
-        return Reading::absent(format!(
-            "kernel command line unreadable: {}",
-            cmdline.reason().unwrap_or_default()
-        ));
+        return Reading::absent(format!("kernel command line unreadable: {}", cmdline.reason().unwrap_or_default()));
     };
     let Some(raw) = param_value(cmdline, key) else {
         return Reading::absent("not on the kernel command line");
@@ -174,26 +159,17 @@ fn cpu_param(cmdline: &Reading<String>, key: &str) -> Reading<CpuParam> {
         }
     }
     match cpulist::parse_inner(rest) {
-        Ok(cpus) => Reading::Present(CpuParam {
-            raw: raw.to_string(),
-            flags,
-            cpus,
-        }),
-        Err(why) => Reading::absent(format!(
-            "{key}={raw} on the kernel command line cannot be parsed: {why}"
-        )),
+        Ok(cpus) => Reading::Present(CpuParam { raw: raw.to_string(), flags, cpus }),
+        Err(why) => Reading::absent(format!("{key}={raw} on the kernel command line cannot be parsed: {why}")),
     }
 }
 
-const AVAILABLE_CLOCKSOURCE: &str =
-    "sys/devices/system/clocksource/clocksource0/available_clocksource";
+const AVAILABLE_CLOCKSOURCE: &str = "sys/devices/system/clocksource/clocksource0/available_clocksource";
 
 pub(super) fn clock_source(files: &Files) -> ClockSource {
     ClockSource {
         current: files.text("sys/devices/system/clocksource/clocksource0/current_clocksource"),
-        available: files
-            .text(AVAILABLE_CLOCKSOURCE)
-            .map(|t| t.split_whitespace().map(str::to_string).collect()),
+        available: files.text(AVAILABLE_CLOCKSOURCE).map(|t| t.split_whitespace().map(str::to_string).collect()),
     }
 }
 
@@ -213,10 +189,7 @@ fn hypervisor_in_dmi(text: &str) -> Option<&'static str> {
         ("Parallels", "Parallels"),
         ("OpenStack", "OpenStack"),
     ];
-    KNOWN
-        .iter()
-        .find(|(needle, _)| text.contains(needle))
-        .map(|(_, name)| *name)
+    KNOWN.iter().find(|(needle, _)| text.contains(needle)).map(|(_, name)| *name)
 }
 
 /// A hypervisor name from a paravirtual clock source that only exists in its guests.
@@ -229,14 +202,8 @@ fn hypervisor_clock(name: &str) -> Option<&'static str> {
     }
 }
 
-pub(super) fn virtualization(
-    files: &Files,
-    flags: &Reading<Vec<String>>,
-    clocks: &Reading<Vec<String>>,
-) -> Virtualization {
-    let flag = flags
-        .as_ref()
-        .map(|flags| flags.iter().any(|f| f == "hypervisor"));
+pub(super) fn virtualization(files: &Files, flags: &Reading<Vec<String>>, clocks: &Reading<Vec<String>>) -> Virtualization {
+    let flag = flags.as_ref().map(|flags| flags.iter().any(|f| f == "hypervisor"));
     let found = |name: &str, evidence: String| Virtualization {
         hypervisor_flag: flag.clone(),
         hypervisor: Reading::Present(name.to_string()),
@@ -247,11 +214,7 @@ pub(super) fn virtualization(
     const HYPERVISOR_TYPE: &str = "sys/hypervisor/type";
     match files.text(HYPERVISOR_TYPE) {
         Reading::Present(t) if !t.is_empty() => {
-            let name = if t == "xen" {
-                "Xen".to_string()
-            } else {
-                t.clone()
-            };
+            let name = if t == "xen" { "Xen".to_string() } else { t.clone() };
             return found(&name, format!("{} = {t:?}", Files::show(HYPERVISOR_TYPE)));
         }
         Reading::Present(_) => checked.push(format!("{} is empty", Files::show(HYPERVISOR_TYPE))),
@@ -265,10 +228,7 @@ pub(super) fn virtualization(
             evidence: None,
         };
     }
-    for rel in [
-        "sys/class/dmi/id/sys_vendor",
-        "sys/class/dmi/id/product_name",
-    ] {
+    for rel in ["sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name"] {
         match files.text(rel) {
             Reading::Present(t) => match hypervisor_in_dmi(&t) {
                 Some(name) => return found(name, format!("{} = {t:?}", Files::show(rel))),
@@ -279,28 +239,16 @@ pub(super) fn virtualization(
     }
     match clocks {
         Reading::Present(list) => {
-            if let Some((clock, name)) = list
-                .iter()
-                .find_map(|c| hypervisor_clock(c).map(|name| (c, name)))
-            {
+            if let Some((clock, name)) = list.iter().find_map(|c| hypervisor_clock(c).map(|name| (c, name))) {
                 let evidence = format!("{} lists {clock}", Files::show(AVAILABLE_CLOCKSOURCE));
                 return found(name, evidence);
             }
-            checked.push(format!(
-                "no paravirtual clock in {}",
-                Files::show(AVAILABLE_CLOCKSOURCE)
-            ));
+            checked.push(format!("no paravirtual clock in {}", Files::show(AVAILABLE_CLOCKSOURCE)));
         }
         Reading::Absent { absent } => checked.push(absent.clone()),
     }
     if flag.ok() == Some(&true) {
-        return found(
-            "unknown",
-            format!(
-                "hypervisor flag in {}; vendor not named",
-                Files::show(CPUINFO)
-            ),
-        );
+        return found("unknown", format!("hypervisor flag in {}; vendor not named", Files::show(CPUINFO)));
     }
     if let Some(reason) = flag.reason() {
         checked.push(reason.to_string());
@@ -366,10 +314,7 @@ fn parse_cpu_max(text: &str) -> Result<CpuMax, String> {
     let quota = parts.next().ok_or("empty")?;
     let quota_us = match quota {
         "max" => None,
-        q => Some(
-            q.parse::<u64>()
-                .map_err(|_| "quota is not a number or max")?,
-        ),
+        q => Some(q.parse::<u64>().map_err(|_| "quota is not a number or max")?),
     };
     let period_us = match parts.next() {
         Some(p) => p.parse::<u64>().map_err(|_| "period is not a number")?,
@@ -378,10 +323,7 @@ fn parse_cpu_max(text: &str) -> Result<CpuMax, String> {
     if parts.next().is_some() {
         return Err("more than two fields".to_string());
     }
-    Ok(CpuMax {
-        quota_us,
-        period_us,
-    })
+    Ok(CpuMax { quota_us, period_us })
 }
 
 pub(super) fn cpu_limits(files: &Files, topology: &Reading<Topology>) -> CpuLimits {
@@ -390,28 +332,17 @@ pub(super) fn cpu_limits(files: &Files, topology: &Reading<Topology>) -> CpuLimi
         text.lines()
             .find_map(|l| l.strip_prefix("0::"))
             .map(str::to_string)
-            .ok_or_else(|| {
-                format!(
-                    "no cgroup v2 (\"0::\") line in {}",
-                    Files::show(SELF_CGROUP)
-                )
-            })
+            .ok_or_else(|| format!("no cgroup v2 (\"0::\") line in {}", Files::show(SELF_CGROUP)))
     });
     // Pure v2 mounts at sys/fs/cgroup; hybrid systems put v2 at sys/fs/cgroup/unified.
-    let mount = ["sys/fs/cgroup", "sys/fs/cgroup/unified"]
-        .into_iter()
-        .find(|m| files.exists(&format!("{m}/cgroup.controllers")));
+    let mount = ["sys/fs/cgroup", "sys/fs/cgroup/unified"].into_iter().find(|m| files.exists(&format!("{m}/cgroup.controllers")));
     let dir: Reading<String> = match (&cgroup, mount) {
         (Reading::Absent { absent }, _) => Reading::absent(absent.clone()),
-        (_, None) => Reading::absent(
-            "no cgroup v2 hierarchy (cgroup.controllers) at /sys/fs/cgroup or /sys/fs/cgroup/unified",
-        ),
+        (_, None) => Reading::absent("no cgroup v2 hierarchy (cgroup.controllers) at /sys/fs/cgroup or /sys/fs/cgroup/unified"),
         (Reading::Present(path), Some(mount)) => {
             let rel = path.trim_matches('/');
             if rel.split('/').any(|part| part == "..") {
-                Reading::absent(format!(
-                    "cgroup {path:?} lies outside this cgroup namespace"
-                ))
+                Reading::absent(format!("cgroup {path:?} lies outside this cgroup namespace"))
             } else if rel.is_empty() {
                 Reading::Present(mount.to_string())
             } else {
@@ -422,19 +353,14 @@ pub(super) fn cpu_limits(files: &Files, topology: &Reading<Topology>) -> CpuLimi
     let file = |name: &str| dir.as_ref().map(|d| format!("{d}/{name}"));
     CpuLimits {
         allowed: topology.as_ref().map(|t| t.allowed.clone()),
-        cpuset_effective: file("cpuset.cpus.effective")
-            .and_then(|rel| read_reason(files, &rel, cpulist::parse_inner)),
+        cpuset_effective: file("cpuset.cpus.effective").and_then(|rel| read_reason(files, &rel, cpulist::parse_inner)),
         cpu_max: file("cpu.max").and_then(|rel| read_reason(files, &rel, parse_cpu_max)),
         cgroup,
     }
 }
 
 /// Reads and parses `rel`, flattening the Reading into a Result for `and_then`.
-fn read_reason<T>(
-    files: &Files,
-    rel: &str,
-    parse: impl FnOnce(&str) -> Result<T, String>,
-) -> Result<T, String> {
+fn read_reason<T>(files: &Files, rel: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Result<T, String> {
     match files.parsed(rel, parse) {
         Reading::Present(v) => Ok(v),
         Reading::Absent { absent } => Err(absent),
@@ -469,21 +395,10 @@ mod tests {
         let iso = iso.ok().unwrap();
         assert_eq!(iso.flags, vec!["nohz", "domain"]);
         assert_eq!(iso.cpus, vec![2, 3, 6]);
-        assert_eq!(
-            cpu_param(&cmdline, "rcu_nocbs").ok().unwrap().cpus,
-            Vec::<usize>::new()
-        );
-        assert_eq!(
-            cpu_param(&cmdline, "nohz_full").reason(),
-            Some("not on the kernel command line")
-        );
+        assert_eq!(cpu_param(&cmdline, "rcu_nocbs").ok().unwrap().cpus, Vec::<usize>::new());
+        assert_eq!(cpu_param(&cmdline, "nohz_full").reason(), Some("not on the kernel command line"));
         let bad = Reading::Present("isolcpus=x-y".to_string());
-        assert!(
-            cpu_param(&bad, "isolcpus")
-                .reason()
-                .unwrap()
-                .contains("isolcpus=x-y")
-        );
+        assert!(cpu_param(&bad, "isolcpus").reason().unwrap().contains("isolcpus=x-y"));
     }
 
     #[test]

@@ -35,9 +35,7 @@ impl<T> Reading<T> {
 
     /// An absent reading with this reason.
     pub fn absent(reason: impl Into<String>) -> Self {
-        Reading::Absent {
-            absent: reason.into(),
-        }
+        Reading::Absent { absent: reason.into() }
     }
 
     /// True when the value was read.
@@ -73,9 +71,7 @@ impl<T> Reading<T> {
     pub fn as_ref(&self) -> Reading<&T> {
         match self {
             Reading::Present(v) => Reading::Present(v),
-            Reading::Absent { absent } => Reading::Absent {
-                absent: absent.clone(),
-            },
+            Reading::Absent { absent } => Reading::Absent { absent: absent.clone() },
         }
     }
 }
@@ -118,22 +114,13 @@ impl<'a> Files<'a> {
     }
 
     /// The file's text parsed with `parse`; a parse failure quotes the text and names the file.
-    pub(crate) fn parsed<T>(
-        &self,
-        rel: &str,
-        parse: impl FnOnce(&str) -> Result<T, String>,
-    ) -> Reading<T> {
-        self.text(rel).and_then(|text| {
-            parse(&text)
-                .map_err(|why| format!("cannot parse {}: {why} ({text:?})", Files::show(rel)))
-        })
+    pub(crate) fn parsed<T>(&self, rel: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Reading<T> {
+        self.text(rel).and_then(|text| parse(&text).map_err(|why| format!("cannot parse {}: {why} ({text:?})", Files::show(rel))))
     }
 
     /// The file's text as a number.
     pub(crate) fn number<T: std::str::FromStr>(&self, rel: &str) -> Reading<T> {
-        self.parsed(rel, |t| {
-            t.parse::<T>().map_err(|_| "not a number".to_string())
-        })
+        self.parsed(rel, |t| t.parse::<T>().map_err(|_| "not a number".to_string()))
     }
 }
 
@@ -156,10 +143,7 @@ mod tests {
         let present: Reading<u64> = Reading::Present(42);
         let absent: Reading<u64> = Reading::absent("permission denied: /x");
         assert_eq!(serde_json::to_string(&present).unwrap(), "42");
-        assert_eq!(
-            serde_json::to_string(&absent).unwrap(),
-            r#"{"absent":"permission denied: /x"}"#
-        );
+        assert_eq!(serde_json::to_string(&absent).unwrap(), r#"{"absent":"permission denied: /x"}"#);
         let list: Reading<Vec<usize>> = Reading::Present(vec![0, 1]);
         assert_eq!(serde_json::to_string(&list).unwrap(), "[0,1]");
         let text: Reading<String> = Reading::Present("madvise".into());
@@ -168,10 +152,7 @@ mod tests {
 
     #[test]
     fn both_shapes_round_trip() {
-        for r in [
-            Reading::Present(vec![1.5, 2.0, 0.25]),
-            Reading::absent("gone"),
-        ] {
+        for r in [Reading::Present(vec![1.5, 2.0, 0.25]), Reading::absent("gone")] {
             let json = serde_json::to_string(&r).unwrap();
             let back: Reading<Vec<f64>> = serde_json::from_str(&json).unwrap();
             assert_eq!(back, r);
@@ -199,10 +180,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("n"), "12x\n").unwrap();
         let files = Files::new(dir.path());
-        assert_eq!(
-            files.text("proc/nothing").reason(),
-            Some("not found: /proc/nothing")
-        );
+        assert_eq!(files.text("proc/nothing").reason(), Some("not found: /proc/nothing"));
         let n: Reading<u32> = files.number("n");
         assert_eq!(n.reason(), Some(r#"cannot parse /n: not a number ("12x")"#));
     }

@@ -24,11 +24,7 @@ fn plain<T: Display>(r: &Reading<T>) -> String {
 /// Present parts joined by spaces; "unknown (first reason)" when none is present; the present
 /// parts plus "(partly unknown)" otherwise.
 fn joined(parts: &[&Reading<String>]) -> String {
-    let present: Vec<&str> = parts
-        .iter()
-        .filter_map(|r| r.ok())
-        .map(String::as_str)
-        .collect();
+    let present: Vec<&str> = parts.iter().filter_map(|r| r.ok()).map(String::as_str).collect();
     match (present.len(), parts.iter().find_map(|r| r.reason())) {
         (_, None) => present.join(" "),
         (0, Some(reason)) => format!("unknown ({reason})"),
@@ -45,7 +41,7 @@ fn size(bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     UNITS
         .iter()
-        .find(|(unit, _)| bytes >= *unit && bytes % unit == 0)
+        .find(|(unit, _)| bytes >= *unit && bytes.is_multiple_of(*unit))
         .map(|(unit, name)| format!("{} {name}", bytes / unit))
         .unwrap_or_else(|| format!("{bytes} B"))
 }
@@ -76,12 +72,7 @@ impl Envelope {
         let cpu = &self.cpu;
 
         push("Host", plain(&self.hostname));
-        let shape = match (
-            cpu.sockets.ok(),
-            cpu.physical_cores.ok(),
-            cpu.logical_cpus.ok(),
-            cpu.smt.ok(),
-        ) {
+        let shape = match (cpu.sockets.ok(), cpu.physical_cores.ok(), cpu.logical_cpus.ok(), cpu.smt.ok()) {
             (Some(s), Some(c), Some(l), Some(smt)) => format!(
                 "{}, {}, {}, {}",
                 plural(*s, "socket", "sockets"),
@@ -91,20 +82,12 @@ impl Envelope {
             ),
             _ => show(&cpu.logical_cpus, |_| String::new()),
         };
-        let model = cpu
-            .model_name
-            .ok()
-            .cloned()
-            .unwrap_or_else(|| plain(&cpu.model_name));
+        let model = cpu.model_name.ok().cloned().unwrap_or_else(|| plain(&cpu.model_name));
         push("CPU", format!("{model}, {shape}"));
         push(
             "Caches",
             show(&cpu.caches, |caches| {
-                caches
-                    .iter()
-                    .map(|c| format!("{} {} x{}", cache_name(c), size(c.size_bytes), c.instances))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                caches.iter().map(|c| format!("{} {} x{}", cache_name(c), size(c.size_bytes), c.instances)).collect::<Vec<_>>().join(", ")
             }),
         );
         push(
@@ -112,10 +95,7 @@ impl Envelope {
             show(&cpu.numa_nodes, |nodes| match nodes.len() {
                 0 => "no NUMA information".to_string(),
                 n => {
-                    let lists: Vec<String> = nodes
-                        .iter()
-                        .map(|(id, cpus)| format!("node{id} {}", cpulist::format(cpus)))
-                        .collect();
+                    let lists: Vec<String> = nodes.iter().map(|(id, cpus)| format!("node{id} {}", cpulist::format(cpus))).collect();
                     format!("{}: {}", plural(n, "node", "nodes"), lists.join("; "))
                 }
             }),
@@ -129,26 +109,15 @@ impl Envelope {
                 (r, _) => plain(r),
             },
         );
-        let params: Vec<String> = [
-            ("isolcpus", &kernel.isolcpus),
-            ("nohz_full", &kernel.nohz_full),
-            ("rcu_nocbs", &kernel.rcu_nocbs),
-        ]
-        .iter()
-        .filter_map(|(key, r): &(&str, &Reading<CpuParam>)| match r {
-            Reading::Present(p) => Some(format!("{key}={}", p.raw)),
-            Reading::Absent { absent } if absent == "not on the kernel command line" => None,
-            Reading::Absent { absent } => Some(format!("{key} unknown ({absent})")),
-        })
-        .collect();
-        push(
-            "CPU isolation",
-            if params.is_empty() {
-                "none on the kernel command line".to_string()
-            } else {
-                params.join(" ")
-            },
-        );
+        let params: Vec<String> = [("isolcpus", &kernel.isolcpus), ("nohz_full", &kernel.nohz_full), ("rcu_nocbs", &kernel.rcu_nocbs)]
+            .iter()
+            .filter_map(|(key, r): &(&str, &Reading<CpuParam>)| match r {
+                Reading::Present(p) => Some(format!("{key}={}", p.raw)),
+                Reading::Absent { absent } if absent == "not on the kernel command line" => None,
+                Reading::Absent { absent } => Some(format!("{key} unknown ({absent})")),
+            })
+            .collect();
+        push("CPU isolation", if params.is_empty() { "none on the kernel command line".to_string() } else { params.join(" ") });
         let virt = &self.virtualization;
         push(
             "Virtualization",
@@ -171,41 +140,16 @@ impl Envelope {
                         (Some(lo), Some(hi)) => format!(", {}-{} MHz", lo / 1000, hi / 1000),
                         _ => String::new(),
                     };
-                    format!(
-                        "{}/{}, {boost}{range}",
-                        show(&f.driver, String::clone),
-                        show(&f.governor, String::clone)
-                    )
+                    format!("{}/{}, {boost}{range}", show(&f.driver, String::clone), show(&f.governor, String::clone))
                 }
             },
         );
         let mem = &self.memory;
-        push(
-            "Memory",
-            format!(
-                "{} total, {} available",
-                show(&mem.total_bytes, |b| gib(*b)),
-                show(&mem.available_bytes, |b| gib(*b))
-            ),
-        );
+        push("Memory", format!("{} total, {} available", show(&mem.total_bytes, |b| gib(*b)), show(&mem.available_bytes, |b| gib(*b))));
         let clock = &self.clock_source;
-        push(
-            "Clock source",
-            format!(
-                "{} (available: {})",
-                plain(&clock.current),
-                show(&clock.available, |a| a.join(" "))
-            ),
-        );
+        push("Clock source", format!("{} (available: {})", plain(&clock.current), show(&clock.available, |a| a.join(" "))));
         let tun = &self.tunables;
-        push(
-            "THP",
-            format!(
-                "enabled {}, defrag {}",
-                plain(&tun.thp_enabled),
-                plain(&tun.thp_defrag)
-            ),
-        );
+        push("THP", format!("enabled {}, defrag {}", plain(&tun.thp_enabled), plain(&tun.thp_defrag)));
         push(
             "ASLR",
             show(&tun.aslr, |v| {
@@ -221,10 +165,7 @@ impl Envelope {
         push("perf_event_paranoid", plain(&tun.perf_event_paranoid));
         push("io_uring_disabled", plain(&tun.io_uring_disabled));
         let limits = &self.cpu_limits;
-        push(
-            "Allowed CPUs",
-            show(&limits.allowed, |cpus| cpulist::format(cpus)),
-        );
+        push("Allowed CPUs", show(&limits.allowed, |cpus| cpulist::format(cpus)));
         push(
             "cgroup",
             format!(
@@ -233,36 +174,22 @@ impl Envelope {
                 show(&limits.cpuset_effective, |c| cpulist::format(c)),
                 show(&limits.cpu_max, |m| match m.quota_us {
                     None => format!("max {}", m.period_us),
-                    Some(q) => format!(
-                        "{q} {} ({:.2} CPUs)",
-                        m.period_us,
-                        q as f64 / m.period_us.max(1) as f64
-                    ),
+                    Some(q) => format!("{q} {} ({:.2} CPUs)", m.period_us, q as f64 / m.period_us.max(1) as f64),
                 })
             ),
         );
         let dmi = &self.dmi;
         push("System", joined(&[&dmi.sys_vendor, &dmi.product_name]));
-        push(
-            "BIOS",
-            joined(&[&dmi.bios_vendor, &dmi.bios_version, &dmi.bios_date]),
-        );
+        push("BIOS", joined(&[&dmi.bios_vendor, &dmi.bios_version, &dmi.bios_date]));
         push(
             "Load average",
             match &self.load_avg_after {
                 None => format!("{} before", load(&self.load_avg_before)),
-                Some(after) => format!(
-                    "{} before, {} after",
-                    load(&self.load_avg_before),
-                    load(after)
-                ),
+                Some(after) => format!("{} before, {} after", load(&self.load_avg_before), load(after)),
             },
         );
         push("Tool", self.tool.describe());
-        push(
-            "Compiler",
-            format!("{}, {}", self.tool.rustc_version, self.tool.target),
-        );
+        push("Compiler", format!("{}, {}", self.tool.rustc_version, self.tool.target));
         push("Seed", self.seed.to_string());
         push("Started", self.started_utc.clone());
         if let Some(finished) = &self.finished_utc {
@@ -278,9 +205,7 @@ impl Envelope {
         let f = self.cpufreq.ok()?;
         let mut problems = Vec::new();
         if let Some(governor) = f.governor.ok().filter(|g| *g != "performance") {
-            problems.push(format!(
-                "the cpufreq governor is {governor:?}, not \"performance\""
-            ));
+            problems.push(format!("the cpufreq governor is {governor:?}, not \"performance\""));
         }
         if f.boost == Some(true) {
             problems.push("turbo/boost is enabled".to_string());

@@ -6,9 +6,7 @@ use super::*;
 use crate::topology::cpulist;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sysfs")
-        .join(name)
+    crate::topology::fixture_root(name)
 }
 
 fn collect(name: &str) -> Envelope {
@@ -16,11 +14,7 @@ fn collect(name: &str) -> Envelope {
 }
 
 fn summary_value(env: &Envelope, key: &str) -> String {
-    env.summary()
-        .into_iter()
-        .find(|(k, _)| k == key)
-        .unwrap_or_else(|| panic!("no {key} line"))
-        .1
+    env.summary().into_iter().find(|(k, _)| k == key).unwrap_or_else(|| panic!("no {key} line")).1
 }
 
 #[test]
@@ -30,14 +24,8 @@ fn kvm_2c() {
     assert_eq!(env.command_line, vec!["proofbench", "run"]);
     assert_eq!(env.seed, 7);
     assert_eq!(env.hostname.ok().map(String::as_str), Some("vm"));
-    assert_eq!(
-        env.cpu.model_name.ok().map(String::as_str),
-        Some("Intel(R) Xeon(R) Processor")
-    );
-    assert_eq!(
-        env.cpu.vendor_id.ok().map(String::as_str),
-        Some("GenuineIntel")
-    );
+    assert_eq!(env.cpu.model_name.ok().map(String::as_str), Some("Intel(R) Xeon(R) Processor"));
+    assert_eq!(env.cpu.vendor_id.ok().map(String::as_str), Some("GenuineIntel"));
     let flags = env.cpu.flags_of_note.ok().unwrap();
     for f in ["avx2", "avx512f", "hypervisor", "constant_tsc", "sha_ni"] {
         assert!(flags.iter().any(|x| x == f), "{f} missing from {flags:?}");
@@ -47,46 +35,22 @@ fn kvm_2c() {
     assert_eq!(env.cpu.physical_cores, Reading::Present(2));
     assert_eq!(env.cpu.sockets, Reading::Present(1));
     assert_eq!(env.cpu.smt, Reading::Present(false));
-    assert_eq!(
-        env.cpu.smt_siblings,
-        Reading::Present(vec![vec![0], vec![1]])
-    );
+    assert_eq!(env.cpu.smt_siblings, Reading::Present(vec![vec![0], vec![1]]));
     assert_eq!(env.cpu.l3_domains, Reading::Present(vec![vec![0, 1]]));
     assert!(env.topology.is_present());
 
     assert_eq!(env.virtualization.hypervisor_flag, Reading::Present(true));
-    assert_eq!(
-        env.virtualization.hypervisor,
-        Reading::Present("KVM".into())
-    );
-    assert!(
-        env.virtualization
-            .evidence
-            .as_deref()
-            .unwrap()
-            .contains("kvm-clock")
-    );
+    assert_eq!(env.virtualization.hypervisor, Reading::Present("KVM".into()));
+    assert!(env.virtualization.evidence.as_deref().unwrap().contains("kvm-clock"));
 
-    assert_eq!(
-        env.cpufreq.reason(),
-        Some("no cpufreq directory (/sys/devices/system/cpu/cpu0/cpufreq)")
-    );
+    assert_eq!(env.cpufreq.reason(), Some("no cpufreq directory (/sys/devices/system/cpu/cpu0/cpufreq)"));
     assert_eq!(env.frequency_warning(), None);
     assert_eq!(env.memory.total_bytes, Reading::Present(24_682_416 * 1024));
     assert!(env.memory.available_bytes.is_present());
-    assert_eq!(
-        env.kernel.release.ok().map(String::as_str),
-        Some("6.18.44-fc-v445")
-    );
-    assert_eq!(
-        env.kernel.isolcpus.reason(),
-        Some("not on the kernel command line")
-    );
+    assert_eq!(env.kernel.release.ok().map(String::as_str), Some("6.18.44-fc-v445"));
+    assert_eq!(env.kernel.isolcpus.reason(), Some("not on the kernel command line"));
     assert_eq!(env.clock_source.current, Reading::Present("tsc".into()));
-    assert_eq!(
-        env.clock_source.available,
-        Reading::Present(vec!["tsc".into(), "kvm-clock".into()])
-    );
+    assert_eq!(env.clock_source.available, Reading::Present(vec!["tsc".into(), "kvm-clock".into()]));
     assert_eq!(env.tunables.thp_enabled, Reading::Present("madvise".into()));
     assert_eq!(env.tunables.thp_defrag, Reading::Present("madvise".into()));
     assert_eq!(env.tunables.aslr, Reading::Present(2));
@@ -95,34 +59,19 @@ fn kvm_2c() {
     assert_eq!(env.cpu_limits.allowed, Reading::Present(vec![0, 1]));
     assert_eq!(env.cpu_limits.cgroup, Reading::Present("/".into()));
     // Hybrid cgroup setup with no cpu or cpuset controller in the v2 hierarchy.
-    assert_eq!(
-        env.cpu_limits.cpuset_effective.reason(),
-        Some("not found: /sys/fs/cgroup/unified/cpuset.cpus.effective")
-    );
+    assert_eq!(env.cpu_limits.cpuset_effective.reason(), Some("not found: /sys/fs/cgroup/unified/cpuset.cpus.effective"));
     // This guest exposes no DMI at all.
-    assert_eq!(
-        env.dmi.sys_vendor.reason(),
-        Some("not found: /sys/class/dmi/id/sys_vendor")
-    );
+    assert_eq!(env.dmi.sys_vendor.reason(), Some("not found: /sys/class/dmi/id/sys_vendor"));
     assert!(env.load_avg_before.is_present());
     assert_eq!(env.load_avg_after, None);
     assert_eq!(env.finished_utc, None);
 
-    assert_eq!(
-        summary_value(&env, "CPU"),
-        "Intel(R) Xeon(R) Processor, 1 socket, 2 cores, 2 logical CPUs, no SMT"
-    );
+    assert_eq!(summary_value(&env, "CPU"), "Intel(R) Xeon(R) Processor, 1 socket, 2 cores, 2 logical CPUs, no SMT");
     assert_eq!(summary_value(&env, "Virtualization"), "KVM");
     assert_eq!(summary_value(&env, "Frequency"), "cpufreq absent");
     assert_eq!(summary_value(&env, "Allowed CPUs"), "0-1");
-    assert_eq!(
-        summary_value(&env, "Caches"),
-        "L1d 48 KiB x2, L1i 32 KiB x2, L2 2 MiB x2, L3 105 MiB x1"
-    );
-    assert_eq!(
-        summary_value(&env, "Memory").split(',').next(),
-        Some("23.5 GiB total")
-    );
+    assert_eq!(summary_value(&env, "Caches"), "L1d 48 KiB x2, L1i 32 KiB x2, L2 2 MiB x2, L3 105 MiB x1");
+    assert_eq!(summary_value(&env, "Memory").split(',').next(), Some("23.5 GiB total"));
 }
 
 #[test]
@@ -138,55 +87,25 @@ fn four_cores_eight_threads_desktop() {
     assert_eq!(freq.min_khz, Reading::Present(800_000));
     assert_eq!(freq.max_khz, Reading::Present(4_500_000));
     let warning = env.frequency_warning().expect("powersave and turbo warn");
-    assert!(
-        warning.contains("powersave") && warning.contains("boost"),
-        "{warning}"
-    );
-    assert_eq!(
-        summary_value(&env, "Frequency"),
-        "intel_pstate/powersave, boost on, 800-4500 MHz"
-    );
+    assert!(warning.contains("powersave") && warning.contains("boost"), "{warning}");
+    assert_eq!(summary_value(&env, "Frequency"), "intel_pstate/powersave, boost on, 800-4500 MHz");
 
     assert_eq!(env.virtualization.hypervisor_flag, Reading::Present(false));
     let reason = env.virtualization.hypervisor.reason().unwrap();
     assert!(reason.contains("/sys/hypervisor/type"), "{reason}");
-    assert!(
-        reason.contains("no hypervisor flag in /proc/cpuinfo"),
-        "{reason}"
-    );
+    assert!(reason.contains("no hypervisor flag in /proc/cpuinfo"), "{reason}");
     assert_eq!(summary_value(&env, "Virtualization"), "none detected");
 
-    assert_eq!(
-        env.dmi.product_name,
-        Reading::Present("OptiPlex 7050".into())
-    );
+    assert_eq!(env.dmi.product_name, Reading::Present("OptiPlex 7050".into()));
     assert_eq!(env.dmi.bios_date, Reading::Present("07/10/2023".into()));
     assert_eq!(env.tunables.perf_event_paranoid, Reading::Present(4));
-    assert_eq!(
-        env.tunables.io_uring_disabled.reason(),
-        Some("not found: /proc/sys/kernel/io_uring_disabled")
-    );
-    assert_eq!(
-        env.cpu_limits.cgroup,
-        Reading::Present("/user.slice/user-1000.slice/session-2.scope".into())
-    );
-    assert_eq!(
-        env.cpu_limits.cpuset_effective,
-        Reading::Present((0..8).collect())
-    );
-    assert_eq!(
-        env.cpu_limits.cpu_max,
-        Reading::Present(CpuMax {
-            quota_us: None,
-            period_us: 100_000
-        })
-    );
+    assert_eq!(env.tunables.io_uring_disabled.reason(), Some("not found: /proc/sys/kernel/io_uring_disabled"));
+    assert_eq!(env.cpu_limits.cgroup, Reading::Present("/user.slice/user-1000.slice/session-2.scope".into()));
+    assert_eq!(env.cpu_limits.cpuset_effective, Reading::Present((0..8).collect()));
+    assert_eq!(env.cpu_limits.cpu_max, Reading::Present(CpuMax { quota_us: None, period_us: 100_000 }));
     assert_eq!(env.load_avg_before, Reading::Present([0.52, 0.31, 0.20]));
     assert_eq!(env.memory.total_bytes, Reading::Present(32_780_128 * 1024));
-    assert_eq!(
-        env.memory.available_bytes,
-        Reading::Present(30_408_704 * 1024)
-    );
+    assert_eq!(env.memory.available_bytes, Reading::Present(30_408_704 * 1024));
 }
 
 #[test]
@@ -200,14 +119,7 @@ fn two_socket_server() {
     assert!(siblings.contains(&vec![5, 53]));
     assert_eq!(env.cpu.l3_domains.ok().unwrap().len(), 6);
     assert_eq!(env.cpu.numa_nodes.ok().unwrap().len(), 2);
-    assert!(
-        env.cpu
-            .flags_of_note
-            .ok()
-            .unwrap()
-            .iter()
-            .any(|f| f == "avx512_vnni")
-    );
+    assert!(env.cpu.flags_of_note.ok().unwrap().iter().any(|f| f == "avx512_vnni"));
 
     assert_eq!(env.virtualization.hypervisor_flag, Reading::Present(false));
     assert!(!env.virtualization.hypervisor.is_present());
@@ -222,22 +134,13 @@ fn two_socket_server() {
     let iso = env.kernel.isolcpus.ok().unwrap();
     assert_eq!(iso.flags, vec!["nohz", "domain", "managed_irq"]);
     assert_eq!(cpulist::format(&iso.cpus), "2-23,50-71");
-    assert_eq!(
-        cpulist::format(&env.kernel.nohz_full.ok().unwrap().cpus),
-        "2-23,50-71"
-    );
+    assert_eq!(cpulist::format(&env.kernel.nohz_full.ok().unwrap().cpus), "2-23,50-71");
     assert_eq!(env.kernel.rcu_nocbs.ok().unwrap().raw, "2-23,50-71");
     assert_eq!(env.tunables.thp_enabled, Reading::Present("never".into()));
     assert_eq!(env.tunables.aslr, Reading::Present(0));
     assert_eq!(env.tunables.perf_event_paranoid, Reading::Present(-1));
-    assert_eq!(
-        env.cpu_limits.cpu_max.ok().unwrap().quota_us,
-        Some(2_400_000)
-    );
-    assert_eq!(
-        summary_value(&env, "CPU"),
-        "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz, 2 sockets, 48 cores, 96 logical CPUs, SMT on"
-    );
+    assert_eq!(env.cpu_limits.cpu_max.ok().unwrap().quota_us, Some(2_400_000));
+    assert_eq!(summary_value(&env, "CPU"), "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz, 2 sockets, 48 cores, 96 logical CPUs, SMT on");
     assert_eq!(
         summary_value(&env, "CPU isolation"),
         "isolcpus=nohz,domain,managed_irq,2-23,50-71 nohz_full=2-23,50-71 rcu_nocbs=2-23,50-71"
@@ -261,12 +164,7 @@ fn json_round_trip() {
 fn json_shape() {
     let env = collect("kvm-2c");
     let value = serde_json::to_value(&env).unwrap();
-    let keys: Vec<&str> = value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
     for key in [
         "schema",
         "hostname",
@@ -293,10 +191,7 @@ fn json_shape() {
     assert_eq!(value["schema"], "proofbench.envelope/1");
     assert_eq!(value["hostname"], "vm");
     assert_eq!(value["cpu"]["logical_cpus"], 2);
-    assert_eq!(
-        value["cpufreq"]["absent"],
-        "no cpufreq directory (/sys/devices/system/cpu/cpu0/cpufreq)"
-    );
+    assert_eq!(value["cpufreq"]["absent"], "no cpufreq directory (/sys/devices/system/cpu/cpu0/cpufreq)");
     assert_eq!(value["finished_utc"], serde_json::Value::Null);
     assert!(value["started_utc"].as_str().unwrap().ends_with('Z'));
 }
@@ -309,12 +204,7 @@ fn empty_root_marks_everything_absent() {
     let c = &env.cpu;
     assert!(!env.hostname.is_present());
     assert!(!env.topology.is_present());
-    assert!(
-        env.topology
-            .reason()
-            .unwrap()
-            .contains("sys/devices/system/cpu/online")
-    );
+    assert!(env.topology.reason().unwrap().contains("sys/devices/system/cpu/online"));
     assert!(!c.model_name.is_present() && !c.vendor_id.is_present());
     assert!(!c.flags_of_note.is_present() && !c.sockets.is_present());
     assert!(!c.physical_cores.is_present() && !c.logical_cpus.is_present());
@@ -338,25 +228,13 @@ fn empty_root_marks_everything_absent() {
     assert!(!l.allowed.is_present() && !l.cgroup.is_present());
     assert!(!l.cpuset_effective.is_present() && !l.cpu_max.is_present());
     let d = &env.dmi;
-    for r in [
-        &d.sys_vendor,
-        &d.product_name,
-        &d.board_vendor,
-        &d.board_name,
-        &d.bios_vendor,
-        &d.bios_version,
-        &d.bios_date,
-    ] {
+    for r in [&d.sys_vendor, &d.product_name, &d.board_vendor, &d.board_name, &d.bios_vendor, &d.bios_version, &d.bios_date] {
         assert!(!r.is_present());
     }
     assert_eq!(env.frequency_warning(), None);
     // The summary still renders, saying what is unknown.
     let summary = env.summary();
-    assert!(
-        summary
-            .iter()
-            .any(|(k, v)| k == "Host" && v.starts_with("unknown (not found"))
-    );
+    assert!(summary.iter().any(|(k, v)| k == "Host" && v.starts_with("unknown (not found")));
     let back: Envelope = serde_json::from_str(&serde_json::to_string(&env).unwrap()).unwrap();
     assert_eq!(back, env);
 }
@@ -377,33 +255,10 @@ fn malformed_files_are_absent_with_the_file_named() {
     write("proc/self/cgroup", "0::/../../elsewhere\n");
     write("sys/fs/cgroup/cgroup.controllers", "cpu\n");
     let env = Envelope::collect(root, Vec::new(), 1);
-    assert!(
-        env.load_avg_before
-            .reason()
-            .unwrap()
-            .contains("/proc/loadavg")
-    );
-    assert!(
-        env.memory
-            .total_bytes
-            .reason()
-            .unwrap()
-            .contains("/proc/meminfo")
-    );
-    assert!(
-        env.tunables
-            .aslr
-            .reason()
-            .unwrap()
-            .contains("randomize_va_space")
-    );
-    assert!(
-        env.tunables
-            .thp_enabled
-            .reason()
-            .unwrap()
-            .contains("transparent_hugepage/enabled")
-    );
+    assert!(env.load_avg_before.reason().unwrap().contains("/proc/loadavg"));
+    assert!(env.memory.total_bytes.reason().unwrap().contains("/proc/meminfo"));
+    assert!(env.tunables.aslr.reason().unwrap().contains("randomize_va_space"));
+    assert!(env.tunables.thp_enabled.reason().unwrap().contains("transparent_hugepage/enabled"));
     assert!(env.cpu_limits.cpu_max.reason().unwrap().contains("outside"));
 }
 

@@ -41,11 +41,7 @@ pub fn tool_info() -> ToolInfo {
         git_dirty: dirty,
         build_profile: env!("PROOFBENCH_BUILD_PROFILE").to_string(),
         target: env!("PROOFBENCH_TARGET").to_string(),
-        target_features: env!("PROOFBENCH_TARGET_FEATURES")
-            .split(',')
-            .filter(|f| !f.is_empty())
-            .map(str::to_string)
-            .collect(),
+        target_features: env!("PROOFBENCH_TARGET_FEATURES").split(',').filter(|f| !f.is_empty()).map(str::to_string).collect(),
         rustc_version: env!("PROOFBENCH_RUSTC_VERSION").to_string(),
     }
 }
@@ -54,19 +50,12 @@ impl ToolInfo {
     /// "proofbench 0.1.0 (abc1234, release)", with "-dirty" after the commit when the tree
     /// had uncommitted changes.
     pub fn describe(&self) -> String {
-        let commit = if self.git_commit == "unknown" {
-            "commit unknown".to_string()
-        } else {
-            self.git_commit.chars().take(7).collect()
-        };
+        let commit = if self.git_commit == "unknown" { "commit unknown".to_string() } else { self.git_commit.chars().take(7).collect() };
         let dirty = match self.git_dirty {
             Some(true) => "-dirty",
             _ => "",
         };
-        format!(
-            "{} {} ({commit}{dirty}, {})",
-            self.name, self.version, self.build_profile
-        )
+        format!("{} {} ({commit}{dirty}, {})", self.name, self.version, self.build_profile)
     }
 }
 
@@ -93,10 +82,7 @@ mod tests {
         t.git_commit = "abc1234def".into();
         t.git_dirty = Some(false);
         t.build_profile = "release".into();
-        assert_eq!(
-            t.describe(),
-            format!("proofbench {} (abc1234, release)", t.version)
-        );
+        assert_eq!(t.describe(), format!("proofbench {} (abc1234, release)", t.version));
         t.git_dirty = Some(true);
         assert!(t.describe().contains("abc1234-dirty"));
     }

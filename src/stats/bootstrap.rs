@@ -51,32 +51,17 @@ impl ConfidenceInterval {
     /// zero-width interval and `f64::INFINITY` otherwise. O(1).
     pub fn relative_half_width(&self, center: f64) -> f64 {
         let hw = self.half_width();
-        if center == 0.0 {
-            if hw == 0.0 { 0.0 } else { f64::INFINITY }
-        } else {
-            hw / center.abs()
-        }
+        if center == 0.0 { if hw == 0.0 { 0.0 } else { f64::INFINITY } } else { hw / center.abs() }
     }
 
     fn nan(level: f64, resamples: usize, seed: u64) -> Self {
-        ConfidenceInterval {
-            lo: f64::NAN,
-            hi: f64::NAN,
-            level,
-            resamples,
-            seed,
-        }
+        ConfidenceInterval { lo: f64::NAN, hi: f64::NAN, level, resamples, seed }
     }
 }
 
 /// Fills `scratch` with a resample (with replacement) of `xs` and returns its
 /// median; O(n). `scratch.len()` must equal `xs.len()`.
-fn resampled_median(
-    xs: &[f64],
-    scratch: &mut [f64],
-    dist: &Uniform<usize>,
-    rng: &mut Xoshiro256PlusPlus,
-) -> f64 {
+fn resampled_median(xs: &[f64], scratch: &mut [f64], dist: &Uniform<usize>, rng: &mut Xoshiro256PlusPlus) -> f64 {
     for slot in scratch.iter_mut() {
         *slot = xs[dist.sample(rng)];
     }
@@ -85,20 +70,9 @@ fn resampled_median(
 
 /// Sorts the bootstrap statistics and reads the `(1-level)/2` and
 /// `(1+level)/2` type 7 quantiles. O(B log B).
-fn percentile_interval(
-    mut stats: Vec<f64>,
-    level: f64,
-    resamples: usize,
-    seed: u64,
-) -> ConfidenceInterval {
+fn percentile_interval(mut stats: Vec<f64>, level: f64, resamples: usize, seed: u64) -> ConfidenceInterval {
     stats.sort_unstable_by(f64::total_cmp);
-    ConfidenceInterval {
-        lo: quantile(&stats, (1.0 - level) / 2.0),
-        hi: quantile(&stats, (1.0 + level) / 2.0),
-        level,
-        resamples,
-        seed,
-    }
+    ConfidenceInterval { lo: quantile(&stats, (1.0 - level) / 2.0), hi: quantile(&stats, (1.0 + level) / 2.0), level, resamples, seed }
 }
 
 /// Percentile bootstrap CI of the median: `resamples` resamples with
@@ -114,20 +88,9 @@ fn percentile_interval(
 /// Cost: O(resamples * n) time (one O(n) selection per resample into a single
 /// reused scratch buffer) plus O(resamples log resamples) for the final sort;
 /// O(n + resamples) memory.
-pub fn bootstrap_median_ci(
-    xs: &[f64],
-    level: f64,
-    resamples: usize,
-    seed: u64,
-) -> ConfidenceInterval {
+pub fn bootstrap_median_ci(xs: &[f64], level: f64, resamples: usize, seed: u64) -> ConfidenceInterval {
     if let [x] = xs {
-        return ConfidenceInterval {
-            lo: *x,
-            hi: *x,
-            level,
-            resamples,
-            seed,
-        };
+        return ConfidenceInterval { lo: *x, hi: *x, level, resamples, seed };
     }
     let Ok(dist) = Uniform::new(0, xs.len()) else {
         return ConfidenceInterval::nan(level, resamples, seed);
@@ -137,9 +100,7 @@ pub fn bootstrap_median_ci(
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut scratch = vec![0.0; xs.len()];
-    let medians: Vec<f64> = (0..resamples)
-        .map(|_| resampled_median(xs, &mut scratch, &dist, &mut rng))
-        .collect();
+    let medians: Vec<f64> = (0..resamples).map(|_| resampled_median(xs, &mut scratch, &dist, &mut rng)).collect();
     percentile_interval(medians, level, resamples, seed)
 }
 
@@ -156,17 +117,8 @@ pub fn bootstrap_median_ci(
 ///
 /// Cost: O(resamples * (n_base + n_candidate)) time plus
 /// O(resamples log resamples); O(n_base + n_candidate + resamples) memory.
-pub fn ratio_of_medians_ci(
-    base: &[f64],
-    candidate: &[f64],
-    level: f64,
-    resamples: usize,
-    seed: u64,
-) -> (f64, ConfidenceInterval) {
-    let (Ok(base_dist), Ok(cand_dist)) = (
-        Uniform::new(0, base.len()),
-        Uniform::new(0, candidate.len()),
-    ) else {
+pub fn ratio_of_medians_ci(base: &[f64], candidate: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, ConfidenceInterval) {
+    let (Ok(base_dist), Ok(cand_dist)) = (Uniform::new(0, base.len()), Uniform::new(0, candidate.len())) else {
         return (f64::NAN, ConfidenceInterval::nan(level, resamples, seed));
     };
     let point = median(candidate) / median(base);
@@ -296,22 +248,12 @@ mod tests {
 
     #[test]
     fn half_widths() {
-        let ci = ConfidenceInterval {
-            lo: 90.0,
-            hi: 110.0,
-            level: 0.95,
-            resamples: 1,
-            seed: 0,
-        };
+        let ci = ConfidenceInterval { lo: 90.0, hi: 110.0, level: 0.95, resamples: 1, seed: 0 };
         assert_eq!(ci.half_width(), 10.0);
         assert_eq!(ci.relative_half_width(100.0), 0.1);
         assert_eq!(ci.relative_half_width(-100.0), 0.1);
         assert_eq!(ci.relative_half_width(0.0), f64::INFINITY);
-        let point = ConfidenceInterval {
-            lo: 0.0,
-            hi: 0.0,
-            ..ci
-        };
+        let point = ConfidenceInterval { lo: 0.0, hi: 0.0, ..ci };
         assert_eq!(point.relative_half_width(0.0), 0.0);
     }
 }

@@ -34,17 +34,10 @@ pub struct MannWhitney {
 pub fn mann_whitney_u(x: &[f64], y: &[f64]) -> MannWhitney {
     let (n1, n2) = (x.len(), y.len());
     if n1 == 0 || n2 == 0 {
-        return MannWhitney {
-            u: f64::NAN,
-            p_two_sided: f64::NAN,
-        };
+        return MannWhitney { u: f64::NAN, p_two_sided: f64::NAN };
     }
     // Pool the values, remembering which sample each came from.
-    let mut pooled: Vec<(f64, bool)> = x
-        .iter()
-        .map(|&v| (v, true))
-        .chain(y.iter().map(|&v| (v, false)))
-        .collect();
+    let mut pooled: Vec<(f64, bool)> = x.iter().map(|&v| (v, true)).chain(y.iter().map(|&v| (v, false))).collect();
     pooled.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
 
     // Average ranks (1-based) over runs of equal values; accumulate the rank
@@ -54,18 +47,11 @@ pub fn mann_whitney_u(x: &[f64], y: &[f64]) -> MannWhitney {
     let mut start = 0;
     while start < pooled.len() {
         let value = pooled[start].0;
-        let end = start
-            + pooled[start..]
-                .iter()
-                .take_while(|(v, _)| *v == value)
-                .count();
+        let end = start + pooled[start..].iter().take_while(|(v, _)| *v == value).count();
         let t = (end - start) as f64;
         // Ranks start+1 ..= end, so the average is (start + 1 + end) / 2.
         let avg_rank = (start + 1 + end) as f64 / 2.0;
-        let from_x = pooled[start..end]
-            .iter()
-            .filter(|(_, first)| *first)
-            .count();
+        let from_x = pooled[start..end].iter().filter(|(_, first)| *first).count();
         r1 += avg_rank * from_x as f64;
         tie_term += t * t * t - t;
         start = end;
@@ -84,10 +70,7 @@ pub fn mann_whitney_u(x: &[f64], y: &[f64]) -> MannWhitney {
         // All values tied: no evidence of any difference.
         1.0
     };
-    MannWhitney {
-        u: u1,
-        p_two_sided: p,
-    }
+    MannWhitney { u: u1, p_two_sided: p }
 }
 
 #[cfg(test)]
@@ -97,13 +80,8 @@ mod tests {
 
     const TIES_X: [f64; 8] = [1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 4.0, 5.0];
     const TIES_Y: [f64; 9] = [2.0, 3.0, 3.0, 4.0, 5.0, 6.0, 6.0, 7.0, 8.0];
-    const DIFF_X: [f64; 12] = [
-        100.1, 99.5, 101.2, 100.8, 99.9, 100.4, 100.0, 101.0, 99.7, 100.6, 100.3, 99.8,
-    ];
-    const DIFF_Y: [f64; 15] = [
-        110.2, 109.1, 111.0, 108.7, 110.5, 109.9, 110.8, 111.4, 109.3, 110.1, 108.9, 110.6, 109.6,
-        111.2, 110.0,
-    ];
+    const DIFF_X: [f64; 12] = [100.1, 99.5, 101.2, 100.8, 99.9, 100.4, 100.0, 101.0, 99.7, 100.6, 100.3, 99.8];
+    const DIFF_Y: [f64; 15] = [110.2, 109.1, 111.0, 108.7, 110.5, 109.9, 110.8, 111.4, 109.3, 110.1, 108.9, 110.6, 109.6, 111.2, 110.0];
     const SAME: [f64; 5] = [3.1, 2.7, 5.0, 4.4, 3.9];
 
     /// Checks U exactly (it is a half-integer) and p to 1e-9 relative.

@@ -41,11 +41,7 @@ pub fn median(xs: &[f64]) -> f64 {
 /// `_lerp` does (from the nearer end), so results match it bit for bit.
 fn lerp(a: f64, b: f64, t: f64) -> f64 {
     let diff = b - a;
-    if t >= 0.5 {
-        b - diff * (1.0 - t)
-    } else {
-        a + diff * t
-    }
+    if t >= 0.5 { b - diff * (1.0 - t) } else { a + diff * t }
 }
 
 /// The `q`-quantile of `sorted` (ascending) by linear interpolation between
@@ -133,10 +129,7 @@ pub(crate) fn min_max(xs: &[f64]) -> (f64, f64) {
     if xs.is_empty() {
         return (f64::NAN, f64::NAN);
     }
-    xs.iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-            (lo.min(x), hi.max(x))
-        })
+    xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
 }
 
 #[cfg(test)]
@@ -178,27 +171,11 @@ mod tests {
     #[test]
     fn quantile_matches_numpy_default_method() {
         // numpy.quantile(sorted(DATA_A), q) for q in QS, numpy 2.4.6, from src/stats/reference.py
-        let a = [
-            15012939.0,
-            15191180.4,
-            15476279.5,
-            16150602.0,
-            17427015.8,
-            17750204.45,
-            17857934.0,
-        ];
+        let a = [15012939.0, 15191180.4, 15476279.5, 16150602.0, 17427015.8, 17750204.45, 17857934.0];
         // numpy.quantile(sorted(DATA_B), q) for q in QS, numpy 2.4.6, from src/stats/reference.py
         let b = [99.7, 99.8, 99.95, 100.2, 100.5, 126.375, 135.0];
         // numpy.quantile(sorted(DATA_C), q) for q in QS, numpy 2.4.6, from src/stats/reference.py
-        let c = [
-            50.0,
-            50.0,
-            50.0,
-            50.0,
-            52.400000000000006,
-            59.599999999999994,
-            62.0,
-        ];
+        let c = [50.0, 50.0, 50.0, 50.0, 52.400000000000006, 59.599999999999994, 62.0];
         for (data, expected) in [(&HAKMEM[..], a), (&OUTLIER[..], b), (&MAD_ZERO[..], c)] {
             let s = sorted(data);
             let got: Vec<f64> = QS.iter().map(|&q| quantile(&s, q)).collect();
@@ -258,11 +235,8 @@ mod tests {
     #[test]
     fn min_max_and_range_match_numpy() {
         // numpy.min, numpy.max, numpy.ptp, numpy 2.4.6, from src/stats/reference.py
-        let cases = [
-            (&HAKMEM[..], 15012939.0, 17857934.0, 2844995.0),
-            (&OUTLIER[..], 99.7, 135.0, 35.3),
-            (&MAD_ZERO[..], 50.0, 62.0, 12.0),
-        ];
+        let cases =
+            [(&HAKMEM[..], 15012939.0, 17857934.0, 2844995.0), (&OUTLIER[..], 99.7, 135.0, 35.3), (&MAD_ZERO[..], 50.0, 62.0, 12.0)];
         for (data, lo, hi, range) in cases {
             let (a, b) = min_max(data);
             assert_eq!((a, b), (lo, hi));

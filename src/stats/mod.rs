@@ -31,9 +31,7 @@ mod summary;
 #[cfg(test)]
 mod testdata;
 
-pub use bootstrap::{
-    ConfidenceInterval, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_median_ci, ratio_of_medians_ci,
-};
+pub use bootstrap::{ConfidenceInterval, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_median_ci, ratio_of_medians_ci};
 pub use compare::{MannWhitney, mann_whitney_u};
 pub use estimators::{mad, mean, median, quantile, stddev};
 pub use outliers::{modified_z_scores, outliers_modified_z, outliers_sigma};
@@ -76,9 +74,7 @@ impl Sample {
         if let Some(index) = values.iter().position(|v| !v.is_finite()) {
             return Err(StatsError::NotFinite { index });
         }
-        Ok(Sample {
-            values: values.to_vec(),
-        })
+        Ok(Sample { values: values.to_vec() })
     }
 
     /// The values, in input order. O(1).
@@ -109,18 +105,9 @@ mod tests {
 
     #[test]
     fn sample_rejects_nan_and_infinities_with_first_index() {
-        assert_eq!(
-            Sample::new(&[1.0, f64::NAN, 2.0]),
-            Err(StatsError::NotFinite { index: 1 })
-        );
-        assert_eq!(
-            Sample::new(&[1.0, 2.0, f64::INFINITY]),
-            Err(StatsError::NotFinite { index: 2 })
-        );
-        assert_eq!(
-            Sample::new(&[f64::NEG_INFINITY, f64::NAN]),
-            Err(StatsError::NotFinite { index: 0 })
-        );
+        assert_eq!(Sample::new(&[1.0, f64::NAN, 2.0]), Err(StatsError::NotFinite { index: 1 }));
+        assert_eq!(Sample::new(&[1.0, 2.0, f64::INFINITY]), Err(StatsError::NotFinite { index: 2 }));
+        assert_eq!(Sample::new(&[f64::NEG_INFINITY, f64::NAN]), Err(StatsError::NotFinite { index: 0 }));
     }
 
     #[test]

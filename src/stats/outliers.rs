@@ -44,12 +44,7 @@ pub fn modified_z_scores(xs: &[f64]) -> Vec<f64> {
 ///
 /// Cost: O(n).
 pub fn outliers_modified_z(xs: &[f64], threshold: f64) -> Vec<usize> {
-    modified_z_scores(xs)
-        .iter()
-        .enumerate()
-        .filter(|(_, z)| z.abs() > threshold)
-        .map(|(i, _)| i)
-        .collect()
+    modified_z_scores(xs).iter().enumerate().filter(|(_, z)| z.abs() > threshold).map(|(i, _)| i).collect()
 }
 
 /// Indices (ascending) of values with `|x - mean| > k * stddev` (sample
@@ -64,11 +59,7 @@ pub fn outliers_sigma(xs: &[f64], k: f64) -> Vec<usize> {
     }
     let m = mean(xs);
     let limit = k * sd;
-    xs.iter()
-        .enumerate()
-        .filter(|(_, x)| (*x - m).abs() > limit)
-        .map(|(i, _)| i)
-        .collect()
+    xs.iter().enumerate().filter(|(_, x)| (*x - m).abs() > limit).map(|(i, _)| i).collect()
 }
 
 #[cfg(test)]

@@ -144,10 +144,7 @@ mod tests {
     fn erfc_matches_scipy_to_1e12_relative() {
         for (x, expected) in ERFC_REFERENCE {
             let got = erfc(x);
-            assert!(
-                (got - expected).abs() <= 1e-12 * expected.abs(),
-                "erfc({x}) = {got:e}, scipy {expected:e}"
-            );
+            assert!((got - expected).abs() <= 1e-12 * expected.abs(), "erfc({x}) = {got:e}, scipy {expected:e}");
         }
     }
 

@@ -98,11 +98,7 @@ impl Summary {
         let stddev = stddev(xs);
         let (min, max) = min_max(xs);
         let range = max - min;
-        let (cv, range_pct_of_mean) = if mean == 0.0 {
-            (0.0, 0.0)
-        } else {
-            (stddev / mean, 100.0 * range / mean)
-        };
+        let (cv, range_pct_of_mean) = if mean == 0.0 { (0.0, 0.0) } else { (stddev / mean, 100.0 * range / mean) };
         Summary {
             n: xs.len(),
             median: median(xs),
@@ -165,20 +161,11 @@ mod tests {
         assert!((s.mean - 16_266_559.0).abs() < 1.0, "mean {}", s.mean);
         assert_eq!(s.median, 16_150_602.0);
         let population_sd = s.stddev * ((n - 1.0) / n).sqrt();
-        assert!(
-            (population_sd - 953_193.0).abs() < 1.0,
-            "sd {population_sd}"
-        );
+        assert!((population_sd - 953_193.0).abs() < 1.0, "sd {population_sd}");
         let population_cv_pct = 100.0 * population_sd / s.mean;
-        assert!(
-            (population_cv_pct - 5.86).abs() < 0.005,
-            "cv {population_cv_pct}%"
-        );
+        assert!((population_cv_pct - 5.86).abs() < 0.005, "cv {population_cv_pct}%");
         // The published CV classifies the same way as ours.
-        assert_eq!(
-            VarianceClass::from_cv(population_cv_pct / 100.0),
-            s.variance
-        );
+        assert_eq!(VarianceClass::from_cv(population_cv_pct / 100.0), s.variance);
     }
 
     #[test]
@@ -219,10 +206,7 @@ mod tests {
     #[test]
     fn single_value_summary() {
         let s = summary(&[42.0]);
-        assert_eq!(
-            (s.n, s.median, s.stddev, s.cv, s.range),
-            (1, 42.0, 0.0, 0.0, 0.0)
-        );
+        assert_eq!((s.n, s.median, s.stddev, s.cv, s.range), (1, 42.0, 0.0, 0.0, 0.0));
         assert_eq!((s.ci95.lo, s.ci95.hi), (42.0, 42.0));
     }
 
@@ -248,12 +232,7 @@ mod tests {
 
     #[test]
     fn variance_class_serializes_as_its_name() {
-        for c in [
-            VarianceClass::Outstanding,
-            VarianceClass::Good,
-            VarianceClass::Acceptable,
-            VarianceClass::Noisy,
-        ] {
+        for c in [VarianceClass::Outstanding, VarianceClass::Good, VarianceClass::Acceptable, VarianceClass::Noisy] {
             let json = serde_json::to_string(&c).expect("serialize");
             assert_eq!(json, format!("\"{}\"", c.as_str()));
             let back: VarianceClass = serde_json::from_str(&json).expect("deserialize");
@@ -269,29 +248,10 @@ mod tests {
         let s = summary(&OUTLIER);
         let json = serde_json::to_string(&s).expect("serialize");
         let back: Summary = serde_json::from_str(&json).expect("deserialize");
-        assert_eq!(
-            (back.n, &back.outliers_modified_z, &back.outliers_2sigma),
-            (s.n, &s.outliers_modified_z, &s.outliers_2sigma)
-        );
-        assert_eq!(
-            (back.variance, back.ci95.resamples, back.ci95.seed),
-            (s.variance, 2000, DEFAULT_SEED)
-        );
+        assert_eq!((back.n, &back.outliers_modified_z, &back.outliers_2sigma), (s.n, &s.outliers_modified_z, &s.outliers_2sigma));
+        assert_eq!((back.variance, back.ci95.resamples, back.ci95.seed), (s.variance, 2000, DEFAULT_SEED));
         let floats = |v: &Summary| {
-            [
-                v.median,
-                v.ci95.lo,
-                v.ci95.hi,
-                v.ci95.level,
-                v.mean,
-                v.stddev,
-                v.cv,
-                v.min,
-                v.max,
-                v.range,
-                v.range_pct_of_mean,
-                v.mad,
-            ]
+            [v.median, v.ci95.lo, v.ci95.hi, v.ci95.level, v.mean, v.stddev, v.cv, v.min, v.max, v.range, v.range_pct_of_mean, v.mad]
         };
         for (b, o) in floats(&back).into_iter().zip(floats(&s)) {
             assert_rel(b, o, 1e-15);

@@ -6,16 +6,12 @@
 
 /// HAKMEM report, "Random Mixed 256B" throughput (ops/s), 10 runs, in the
 /// report's order. `DATA_A` in reference.py.
-pub const HAKMEM: [f64; 10] = [
-    15210985.0, 15456889.0, 15012939.0, 17126082.0, 17379136.0, 17857934.0, 16785979.0, 16599301.0,
-    15534451.0, 15701903.0,
-];
+pub const HAKMEM: [f64; 10] =
+    [15210985.0, 15456889.0, 15012939.0, 17126082.0, 17379136.0, 17857934.0, 16785979.0, 16599301.0, 15534451.0, 15701903.0];
 
 /// A tight cluster with one clear outlier at index 7; odd n. `DATA_B` in
 /// reference.py.
-pub const OUTLIER: [f64; 11] = [
-    100.2, 99.8, 100.5, 100.1, 99.9, 100.3, 100.0, 135.0, 99.7, 100.4, 100.2,
-];
+pub const OUTLIER: [f64; 11] = [100.2, 99.8, 100.5, 100.1, 99.9, 100.3, 100.0, 135.0, 99.7, 100.4, 100.2];
 
 /// Many equal values and one different (index 7), so MAD == 0. `DATA_C` in
 /// reference.py.
@@ -323,29 +319,23 @@ pub const RATIO_CAND: [f64; 90] = [
 
 /// `numpy.round(numpy.random.default_rng(7).normal(10, 1, 40), 1)`.
 pub const MW_OVERLAP_X: [f64; 40] = [
-    10.0, 10.3, 9.7, 9.1, 9.5, 9.0, 10.1, 11.3, 9.5, 9.4, 10.5, 10.4, 10.1, 9.1, 10.0, 10.7, 8.7,
-    9.5, 8.1, 8.7, 8.2, 9.8, 8.7, 10.3, 10.2, 9.8, 7.5, 9.5, 10.0, 10.1, 8.5, 9.5, 9.0, 9.2, 11.1,
-    9.2, 10.0, 10.9, 9.4, 9.9,
+    10.0, 10.3, 9.7, 9.1, 9.5, 9.0, 10.1, 11.3, 9.5, 9.4, 10.5, 10.4, 10.1, 9.1, 10.0, 10.7, 8.7, 9.5, 8.1, 8.7, 8.2, 9.8, 8.7, 10.3, 10.2,
+    9.8, 7.5, 9.5, 10.0, 10.1, 8.5, 9.5, 9.0, 9.2, 11.1, 9.2, 10.0, 10.9, 9.4, 9.9,
 ];
 
 /// Continuing the generator of [`MW_OVERLAP_X`]:
 /// `numpy.round(.normal(10.5, 1, 50), 1)`.
 pub const MW_OVERLAP_Y: [f64; 50] = [
-    10.6, 10.6, 9.3, 10.6, 11.9, 9.0, 11.4, 10.6, 9.9, 12.5, 11.3, 9.3, 10.6, 11.1, 10.3, 11.2,
-    10.4, 11.2, 11.9, 9.8, 10.7, 10.0, 10.6, 9.3, 9.9, 10.3, 11.4, 11.6, 9.2, 9.7, 11.1, 8.5, 10.0,
-    10.4, 11.8, 11.2, 10.2, 10.1, 10.2, 12.0, 10.1, 10.2, 10.9, 10.4, 10.3, 9.4, 10.5, 10.1, 11.7,
-    11.2,
+    10.6, 10.6, 9.3, 10.6, 11.9, 9.0, 11.4, 10.6, 9.9, 12.5, 11.3, 9.3, 10.6, 11.1, 10.3, 11.2, 10.4, 11.2, 11.9, 9.8, 10.7, 10.0, 10.6,
+    9.3, 9.9, 10.3, 11.4, 11.6, 9.2, 9.7, 11.1, 8.5, 10.0, 10.4, 11.8, 11.2, 10.2, 10.1, 10.2, 12.0, 10.1, 10.2, 10.9, 10.4, 10.3, 9.4,
+    10.5, 10.1, 11.7, 11.2,
 ];
 
 /// Asserts `|actual - expected| <= rel * |expected|`, with a readable message.
 #[track_caller]
 pub fn assert_rel(actual: f64, expected: f64, rel: f64) {
     let err = (actual - expected).abs();
-    assert!(
-        err <= rel * expected.abs(),
-        "actual {actual:e}, expected {expected:e}: relative error {:e} > {rel:e}",
-        err / expected.abs()
-    );
+    assert!(err <= rel * expected.abs(), "actual {actual:e}, expected {expected:e}: relative error {:e} > {rel:e}", err / expected.abs());
 }
 
 /// Asserts element-wise [`assert_rel`] plus an absolute floor `abs` for
@@ -355,9 +345,6 @@ pub fn assert_all_close(actual: &[f64], expected: &[f64], rel: f64, abs: f64) {
     assert_eq!(actual.len(), expected.len(), "length differs");
     for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
         let err = (a - e).abs();
-        assert!(
-            err <= rel * e.abs() + abs,
-            "index {i}: actual {a:e}, expected {e:e}, error {err:e}"
-        );
+        assert!(err <= rel * e.abs() + abs, "index {i}: actual {a:e}, expected {e:e}, error {err:e}");
     }
 }

@@ -18,10 +18,7 @@ pub const MAX_CPU_ID: usize = 1 << 20;
 /// Parses a Linux cpulist. The empty string (and whitespace, e.g. a lone newline) is the
 /// empty list. The result is sorted and deduplicated.
 pub fn parse(s: &str) -> Result<Vec<usize>, TopologyError> {
-    parse_inner(s).map_err(|why| TopologyError::CpuList {
-        text: s.to_string(),
-        why,
-    })
+    parse_inner(s).map_err(|why| TopologyError::CpuList { text: s.to_string(), why })
 }
 
 /// Formats CPU ids as a cpulist, compressing runs: `[0, 1, 2, 3, 8]` gives `"0-3,8"`. Input
@@ -43,11 +40,7 @@ pub fn format(cpus: &[usize]) -> String {
             out.push(',');
         }
         // Writing to a String cannot fail.
-        let _ = if start == end {
-            write!(out, "{start}")
-        } else {
-            write!(out, "{start}-{end}")
-        };
+        let _ = if start == end { write!(out, "{start}") } else { write!(out, "{start}-{end}") };
         i += 1;
     }
     out
@@ -82,9 +75,7 @@ pub(crate) fn parse_inner(s: &str) -> Result<Vec<usize>, String> {
         match stride {
             None => cpus.extend(lo..=hi),
             Some(st) => {
-                let (used, group) = st
-                    .split_once('/')
-                    .ok_or_else(|| format!("stride {st:?} is not used/group"))?;
+                let (used, group) = st.split_once('/').ok_or_else(|| format!("stride {st:?} is not used/group"))?;
                 let used = cpu_id(used)?;
                 let group = cpu_id(group)?;
                 if used == 0 || group == 0 || used > group {
@@ -139,23 +130,9 @@ mod tests {
 
     #[test]
     fn rejects_malformed_lists() {
-        for bad in [
-            "a",
-            "1-",
-            "-1",
-            "3-1",
-            "1,,2",
-            "1 2",
-            "0-7:0/2",
-            "0-7:3/2",
-            "0-7:2",
-            "99999999999",
-        ] {
+        for bad in ["a", "1-", "-1", "3-1", "1,,2", "1 2", "0-7:0/2", "0-7:3/2", "0-7:2", "99999999999"] {
             let err = parse(bad).unwrap_err();
-            assert!(
-                err.to_string().contains(&format!("{bad:?}")),
-                "error for {bad:?} does not quote it: {err}"
-            );
+            assert!(err.to_string().contains(&format!("{bad:?}")), "error for {bad:?} does not quote it: {err}");
         }
     }
 

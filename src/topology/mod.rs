@@ -9,8 +9,8 @@
 //! never a made-up value. It must never panic on what it reads, and it only reads: it never
 //! changes affinity or any kernel setting.
 
-mod affinity;
 pub mod cpulist;
+pub mod pin;
 mod sysfs;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -124,7 +124,7 @@ impl Topology {
     /// `sched_getaffinity(0)` mask intersected with the online CPUs.
     pub fn live() -> Result<Topology, TopologyError> {
         let topology = Topology::from_root(Path::new("/"))?;
-        let mask = affinity::current().map_err(TopologyError::Affinity)?;
+        let mask = crate::measure::affinity::current_thread().map_err(TopologyError::Affinity)?;
         Ok(topology.with_allowed(mask))
     }
 
@@ -149,11 +149,7 @@ impl Topology {
 
     /// Number of distinct physical packages.
     pub fn sockets(&self) -> usize {
-        self.cpus
-            .iter()
-            .map(|c| c.package)
-            .collect::<BTreeSet<_>>()
-            .len()
+        self.cpus.iter().map(|c| c.package).collect::<BTreeSet<_>>().len()
     }
 
     /// One entry per physical core: its online logical CPUs (sorted). Cores are ordered by
@@ -162,11 +158,7 @@ impl Topology {
         // Key: the sibling list as read; value: (package, die, online members).
         let mut groups: BTreeMap<&[usize], (usize, usize, Vec<usize>)> = BTreeMap::new();
         for cpu in &self.cpus {
-            groups
-                .entry(cpu.siblings.as_slice())
-                .or_insert_with(|| (cpu.package, cpu.die, Vec::new()))
-                .2
-                .push(cpu.id);
+            groups.entry(cpu.siblings.as_slice()).or_insert_with(|| (cpu.package, cpu.die, Vec::new())).2.push(cpu.id);
         }
         let mut cores: Vec<(usize, usize, Vec<usize>)> = groups.into_values().collect();
         for core in &mut cores {
@@ -189,19 +181,25 @@ impl Topology {
     /// Number of cores with at least one allowed logical CPU.
     pub fn allowed_physical_cores(&self) -> usize {
         let allowed: BTreeSet<usize> = self.allowed.iter().copied().collect();
-        self.cores()
-            .iter()
-            .filter(|core| core.iter().any(|c| allowed.contains(c)))
-            .count()
+        self.cores().iter().filter(|core| core.iter().any(|c| allowed.contains(c))).count()
     }
 
     /// The online CPU with this id.
     pub fn cpu(&self, id: usize) -> Option<&Cpu> {
-        self.cpus
-            .binary_search_by_key(&id, |c| c.id)
-            .ok()
-            .map(|i| &self.cpus[i])
+        self.cpus.binary_search_by_key(&id, |c| c.id).ok().map(|i| &self.cpus[i])
     }
+}
+
+/// The root of a fake sysfs tree under `tests/fixtures/sysfs` (tests only).
+#[cfg(test)]
+pub(crate) fn fixture_root(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs").join(name)
+}
+
+/// The topology of a fake sysfs tree (tests only): `kvm-2c`, `4c8t`, `2s48c96t`.
+#[cfg(test)]
+pub(crate) fn fixture(name: &str) -> Topology {
+    Topology::from_root(&fixture_root(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 #[cfg(test)]

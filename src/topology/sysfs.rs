@@ -13,10 +13,7 @@ use super::{Cache, Cpu, Topology, TopologyError, cpulist};
 fn read(path: &Path) -> Result<String, TopologyError> {
     std::fs::read(path)
         .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
-        .map_err(|source| TopologyError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
+        .map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })
 }
 
 /// Like [`read`], but a missing file is `None`.
@@ -24,19 +21,12 @@ fn read_optional(path: &Path) -> Result<Option<String>, TopologyError> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).trim().to_string())),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(TopologyError::Io {
-            path: path.to_path_buf(),
-            source,
-        }),
+        Err(source) => Err(TopologyError::Io { path: path.to_path_buf(), source }),
     }
 }
 
 fn parse_error(path: &Path, text: &str, why: impl Into<String>) -> TopologyError {
-    TopologyError::Parse {
-        path: path.to_path_buf(),
-        text: text.to_string(),
-        why: why.into(),
-    }
+    TopologyError::Parse { path: path.to_path_buf(), text: text.to_string(), why: why.into() }
 }
 
 fn list_of(path: &Path, text: &str) -> Result<Vec<usize>, TopologyError> {
@@ -58,8 +48,7 @@ fn id_of(path: &Path, text: &str) -> Result<usize, TopologyError> {
 }
 
 fn unsigned(path: &Path, text: &str) -> Result<u64, TopologyError> {
-    text.parse::<u64>()
-        .map_err(|_| parse_error(path, text, "not a non-negative integer"))
+    text.parse::<u64>().map_err(|_| parse_error(path, text, "not a non-negative integer"))
 }
 
 /// Cache `size` as sysfs writes it: "32K", "1024K", "32768K"; "M"/"G" and bare bytes accepted.
@@ -75,11 +64,8 @@ fn cache_size(path: &Path, text: &str) -> Result<u64, TopologyError> {
         "G" => 1 << 30,
         _ => return Err(parse_error(path, text, "size unit is not K, M or G")),
     };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| parse_error(path, text, "size is not a number"))?;
-    n.checked_mul(factor)
-        .ok_or_else(|| parse_error(path, text, "size overflows"))
+    let n: u64 = digits.parse().map_err(|_| parse_error(path, text, "size is not a number"))?;
+    n.checked_mul(factor).ok_or_else(|| parse_error(path, text, "size overflows"))
 }
 
 /// Entries of `dir` named `<prefix><number>`, as (number, path), sorted. A missing `dir` is
@@ -89,18 +75,12 @@ fn numbered_entries(dir: &Path, prefix: &str) -> Result<Vec<(usize, PathBuf)>, T
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
-            return Err(TopologyError::Io {
-                path: dir.to_path_buf(),
-                source,
-            });
+            return Err(TopologyError::Io { path: dir.to_path_buf(), source });
         }
     };
     let mut found = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|source| TopologyError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        let entry = entry.map_err(|source| TopologyError::Io { path: dir.to_path_buf(), source })?;
         let name = entry.file_name();
         let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
             continue;
@@ -134,9 +114,7 @@ fn read_caches(cpu_dir: &Path) -> Result<Vec<RawCache>, TopologyError> {
         let size_bytes = cache_size(&size_path, &size_text)?;
         let level_path = dir.join("level");
         let level_text = read(&level_path)?;
-        let level = level_text
-            .parse::<u8>()
-            .map_err(|_| parse_error(&level_path, &level_text, "level is not a small integer"))?;
+        let level = level_text.parse::<u8>().map_err(|_| parse_error(&level_path, &level_text, "level is not a small integer"))?;
         let kind = read(&dir.join("type"))?;
         let line_path = dir.join("coherency_line_size");
         let line_bytes = match read_optional(&line_path)? {
@@ -144,13 +122,7 @@ fn read_caches(cpu_dir: &Path) -> Result<Vec<RawCache>, TopologyError> {
             None => None,
         };
         let shared = read_list(&dir.join("shared_cpu_list"))?;
-        caches.push(RawCache {
-            level,
-            kind,
-            size_bytes,
-            line_bytes,
-            shared,
-        });
+        caches.push(RawCache { level, kind, size_bytes, line_bytes, shared });
     }
     Ok(caches)
 }
@@ -187,8 +159,7 @@ pub(super) fn load(root: &Path) -> Result<Topology, TopologyError> {
         };
         let core_path = topo.join("core_id");
         let core_text = read(&core_path)?;
-        let core_id = usize::try_from(unsigned(&core_path, &core_text)?)
-            .map_err(|_| parse_error(&core_path, &core_text, "too large"))?;
+        let core_id = usize::try_from(unsigned(&core_path, &core_text)?).map_err(|_| parse_error(&core_path, &core_text, "too large"))?;
         let mut siblings = None;
         for name in ["core_cpus_list", "thread_siblings_list"] {
             let path = topo.join(name);
@@ -198,37 +169,19 @@ pub(super) fn load(root: &Path) -> Result<Topology, TopologyError> {
             }
         }
         raw_caches.push((id, read_caches(&cpu_dir)?));
-        cpus.push((
-            Cpu {
-                id,
-                package,
-                die,
-                core_id,
-                siblings: Vec::new(),
-                l3: None,
-                node: None,
-            },
-            siblings,
-        ));
+        cpus.push((Cpu { id, package, die, core_id, siblings: Vec::new(), l3: None, node: None }, siblings));
     }
 
     // Fallback for missing sibling lists: online CPUs with the same (package, die, core_id).
     let mut by_core: BTreeMap<(usize, usize, usize), Vec<usize>> = BTreeMap::new();
     for (cpu, _) in &cpus {
-        by_core
-            .entry((cpu.package, cpu.die, cpu.core_id))
-            .or_default()
-            .push(cpu.id);
+        by_core.entry((cpu.package, cpu.die, cpu.core_id)).or_default().push(cpu.id);
     }
     let mut cpus: Vec<Cpu> = cpus
         .into_iter()
         .map(|(mut cpu, siblings)| {
-            cpu.siblings = siblings.unwrap_or_else(|| {
-                by_core
-                    .get(&(cpu.package, cpu.die, cpu.core_id))
-                    .cloned()
-                    .unwrap_or_else(|| vec![cpu.id])
-            });
+            cpu.siblings =
+                siblings.unwrap_or_else(|| by_core.get(&(cpu.package, cpu.die, cpu.core_id)).cloned().unwrap_or_else(|| vec![cpu.id]));
             cpu
         })
         .collect();
@@ -245,19 +198,10 @@ pub(super) fn load(root: &Path) -> Result<Topology, TopologyError> {
     let numa_nodes = read_nodes(root)?;
     for cpu in &mut cpus {
         cpu.l3 = l3_domains.iter().position(|d| d.contains(&cpu.id));
-        cpu.node = numa_nodes
-            .iter()
-            .find(|(_, list)| list.contains(&cpu.id))
-            .map(|(node, _)| *node);
+        cpu.node = numa_nodes.iter().find(|(_, list)| list.contains(&cpu.id)).map(|(node, _)| *node);
     }
 
-    Ok(Topology {
-        cpus,
-        allowed: online,
-        l3_domains,
-        numa_nodes,
-        caches,
-    })
+    Ok(Topology { cpus, allowed: online, l3_domains, numa_nodes, caches })
 }
 
 fn aggregate_caches(raw: &[(usize, Vec<RawCache>)]) -> Vec<Cache> {
@@ -266,24 +210,20 @@ fn aggregate_caches(raw: &[(usize, Vec<RawCache>)]) -> Vec<Cache> {
     for (_, list) in raw {
         for c in list {
             let key = (c.level, kind_order(&c.kind), c.kind.clone(), c.size_bytes);
-            let entry = groups
-                .entry(key)
-                .or_insert_with(|| (c.line_bytes, BTreeSet::new()));
+            let entry = groups.entry(key).or_insert_with(|| (c.line_bytes, BTreeSet::new()));
             entry.1.insert(c.shared.clone());
         }
     }
     groups
         .into_iter()
-        .map(
-            |((level, _, kind, size_bytes), (line_bytes, shared))| Cache {
-                level,
-                kind,
-                size_bytes,
-                line_bytes,
-                instances: shared.len(),
-                shared_cpus: shared.into_iter().collect(),
-            },
-        )
+        .map(|((level, _, kind, size_bytes), (line_bytes, shared))| Cache {
+            level,
+            kind,
+            size_bytes,
+            line_bytes,
+            instances: shared.len(),
+            shared_cpus: shared.into_iter().collect(),
+        })
         .collect()
 }
 

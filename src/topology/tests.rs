@@ -1,26 +1,17 @@
 //! Tests of topology reading against the fixture trees in `tests/fixtures/sysfs`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::*;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sysfs")
-        .join(name)
-}
-
 fn load(name: &str) -> Topology {
-    Topology::from_root(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    super::fixture(name)
 }
 
 /// (level, kind, size in bytes, instances) of each cache.
 fn cache_summary(t: &Topology) -> Vec<(u8, &str, u64, usize)> {
-    t.caches
-        .iter()
-        .map(|c| (c.level, c.kind.as_str(), c.size_bytes, c.instances))
-        .collect()
+    t.caches.iter().map(|c| (c.level, c.kind.as_str(), c.size_bytes, c.instances)).collect()
 }
 
 #[test]
@@ -38,19 +29,11 @@ fn kvm_2c_is_two_cores_without_smt() {
     assert_eq!(t.allowed, vec![0, 1]);
     assert_eq!(
         cache_summary(&t),
-        vec![
-            (1, "Data", 48 << 10, 2),
-            (1, "Instruction", 32 << 10, 2),
-            (2, "Unified", 2048 << 10, 2),
-            (3, "Unified", 107_520 << 10, 1),
-        ]
+        vec![(1, "Data", 48 << 10, 2), (1, "Instruction", 32 << 10, 2), (2, "Unified", 2048 << 10, 2), (3, "Unified", 107_520 << 10, 1),]
     );
     assert_eq!(t.caches[0].line_bytes, Some(64));
     let c0 = t.cpu(0).unwrap();
-    assert_eq!(
-        (c0.package, c0.die, c0.l3, c0.node),
-        (0, 0, Some(0), Some(0))
-    );
+    assert_eq!((c0.package, c0.die, c0.l3, c0.node), (0, 0, Some(0), Some(0)));
     let one = t.with_allowed(vec![1]);
     assert_eq!(one.allowed_logical(), 1);
     assert_eq!(one.allowed_physical_cores(), 1);
@@ -65,21 +48,13 @@ fn four_cores_eight_threads_with_adjacent_siblings() {
     assert!(t.has_smt());
     assert_eq!(t.cpu(2).unwrap().siblings, vec![2, 3]);
     assert_eq!(t.cpu(3).unwrap().siblings, vec![2, 3]);
-    assert_eq!(
-        t.cores(),
-        vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]
-    );
+    assert_eq!(t.cores(), vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]);
     assert_eq!(t.l3_domains, vec![(0..8).collect::<Vec<_>>()]);
     assert!(t.cpus.iter().all(|c| c.l3 == Some(0) && c.node == Some(0)));
     assert_eq!(t.numa_nodes, vec![(0, (0..8).collect())]);
     assert_eq!(
         cache_summary(&t),
-        vec![
-            (1, "Data", 32 << 10, 4),
-            (1, "Instruction", 32 << 10, 4),
-            (2, "Unified", 256 << 10, 4),
-            (3, "Unified", 8 << 20, 1),
-        ]
+        vec![(1, "Data", 32 << 10, 4), (1, "Instruction", 32 << 10, 4), (2, "Unified", 256 << 10, 4), (3, "Unified", 8 << 20, 1),]
     );
     // Both threads of core 0 and one thread of core 2: 3 logical CPUs, 2 physical cores.
     let t = t.with_allowed(vec![0, 1, 4]);
@@ -116,12 +91,7 @@ fn two_sockets_forty_eight_cores_ninety_six_threads() {
     assert_eq!(t.cpu(30).unwrap().node, Some(1));
     assert_eq!(
         cache_summary(&t),
-        vec![
-            (1, "Data", 32 << 10, 48),
-            (1, "Instruction", 32 << 10, 48),
-            (2, "Unified", 1 << 20, 48),
-            (3, "Unified", 12 << 20, 6),
-        ]
+        vec![(1, "Data", 32 << 10, 48), (1, "Instruction", 32 << 10, 48), (2, "Unified", 1 << 20, 48), (3, "Unified", 12 << 20, 6),]
     );
     // Logical CPUs 0-3 and their siblings 48-51, plus cpu 30 alone: 5 cores.
     let t = t.with_allowed(cpulist::parse("0-3,48-51,30").unwrap());
@@ -242,10 +212,7 @@ fn errors_name_the_file() {
     let e = error_of(|root| {
         fs::write(root.join("sys/devices/system/cpu/online"), "\n").unwrap();
     });
-    assert!(
-        e.contains("no online CPUs") && e.contains("cpu/online"),
-        "{e}"
-    );
+    assert!(e.contains("no online CPUs") && e.contains("cpu/online"), "{e}");
 }
 
 #[test]

@@ -1,0 +1,241 @@
+//! cli: every command-line flag, in one place (clap derive).
+//!
+//! This module only describes and parses what the user typed. Turning it into
+//! real objects (a plan, a results directory) is the job of `plan` and `runner`;
+//! values that clap cannot check alone are validated there, with errors that
+//! name the flag.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+/// Runs systems benchmarks on Linux and writes every result as an evidence record.
+#[derive(Debug, Parser)]
+#[command(name = "proofbench", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run benchmarks and write a results directory.
+    Run(Box<RunArgs>),
+    /// List the workloads: unit, timed region, verifier, parameters.
+    List(ListArgs),
+    /// Print the machine record (envelope) of this machine.
+    Env(EnvArgs),
+    /// Re-render the report of a stored run from its records.
+    Report(ReportArgs),
+    /// Internal: run one cell (JSON on stdin), print one report line.
+    #[command(hide = true)]
+    Worker(WorkerArgs),
+}
+
+/// Measurement profile: the size of every parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Seconds per workload (the default).
+    Quick,
+    /// Minutes: larger sizes, more samples.
+    Full,
+    /// The exact parameters of the source documents.
+    Seed,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Full => "full",
+            Profile::Seed => "seed",
+        }
+    }
+}
+
+/// Where a cell's workers may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PinStrategy {
+    /// No pinning: the kernel's scheduler decides.
+    None,
+    /// Worker i on the i-th allowed logical CPU.
+    Linear,
+    /// One logical CPU per physical core first, SMT siblings only after.
+    AvoidSmt,
+}
+
+impl PinStrategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PinStrategy::None => "none",
+            PinStrategy::Linear => "linear",
+            PinStrategy::AvoidSmt => "avoid-smt",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Workloads to run: a group (`cpu`), an id (`cpu.primes`) or a glob
+    /// (`'cpu.*'`). Default: every workload.
+    pub selection: Vec<String>,
+
+    /// Parameter sizes to use.
+    #[arg(long, value_enum, default_value_t = Profile::Quick)]
+    pub profile: Profile,
+
+    /// Worker counts to sweep: a list (`1,2,4`) or `auto` (1, 2, 4, ... up
+    /// to the logical CPUs this process may use).
+    #[arg(long, value_name = "LIST|auto")]
+    pub workers: Option<String>,
+
+    /// Also run worker counts above the logical CPU count (labelled
+    /// oversubscribed).
+    #[arg(long)]
+    pub oversubscribe: bool,
+
+    /// Pinning strategy for the workers of each cell.
+    #[arg(long, value_enum, default_value_t = PinStrategy::None)]
+    pub pin: PinStrategy,
+
+    /// Take exactly N timed samples per cell instead of the stopping rule.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub runs: Option<u32>,
+
+    /// Time budget for the timed samples of one cell (e.g. `5s`, `500ms`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub time_budget: Option<Duration>,
+
+    /// Kill a cell's worker after this long (e.g. `60s`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub timeout: Duration,
+
+    /// Warmup samples per cell (kept in the records, marked warmup).
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+
+    /// Pause between a cell's setup and its first sample (e.g. `20ms`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub settle: Option<Duration>,
+
+    /// Stop sampling when the 95% CI half-width of the median is within
+    /// this percentage of the median.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub ci_target: Option<f64>,
+
+    /// Set a workload parameter, e.g. `-p range=100000`; a comma list
+    /// sweeps it as an axis. Repeatable.
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+
+    /// Directory that receives the run directories.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+
+    /// Write into exactly this run directory (it must not hold a run).
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    pub run_dir: Option<PathBuf>,
+
+    /// System label: the "System" column of every table
+    /// (default `linux-<kernel release>`).
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+
+    /// Seed for every random choice of the run (inputs, bootstrap).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Stream each row to stdout as a JSON line as it ends.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No progress bar and no tables; errors and the final summary only.
+    #[arg(long)]
+    pub quiet: bool,
+
+    /// Include the `selftest.*` workloads in the default selection.
+    #[arg(long)]
+    pub include_selftest: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print the registry as JSON.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the registry as markdown (the text of docs/WORKLOADS.md).
+    #[arg(long)]
+    pub markdown: bool,
+    /// Also list the selftest workloads.
+    #[arg(long)]
+    pub include_selftest: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// Print the full record as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run directory (as written by `proofbench run`).
+    pub run_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {}
+
+/// Parses `60s`, `500ms`, `1m30s`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+        return Err(format!("'{s}' is not a duration (use e.g. 5s or 500ms)"));
+    }
+    humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration ({e}; use e.g. 5s or 500ms)"))
+}
+
+/// Parses `2`, `2%` or `0.5%` into a percentage value.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%');
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 100.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a percentage between 0 and 100 (e.g. 2%)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_accept_units_and_bare_seconds() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("1m 30s").unwrap(), Duration::from_secs(90));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-1").is_err());
+    }
+
+    #[test]
+    fn percentages_are_bounded() {
+        assert_eq!(parse_percent("2%").unwrap(), 2.0);
+        assert_eq!(parse_percent("0.5").unwrap(), 0.5);
+        assert!(parse_percent("0").is_err());
+        assert!(parse_percent("150%").is_err());
+    }
+}

@@ -1,0 +1,77 @@
+//! The small commands (`list`, `env`, `report`) and usage errors. `run` is
+//! the runner's.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::error::ErrorKind;
+
+use crate::cli::{EnvArgs, ListArgs, ReportArgs};
+use crate::envelope::Envelope;
+use crate::evidence::read_run;
+use crate::report::{self, table::Table, terminal::Out, workloads};
+use crate::workloads::registry;
+
+/// Prints a clap error: help and version as clap renders them, anything
+/// else as one line naming what to fix, exit code 2.
+pub fn usage_error(e: clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS }
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            let tip = rendered.lines().map(str::trim).find(|l| l.starts_with("tip:")).map(|t| format!(" ({t})")).unwrap_or_default();
+            eprintln!("proofbench: error: {first}{tip}; see 'proofbench --help'");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `proofbench list`.
+pub fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let specs: Vec<_> = registry::specs().into_iter().filter(|s| args.include_selftest || !s.hidden()).collect();
+    let text = if args.json {
+        format!("{}\n", serde_json::to_string_pretty(&specs)?)
+    } else if args.markdown {
+        workloads::markdown(&specs)
+    } else {
+        workloads::text(&specs)
+    };
+    Out::new().print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `proofbench env`.
+pub fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
+    let envelope = Envelope::collect(Path::new("/"), std::env::args().collect(), 0);
+    let text = if args.json {
+        format!("{}\n", serde_json::to_string_pretty(&envelope)?)
+    } else {
+        let mut t = Table::new(&[("Field", report::table::Align::Left), ("Value", report::table::Align::Left)]);
+        for (k, v) in envelope.summary() {
+            t.push(vec![k, v]);
+        }
+        let mut s = t.render();
+        if let Some(w) = envelope.frequency_warning() {
+            s.push_str(&format!("\nwarning: {w}\n"));
+        }
+        s.push_str("\nThe full record: proofbench env --json\n");
+        s
+    };
+    Out::new().print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `proofbench report DIR`: the report.md of a stored run, to stdout.
+pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let stored = read_run(&args.run_dir).with_context(|| format!("reading run directory {}", args.run_dir.display()))?;
+    for w in &stored.warnings {
+        eprintln!("proofbench: warning: {w}");
+    }
+    Out::new().print(&report::render(&stored))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,191 @@
+//! The cell: one workload with every parameter and axis fixed. It is what the
+//! runner sends to a worker (as JSON on stdin) and what a row records.
+
+use anyhow::{Context, anyhow};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cli::{PinStrategy, Profile};
+use crate::workloads::contract::Params;
+
+pub const CELL_SCHEMA: &str = "proofbench.cell/1";
+
+/// How a worker count relates to the CPUs this process may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CpuClass {
+    /// No more workers than physical cores.
+    Physical,
+    /// More workers than physical cores, no more than logical CPUs: SMT
+    /// siblings share cores.
+    Smt,
+    /// More workers than logical CPUs.
+    Oversubscribed,
+}
+
+impl CpuClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CpuClass::Physical => "physical",
+            CpuClass::Smt => "smt",
+            CpuClass::Oversubscribed => "oversubscribed",
+        }
+    }
+}
+
+/// Where a cell's workers run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub class: CpuClass,
+    pub pin: PinStrategy,
+    /// Logical CPU of worker i is `cpus[i % cpus.len()]`; `None`: not pinned.
+    pub cpus: Option<Vec<usize>>,
+    /// What the strategy degenerated to on this machine, if it could not be
+    /// honoured as named.
+    pub note: Option<String>,
+}
+
+/// How a cell is sampled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MeasureSpec {
+    /// Warmup samples before the timed ones (kept, marked warmup).
+    pub warmup: u32,
+    /// Stopping rule: at least this many timed samples...
+    pub min_samples: u32,
+    /// ...and at most this many.
+    pub max_samples: u32,
+    /// `--runs N`: exactly N timed samples, no stopping rule.
+    pub fixed_runs: Option<u32>,
+    /// Time budget for the timed samples, milliseconds.
+    pub budget_ms: u64,
+    /// Stop when the CI half-width of the median is within this % of it.
+    pub ci_target_pct: f64,
+    /// Pause after prepare, before the first sample, milliseconds.
+    pub settle_ms: u64,
+    /// Batched workloads: the calibrated length of one sample, milliseconds.
+    pub target_sample_ms: f64,
+}
+
+impl MeasureSpec {
+    /// The defaults of a profile.
+    pub fn for_profile(profile: Profile) -> MeasureSpec {
+        match profile {
+            Profile::Quick => MeasureSpec {
+                warmup: 1,
+                min_samples: 5,
+                max_samples: 50,
+                fixed_runs: None,
+                budget_ms: 1_500,
+                ci_target_pct: 2.0,
+                settle_ms: 20,
+                target_sample_ms: 2.0,
+            },
+            Profile::Full => MeasureSpec {
+                warmup: 2,
+                min_samples: 10,
+                max_samples: 200,
+                fixed_runs: None,
+                budget_ms: 10_000,
+                ci_target_pct: 1.0,
+                settle_ms: 20,
+                target_sample_ms: 10.0,
+            },
+            Profile::Seed => MeasureSpec {
+                warmup: 2,
+                min_samples: 5,
+                max_samples: 100,
+                fixed_runs: None,
+                budget_ms: 20_000,
+                ci_target_pct: 2.0,
+                settle_ms: 20,
+                target_sample_ms: 10.0,
+            },
+        }
+    }
+}
+
+/// One workload with every parameter fixed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    pub schema: String,
+    /// Position in the plan, from 0.
+    pub index: usize,
+    /// Unique within the run; names `raw/<row_id>.csv` and `logs/<row_id>.log`.
+    pub row_id: String,
+    pub workload: String,
+    pub group: String,
+    /// The system label (the "System" column).
+    pub label: String,
+    pub profile: Profile,
+    /// Every parameter's value, axes included.
+    pub params: Params,
+    /// The parameters swept in this plan (a sub-list of `params`' names).
+    pub axes: Vec<String>,
+    /// Worker count, for workloads with a `workers` axis.
+    pub workers: Option<usize>,
+    pub placement: Placement,
+    pub measure: MeasureSpec,
+    /// Seed for every random input of the cell.
+    pub seed: u64,
+}
+
+impl Cell {
+    fn value(&self, name: &str) -> anyhow::Result<&Value> {
+        self.params.get(name).ok_or_else(|| anyhow!("cell {} has no parameter '{name}'", self.row_id))
+    }
+
+    pub fn int(&self, name: &str) -> anyhow::Result<i64> {
+        self.value(name)?.as_i64().with_context(|| format!("parameter '{name}' is not an integer"))
+    }
+
+    pub fn usize(&self, name: &str) -> anyhow::Result<usize> {
+        usize::try_from(self.int(name)?).with_context(|| format!("parameter '{name}' is negative"))
+    }
+
+    pub fn u64(&self, name: &str) -> anyhow::Result<u64> {
+        u64::try_from(self.int(name)?).with_context(|| format!("parameter '{name}' is negative"))
+    }
+
+    pub fn str(&self, name: &str) -> anyhow::Result<&str> {
+        self.value(name)?.as_str().with_context(|| format!("parameter '{name}' is not a word"))
+    }
+
+    pub fn bool(&self, name: &str) -> anyhow::Result<bool> {
+        self.value(name)?.as_bool().with_context(|| format!("parameter '{name}' is not true/false"))
+    }
+
+    /// The worker count (1 for workloads without a `workers` axis).
+    pub fn worker_count(&self) -> usize {
+        self.workers.unwrap_or(1)
+    }
+
+    /// The logical CPU worker `i` is pinned to, if the cell pins.
+    pub fn cpu_for(&self, i: usize) -> Option<usize> {
+        self.placement.cpus.as_ref().filter(|c| !c.is_empty()).map(|c| c[i % c.len()])
+    }
+
+    /// The axis values of this cell, in axis order, e.g. `workers=2`.
+    pub fn axis_values(&self) -> Vec<(String, Value)> {
+        self.axes.iter().filter_map(|a| self.params.get(a).map(|v| (a.clone(), v.clone()))).collect()
+    }
+
+    /// A short human name: `cpu.primes workers=2`.
+    pub fn display_name(&self) -> String {
+        let mut s = self.workload.clone();
+        for (k, v) in self.axis_values() {
+            s.push(' ');
+            s.push_str(&k);
+            s.push('=');
+            s.push_str(&value_text(&v));
+        }
+        s
+    }
+}
+
+/// A parameter value as plain text (strings without quotes).
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

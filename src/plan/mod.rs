@@ -1,0 +1,222 @@
+//! plan: turns a selection, a profile and the axis flags into the ordered list
+//! of cells a run executes. Pure given the registry and the topology: it reads
+//! no files and starts nothing.
+
+pub mod cell;
+pub mod select;
+pub mod workers;
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+pub use cell::{Cell, CpuClass, MeasureSpec, Placement, value_text};
+pub use workers::WorkersSpec;
+
+use crate::cli::{PinStrategy, Profile};
+use crate::topology::{Topology, pin};
+use crate::workloads::contract::{ParamKind, Params, WorkloadSpec};
+
+/// Errors in what the user asked for (exit code 2). Each names the flag.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("unknown workload '{pattern}' (known: {known})")]
+    UnknownWorkload { pattern: String, known: String },
+    #[error("bad selection '{pattern}': {why}")]
+    BadSelection { pattern: String, why: String },
+    #[error("--workers {text}: {why}")]
+    BadWorkers { text: String, why: String },
+    #[error("--param {text}: {why}")]
+    BadParam { text: String, why: String },
+    #[error("--label '{label}': {why}")]
+    BadLabel { label: String, why: String },
+    #[error("--warmup/--runs: {0}")]
+    BadMeasure(String),
+}
+
+/// What the user asked for, validated by clap but not yet resolved.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub selection: Vec<String>,
+    pub profile: Profile,
+    pub workers: Option<String>,
+    pub oversubscribe: bool,
+    pub pin: PinStrategy,
+    pub runs: Option<u32>,
+    pub time_budget: Option<Duration>,
+    pub warmup: Option<u32>,
+    pub settle: Option<Duration>,
+    pub ci_target_pct: Option<f64>,
+    pub params: Vec<String>,
+    pub include_selftest: bool,
+    pub label: String,
+    pub seed: u64,
+}
+
+/// The ordered cells of a run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub cells: Vec<Cell>,
+}
+
+/// One `--param` after parsing: which workloads it applies to and its values.
+struct Override {
+    workload: Option<String>,
+    name: String,
+    text: String,
+    raw: String,
+}
+
+fn parse_override(raw: &str, specs: &[&WorkloadSpec]) -> Result<Override, PlanError> {
+    let (key, text) =
+        raw.split_once('=').ok_or_else(|| PlanError::BadParam { text: raw.to_string(), why: "expected NAME=VALUE".into() })?;
+    let key = key.trim();
+    // `cpu.primes.range=...` scopes the value to one workload.
+    for s in specs {
+        if let Some(name) = key.strip_prefix(s.id).and_then(|r| r.strip_prefix('.')) {
+            return Ok(Override { workload: Some(s.id.to_string()), name: name.to_string(), text: text.to_string(), raw: raw.to_string() });
+        }
+    }
+    Ok(Override { workload: None, name: key.to_string(), text: text.to_string(), raw: raw.to_string() })
+}
+
+/// Checks a system label: it names directories and table columns.
+pub fn check_label(label: &str) -> Result<(), PlanError> {
+    let bad = |why: &str| Err(PlanError::BadLabel { label: label.to_string(), why: why.to_string() });
+    if label.trim().is_empty() {
+        return bad("must not be empty");
+    }
+    if label.len() > 80 {
+        return bad("must be at most 80 characters");
+    }
+    if label.chars().any(|c| c.is_control() || c == '/' || c == '|') {
+        return bad("must not contain '/', '|' or control characters");
+    }
+    Ok(())
+}
+
+/// Builds the plan. `specs` is the whole registry, in registry order.
+pub fn build(req: &Request, specs: &[WorkloadSpec], topo: &Topology) -> Result<Plan, PlanError> {
+    check_label(&req.label)?;
+    let ids = select::select(specs, &req.selection, req.include_selftest)?;
+    let chosen: Vec<&WorkloadSpec> = ids.iter().filter_map(|id| specs.iter().find(|s| s.id == id)).collect();
+
+    let overrides: Vec<Override> = req.params.iter().map(|p| parse_override(p, &chosen)).collect::<Result<_, _>>()?;
+    for o in &overrides {
+        let applies = chosen.iter().any(|s| o.workload.as_deref().is_none_or(|w| w == s.id) && s.param(&o.name).is_some());
+        if !applies {
+            let have: Vec<String> =
+                chosen.iter().map(|s| format!("{}: {}", s.id, s.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))).collect();
+            return Err(PlanError::BadParam {
+                text: o.raw.clone(),
+                why: format!("no selected workload has a parameter '{}' ({})", o.name, have.join("; ")),
+            });
+        }
+    }
+    let workers_flag = req.workers.as_deref().map(WorkersSpec::parse).transpose()?;
+
+    let mut measure = MeasureSpec::for_profile(req.profile);
+    if let Some(n) = req.runs {
+        measure.fixed_runs = Some(n);
+    }
+    if let Some(b) = req.time_budget {
+        measure.budget_ms = b.as_millis() as u64;
+    }
+    if let Some(w) = req.warmup {
+        if w > 1000 {
+            return Err(PlanError::BadMeasure(format!("{w} warmup samples is more than 1000")));
+        }
+        measure.warmup = w;
+    }
+    if let Some(s) = req.settle {
+        measure.settle_ms = s.as_millis() as u64;
+    }
+    if let Some(c) = req.ci_target_pct {
+        measure.ci_target_pct = c;
+    }
+
+    let mut cells = Vec::new();
+    for spec in chosen {
+        // Values of every parameter, in declaration order.
+        let mut columns: Vec<(String, Vec<Value>, bool)> = Vec::new();
+        for p in &spec.params {
+            let given = overrides.iter().rev().find(|o| o.name == p.name && o.workload.as_deref().is_none_or(|w| w == spec.id));
+            let values: Vec<Value> = if p.kind == ParamKind::Workers {
+                let from_param = given.map(|o| WorkersSpec::parse(&o.text)).transpose()?;
+                let ws = from_param.or_else(|| workers_flag.clone()).unwrap_or(WorkersSpec::Auto);
+                ws.counts(topo, req.oversubscribe).into_iter().map(Value::from).collect()
+            } else if let Some(o) = given {
+                o.text
+                    .split(',')
+                    .map(|t| p.parse(t).map_err(|why| PlanError::BadParam { text: o.raw.clone(), why }))
+                    .collect::<Result<_, _>>()?
+            } else {
+                p.values(req.profile).to_vec()
+            };
+            let is_axis = p.kind == ParamKind::Workers || values.len() > 1;
+            columns.push((p.name.to_string(), values, is_axis));
+        }
+        let axes: Vec<String> = columns.iter().filter(|c| c.2).map(|c| c.0.clone()).collect();
+        for combo in cartesian(&columns) {
+            let params: Params = combo.iter().cloned().collect();
+            let workers = params.get("workers").and_then(Value::as_u64).map(|w| w as usize);
+            let placement = placement_for(req.pin, topo, workers);
+            let index = cells.len();
+            let mut row_id = format!("{index:03}-{}", spec.id);
+            for a in &axes {
+                row_id.push('-');
+                row_id.push_str(a);
+                row_id.push('=');
+                row_id.push_str(&value_text(&params[a]));
+            }
+            cells.push(Cell {
+                schema: cell::CELL_SCHEMA.to_string(),
+                index,
+                row_id: sanitize(&row_id),
+                workload: spec.id.to_string(),
+                group: spec.group.to_string(),
+                label: req.label.clone(),
+                profile: req.profile,
+                params,
+                axes: axes.clone(),
+                workers,
+                placement,
+                measure: measure.clone(),
+                seed: req.seed,
+            });
+        }
+    }
+    Ok(Plan { cells })
+}
+
+fn placement_for(strategy: PinStrategy, topo: &Topology, workers: Option<usize>) -> Placement {
+    let k = workers.unwrap_or(1);
+    let a = pin::assign(strategy, topo, k);
+    Placement { class: workers::classify(k, topo), pin: strategy, cpus: a.cpus, note: a.note }
+}
+
+/// Every combination of the columns' values, the last column varying fastest.
+fn cartesian(columns: &[(String, Vec<Value>, bool)]) -> Vec<Vec<(String, Value)>> {
+    let mut out: Vec<Vec<(String, Value)>> = vec![Vec::new()];
+    for (name, values, _) in columns {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push((name.clone(), v.clone()));
+                    p
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Keeps a row id safe as a file name.
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || "._=-+".contains(c) { c } else { '_' }).collect()
+}
+
+#[cfg(test)]
+mod tests;

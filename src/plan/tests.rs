@@ -1,0 +1,140 @@
+//! Planning tests on the fake sysfs topologies.
+
+use super::*;
+use crate::topology::fixture;
+use crate::workloads::registry;
+
+fn request(selection: &[&str]) -> Request {
+    Request {
+        selection: selection.iter().map(|s| s.to_string()).collect(),
+        profile: Profile::Quick,
+        workers: None,
+        oversubscribe: false,
+        pin: PinStrategy::None,
+        runs: None,
+        time_budget: None,
+        warmup: None,
+        settle: None,
+        ci_target_pct: None,
+        params: vec![],
+        include_selftest: false,
+        label: "test".into(),
+        seed: 9,
+    }
+}
+
+fn plan(req: &Request, topo: &str) -> Result<Plan, PlanError> {
+    build(req, &registry::specs(), &fixture(topo))
+}
+
+fn ids(p: &Plan) -> Vec<String> {
+    p.cells.iter().map(|c| c.row_id.clone()).collect()
+}
+
+#[test]
+fn the_default_plan_sweeps_workers_from_the_topology() {
+    let p = plan(&request(&[]), "kvm-2c").unwrap();
+    assert_eq!(
+        ids(&p),
+        ["000-cpu.primes-workers=1", "001-cpu.primes-workers=2", "002-cpu.checksum-workers=1", "003-cpu.checksum-workers=2"]
+    );
+    assert!(p.cells.iter().all(|c| c.axes == ["workers"] && c.placement.class == CpuClass::Physical && c.placement.cpus.is_none()));
+    assert!(p.cells.iter().enumerate().all(|(i, c)| c.index == i && c.seed == 9 && c.label == "test"));
+    let p = plan(&request(&["cpu.primes"]), "2s48c96t").unwrap();
+    let classes: Vec<(usize, CpuClass)> = p.cells.iter().map(|c| (c.worker_count(), c.placement.class)).collect();
+    assert_eq!(
+        classes,
+        [
+            (1, CpuClass::Physical),
+            (2, CpuClass::Physical),
+            (4, CpuClass::Physical),
+            (8, CpuClass::Physical),
+            (16, CpuClass::Physical),
+            (32, CpuClass::Physical),
+            (64, CpuClass::Smt),
+            (96, CpuClass::Smt)
+        ]
+    );
+}
+
+#[test]
+fn profiles_choose_the_parameter_values() {
+    let mut r = request(&["cpu.primes"]);
+    r.profile = Profile::Seed;
+    let p = plan(&r, "kvm-2c").unwrap();
+    assert_eq!(p.cells[0].int("range").unwrap(), 3_000_000);
+    r.profile = Profile::Quick;
+    assert_eq!(plan(&r, "kvm-2c").unwrap().cells[0].int("range").unwrap(), 1_000_000);
+    let mut r = request(&["cpu.checksum"]);
+    r.profile = Profile::Seed;
+    let c = &plan(&r, "kvm-2c").unwrap().cells[0];
+    assert_eq!((c.int("blocks").unwrap(), c.int("work_rounds").unwrap(), c.str("parent_wait").unwrap()), (262_144, 64, "join"));
+}
+
+#[test]
+fn workers_flag_oversubscription_and_pinning() {
+    let mut r = request(&["cpu.primes"]);
+    r.workers = Some("1,4".into());
+    r.pin = PinStrategy::Linear;
+    let p = plan(&r, "kvm-2c").unwrap();
+    assert_eq!(p.cells[1].placement.class, CpuClass::Oversubscribed);
+    assert_eq!(p.cells[1].placement.cpus.as_deref(), Some(&[0, 1, 0, 1][..]));
+    assert!(p.cells[1].placement.note.as_deref().unwrap().contains("shared"));
+    r.workers = None;
+    r.oversubscribe = true;
+    assert_eq!(plan(&r, "kvm-2c").unwrap().cells.iter().map(|c| c.worker_count()).collect::<Vec<_>>(), [1, 2, 4]);
+    r.workers = Some("0".into());
+    assert!(matches!(plan(&r, "kvm-2c"), Err(PlanError::BadWorkers { .. })));
+}
+
+#[test]
+fn params_override_sweep_and_are_checked() {
+    let mut r = request(&["cpu"]);
+    r.params = vec!["range=1000,2000".into(), "cpu.checksum.blocks=64".into()];
+    r.workers = Some("1".into());
+    let p = plan(&r, "kvm-2c").unwrap();
+    assert_eq!(ids(&p), ["000-cpu.primes-range=1000-workers=1", "001-cpu.primes-range=2000-workers=1", "002-cpu.checksum-workers=1"]);
+    assert_eq!(p.cells[0].axes, ["range", "workers"]);
+    assert_eq!(p.cells[2].int("blocks").unwrap(), 64);
+
+    for (bad, expect) in [
+        ("range", "expected NAME=VALUE"),
+        ("rang=5", "no selected workload has a parameter 'rang'"),
+        ("range=-5", "outside"),
+        ("parent_wait=sleep", "not one of join, spin"),
+        ("cpu.primes.blocks=4", "no selected workload has a parameter 'blocks'"),
+    ] {
+        r.params = vec![bad.into()];
+        let e = plan(&r, "kvm-2c").unwrap_err().to_string();
+        assert!(e.starts_with(&format!("--param {bad}")) && e.contains(expect), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn measurement_flags_reach_every_cell() {
+    let mut r = request(&["cpu.primes"]);
+    r.runs = Some(7);
+    r.time_budget = Some(std::time::Duration::from_millis(2500));
+    r.warmup = Some(0);
+    r.settle = Some(std::time::Duration::from_millis(5));
+    r.ci_target_pct = Some(0.5);
+    for c in plan(&r, "kvm-2c").unwrap().cells {
+        assert_eq!(
+            (c.measure.fixed_runs, c.measure.budget_ms, c.measure.warmup, c.measure.settle_ms, c.measure.ci_target_pct),
+            (Some(7), 2500, 0, 5, 0.5)
+        );
+    }
+}
+
+#[test]
+fn labels_and_selections_are_checked() {
+    let mut r = request(&[]);
+    for bad in ["", "a/b", "x|y"] {
+        r.label = bad.into();
+        assert!(matches!(plan(&r, "kvm-2c"), Err(PlanError::BadLabel { .. })), "{bad:?}");
+    }
+    assert!(matches!(plan(&request(&["nope"]), "kvm-2c"), Err(PlanError::UnknownWorkload { .. })));
+    let p = plan(&request(&["selftest.wrong"]), "kvm-2c").unwrap();
+    assert_eq!(ids(&p), ["000-selftest.wrong"]);
+    assert!(p.cells[0].axes.is_empty() && p.cells[0].workers.is_none());
+}

@@ -1,0 +1,176 @@
+//! report: renders stored rows as tables. It never measures, and it reads
+//! nothing but the records it is given, so `proofbench report DIR` reproduces
+//! report.md byte for byte. The terminal prints the same sections.
+
+pub mod format;
+pub mod scaling;
+pub mod table;
+pub mod terminal;
+pub mod workloads;
+
+use crate::evidence::{Row, RunRecord, Status, StatusCounts, StoredRun};
+use crate::plan::value_text;
+
+use table::{Align, Table};
+
+/// The whole report.md of a stored run.
+pub fn render(stored: &StoredRun) -> String {
+    let mut out = header(&stored.run, &stored.rows);
+    for group in groups(&stored.run, &stored.rows) {
+        out.push('\n');
+        out.push_str(&group_section(&stored.rows, &group));
+    }
+    out.push('\n');
+    out.push_str(&footer(&stored.run, &stored.rows));
+    out
+}
+
+/// Groups in plan order (then any found only in rows).
+pub fn groups(run: &RunRecord, rows: &[Row]) -> Vec<String> {
+    let mut gs: Vec<String> = Vec::new();
+    for g in run.plan.iter().map(|c| &c.group).chain(rows.iter().map(|r| &r.cell.group)) {
+        if !gs.contains(g) {
+            gs.push(g.clone());
+        }
+    }
+    gs
+}
+
+/// The title and the machine/run summary.
+pub fn header(run: &RunRecord, rows: &[Row]) -> String {
+    let mut t = Table::new(&[("Field", Align::Left), ("Value", Align::Left)]);
+    let counts = StatusCounts::of(rows.iter().map(|r| &r.status));
+    t.push(vec!["System label".into(), run.label.clone()]);
+    t.push(vec!["Profile".into(), run.profile.as_str().into()]);
+    let sel = if run.options.selection.is_empty() { "(all)".to_string() } else { run.options.selection.join(" ") };
+    t.push(vec!["Selection".into(), sel]);
+    t.push(vec!["Started (UTC)".into(), run.started_utc.clone()]);
+    t.push(vec!["Finished (UTC)".into(), run.finished_utc.clone().unwrap_or_else(|| "(not finished)".into())]);
+    t.push(vec!["Rows".into(), counts_text(&counts, run.plan.len())]);
+    for (k, v) in run.envelope.summary() {
+        t.push(vec![k, v]);
+    }
+    let mut out = format!("# proofbench run {}\n\n", run.id);
+    out.push_str(&t.render());
+    let mut warnings = Vec::new();
+    if let Some(w) = run.envelope.frequency_warning() {
+        warnings.push(w);
+    }
+    if run.interrupted {
+        warnings.push(format!("the run was interrupted: {} planned cells have no row", run.not_run.len()));
+    }
+    for w in warnings {
+        out.push_str(&format!("\n> warning: {w}\n"));
+    }
+    out
+}
+
+fn counts_text(c: &StatusCounts, planned: usize) -> String {
+    format!("{} ok, {} invalid, {} failed, {} timeout, {} skipped (of {planned} planned)", c.ok, c.invalid, c.failed, c.timeout, c.skipped)
+}
+
+/// The axis values of a row as text (`workers=2`), or `-`.
+pub fn axes_text(r: &Row) -> String {
+    let v: Vec<String> = r.cell.axis_values().into_iter().map(|(a, v)| format!("{a}={}", value_text(&v))).collect();
+    if v.is_empty() { "-".into() } else { v.join(", ") }
+}
+
+/// The tables of one group: per workload, its scaling tables and its rows.
+pub fn group_section(rows: &[Row], group: &str) -> String {
+    let mut out = format!("## {group}\n");
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| r.cell.group == group) {
+        if !workloads.contains(&r.cell.workload.as_str()) {
+            workloads.push(&r.cell.workload);
+        }
+    }
+    if workloads.is_empty() {
+        out.push_str("\nNo rows.\n");
+    }
+    for w in workloads {
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
+        let first = mine[0];
+        out.push_str(&format!("\n### {w}\n\n{}.\n", first.summary));
+        out.push_str(&format!("Unit: {} ({}). Timed region: {}.", first.unit.as_str(), first.direction.as_str(), first.timed_region));
+        if let Some(tw) = &first.total_window {
+            out.push_str(&format!(" Total window: {tw}."));
+        }
+        if let Some(v) = mine.iter().find_map(|r| r.verifier.as_ref()) {
+            out.push_str(&format!(" Verifier: {}.", v.description));
+        }
+        out.push('\n');
+        for t in scaling::tables(&mine) {
+            out.push('\n');
+            out.push_str(&t.render());
+        }
+        let ok: Vec<&&Row> = mine.iter().filter(|r| r.status == Status::Ok).collect();
+        if ok.is_empty() {
+            out.push_str("\nNo ok rows (see Not ok).\n");
+            continue;
+        }
+        let mut t = Table::new(&[
+            ("Row", Align::Left),
+            ("Median", Align::Right),
+            ("95% CI", Align::Right),
+            ("n", Align::Right),
+            ("CV", Align::Right),
+            ("Variance", Align::Left),
+            ("Outliers mz/2s", Align::Right),
+            ("First/steady", Align::Right),
+            ("Stop", Align::Left),
+        ]);
+        for r in ok {
+            let Some(st) = &r.stats else { continue };
+            let s = &st.work;
+            t.push(vec![
+                axes_text(r),
+                format::value(s.median, r.unit),
+                format::ci_relative(s.ci95.lo, s.ci95.hi, s.median),
+                s.n.to_string(),
+                format::percent(s.cv),
+                s.variance.as_str().into(),
+                format!("{}/{}", s.outliers_modified_z.len(), s.outliers_2sigma.len()),
+                st.cold.as_ref().map(|c| format!("{:.2}", c.ratio)).unwrap_or_else(|| "n/a".into()),
+                r.measurement.as_ref().and_then(|m| m.stop_reason).map(|s| s.as_str()).unwrap_or("n/a").into(),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&t.render());
+    }
+    out
+}
+
+/// Every row that is not ok, with its reason; then the run's wall and CPU time.
+pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
+    let mut out = String::from("## Not ok\n\n");
+    let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok).collect();
+    if bad.is_empty() && run.not_run.is_empty() {
+        out.push_str("Every row is ok.\n");
+    } else {
+        let mut t = Table::new(&[("Row", Align::Left), ("Status", Align::Left), ("Reason", Align::Left)]);
+        for r in bad {
+            t.push(vec![r.cell.display_name(), r.status.as_str().into(), r.reason.clone().unwrap_or_default()]);
+        }
+        for id in &run.not_run {
+            t.push(vec![id.clone(), "not run".into(), "the run was interrupted before this cell".into()]);
+        }
+        out.push_str(&t.render());
+    }
+    out.push_str("\n## Run totals\n\n");
+    match (run.wall_s, &run.cpu) {
+        (Some(w), Some(c)) => {
+            let all = c.workers.plus(&c.parent);
+            out.push_str(&format!("Wall time: {} ({} us)\n", format::seconds(w), format::number((w * 1e6).round())));
+            out.push_str(&format!(
+                "CPU time: {} ({} us): workers {} user + {} system, harness {}\n",
+                format::seconds(all.cpu_seconds()),
+                format::number((all.user_us + all.sys_us) as f64),
+                format::seconds(c.workers.user_us as f64 / 1e6),
+                format::seconds(c.workers.sys_us as f64 / 1e6),
+                format::seconds(c.parent.cpu_seconds()),
+            ));
+        }
+        _ => out.push_str("The run did not finish; no totals.\n"),
+    }
+    out
+}

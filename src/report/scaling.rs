@@ -1,0 +1,182 @@
+//! Scaling tables in the capOS shape: per system label (and per value of the
+//! other axes), the median at each worker count and the speedups 1-to-k;
+//! for workloads with a total window, work and total speedups side by side.
+//! Only `ok` rows enter these tables.
+
+use std::collections::BTreeMap;
+
+use crate::evidence::{Row, Status};
+use crate::plan::{CpuClass, value_text};
+use crate::topology::cpulist;
+use crate::workloads::contract::Direction;
+
+use super::format;
+use super::table::{Align, Table};
+
+/// One line of a scaling table: a system label and the other axes' values.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct SeriesKey {
+    label: String,
+    mode: String,
+}
+
+struct Series<'a> {
+    by_workers: BTreeMap<usize, &'a Row>,
+}
+
+/// Series in first-seen order, and every worker count with its class.
+type Grouped<'a> = (Vec<(SeriesKey, Series<'a>)>, Vec<(usize, CpuClass)>);
+
+/// A window of a row: its name and how to read its median.
+type Window = (&'static str, fn(&Row) -> Option<f64>);
+
+/// The ok rows of one workload that have a `workers` axis, grouped into series.
+fn series<'a>(rows: &[&'a Row]) -> Grouped<'a> {
+    let mut map: BTreeMap<SeriesKey, Series> = BTreeMap::new();
+    let mut order: Vec<SeriesKey> = Vec::new();
+    let mut counts: BTreeMap<usize, CpuClass> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.status == Status::Ok) {
+        let Some(k) = r.cell.workers else { continue };
+        let mode: Vec<String> =
+            r.cell.axis_values().into_iter().filter(|(a, _)| a != "workers").map(|(a, v)| format!("{a}={}", value_text(&v))).collect();
+        let key = SeriesKey { label: r.cell.label.clone(), mode: mode.join(", ") };
+        if !map.contains_key(&key) {
+            order.push(key.clone());
+        }
+        map.entry(key).or_insert_with(|| Series { by_workers: BTreeMap::new() }).by_workers.insert(k, *r);
+        counts.entry(k).or_insert(r.cell.placement.class);
+    }
+    let series = order.into_iter().map(|k| {
+        let s = map.remove(&k).expect("key from order");
+        (k, s)
+    });
+    (series.collect(), counts.into_iter().collect())
+}
+
+fn count_header(k: usize, class: CpuClass) -> String {
+    let base = if k == 1 { "1 worker".to_string() } else { format!("{k} workers") };
+    match class {
+        CpuClass::Physical => base,
+        CpuClass::Smt => format!("{base} (smt)"),
+        CpuClass::Oversubscribed => format!("{base} (oversubscribed)"),
+    }
+}
+
+fn speedup(base: Option<f64>, at_k: Option<f64>, dir: Direction) -> String {
+    match (base, at_k) {
+        (Some(b), Some(k)) if b > 0.0 && k > 0.0 => format::speedup(match dir {
+            Direction::LowerIsBetter => b / k,
+            Direction::HigherIsBetter => k / b,
+        }),
+        _ => "n/a".into(),
+    }
+}
+
+fn system(key: &SeriesKey) -> String {
+    if key.mode.is_empty() { key.label.clone() } else { format!("{} ({})", key.label, key.mode) }
+}
+
+/// The scaling tables of one workload's rows, or nothing when fewer than two
+/// worker counts are ok.
+pub fn tables(rows: &[&Row]) -> Vec<Table> {
+    let (series, counts) = series(rows);
+    if counts.len() < 2 || series.is_empty() {
+        return Vec::new();
+    }
+    let first = series[0].1.by_workers.values().next().expect("non-empty series");
+    let (unit, dir) = (first.unit, first.direction);
+    let has_total = rows.iter().any(|r| r.total_median().is_some());
+    let base_k = counts[0].0;
+    let speedup_counts: Vec<usize> = counts.iter().map(|c| c.0).filter(|&k| k != base_k).collect();
+    let speedup_header = |k: usize| format!("{base_k}-to-{k}");
+
+    let mut out = Vec::new();
+    // Medians (and, without a total window, the speedups in the same table).
+    let mut headers = vec![("System".to_string(), Align::Left)];
+    if has_total {
+        headers.push(("Window".into(), Align::Left));
+    }
+    headers.extend(counts.iter().map(|&(k, c)| (format!("{} median", count_header(k, c)), Align::Right)));
+    if !has_total {
+        headers.extend(speedup_counts.iter().map(|&k| (format!("{} speedup", speedup_header(k)), Align::Right)));
+    }
+    let mut medians = Table::with_headers(headers);
+    for (key, s) in &series {
+        let windows: &[Window] = if has_total { &[("work", Row::median), ("total", Row::total_median)] } else { &[("work", Row::median)] };
+        for (name, get) in windows {
+            let mut line = vec![system(key)];
+            if has_total {
+                line.push(name.to_string());
+            }
+            for &(k, _) in &counts {
+                line.push(s.by_workers.get(&k).and_then(|r| get(r)).map(|v| format::value(v, unit)).unwrap_or_else(|| "n/a".into()));
+            }
+            if !has_total {
+                let base = s.by_workers.get(&base_k).and_then(|r| get(r));
+                for &k in &speedup_counts {
+                    line.push(speedup(base, s.by_workers.get(&k).and_then(|r| get(r)), dir));
+                }
+            }
+            medians.push(line);
+        }
+    }
+    out.push(medians);
+
+    if has_total {
+        // The capOS thread-scale shape: work and total speedups side by side.
+        let mut headers =
+            vec![("System / mode".to_string(), Align::Left), ("Placement".into(), Align::Left), ("Runs".into(), Align::Right)];
+        for &k in &speedup_counts {
+            headers.push((format!("{} work", speedup_header(k)), Align::Right));
+            headers.push((format!("{} total", speedup_header(k)), Align::Right));
+        }
+        headers.push(("Notes".into(), Align::Left));
+        let mut t = Table::with_headers(headers);
+        for (key, s) in &series {
+            let runs = s.by_workers.values().filter_map(|r| r.stats.as_ref().map(|st| st.work.n)).min().unwrap_or(0);
+            let mut line = vec![system(key), placement(s), runs.to_string()];
+            let base = s.by_workers.get(&base_k).copied();
+            for &k in &speedup_counts {
+                let at = s.by_workers.get(&k).copied();
+                line.push(speedup(base.and_then(Row::median), at.and_then(Row::median), dir));
+                line.push(speedup(base.and_then(Row::total_median), at.and_then(Row::total_median), dir));
+            }
+            line.push(notes(s));
+            t.push(line);
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// The pin strategy and the CPUs of the largest worker count.
+fn placement(s: &Series) -> String {
+    let Some(r) = s.by_workers.values().last() else { return String::new() };
+    let p = &r.cell.placement;
+    match &p.cpus {
+        None => format!("{} (scheduler decides)", p.pin.as_str()),
+        Some(c) => {
+            let mut set = c.clone();
+            set.sort_unstable();
+            set.dedup();
+            format!("{}: CPUs {}", p.pin.as_str(), cpulist::format(&set))
+        }
+    }
+}
+
+/// SMT and oversubscribed counts, and what pinning degenerated to.
+fn notes(s: &Series) -> String {
+    let mut notes: Vec<String> = Vec::new();
+    for (k, r) in &s.by_workers {
+        let p = &r.cell.placement;
+        if p.class != CpuClass::Physical {
+            notes.push(format!("{k} workers: {}", p.class.as_str()));
+        }
+        if let Some(n) = &p.note
+            && !notes.contains(n)
+        {
+            notes.push(n.clone());
+        }
+    }
+    notes.join("; ")
+}

@@ -1,0 +1,200 @@
+//! runner: the parent side of a run. Executes the plan's cells one at a time,
+//! each in a fresh worker process, and turns each into a row that is written
+//! (and flushed) before the next cell starts. A failing cell never stops the
+//! run; a stop signal ends it early with every finished row kept and the
+//! report still written.
+
+pub mod compose;
+pub mod progress;
+pub mod signals;
+pub mod spawn;
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Instant, SystemTime};
+
+use anyhow::Context;
+
+use crate::cli::RunArgs;
+use crate::envelope::Envelope;
+use crate::evidence::{RUN_SCHEMA, Row, RunCpu, RunDir, RunOptions, RunRecord, StatusCounts, read_run};
+use crate::measure::rusage::Rusage;
+use crate::plan::{self, Plan};
+use crate::report::{self, terminal::Out};
+use crate::topology::Topology;
+use crate::workloads::registry;
+
+use progress::Progress;
+
+/// The seed of a run unless `--seed` is given (fixed, so that runs repeat).
+pub const DEFAULT_SEED: u64 = 0x5EED_2026;
+
+/// Exit code of a run stopped by a signal (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// UTC now as RFC 3339 with seconds.
+pub fn utc_now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// The kernel release of this machine (for the default label).
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
+}
+
+/// Keeps a piece of a directory name to safe characters.
+fn name_part(s: &str) -> String {
+    let t: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    t.chars().take(48).collect()
+}
+
+/// Runs the benchmarks the arguments select; returns the exit code.
+pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
+    let wall = Instant::now();
+    let specs = registry::specs();
+    let topo = Topology::live().context("reading the CPU topology")?;
+    let label = args.label.clone().unwrap_or_else(|| format!("linux-{}", kernel_release()));
+    let seed = args.seed.unwrap_or(DEFAULT_SEED);
+    let req = plan::Request {
+        selection: args.selection.clone(),
+        profile: args.profile,
+        workers: args.workers.clone(),
+        oversubscribe: args.oversubscribe,
+        pin: args.pin,
+        runs: args.runs,
+        time_budget: args.time_budget,
+        warmup: args.warmup,
+        settle: args.settle,
+        ci_target_pct: args.ci_target,
+        params: args.params.clone(),
+        include_selftest: args.include_selftest,
+        label: label.clone(),
+        seed,
+    };
+    let Plan { cells } = plan::build(&req, &specs, &topo)?;
+
+    let envelope = Envelope::collect(Path::new("/"), argv, seed);
+    let started_utc = envelope.started_utc.clone();
+    let mut dir = match &args.run_dir {
+        Some(p) => RunDir::create_at(p)?,
+        None => {
+            let stamp: String = started_utc.chars().filter(|c| *c != '-' && *c != ':').collect();
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+            RunDir::create_in(&args.out, &format!("{stamp}-{}-{}", name_part(host.trim()), name_part(&label)))?
+        }
+    };
+    let mut run = RunRecord {
+        schema: RUN_SCHEMA.to_string(),
+        id: dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        label,
+        profile: args.profile,
+        seed,
+        options: RunOptions {
+            selection: args.selection.clone(),
+            profile: args.profile,
+            workers: args.workers.clone(),
+            oversubscribe: args.oversubscribe,
+            pin: args.pin,
+            runs: args.runs,
+            time_budget_ms: args.time_budget.map(|d| d.as_millis() as u64),
+            timeout_ms: args.timeout.as_millis() as u64,
+            warmup: args.warmup,
+            settle_ms: args.settle.map(|d| d.as_millis() as u64),
+            ci_target_pct: args.ci_target,
+            params: args.params.clone(),
+            include_selftest: args.include_selftest,
+        },
+        envelope,
+        plan: cells.clone(),
+        started_utc,
+        finished_utc: None,
+        wall_s: None,
+        cpu: None,
+        interrupted: false,
+        complete: false,
+        counts: None,
+        not_run: Vec::new(),
+    };
+    dir.write_run(&run)?;
+    signals::install()?;
+
+    let out = Out::new();
+    let show_tables = !args.json && !args.quiet;
+    if !args.quiet {
+        eprintln!("proofbench: {} cells, profile {}, writing {}", cells.len(), args.profile.as_str(), dir.path().display());
+    }
+    let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
+    let progress = Progress::new(cells.len(), args.quiet);
+    let mut rows: Vec<Row> = Vec::new();
+    for (i, cell) in cells.iter().enumerate() {
+        if signals::interrupted() {
+            break;
+        }
+        let spec = specs.iter().find(|s| s.id == cell.workload).expect("planned from the registry");
+        progress.start_cell(&cell.display_name());
+        let (log, log_rel) = dir.log_file(&cell.row_id)?;
+        let started_utc = utc_now();
+        let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
+        let wr =
+            spawn::run_worker(&exe, &cell_json, log, args.timeout).with_context(|| format!("running the worker of {}", cell.row_id))?;
+        if wr.interrupted {
+            break;
+        }
+        let mut row = compose::row(compose::Finished {
+            cell,
+            spec,
+            run: &wr,
+            timeout: args.timeout,
+            stderr_tail: compose::log_tail(&dir.path().join(&log_rel), 10),
+            log_rel,
+            started_utc,
+            finished_utc: utc_now(),
+        });
+        if !row.samples.is_empty() {
+            row.raw = Some(dir.write_raw(&row)?);
+        }
+        dir.append_row(&row)?;
+        progress.finish_cell(i, &cell.display_name(), row.status, wr.process.wall_ms / 1e3);
+        if args.json {
+            out.print(&format!("{}\n", serde_json::to_string(&row)?))?;
+        }
+        rows.push(row);
+        let group_done = cells.get(i + 1).is_none_or(|next| next.group != cell.group);
+        if show_tables && group_done {
+            let text = report::group_section(&rows, &cell.group);
+            progress.suspend(|| out.print(&format!("{text}\n")))?;
+        }
+    }
+    progress.finish();
+
+    run.interrupted = signals::interrupted();
+    run.not_run = cells.iter().filter(|c| !rows.iter().any(|r| r.cell.index == c.index)).map(|c| c.row_id.clone()).collect();
+    run.complete = run.not_run.is_empty();
+    run.envelope.finish(Path::new("/"));
+    run.finished_utc = run.envelope.finished_utc.clone();
+    run.wall_s = Some(wall.elapsed().as_secs_f64());
+    run.cpu = Some(RunCpu { parent: Rusage::this_process(), workers: Rusage::children() });
+    let counts = StatusCounts::of(rows.iter().map(|r| &r.status));
+    run.counts = Some(counts.clone());
+    dir.write_run(&run)?;
+
+    // The report is rendered from the records as stored, so that
+    // `proofbench report DIR` gives the same bytes.
+    let stored = read_run(dir.path())?;
+    dir.write_file("report.md", &report::render(&stored))?;
+    let summary = format!("{}\nResults: {}\n", report::footer(&stored.run, &stored.rows), dir.path().display());
+    if args.json {
+        if !args.quiet {
+            eprint!("{summary}");
+        }
+    } else {
+        out.print(&summary)?;
+    }
+    Ok(if run.interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if counts.failures() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,81 @@
+//! worker: the child side of a cell. Reads the cell as JSON on stdin, pins,
+//! prepares the workload outside any timed window, measures it, and prints
+//! one report line.
+//!
+//! The report goes to a private duplicate of the original stdout; file
+//! descriptor 1 itself is pointed at stderr, so that anything a workload
+//! prints lands in the log instead of corrupting the report.
+
+pub mod sampling;
+pub mod stopping;
+
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, RawFd};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use anyhow::Context;
+
+use crate::evidence::{Status, WorkerReport, dir::parse_record};
+use crate::measure::{affinity, clock};
+use crate::plan::Cell;
+use crate::plan::cell::CELL_SCHEMA;
+use crate::workloads::contract::Prepared;
+use crate::workloads::registry;
+
+static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// The report channel's descriptor, which forked children must close.
+pub fn report_fd() -> Option<RawFd> {
+    let fd = REPORT_FD.load(Ordering::Relaxed);
+    (fd >= 0).then_some(fd)
+}
+
+/// Entry point of `proofbench worker`.
+pub fn main() -> anyhow::Result<()> {
+    // SAFETY: duplicating and redirecting this process's own standard
+    // descriptors; no memory is involved.
+    let fd = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error()).context("duplicating stdout for the report");
+    }
+    // SAFETY: as above.
+    if unsafe { libc::dup2(2, 1) } < 0 {
+        return Err(std::io::Error::last_os_error()).context("redirecting stdout to stderr");
+    }
+    REPORT_FD.store(fd, Ordering::Relaxed);
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).context("reading the cell from stdin")?;
+    let cell: Cell = parse_record(&input, CELL_SCHEMA, std::path::Path::new("<stdin>"), None)?;
+    eprintln!("proofbench worker pid {} for {}", std::process::id(), cell.row_id);
+    let report = run_cell(&cell);
+    // SAFETY: `fd` was duplicated above and is owned by nothing else.
+    let mut out = unsafe { std::fs::File::from_raw_fd(fd) };
+    REPORT_FD.store(-1, Ordering::Relaxed);
+    let mut line = serde_json::to_string(&report).context("serializing the report")?;
+    line.push('\n');
+    out.write_all(line.as_bytes()).context("writing the report")?;
+    Ok(())
+}
+
+/// Prepares and measures one cell; every failure becomes a report.
+pub fn run_cell(cell: &Cell) -> WorkerReport {
+    let Some(workload) = registry::find(&cell.workload) else {
+        return WorkerReport::new(Status::Failed, Some(format!("this worker has no workload '{}'", cell.workload)));
+    };
+    let spec = workload.spec();
+    if let Some(cpu) = cell.cpu_for(0)
+        && let Err(e) = affinity::pin_current_thread(cpu)
+    {
+        return WorkerReport::new(Status::Failed, Some(format!("cannot pin the worker to CPU {cpu}: {e}")));
+    }
+    let t0 = clock::now_ns();
+    let prepared = catch_unwind(AssertUnwindSafe(|| workload.prepare(cell)));
+    let prepare_ms = (clock::now_ns() - t0) as f64 / 1e6;
+    match prepared {
+        Ok(Ok(Prepared::Ready(inst))) => sampling::measure(cell, &spec, inst, prepare_ms),
+        Ok(Ok(Prepared::Skip(reason))) => WorkerReport::new(Status::Skipped, Some(reason)),
+        Ok(Err(e)) => WorkerReport::new(Status::Failed, Some(format!("prepare failed: {e:#}"))),
+        Err(_) => WorkerReport::new(Status::Failed, Some("prepare panicked (see the log)".into())),
+    }
+}

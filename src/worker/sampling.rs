@@ -1,0 +1,171 @@
+//! The measurement loop of one cell: settle, calibrate (batched workloads),
+//! warmup, timed samples until the stopping rule holds, the verifier after
+//! every sample, and the worker's own resource account.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+use crate::evidence::{MeasurementRecord, SampleRecord, Status, VerifierRecord, WorkerReport};
+use crate::measure::clock;
+use crate::measure::rusage::Rusage;
+use crate::plan::Cell;
+use crate::workloads::contract::{Instance, Timer, WorkloadSpec};
+
+use super::stopping;
+
+/// Why the loop ended early.
+enum Halt {
+    /// The verifier failed (the row is invalid).
+    Invalid,
+    /// The workload returned an error or panicked (the row failed).
+    Failed(String),
+}
+
+struct Loop<'a> {
+    spec: &'a WorkloadSpec,
+    inst: Box<dyn Instance>,
+    samples: Vec<SampleRecord>,
+    verifier: Option<VerifierRecord>,
+    checked: u32,
+}
+
+impl Loop<'_> {
+    /// Runs one sample and verifies it; returns its work window.
+    fn sample(&mut self, iters: u64, warmup: bool, keep: bool) -> Result<u64, Halt> {
+        let mut timer = Timer::new();
+        let work = match catch_unwind(AssertUnwindSafe(|| self.inst.sample(iters, &mut timer))) {
+            Ok(Ok(w)) => w,
+            Ok(Err(e)) => return Err(Halt::Failed(format!("sample failed: {e:#}"))),
+            Err(panic) => return Err(Halt::Failed(format!("sample panicked: {}", panic_text(&panic)))),
+        };
+        let verdict = match catch_unwind(AssertUnwindSafe(|| self.inst.verify())) {
+            Ok(v) => v,
+            Err(panic) => return Err(Halt::Failed(format!("verifier panicked: {}", panic_text(&panic)))),
+        };
+        self.checked += 1;
+        let first_failure = self.verifier.as_ref().is_none_or(|v| v.passed);
+        if first_failure {
+            self.verifier = Some(VerifierRecord {
+                description: self.spec.verifier.to_string(),
+                passed: verdict.passed,
+                expected: verdict.expected,
+                observed: verdict.observed,
+                checked_samples: self.checked,
+            });
+        }
+        if let Some(v) = self.verifier.as_mut() {
+            v.checked_samples = self.checked;
+        }
+        let work_ns = timer.work_ns().ok_or_else(|| Halt::Failed("the workload did not record a work window".into()))?;
+        let value = self.spec.unit.value(work_ns, iters, work).ok_or_else(|| {
+            Halt::Failed(format!("a work window of {work_ns} ns with {} operations has no value in {}", work.ops, self.spec.unit.as_str()))
+        })?;
+        if keep {
+            self.samples.push(SampleRecord {
+                index: self.samples.len() as u32,
+                warmup,
+                iters,
+                ops: work.ops,
+                bytes: work.bytes,
+                work_ns,
+                total_ns: timer.total_ns(),
+                value,
+                total_value: timer.total_ns().and_then(|t| self.spec.unit.value(t, iters, work)),
+            });
+        }
+        if !verdict.passed {
+            return Err(Halt::Invalid);
+        }
+        Ok(work_ns)
+    }
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "(no message)".into())
+}
+
+/// Measures a prepared cell and returns the worker's report.
+pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepare_ms: f64) -> WorkerReport {
+    let m = &cell.measure;
+    std::thread::sleep(Duration::from_millis(m.settle_ms));
+    let timer_overhead_ns = clock::timer_overhead_ns(1001);
+    let mut lp = Loop { spec, inst, samples: Vec::new(), verifier: None, checked: 0 };
+    let mut rec = MeasurementRecord {
+        clock: "CLOCK_MONOTONIC".into(),
+        clock_resolution_ns: clock::resolution_ns(),
+        timer_overhead_ns,
+        loop_overhead_ns_per_iter: None,
+        overhead_subtracted: false,
+        iters_per_sample: 1,
+        calibration_samples: 0,
+        prepare_ms,
+        settle_ms: m.settle_ms,
+        warmup_samples: 0,
+        timed_samples: 0,
+        timed_phase_ms: 0.0,
+        stop_reason: None,
+        ci_rel_half_width_at_stop: None,
+    };
+    let mut ru_start = None;
+    let outcome = (|| -> Result<(), Halt> {
+        if spec.batched {
+            // Grow the batch until one sample lasts the target and the clock's
+            // own cost is under 1% of it.
+            let floor = (m.target_sample_ms * 1e6).max(100.0 * timer_overhead_ns);
+            let mut iters = 1u64;
+            loop {
+                rec.calibration_samples += 1;
+                let ns = lp.sample(iters, false, false)?;
+                if ns as f64 >= floor || iters >= 1 << 40 || rec.calibration_samples >= 60 {
+                    break;
+                }
+                let grow = if ns == 0 { 10.0 } else { (floor / ns as f64 * 1.2).clamp(1.5, 100.0) };
+                iters = ((iters as f64 * grow).ceil() as u64).max(iters + 1);
+            }
+            rec.iters_per_sample = iters;
+            rec.loop_overhead_ns_per_iter = Some(clock::loop_overhead_ns(iters.min(1 << 24), 5));
+        }
+        ru_start = Some(Rusage::this_process());
+        for _ in 0..m.warmup {
+            lp.sample(rec.iters_per_sample, true, true)?;
+            rec.warmup_samples += 1;
+        }
+        let t0 = clock::now_ns();
+        let mut values: Vec<f64> = Vec::new();
+        loop {
+            let before = clock::now_ns();
+            lp.sample(rec.iters_per_sample, false, true)?;
+            let after = clock::now_ns();
+            rec.timed_samples += 1;
+            values.push(lp.samples.last().map(|s| s.value).unwrap_or(f64::NAN));
+            rec.timed_phase_ms = (after - t0) as f64 / 1e6;
+            let d = stopping::decide(&values, after - t0, after - before, m, cell.seed);
+            if let Some(reason) = d.stop {
+                rec.stop_reason = Some(reason);
+                rec.ci_rel_half_width_at_stop = d.ci_rel_half_width;
+                return Ok(());
+            }
+        }
+    })();
+    let rusage_measured = ru_start.map(|r0| Rusage::this_process().since(&r0));
+    let (status, reason) = match outcome {
+        Ok(()) => (Status::Ok, None),
+        Err(Halt::Invalid) => {
+            let v = lp.verifier.as_ref();
+            (
+                Status::Invalid,
+                Some(format!("verifier failed: expected {}, observed {}", v.map_or("?", |v| &v.expected), v.map_or("?", |v| &v.observed))),
+            )
+        }
+        Err(Halt::Failed(why)) => (Status::Failed, Some(why)),
+    };
+    let details = catch_unwind(AssertUnwindSafe(|| lp.inst.details())).unwrap_or(serde_json::Value::Null);
+    WorkerReport {
+        samples: std::mem::take(&mut lp.samples),
+        verifier: lp.verifier.take(),
+        measurement: Some(rec),
+        details,
+        rusage_measured,
+        ..WorkerReport::new(status, reason)
+    }
+}

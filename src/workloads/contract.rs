@@ -1,0 +1,413 @@
+//! The workload contract: what every workload declares and implements.
+//!
+//! A workload declares a [`WorkloadSpec`] (id, unit, timed region, verifier,
+//! parameters with their quick / full / seed values) that `list`, the docs and
+//! the records print from. At run time the worker asks it to [`Workload::prepare`]
+//! a cell outside any timed window, then calls [`Instance::sample`] repeatedly;
+//! the instance brackets its own work window with the [`Timer`] and reports how
+//! many operations the sample did. After every sample the harness calls
+//! [`Instance::verify`], outside the timed window.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cli::Profile;
+use crate::measure::clock;
+use crate::plan::Cell;
+
+/// The unit of a row's headline value; it fixes the direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    /// Wall time of one sample's work window, in nanoseconds.
+    #[serde(rename = "ns")]
+    Ns,
+    /// Nanoseconds per operation (work window / operations).
+    #[serde(rename = "ns/op")]
+    NsPerOp,
+    /// Operations per second.
+    #[serde(rename = "ops/s")]
+    OpsPerSec,
+    /// Megabytes (10^6 bytes) per second.
+    #[serde(rename = "MB/s")]
+    MbPerSec,
+}
+
+impl Unit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::NsPerOp => "ns/op",
+            Unit::OpsPerSec => "ops/s",
+            Unit::MbPerSec => "MB/s",
+        }
+    }
+
+    pub fn direction(self) -> Direction {
+        match self {
+            Unit::Ns | Unit::NsPerOp => Direction::LowerIsBetter,
+            Unit::OpsPerSec | Unit::MbPerSec => Direction::HigherIsBetter,
+        }
+    }
+
+    /// The value of one window in this unit. `None` when it is undefined
+    /// (zero time or zero operations).
+    pub fn value(self, window_ns: u64, iters: u64, work: Work) -> Option<f64> {
+        let ns = window_ns as f64;
+        let v = match self {
+            Unit::Ns => ns / iters.max(1) as f64,
+            Unit::NsPerOp => {
+                if work.ops == 0 {
+                    return None;
+                }
+                ns / work.ops as f64
+            }
+            Unit::OpsPerSec => {
+                if window_ns == 0 {
+                    return None;
+                }
+                work.ops as f64 * 1e9 / ns
+            }
+            Unit::MbPerSec => {
+                if window_ns == 0 {
+                    return None;
+                }
+                work.bytes as f64 * 1e3 / ns
+            }
+        };
+        v.is_finite().then_some(v)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    LowerIsBetter,
+    HigherIsBetter,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::LowerIsBetter => "lower is better",
+            Direction::HigherIsBetter => "higher is better",
+        }
+    }
+}
+
+/// What a parameter's values may be.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum ParamKind {
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Choice {
+        choices: Vec<&'static str>,
+    },
+    Bool,
+    /// The worker-count axis: a list of counts, or `auto` from the topology.
+    Workers,
+}
+
+/// One named knob of a workload with its value in each profile. More than one
+/// value in a profile makes it an axis of that profile.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: ParamKind,
+    pub quick: Vec<Value>,
+    pub full: Vec<Value>,
+    pub seed: Vec<Value>,
+}
+
+impl ParamSpec {
+    /// An integer parameter bounded to `min..=max`.
+    pub fn int(name: &'static str, help: &'static str, min: i64, max: i64, [quick, full, seed]: [i64; 3]) -> Self {
+        ParamSpec {
+            name,
+            help,
+            kind: ParamKind::Int { min, max },
+            quick: vec![quick.into()],
+            full: vec![full.into()],
+            seed: vec![seed.into()],
+        }
+    }
+
+    /// A parameter taking one of a fixed set of words.
+    pub fn choice(name: &'static str, help: &'static str, choices: &[&'static str], [quick, full, seed]: [&'static str; 3]) -> Self {
+        ParamSpec {
+            name,
+            help,
+            kind: ParamKind::Choice { choices: choices.to_vec() },
+            quick: vec![quick.into()],
+            full: vec![full.into()],
+            seed: vec![seed.into()],
+        }
+    }
+
+    /// The worker-count axis (`auto` in every profile: from the topology).
+    pub fn workers(help: &'static str) -> Self {
+        ParamSpec {
+            name: "workers",
+            help,
+            kind: ParamKind::Workers,
+            quick: vec!["auto".into()],
+            full: vec!["auto".into()],
+            seed: vec!["auto".into()],
+        }
+    }
+
+    /// Replaces one profile's values (e.g. to sweep an axis in `full`).
+    pub fn with_values(mut self, profile: Profile, values: Vec<Value>) -> Self {
+        *match profile {
+            Profile::Quick => &mut self.quick,
+            Profile::Full => &mut self.full,
+            Profile::Seed => &mut self.seed,
+        } = values;
+        self
+    }
+
+    pub fn values(&self, profile: Profile) -> &[Value] {
+        match profile {
+            Profile::Quick => &self.quick,
+            Profile::Full => &self.full,
+            Profile::Seed => &self.seed,
+        }
+    }
+
+    /// Parses one value typed by the user, checking it against the kind.
+    pub fn parse(&self, text: &str) -> Result<Value, String> {
+        let t = text.trim();
+        match &self.kind {
+            ParamKind::Int { min, max } => {
+                let cleaned: String = t.chars().filter(|c| *c != '_').collect();
+                let v = parse_int_with_suffix(&cleaned).ok_or_else(|| format!("'{t}' is not an integer"))?;
+                if v < *min || v > *max {
+                    return Err(format!("{v} is outside {min}..={max}"));
+                }
+                Ok(v.into())
+            }
+            ParamKind::Choice { choices } => {
+                if choices.contains(&t) {
+                    Ok(t.into())
+                } else {
+                    Err(format!("'{t}' is not one of {}", choices.join(", ")))
+                }
+            }
+            ParamKind::Bool => match t {
+                "true" | "yes" | "1" | "on" => Ok(true.into()),
+                "false" | "no" | "0" | "off" => Ok(false.into()),
+                _ => Err(format!("'{t}' is not true or false")),
+            },
+            ParamKind::Workers => {
+                let v: i64 = t.parse().map_err(|_| format!("'{t}' is not a worker count"))?;
+                if !(1..=4096).contains(&v) {
+                    return Err(format!("{v} workers is outside 1..=4096"));
+                }
+                Ok(v.into())
+            }
+        }
+    }
+}
+
+/// Parses `3000000`, `3M`, `64K`, `1G` (decimal multipliers).
+fn parse_int_with_suffix(t: &str) -> Option<i64> {
+    let (digits, mult) = match t.chars().last()? {
+        'k' | 'K' => (&t[..t.len() - 1], 1_000),
+        'm' | 'M' => (&t[..t.len() - 1], 1_000_000),
+        'g' | 'G' => (&t[..t.len() - 1], 1_000_000_000),
+        _ => (t, 1),
+    };
+    digits.parse::<i64>().ok()?.checked_mul(mult)
+}
+
+/// The declaration of a workload: everything `list`, the docs and the records
+/// say about it, from one source.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadSpec {
+    pub id: &'static str,
+    pub group: &'static str,
+    /// One line: what it is.
+    pub summary: &'static str,
+    /// What the number means for the system under test.
+    pub measures: &'static str,
+    pub unit: Unit,
+    /// What is inside the work window, and what is not.
+    pub timed_region: &'static str,
+    /// What the total window adds, when the workload records one.
+    pub total_window: Option<&'static str>,
+    /// How the result is checked, and where the expected value comes from.
+    pub verifier: &'static str,
+    /// Whether one sample batches many iterations of a nanosecond-scale
+    /// operation (calibrated by the harness).
+    pub batched: bool,
+    pub params: Vec<ParamSpec>,
+}
+
+impl WorkloadSpec {
+    pub fn direction(&self) -> Direction {
+        self.unit.direction()
+    }
+
+    pub fn param(&self, name: &str) -> Option<&ParamSpec> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// Selftest workloads are hidden from `list` and the default selection.
+    pub fn hidden(&self) -> bool {
+        self.group == "selftest"
+    }
+}
+
+/// What one sample did (the harness derives the unit's value from it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Work {
+    /// Operations done in the sample (iterations, items, tasks...).
+    pub ops: u64,
+    /// Bytes moved in the sample, for MB/s rows (0 otherwise).
+    pub bytes: u64,
+}
+
+impl Work {
+    pub fn ops(ops: u64) -> Work {
+        Work { ops, bytes: 0 }
+    }
+}
+
+/// The verifier's judgement of a sample's result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub passed: bool,
+    /// The expected value and where it came from.
+    pub expected: String,
+    pub observed: String,
+}
+
+impl Verdict {
+    /// Compares two displayable values.
+    pub fn equal<T: PartialEq + std::fmt::Display>(expected: T, observed: T) -> Verdict {
+        Verdict { passed: expected == observed, expected: expected.to_string(), observed: observed.to_string() }
+    }
+}
+
+/// A prepared cell, or the reason it cannot run on this machine.
+pub enum Prepared {
+    Ready(Box<dyn Instance>),
+    Skip(String),
+}
+
+/// The work windows of one sample, bracketed by the workload.
+///
+/// `start`/`stop` bracket the work window around code in this thread;
+/// workloads whose work happens elsewhere (threads, child processes) record
+/// the windows they measured with [`Timer::record_work`] and
+/// [`Timer::record_total`]. Timestamps come from `CLOCK_MONOTONIC`, which is
+/// comparable across threads and processes.
+#[derive(Debug, Default)]
+pub struct Timer {
+    started: Option<u64>,
+    work_ns: Option<u64>,
+    total_ns: Option<u64>,
+}
+
+impl Timer {
+    pub fn new() -> Timer {
+        Timer::default()
+    }
+
+    /// Opens the work window.
+    #[inline]
+    pub fn start(&mut self) {
+        self.started = Some(clock::now_ns());
+    }
+
+    /// Closes the work window opened by `start`.
+    #[inline]
+    pub fn stop(&mut self) {
+        let end = clock::now_ns();
+        if let Some(s) = self.started.take() {
+            self.work_ns = Some(end.saturating_sub(s));
+        }
+    }
+
+    pub fn record_work(&mut self, ns: u64) {
+        self.work_ns = Some(ns);
+    }
+
+    pub fn record_total(&mut self, ns: u64) {
+        self.total_ns = Some(ns);
+    }
+
+    pub fn work_ns(&self) -> Option<u64> {
+        self.work_ns
+    }
+
+    pub fn total_ns(&self) -> Option<u64> {
+        self.total_ns
+    }
+}
+
+/// A cell prepared by a workload, ready to be sampled.
+pub trait Instance {
+    /// Runs one sample of `iters` iterations (1 unless the spec is batched)
+    /// and brackets its work window with `timer`.
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work>;
+
+    /// Checks the result of the last sample against the independent
+    /// expectation computed at prepare time.
+    fn verify(&mut self) -> Verdict;
+
+    /// Workload-specific facts for the row (split points, sizes...).
+    fn details(&self) -> Value {
+        Value::Null
+    }
+}
+
+/// A benchmark kind. Implementations are registered in `registry.rs`.
+pub trait Workload: Send + Sync {
+    fn spec(&self) -> WorkloadSpec;
+
+    /// Builds the inputs of a cell, outside any timed window.
+    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared>;
+}
+
+/// Resolved parameter values of a cell, by name.
+pub type Params = BTreeMap<String, Value>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_derive_values_and_directions() {
+        let w = Work { ops: 4, bytes: 2_000_000 };
+        assert_eq!(Unit::Ns.value(1000, 1, w), Some(1000.0));
+        assert_eq!(Unit::NsPerOp.value(1000, 1, w), Some(250.0));
+        assert_eq!(Unit::OpsPerSec.value(2_000_000_000, 1, w), Some(2.0));
+        assert_eq!(Unit::MbPerSec.value(1_000_000_000, 1, w), Some(2.0));
+        assert_eq!(Unit::OpsPerSec.value(0, 1, w), None);
+        assert_eq!(Unit::NsPerOp.value(10, 1, Work::default()), None);
+        assert_eq!(Unit::Ns.direction(), Direction::LowerIsBetter);
+        assert_eq!(Unit::OpsPerSec.direction(), Direction::HigherIsBetter);
+    }
+
+    #[test]
+    fn int_params_accept_suffixes_and_check_bounds() {
+        let p = ParamSpec::int("range", "", 2, 1_000_000_000, [1, 2, 3]);
+        assert_eq!(p.parse("3M").unwrap(), Value::from(3_000_000));
+        assert_eq!(p.parse("3_000").unwrap(), Value::from(3000));
+        assert!(p.parse("1").unwrap_err().contains("outside"));
+        assert!(p.parse("many").unwrap_err().contains("not an integer"));
+    }
+
+    #[test]
+    fn choice_params_name_the_choices() {
+        let p = ParamSpec::choice("wait", "", &["join", "spin"], ["join"; 3]);
+        assert_eq!(p.parse("spin").unwrap(), Value::from("spin"));
+        assert!(p.parse("sleep").unwrap_err().contains("join, spin"));
+    }
+}

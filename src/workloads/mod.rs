@@ -1,0 +1,8 @@
+//! workloads: the registry and one folder per group, one file per workload.
+//! The contract every workload follows is in `contract.rs`.
+
+pub mod contract;
+pub mod cpu;
+pub mod process;
+pub mod registry;
+pub mod selftest;

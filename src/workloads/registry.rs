@@ -1,0 +1,61 @@
+//! Every workload proofbench knows, in the order runs and `list` show them.
+//! Adding a workload is one file in its group folder and one line here.
+
+use super::contract::{Workload, WorkloadSpec};
+use super::{cpu, selftest};
+
+/// All workloads, hidden selftests included.
+pub fn all() -> Vec<Box<dyn Workload>> {
+    vec![
+        Box::new(cpu::primes::Primes),
+        Box::new(cpu::checksum::Checksum),
+        Box::new(selftest::crash::Crash),
+        Box::new(selftest::hang::Hang),
+        Box::new(selftest::wrong::Wrong),
+        Box::new(selftest::noisy::Noisy),
+    ]
+}
+
+/// The specs of all workloads, in registry order.
+pub fn specs() -> Vec<WorkloadSpec> {
+    all().iter().map(|w| w.spec()).collect()
+}
+
+/// The workload with this id.
+pub fn find(id: &str) -> Option<Box<dyn Workload>> {
+    all().into_iter().find(|w| w.spec().id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::contract::ParamKind;
+
+    #[test]
+    fn ids_are_unique_and_prefixed_by_their_group() {
+        let specs = specs();
+        for (i, s) in specs.iter().enumerate() {
+            assert!(s.id.starts_with(&format!("{}.", s.group)), "{}", s.id);
+            assert!(specs[..i].iter().all(|o| o.id != s.id), "duplicate {}", s.id);
+            assert!(!s.timed_region.is_empty() && !s.verifier.is_empty() && !s.summary.is_empty(), "{}", s.id);
+        }
+    }
+
+    #[test]
+    fn every_default_value_parses_as_its_own_kind() {
+        for s in specs() {
+            for p in &s.params {
+                for profile in [crate::cli::Profile::Quick, crate::cli::Profile::Full, crate::cli::Profile::Seed] {
+                    let values = p.values(profile);
+                    assert!(!values.is_empty(), "{}.{} has no {profile:?} value", s.id, p.name);
+                    if p.kind != ParamKind::Workers {
+                        for v in values {
+                            let text = crate::plan::value_text(v);
+                            assert_eq!(&p.parse(&text).unwrap(), v, "{}.{}", s.id, p.name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

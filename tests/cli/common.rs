@@ -1,0 +1,75 @@
+//! Helpers: the binary, a temporary run directory, and readers of its records.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The proofbench binary cargo built for these tests.
+pub fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_proofbench"))
+}
+
+/// A fixed, small number of samples: a cell takes milliseconds.
+pub const FAST: &[&str] = &["--runs", "3", "--warmup", "1", "--settle", "0"];
+/// Small sizes for `cpu.primes` (a parameter no selected workload has is an error).
+pub const SMALL_PRIMES: &[&str] = &["-p", "range=20000"];
+/// Small sizes for `cpu.checksum`.
+pub const SMALL_CHECKSUM: &[&str] = &["-p", "blocks=512", "-p", "work_rounds=4"];
+
+/// A temporary directory holding one run directory, `run/`.
+pub struct Sandbox {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox { tmp: tempfile::tempdir().expect("temp dir") }
+    }
+
+    pub fn run_dir(&self) -> PathBuf {
+        self.tmp.path().join("run")
+    }
+
+    /// `proofbench run --run-dir <tmp>/run ARGS...`, waited for.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("proofbench runs")
+    }
+
+    /// The same command, not started.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.arg("run").arg("--run-dir").arg(self.run_dir()).args(args).current_dir(self.tmp.path());
+        c
+    }
+
+    pub fn run_json(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.run_dir().join("run.json")).expect("run.json")).expect("run.json is JSON")
+    }
+
+    pub fn rows(&self) -> Vec<Value> {
+        rows_of(&self.run_dir())
+    }
+
+    pub fn report_md(&self) -> String {
+        std::fs::read_to_string(self.run_dir().join("report.md")).expect("report.md")
+    }
+}
+
+/// The rows of a run directory.
+pub fn rows_of(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("rows.jsonl"))
+        .expect("rows.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each row is JSON"))
+        .collect()
+}
+
+/// The row of a workload (first one).
+pub fn row<'a>(rows: &'a [Value], workload: &str) -> &'a Value {
+    rows.iter().find(|r| r["cell"]["workload"] == workload).unwrap_or_else(|| panic!("no row for {workload}"))
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}

@@ -1,0 +1,65 @@
+//! Bad input: one line naming what to fix, exit code 2, nothing run.
+
+use std::process::Command;
+
+use crate::common::{Sandbox, bin, text};
+
+/// Runs proofbench with `args` and checks exit code 2 and a one-line error
+/// containing each of `needles`.
+fn refused(args: &[&str], needles: &[&str]) {
+    let out = Command::new(bin()).args(args).output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: not one line:\n{err}");
+    assert!(err.starts_with("proofbench: error: "), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: '{n}' not in: {err}");
+    }
+    assert!(out.stdout.is_empty(), "{args:?} printed {}", text(&out.stdout));
+}
+
+#[test]
+fn bad_flags_and_values_name_the_flag() {
+    refused(&["run", "--bogus"], &["--bogus"]);
+    refused(&["run", "--profile", "huge"], &["huge", "--profile"]);
+    refused(&["run", "--workers", "0"], &["--workers 0"]);
+    refused(&["run", "--workers", "1,x"], &["--workers 1,x", "'x'"]);
+    refused(&["run", "--timeout", "soon"], &["soon"]);
+    refused(&["run", "--runs", "0"], &["--runs"]);
+    refused(&["run", "--ci-target", "200%"], &["200%"]);
+    refused(&["run", "-p", "range"], &["--param range", "NAME=VALUE"]);
+    refused(&["run", "cpu.primes", "-p", "blocks=4"], &["'blocks'"]);
+    refused(&["frobnicate"], &["frobnicate"]);
+}
+
+#[test]
+fn unknown_workloads_list_what_exists() {
+    refused(&["run", "cpu.prime"], &["unknown workload 'cpu.prime'", "cpu.primes", "cpu.checksum"]);
+    refused(&["run", "gpu.*"], &["unknown workload 'gpu.*'"]);
+}
+
+#[test]
+fn unreadable_run_directories_are_refused() {
+    let sb = Sandbox::new();
+    let missing = sb.tmp.path().join("nope");
+    refused(&["report", missing.to_str().unwrap()], &["not a proofbench run directory"]);
+    // A directory written by a newer proofbench.
+    let d = sb.tmp.path().join("newer");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join("run.json"), r#"{"schema": "proofbench.run/7"}"#).unwrap();
+    refused(&["report", d.to_str().unwrap()], &["proofbench.run/7", "newer"]);
+    // A corrupt record names its line.
+    let out = sb.run(&["selftest.wrong", "--runs", "1", "--quiet"]);
+    assert_eq!(out.status.code(), Some(1));
+    let rows = sb.run_dir().join("rows.jsonl");
+    let good = std::fs::read_to_string(&rows).unwrap();
+    std::fs::write(&rows, format!("{{\"schema\": \"proofbench.row/1\"}}\n{good}")).unwrap();
+    refused(&["report", sb.run_dir().to_str().unwrap()], &["rows.jsonl line 1", "malformed"]);
+}
+
+#[test]
+fn the_worker_refuses_input_that_is_not_a_cell() {
+    let out = Command::new(bin()).arg("worker").stdin(std::process::Stdio::null()).output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("not JSON"), "{}", text(&out.stderr));
+}

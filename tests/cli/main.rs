@@ -1,0 +1,9 @@
+//! Integration tests: the proofbench binary end to end, one module per area.
+//! Each test gets its own temporary directory and passes small parameters so
+//! that the debug build finishes quickly; nothing here checks a speed.
+
+mod common;
+mod errors;
+mod records;
+mod statuses;
+mod subcommands;

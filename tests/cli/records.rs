@@ -1,0 +1,150 @@
+//! The evidence records of a run: complete, consistent with each other, and
+//! enough to redraw every table without the tool.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{FAST, SMALL_CHECKSUM, SMALL_PRIMES, Sandbox, bin, row, rows_of, text};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+fn timed_values(r: &Value, key: &str) -> Vec<f64> {
+    r["samples"].as_array().unwrap().iter().filter(|s| s["warmup"] == false).map(|s| s[key].as_f64().unwrap()).collect()
+}
+
+#[test]
+fn a_run_writes_complete_records_that_redraw_the_tables() {
+    let sb = Sandbox::new();
+    let out = sb.run(&[&["cpu", "--workers", "1,2", "--label", "testbox"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run = sb.run_json();
+    assert_eq!(run["schema"], "proofbench.run/1");
+    assert_eq!(run["envelope"]["schema"], "proofbench.envelope/1");
+    assert_eq!(run["label"], "testbox");
+    assert_eq!(run["plan"].as_array().unwrap().len(), 4);
+    assert_eq!(run["complete"], true);
+    assert_eq!(run["counts"]["ok"], 4);
+    assert!(run["wall_s"].as_f64().unwrap() > 0.0 && run["finished_utc"].is_string());
+    assert!(run["cpu"]["workers"]["user_us"].as_u64().unwrap() > 0);
+    assert!(run["envelope"]["command_line"].as_array().unwrap().iter().any(|a| a == "testbox"));
+    assert!(run["envelope"]["tool"]["version"].is_string());
+
+    let rows = sb.rows();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert_eq!(r["schema"], "proofbench.row/1");
+        assert_eq!(r["status"], "ok", "{}", r["reason"]);
+        assert_eq!(r["verifier"]["passed"], true);
+        let samples = r["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 4, "1 warmup + 3 timed");
+        assert_eq!(samples[0]["warmup"], true);
+        assert_eq!(r["stats"]["work"]["n"], 3);
+        assert!(r["process"]["rusage"]["user_us"].as_u64().is_some());
+        assert!(r["rusage_measured"]["max_rss_kib"].as_u64().unwrap() > 0);
+        assert_eq!(r["process"]["exit_code"], 0);
+        // The raw file holds the same samples, warmup marked.
+        let csv = std::fs::read_to_string(sb.run_dir().join(r["raw"].as_str().unwrap())).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "index,phase,iters,ops,bytes,work_ns,total_ns,value,total_value");
+        assert_eq!(lines.len(), 5);
+        assert!(lines[1].contains(",warmup,") && lines[4].contains(",timed,"));
+        assert!(sb.run_dir().join(r["log"].as_str().unwrap()).exists());
+    }
+    let primes = row(&rows, "cpu.primes");
+    assert!(primes["verifier"]["expected"].as_str().unwrap().starts_with("pi(20000) = 2262"), "{}", primes["verifier"]["expected"]);
+    assert_eq!(primes["details"]["splits"].as_array().unwrap().len(), 1);
+
+    // Redraw the speedups from rows.jsonl alone and find them in the report.
+    let md = sb.report_md();
+    let by_workers = |w: &str, k: u64| rows.iter().find(|r| r["cell"]["workload"] == w && r["cell"]["workers"] == k).unwrap();
+    for (w, key) in [("cpu.primes", "value"), ("cpu.checksum", "value"), ("cpu.checksum", "total_value")] {
+        let s = median(timed_values(by_workers(w, 1), key)) / median(timed_values(by_workers(w, 2), key));
+        let shown = format!("{s:.3}x");
+        assert!(md.contains(&shown), "{w} {key}: speedup {shown} not in the report:\n{md}");
+    }
+    assert!(md.contains("| System  | 1 worker median | 2 workers median | 1-to-2 speedup |"), "{md}");
+    assert!(md.contains("1-to-2 work | 1-to-2 total"), "{md}");
+    // The terminal printed the same tables.
+    assert!(text(&out.stdout).contains("## cpu") && text(&out.stdout).contains("Every row is ok."));
+}
+
+#[test]
+fn report_reproduces_report_md_byte_for_byte() {
+    let sb = Sandbox::new();
+    let out = sb.run(&[&["cpu", "selftest.wrong", "--workers", "1,2"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let again = Command::new(bin()).arg("report").arg(sb.run_dir()).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(text(&again.stdout), sb.report_md());
+}
+
+#[test]
+fn json_streams_one_row_per_line_on_stdout() {
+    let sb = Sandbox::new();
+    let out = sb.run(&[&["cpu.primes", "--workers", "1,2", "--json"], FAST, SMALL_PRIMES].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let streamed: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("each stdout line is a row")).collect();
+    assert_eq!(streamed, rows_of(&sb.run_dir()));
+    assert!(text(&out.stderr).contains("Every row is ok."), "the summary goes to stderr with --json");
+}
+
+#[test]
+fn a_second_run_into_a_locked_directory_is_refused() {
+    let sb = Sandbox::new();
+    let mut first = sb.command(&["selftest.hang", "--timeout", "30s", "--quiet"]).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let lock = sb.run_dir().join("run.json");
+    let t = std::time::Instant::now();
+    while !lock.exists() {
+        assert!(t.elapsed().as_secs() < 30);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = sb.run(&["cpu.primes", "--quiet"]);
+    // SAFETY: stopping our own child.
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    first.wait().unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    let err = text(&second.stderr);
+    assert!(err.contains("is in use by another proofbench run") && err.contains("--run-dir"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // Once the first run is over the directory still holds a run.
+    let third = sb.run(&["cpu.primes", "--quiet"]);
+    assert_eq!(third.status.code(), Some(2));
+    assert!(text(&third.stderr).contains("already holds a run"));
+}
+
+#[test]
+fn runs_under_out_get_their_own_directories() {
+    let sb = Sandbox::new();
+    let out_dir = sb.tmp.path().join("results");
+    for _ in 0..2 {
+        let out = Command::new(bin())
+            .args(["run", "cpu.primes", "--workers", "1", "--quiet", "--label", "a b/c"])
+            .args(FAST)
+            .args(SMALL_PRIMES)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        // A label with '/' is refused; the run never starts.
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    }
+    for _ in 0..2 {
+        let out = Command::new(bin())
+            .args(["run", "cpu.primes", "--workers", "1", "--quiet", "--label", "box"])
+            .args(FAST)
+            .args(SMALL_PRIMES)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let dirs: Vec<_> = std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    assert!(dirs.iter().all(|d| d.ends_with("-box") || d.ends_with("-box-2")), "{dirs:?}");
+}
