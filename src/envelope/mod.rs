@@ -4,7 +4,7 @@
 //! tests), everything about the machine that can change a benchmark's numbers: CPU and
 //! topology, memory, kernel and its command line, virtualization, clock source, frequency
 //! scaling, kernel tunables, load, CPU limits, firmware identity and how this tool was built.
-//! `docs/ENVELOPE.md` lists every field, its source file and what "absent" means.
+//! `docs/RECORD-FORMAT.md` (section "The envelope") lists every field, its source file and what "absent" means.
 //!
 //! It must never fail, panic or guess: anything that cannot be read (missing, root-only,
 //! malformed) becomes [`Reading::Absent`] with a reason naming the file. It only reads; it

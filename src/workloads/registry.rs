@@ -13,6 +13,7 @@ pub fn all() -> Vec<Box<dyn Workload>> {
         Box::new(selftest::hang::Hang),
         Box::new(selftest::wrong::Wrong),
         Box::new(selftest::noisy::Noisy),
+        Box::new(selftest::tiny::Tiny),
     ]
 }
 

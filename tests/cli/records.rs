@@ -148,3 +148,69 @@ fn runs_under_out_get_their_own_directories() {
     assert_eq!(dirs.len(), 2, "{dirs:?}");
     assert!(dirs.iter().all(|d| d.ends_with("-box") || d.ends_with("-box-2")), "{dirs:?}");
 }
+
+/// Every key path of a JSON value, arrays written `[]`.
+fn key_paths(v: &Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                out.insert(p.clone());
+                key_paths(x, &p, out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                key_paths(x, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn record_format_md_names_every_field_the_records_carry() {
+    let sb = Sandbox::new();
+    let out = sb.run(&[&["cpu", "--workers", "1,2"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/RECORD-FORMAT.md")).unwrap();
+    let documented = |p: &str| doc.contains(&format!("`{p}`"));
+    let rusage_parents = ["process.rusage.", "rusage_measured.", "cpu.parent.", "cpu.workers."];
+    let mut missing = Vec::new();
+    let mut check = |p: String| {
+        // Parameters and workload details are open maps, documented per workload.
+        if p.starts_with("cell.params.") || p.starts_with("details.") {
+            return;
+        }
+        let p = p.replace("stats.total.", "stats.work.");
+        let leaf_only = rusage_parents.iter().find_map(|r| p.strip_prefix(r));
+        let ok = match leaf_only {
+            Some(leaf) => documented(leaf),
+            None => documented(&p),
+        };
+        if !ok {
+            missing.push(p);
+        }
+    };
+    let mut row_paths = std::collections::BTreeSet::new();
+    for r in sb.rows() {
+        key_paths(&r, "", &mut row_paths);
+    }
+    row_paths.into_iter().for_each(&mut check);
+    let mut run_paths = std::collections::BTreeSet::new();
+    key_paths(&sb.run_json(), "", &mut run_paths);
+    for p in run_paths {
+        if let Some(cell) = p.strip_prefix("plan[].") {
+            check(format!("cell.{cell}"));
+        } else if let Some(e) = p.strip_prefix("envelope.") {
+            // The envelope tables name fields two levels deep; absent readings are
+            // documented once, and the embedded topology as a whole.
+            if e.split('.').count() <= 2 && !e.contains("absent") && !e.contains("[]") && !e.starts_with("topology.") {
+                check(e.to_string());
+            }
+        } else {
+            check(p);
+        }
+    }
+    assert!(missing.is_empty(), "docs/RECORD-FORMAT.md does not name: {missing:?}");
+}

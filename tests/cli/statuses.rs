@@ -117,3 +117,26 @@ fn noisy_samples_are_measured_and_classified() {
     assert!(s["ci95"]["lo"].as_f64() <= s["median"].as_f64() && s["median"].as_f64() <= s["ci95"]["hi"].as_f64());
     assert_eq!(r["measurement"]["stop_reason"], "fixed");
 }
+
+#[test]
+fn nanosecond_operations_are_batched_until_the_clock_costs_under_one_percent() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["selftest.tiny", "--runs", "5", "--settle", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = sb.rows();
+    let r = row(&rows, "selftest.tiny");
+    let m = &r["measurement"];
+    let iters = m["iters_per_sample"].as_u64().unwrap();
+    let timer = m["timer_overhead_ns"].as_f64().unwrap();
+    assert!(iters > 1000, "{iters} iterations per sample");
+    assert!(m["calibration_samples"].as_u64().unwrap() >= 2);
+    assert!(m["loop_overhead_ns_per_iter"].as_f64().unwrap() > 0.0);
+    assert_eq!(m["overhead_subtracted"], false);
+    for s in r["samples"].as_array().unwrap() {
+        let (work, ops) = (s["work_ns"].as_f64().unwrap(), s["ops"].as_f64().unwrap());
+        assert_eq!(s["iters"].as_u64(), Some(iters));
+        assert!(work >= 100.0 * timer, "a {work} ns sample against a {timer} ns clock");
+        assert!((s["value"].as_f64().unwrap() - work / ops).abs() < 1e-9 * work, "value is ns per operation");
+    }
+    assert_eq!(r["unit"], "ns/op");
+}

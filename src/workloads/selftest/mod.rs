@@ -5,6 +5,7 @@
 pub mod crash;
 pub mod hang;
 pub mod noisy;
+pub mod tiny;
 pub mod wrong;
 
 use crate::workloads::contract::{Timer, Work};
