@@ -42,6 +42,12 @@ fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
 }
 
+/// This process's peak resident set since its last exec (VmHWM), KiB.
+fn own_peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
 /// Keeps a piece of a directory name to safe characters.
 fn name_part(s: &str) -> String {
     let t: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
@@ -51,6 +57,9 @@ fn name_part(s: &str) -> String {
 /// Runs the benchmarks the arguments select; returns the exit code.
 pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let wall = Instant::now();
+    // This process may have been exec'd by another (cargo run does that), whose
+    // CPU time and reaped children the kernel's counters still hold: count from here.
+    let (cpu_self0, cpu_children0) = (Rusage::this_process(), Rusage::children());
     let specs = registry::specs();
     let topo = Topology::live().context("reading the CPU topology")?;
     let label = args.label.clone().unwrap_or_else(|| format!("linux-{}", kernel_release()));
@@ -173,7 +182,12 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     run.envelope.finish(Path::new("/"));
     run.finished_utc = run.envelope.finished_utc.clone();
     run.wall_s = Some(wall.elapsed().as_secs_f64());
-    run.cpu = Some(RunCpu { parent: Rusage::this_process(), workers: Rusage::children() });
+    let mut cpu = RunCpu { parent: Rusage::this_process().since(&cpu_self0), workers: Rusage::children().since(&cpu_children0) };
+    // Peaks are not differences: take this process's own high-water mark (reset at
+    // exec) and the largest worker's.
+    cpu.parent.max_rss_kib = own_peak_rss_kib().unwrap_or(0);
+    cpu.workers.max_rss_kib = rows.iter().filter_map(|r| r.process.rusage.map(|u| u.max_rss_kib)).max().unwrap_or(0);
+    run.cpu = Some(cpu);
     let counts = StatusCounts::of(rows.iter().map(|r| &r.status));
     run.counts = Some(counts.clone());
     dir.write_run(&run)?;

@@ -214,3 +214,25 @@ fn record_format_md_names_every_field_the_records_carry() {
     }
     assert!(missing.is_empty(), "docs/RECORD-FORMAT.md does not name: {missing:?}");
 }
+
+#[test]
+fn run_cpu_time_excludes_what_an_exec_ing_parent_spent() {
+    // `cargo run` execs the binary: the kernel's children counters carry the
+    // compiler's CPU time into proofbench. A shell that burns CPU in a child and
+    // then execs proofbench does the same.
+    let sb = Sandbox::new();
+    let script = format!(
+        "(i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done); exec {} run selftest.wrong -p error=0 --runs 1 --quiet --run-dir {}",
+        bin().display(),
+        sb.run_dir().display()
+    );
+    let before = std::time::Instant::now();
+    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let total = before.elapsed().as_secs_f64();
+    let run = sb.run_json();
+    let workers_s = (run["cpu"]["workers"]["user_us"].as_u64().unwrap() + run["cpu"]["workers"]["sys_us"].as_u64().unwrap()) as f64 / 1e6;
+    let wall = run["wall_s"].as_f64().unwrap();
+    assert!(total > wall + 0.1, "the shell's loop should take a while ({total} s in all, run {wall} s)");
+    assert!(workers_s <= wall * 2.0 + 0.05, "workers charged {workers_s} s of CPU in a {wall} s run on at most 2x its wall time");
+}
