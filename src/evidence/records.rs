@@ -5,10 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::cli::{PinStrategy, Profile};
+use crate::cli::Profile;
 use crate::envelope::Envelope;
 use crate::measure::rusage::Rusage;
-use crate::plan::Cell;
+use crate::plan::{Cell, RunOptions};
 use crate::stats::{Sample, Summary};
 use crate::workloads::contract::{Direction, Unit};
 
@@ -296,24 +296,6 @@ impl StatusCounts {
     pub fn failures(&self) -> usize {
         self.invalid + self.failed + self.timeout
     }
-}
-
-/// The options a run was started with (what the user typed, resolved).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunOptions {
-    pub selection: Vec<String>,
-    pub profile: Profile,
-    pub workers: Option<String>,
-    pub oversubscribe: bool,
-    pub pin: PinStrategy,
-    pub runs: Option<u32>,
-    pub time_budget_ms: Option<u64>,
-    pub timeout_ms: u64,
-    pub warmup: Option<u32>,
-    pub settle_ms: Option<u64>,
-    pub ci_target_pct: Option<f64>,
-    pub params: Vec<String>,
-    pub include_selftest: bool,
 }
 
 /// CPU time the run cost, from the kernel's accounting.

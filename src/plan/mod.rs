@@ -6,8 +6,7 @@ pub mod cell;
 pub mod select;
 pub mod workers;
 
-use std::time::Duration;
-
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use cell::{Cell, CpuClass, MeasureSpec, Placement, value_text};
@@ -34,23 +33,23 @@ pub enum PlanError {
     BadMeasure(String),
 }
 
-/// What the user asked for, validated by clap but not yet resolved.
-#[derive(Clone, Debug)]
-pub struct Request {
+/// What the user asked for: validated by clap, not yet resolved against the
+/// registry and the topology. `run.json` records it as `options`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunOptions {
     pub selection: Vec<String>,
     pub profile: Profile,
     pub workers: Option<String>,
     pub oversubscribe: bool,
     pub pin: PinStrategy,
     pub runs: Option<u32>,
-    pub time_budget: Option<Duration>,
+    pub time_budget_ms: Option<u64>,
+    pub timeout_ms: u64,
     pub warmup: Option<u32>,
-    pub settle: Option<Duration>,
+    pub settle_ms: Option<u64>,
     pub ci_target_pct: Option<f64>,
     pub params: Vec<String>,
     pub include_selftest: bool,
-    pub label: String,
-    pub seed: u64,
 }
 
 /// The ordered cells of a run.
@@ -95,9 +94,10 @@ pub fn check_label(label: &str) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// Builds the plan. `specs` is the whole registry, in registry order.
-pub fn build(req: &Request, specs: &[WorkloadSpec], topo: &Topology) -> Result<Plan, PlanError> {
-    check_label(&req.label)?;
+/// Builds the plan for the system `label`, with every random input drawn from
+/// `seed`. `specs` is the whole registry, in registry order.
+pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], topo: &Topology) -> Result<Plan, PlanError> {
+    check_label(label)?;
     let ids = select::select(specs, &req.selection, req.include_selftest)?;
     let chosen: Vec<&WorkloadSpec> = ids.iter().filter_map(|id| specs.iter().find(|s| s.id == id)).collect();
 
@@ -119,8 +119,8 @@ pub fn build(req: &Request, specs: &[WorkloadSpec], topo: &Topology) -> Result<P
     if let Some(n) = req.runs {
         measure.fixed_runs = Some(n);
     }
-    if let Some(b) = req.time_budget {
-        measure.budget_ms = b.as_millis() as u64;
+    if let Some(b) = req.time_budget_ms {
+        measure.budget_ms = b;
     }
     if let Some(w) = req.warmup {
         if w > 1000 {
@@ -128,8 +128,8 @@ pub fn build(req: &Request, specs: &[WorkloadSpec], topo: &Topology) -> Result<P
         }
         measure.warmup = w;
     }
-    if let Some(s) = req.settle {
-        measure.settle_ms = s.as_millis() as u64;
+    if let Some(s) = req.settle_ms {
+        measure.settle_ms = s;
     }
     if let Some(c) = req.ci_target_pct {
         measure.ci_target_pct = c;
@@ -175,14 +175,14 @@ pub fn build(req: &Request, specs: &[WorkloadSpec], topo: &Topology) -> Result<P
                 row_id: sanitize(&row_id),
                 workload: spec.id.to_string(),
                 group: spec.group.to_string(),
-                label: req.label.clone(),
+                label: label.to_string(),
                 profile: req.profile,
                 params,
                 axes: axes.clone(),
                 workers,
                 placement,
                 measure: measure.clone(),
-                seed: req.seed,
+                seed,
             });
         }
     }

@@ -4,27 +4,30 @@ use super::*;
 use crate::topology::fixture;
 use crate::workloads::registry;
 
-fn request(selection: &[&str]) -> Request {
-    Request {
+fn request(selection: &[&str]) -> RunOptions {
+    RunOptions {
         selection: selection.iter().map(|s| s.to_string()).collect(),
         profile: Profile::Quick,
         workers: None,
         oversubscribe: false,
         pin: PinStrategy::None,
         runs: None,
-        time_budget: None,
+        time_budget_ms: None,
+        timeout_ms: 60_000,
         warmup: None,
-        settle: None,
+        settle_ms: None,
         ci_target_pct: None,
         params: vec![],
         include_selftest: false,
-        label: "test".into(),
-        seed: 9,
     }
 }
 
-fn plan(req: &Request, topo: &str) -> Result<Plan, PlanError> {
-    build(req, &registry::specs(), &fixture(topo))
+fn plan(req: &RunOptions, topo: &str) -> Result<Plan, PlanError> {
+    plan_labelled(req, "test", topo)
+}
+
+fn plan_labelled(req: &RunOptions, label: &str, topo: &str) -> Result<Plan, PlanError> {
+    build(req, label, 9, &registry::specs(), &fixture(topo))
 }
 
 fn ids(p: &Plan) -> Vec<String> {
@@ -114,9 +117,9 @@ fn params_override_sweep_and_are_checked() {
 fn measurement_flags_reach_every_cell() {
     let mut r = request(&["cpu.primes"]);
     r.runs = Some(7);
-    r.time_budget = Some(std::time::Duration::from_millis(2500));
+    r.time_budget_ms = Some(2500);
     r.warmup = Some(0);
-    r.settle = Some(std::time::Duration::from_millis(5));
+    r.settle_ms = Some(5);
     r.ci_target_pct = Some(0.5);
     for c in plan(&r, "kvm-2c").unwrap().cells {
         assert_eq!(
@@ -128,10 +131,9 @@ fn measurement_flags_reach_every_cell() {
 
 #[test]
 fn labels_and_selections_are_checked() {
-    let mut r = request(&[]);
+    let r = request(&[]);
     for bad in ["", "a/b", "x|y"] {
-        r.label = bad.into();
-        assert!(matches!(plan(&r, "kvm-2c"), Err(PlanError::BadLabel { .. })), "{bad:?}");
+        assert!(matches!(plan_labelled(&r, bad, "kvm-2c"), Err(PlanError::BadLabel { .. })), "{bad:?}");
     }
     assert!(matches!(plan(&request(&["nope"]), "kvm-2c"), Err(PlanError::UnknownWorkload { .. })));
     let p = plan(&request(&["selftest.wrong"]), "kvm-2c").unwrap();

@@ -16,12 +16,11 @@ use std::time::{Instant, SystemTime};
 use anyhow::Context;
 
 use crate::cli::RunArgs;
-use crate::envelope::Envelope;
-use crate::evidence::{RUN_SCHEMA, Row, RunCpu, RunDir, RunOptions, RunRecord, StatusCounts, read_run};
+use crate::envelope::{Envelope, Reading};
+use crate::evidence::{RUN_SCHEMA, Row, RunCpu, RunDir, RunRecord, StatusCounts, read_run};
 use crate::measure::rusage::Rusage;
-use crate::plan::{self, Plan};
+use crate::plan::{self, Plan, RunOptions};
 use crate::report::{self, terminal::Out};
-use crate::topology::Topology;
 use crate::workloads::registry;
 
 use progress::Progress;
@@ -35,11 +34,6 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// UTC now as RFC 3339 with seconds.
 pub fn utc_now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
-
-/// The kernel release of this machine (for the default label).
-fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
 }
 
 /// This process's peak resident set since its last exec (VmHWM), KiB.
@@ -61,35 +55,38 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     // CPU time and reaped children the kernel's counters still hold: count from here.
     let (cpu_self0, cpu_children0) = (Rusage::this_process(), Rusage::children());
     let specs = registry::specs();
-    let topo = Topology::live().context("reading the CPU topology")?;
-    let label = args.label.clone().unwrap_or_else(|| format!("linux-{}", kernel_release()));
     let seed = args.seed.unwrap_or(DEFAULT_SEED);
-    let req = plan::Request {
+    let envelope = Envelope::collect(Path::new("/"), argv, seed);
+    let topo = match &envelope.topology {
+        Reading::Present(t) => t.clone(),
+        Reading::Absent { absent } => anyhow::bail!("cannot plan without the CPU topology: {absent}"),
+    };
+    let release = envelope.kernel.release.ok().cloned().unwrap_or_else(|| "unknown".into());
+    let label = args.label.clone().unwrap_or_else(|| format!("linux-{release}"));
+    let options = RunOptions {
         selection: args.selection.clone(),
         profile: args.profile,
         workers: args.workers.clone(),
         oversubscribe: args.oversubscribe,
         pin: args.pin,
         runs: args.runs,
-        time_budget: args.time_budget,
+        time_budget_ms: args.time_budget.map(|d| d.as_millis() as u64),
+        timeout_ms: args.timeout.as_millis() as u64,
         warmup: args.warmup,
-        settle: args.settle,
+        settle_ms: args.settle.map(|d| d.as_millis() as u64),
         ci_target_pct: args.ci_target,
         params: args.params.clone(),
         include_selftest: args.include_selftest,
-        label: label.clone(),
-        seed,
     };
-    let Plan { cells } = plan::build(&req, &specs, &topo)?;
+    let Plan { cells } = plan::build(&options, &label, seed, &specs, &topo)?;
 
-    let envelope = Envelope::collect(Path::new("/"), argv, seed);
     let started_utc = envelope.started_utc.clone();
     let mut dir = match &args.run_dir {
         Some(p) => RunDir::create_at(p)?,
         None => {
             let stamp: String = started_utc.chars().filter(|c| *c != '-' && *c != ':').collect();
-            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-            RunDir::create_in(&args.out, &format!("{stamp}-{}-{}", name_part(host.trim()), name_part(&label)))?
+            let host = envelope.hostname.ok().map(String::as_str).unwrap_or("unknown-host");
+            RunDir::create_in(&args.out, &format!("{stamp}-{}-{}", name_part(host), name_part(&label)))?
         }
     };
     let mut run = RunRecord {
@@ -98,21 +95,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         label,
         profile: args.profile,
         seed,
-        options: RunOptions {
-            selection: args.selection.clone(),
-            profile: args.profile,
-            workers: args.workers.clone(),
-            oversubscribe: args.oversubscribe,
-            pin: args.pin,
-            runs: args.runs,
-            time_budget_ms: args.time_budget.map(|d| d.as_millis() as u64),
-            timeout_ms: args.timeout.as_millis() as u64,
-            warmup: args.warmup,
-            settle_ms: args.settle.map(|d| d.as_millis() as u64),
-            ci_target_pct: args.ci_target,
-            params: args.params.clone(),
-            include_selftest: args.include_selftest,
-        },
+        options,
         envelope,
         plan: cells.clone(),
         started_utc,

@@ -121,27 +121,21 @@ fn a_second_run_into_a_locked_directory_is_refused() {
 fn runs_under_out_get_their_own_directories() {
     let sb = Sandbox::new();
     let out_dir = sb.tmp.path().join("results");
-    for _ in 0..2 {
-        let out = Command::new(bin())
-            .args(["run", "cpu.primes", "--workers", "1", "--quiet", "--label", "a b/c"])
+    let run = |label: &str| {
+        Command::new(bin())
+            .args(["run", "cpu.primes", "--workers", "1", "--quiet", "--label", label])
             .args(FAST)
             .args(SMALL_PRIMES)
             .arg("--out")
             .arg(&out_dir)
             .output()
-            .unwrap();
-        // A label with '/' is refused; the run never starts.
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    }
+            .unwrap()
+    };
+    // A label with '/' is refused; the run never starts.
+    let out = run("a b/c");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     for _ in 0..2 {
-        let out = Command::new(bin())
-            .args(["run", "cpu.primes", "--workers", "1", "--quiet", "--label", "box"])
-            .args(FAST)
-            .args(SMALL_PRIMES)
-            .arg("--out")
-            .arg(&out_dir)
-            .output()
-            .unwrap();
+        let out = run("box");
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     }
     let dirs: Vec<_> = std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
