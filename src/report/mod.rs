@@ -174,3 +174,6 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

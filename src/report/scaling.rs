@@ -172,10 +172,10 @@ fn notes(s: &Series) -> String {
         if p.class != CpuClass::Physical {
             notes.push(format!("{k} workers: {}", p.class.as_str()));
         }
-        if let Some(n) = &p.note
-            && !notes.contains(n)
-        {
-            notes.push(n.clone());
+        for n in p.note.iter().flat_map(|n| n.split("; ")) {
+            if !notes.iter().any(|x| x == n) {
+                notes.push(n.to_string());
+            }
         }
     }
     notes.join("; ")

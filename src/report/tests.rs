@@ -1,0 +1,150 @@
+//! Report tests on synthetic rows: known samples in, known tables out.
+
+use serde_json::json;
+
+use super::*;
+use crate::cli::{PinStrategy, Profile};
+use crate::evidence::{ProcessRecord, ROW_SCHEMA, RowStats, SampleRecord};
+use crate::plan::{Cell, CpuClass, MeasureSpec, Placement};
+use crate::workloads::contract::Unit;
+
+fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: Option<&[f64]>, status: Status, unit: Unit) -> Row {
+    let samples: Vec<SampleRecord> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| SampleRecord {
+            index: i as u32,
+            warmup: false,
+            iters: 1,
+            ops: 1,
+            bytes: 0,
+            work_ns: *v as u64,
+            total_ns: totals.map(|t| t[i] as u64),
+            value: *v,
+            total_value: totals.map(|t| t[i]),
+        })
+        .collect();
+    let cell = Cell {
+        schema: crate::plan::cell::CELL_SCHEMA.into(),
+        index: workers,
+        row_id: format!("{workers:03}-w.x-workers={workers}"),
+        workload: "w.x".into(),
+        group: "w".into(),
+        label: "box".into(),
+        profile: Profile::Quick,
+        params: [("workers".to_string(), json!(workers))].into_iter().collect(),
+        axes: vec!["workers".into()],
+        workers: Some(workers),
+        placement: Placement {
+            class,
+            pin: PinStrategy::None,
+            cpus: None,
+            note: (class == CpuClass::Oversubscribed).then(|| "CPUs are shared".into()),
+        },
+        measure: MeasureSpec::for_profile(Profile::Quick),
+        seed: 1,
+    };
+    Row {
+        schema: ROW_SCHEMA.into(),
+        cell,
+        summary: "A test".into(),
+        unit,
+        direction: unit.direction(),
+        timed_region: "t".into(),
+        total_window: totals.map(|_| "spawn + work + join".into()),
+        status,
+        reason: (status != Status::Ok).then(|| "broken".into()),
+        verifier: None,
+        measurement: None,
+        stats: RowStats::of(&samples, 1),
+        samples,
+        details: serde_json::Value::Null,
+        process: ProcessRecord::default(),
+        rusage_measured: None,
+        stderr_tail: String::new(),
+        log: String::new(),
+        raw: None,
+        started_utc: String::new(),
+        finished_utc: String::new(),
+    }
+}
+
+fn render(rows: &[Row]) -> Vec<String> {
+    let refs: Vec<&Row> = rows.iter().collect();
+    scaling::tables(&refs).iter().map(|t| t.render()).collect()
+}
+
+#[test]
+fn scaling_tables_show_medians_speedups_and_labelled_counts() {
+    let rows = vec![
+        fake_row(1, CpuClass::Physical, &[100.0, 102.0, 98.0], None, Status::Ok, Unit::Ns),
+        fake_row(2, CpuClass::Physical, &[50.0, 51.0, 49.0], None, Status::Ok, Unit::Ns),
+        fake_row(4, CpuClass::Smt, &[40.0, 40.0, 40.0], None, Status::Ok, Unit::Ns),
+        fake_row(8, CpuClass::Oversubscribed, &[80.0], None, Status::Ok, Unit::Ns),
+    ];
+    let t = render(&rows);
+    assert_eq!(t.len(), 1, "no total window: one table");
+    assert!(
+        t[0].contains("| 1 worker median | 2 workers median | 4 workers (smt) median | 8 workers (oversubscribed) median |"),
+        "{}",
+        t[0]
+    );
+    assert!(t[0].contains("| 1-to-2 speedup | 1-to-4 speedup | 1-to-8 speedup |"), "{}", t[0]);
+    assert!(t[0].contains("| box    |          100 ns |          50.0 ns |                40.0 ns |                           80.0 ns |         2.000x |         2.500x |         1.250x |"), "{}", t[0]);
+}
+
+#[test]
+fn rows_that_are_not_ok_never_enter_the_tables() {
+    let rows = vec![
+        fake_row(1, CpuClass::Physical, &[100.0], None, Status::Ok, Unit::Ns),
+        fake_row(2, CpuClass::Physical, &[10.0], None, Status::Invalid, Unit::Ns),
+        fake_row(4, CpuClass::Physical, &[25.0], None, Status::Ok, Unit::Ns),
+    ];
+    let t = render(&rows).join("");
+    assert!(!t.contains("10.0 ns") && !t.contains("2 workers"), "{t}");
+    assert!(t.contains("4.000x"));
+    // With only one ok worker count there is nothing to scale.
+    assert!(render(&rows[..2]).is_empty());
+    let section = group_section(&rows, "w");
+    assert!(!section.contains("10.0 ns"), "{section}");
+}
+
+#[test]
+fn total_windows_give_the_thread_scale_shape_and_rates_invert() {
+    let rows = vec![
+        fake_row(1, CpuClass::Physical, &[100.0], Some(&[120.0]), Status::Ok, Unit::Ns),
+        fake_row(2, CpuClass::Physical, &[50.0], Some(&[80.0]), Status::Ok, Unit::Ns),
+    ];
+    let t = render(&rows);
+    assert_eq!(t.len(), 2);
+    assert!(t[0].contains("| box    | total  |          120 ns |          80.0 ns |"), "{}", t[0]);
+    assert!(t[1].contains("| 1-to-2 work | 1-to-2 total |") && t[1].contains("|      2.000x |       1.500x |"), "{}", t[1]);
+    // Higher-is-better units: the speedup is k over 1.
+    let rates = vec![
+        fake_row(1, CpuClass::Physical, &[1000.0], None, Status::Ok, Unit::OpsPerSec),
+        fake_row(2, CpuClass::Physical, &[1800.0], None, Status::Ok, Unit::OpsPerSec),
+    ];
+    assert!(render(&rates)[0].contains("1.800x"), "{}", render(&rates)[0]);
+}
+
+#[test]
+fn the_footer_lists_every_row_that_is_not_ok_and_the_not_run_cells() {
+    let rows = vec![
+        fake_row(1, CpuClass::Physical, &[1.0], None, Status::Ok, Unit::Ns),
+        fake_row(2, CpuClass::Physical, &[1.0], None, Status::Timeout, Unit::Ns),
+    ];
+    let run: RunRecord = serde_json::from_value(json!({
+        "schema": "proofbench.run/1", "id": "r", "label": "box", "profile": "quick", "seed": 1,
+        "options": {"selection": [], "profile": "quick", "workers": null, "oversubscribe": false, "pin": "none", "runs": null,
+                    "time_budget_ms": null, "timeout_ms": 1000, "warmup": null, "settle_ms": null, "ci_target_pct": null,
+                    "params": [], "include_selftest": false},
+        "envelope": serde_json::to_value(crate::envelope::Envelope::collect(&crate::topology::fixture_root("kvm-2c"), vec![], 1)).unwrap(),
+        "plan": [], "started_utc": "x", "finished_utc": null, "wall_s": null, "cpu": null,
+        "interrupted": true, "complete": false, "counts": null, "not_run": ["009-w.x"]
+    }))
+    .unwrap();
+    let f = footer(&run, &rows);
+    assert!(f.contains("| w.x workers=2 | timeout | broken"), "{f}");
+    assert!(f.contains("| 009-w.x       | not run | the run was interrupted"), "{f}");
+    assert!(f.contains("The run did not finish"), "{f}");
+}
