@@ -5,7 +5,7 @@
 //! locked with `flock` on `.lock`, which the kernel releases if the run dies.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -207,17 +207,17 @@ pub fn read_run(dir: &Path) -> Result<StoredRun, EvidenceError> {
     let rows_path = dir.join("rows.jsonl");
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
-    match File::open(&rows_path) {
-        Ok(f) => {
-            let lines: Vec<String> = BufReader::new(f).lines().collect::<Result<_, _>>().map_err(|e| EvidenceError::io(&rows_path, e))?;
-            let complete_last = fs::read(&rows_path).map(|b| b.last() == Some(&b'\n')).unwrap_or(true);
+    match fs::read_to_string(&rows_path) {
+        Ok(text) => {
+            let lines: Vec<&str> = text.lines().collect();
             for (i, line) in lines.iter().enumerate() {
                 if line.trim().is_empty() {
                     continue;
                 }
                 match parse_record::<Row>(line, ROW_SCHEMA, &rows_path, Some(i + 1)) {
                     Ok(r) => rows.push(r),
-                    Err(EvidenceError::Parse { .. }) if i + 1 == lines.len() && !complete_last => {
+                    // A last line without its newline: the writer died mid-row.
+                    Err(EvidenceError::Parse { .. }) if i + 1 == lines.len() && !text.ends_with('\n') => {
                         warnings.push(format!("{} line {}: truncated last row ignored", rows_path.display(), i + 1));
                     }
                     Err(e) => return Err(e),

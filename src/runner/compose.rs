@@ -12,11 +12,29 @@ use super::spawn::WorkerRun;
 
 /// The last `max_lines` lines of a log file (at most 4 KiB of its end).
 pub fn log_tail(path: &Path, max_lines: usize) -> String {
-    let Ok(bytes) = std::fs::read(path) else { return String::new() };
-    let start = bytes.len().saturating_sub(4096);
-    let text = String::from_utf8_lossy(&bytes[start..]);
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else { return String::new() };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut bytes = Vec::new();
+    if f.seek(SeekFrom::Start(len.saturating_sub(4096))).and_then(|_| f.read_to_end(&mut bytes)).is_err() {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(max_lines)..].join("\n")
+}
+
+#[cfg(test)]
+mod tail_tests {
+    #[test]
+    fn the_tail_is_the_last_lines_of_a_long_log() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("x.log");
+        let text: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&p, text).unwrap();
+        assert_eq!(super::log_tail(&p, 2), "line 9998\nline 9999");
+        assert_eq!(super::log_tail(&tmp.path().join("missing"), 2), "");
+    }
 }
 
 /// The worker's report: the last non-empty line of its report channel.

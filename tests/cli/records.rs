@@ -230,3 +230,18 @@ fn run_cpu_time_excludes_what_an_exec_ing_parent_spent() {
     assert!(total > wall + 0.1, "the shell's loop should take a while ({total} s in all, run {wall} s)");
     assert!(workers_s <= wall * 2.0 + 0.05, "workers charged {workers_s} s of CPU in a {wall} s run on at most 2x its wall time");
 }
+
+#[test]
+fn a_row_cut_off_mid_write_is_ignored_with_a_warning() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["selftest.wrong", "-p", "error=0", "--runs", "2", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows_path = sb.run_dir().join("rows.jsonl");
+    let mut rows = std::fs::read_to_string(&rows_path).unwrap();
+    rows.push_str(r#"{"schema": "proofbench.row/1", "cell": {"#);
+    std::fs::write(&rows_path, rows).unwrap();
+    let again = Command::new(bin()).arg("report").arg(sb.run_dir()).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(text(&again.stdout), sb.report_md(), "the complete rows render as before");
+    assert!(text(&again.stderr).contains("line 2: truncated last row ignored"), "{}", text(&again.stderr));
+}
