@@ -160,6 +160,17 @@ pub struct RunArgs {
     /// Include the `selftest.*` workloads in the default selection.
     #[arg(long)]
     pub include_selftest: bool,
+
+    /// Directory on the filesystem that file and I/O workloads should use
+    /// (each cell gets a private subdirectory, removed afterwards; default:
+    /// the system temp dir).
+    #[arg(long, value_name = "DIR")]
+    pub io_dir: Option<PathBuf>,
+
+    /// Break the selected workloads that know this fault, to prove their
+    /// verifiers fail (for tests).
+    #[arg(long, value_name = "NAME", hide = true)]
+    pub inject_fault: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -190,6 +201,12 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {}
+
+/// A flag value that is wrong for a reason clap cannot see (a directory that
+/// does not exist...). Exit code 2; the message names the flag.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 /// Parses `60s`, `500ms`, `1m30s`, or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {

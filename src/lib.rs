@@ -23,7 +23,7 @@ pub mod workloads;
 /// 1 otherwise.
 pub fn exit_code_of(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
-        if cause.is::<plan::PlanError>() {
+        if cause.is::<plan::PlanError>() || cause.is::<cli::UsageError>() {
             return 2;
         }
         if let Some(e) = cause.downcast_ref::<evidence::EvidenceError>() {

@@ -10,7 +10,7 @@ use crate::envelope::Envelope;
 use crate::measure::rusage::Rusage;
 use crate::plan::{Cell, RunOptions};
 use crate::stats::{Sample, Summary};
-use crate::workloads::contract::{Direction, Unit};
+use crate::workloads::contract::{Direction, TableShape, Unit};
 
 pub const RUN_SCHEMA: &str = "proofbench.run/1";
 pub const ROW_SCHEMA: &str = "proofbench.row/1";
@@ -228,6 +228,8 @@ pub struct Row {
     pub cell: Cell,
     /// The workload's one-line summary.
     pub summary: String,
+    /// How the report tabulates the row.
+    pub shape: TableShape,
     pub unit: Unit,
     pub direction: Direction,
     /// The workload's timed region, in words.

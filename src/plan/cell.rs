@@ -127,6 +127,13 @@ pub struct Cell {
     pub measure: MeasureSpec,
     /// Seed for every random input of the cell.
     pub seed: u64,
+    /// A fault injected on purpose (`--inject-fault`), to prove the verifier
+    /// fails; `None` in every normal run.
+    pub fault: Option<String>,
+    /// A private directory for the cell's files, created by the runner just
+    /// before the worker starts and removed after it ends, however it ends
+    /// (`null` in the plan).
+    pub scratch_dir: Option<String>,
 }
 
 impl Cell {
@@ -167,6 +174,11 @@ impl Cell {
     /// The axis values of this cell, in axis order, e.g. `workers=2`.
     pub fn axis_values(&self) -> Vec<(String, Value)> {
         self.axes.iter().filter_map(|a| self.params.get(a).map(|v| (a.clone(), v.clone()))).collect()
+    }
+
+    /// Whether the fault `name` is injected into this cell.
+    pub fn fault_is(&self, name: &str) -> bool {
+        self.fault.as_deref() == Some(name)
     }
 
     /// A short human name: `cpu.primes workers=2`.

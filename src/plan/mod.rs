@@ -31,6 +31,8 @@ pub enum PlanError {
     BadLabel { label: String, why: String },
     #[error("--warmup/--runs: {0}")]
     BadMeasure(String),
+    #[error("--inject-fault {fault}: no selected workload has that fault ({have})")]
+    BadFault { fault: String, have: String },
 }
 
 /// What the user asked for: validated by clap, not yet resolved against the
@@ -50,6 +52,10 @@ pub struct RunOptions {
     pub ci_target_pct: Option<f64>,
     pub params: Vec<String>,
     pub include_selftest: bool,
+    /// Where the cells' scratch directories go (`--io-dir`; `null`: the system temp dir).
+    pub io_dir: Option<String>,
+    /// A fault to inject into the selected workloads that have it (tests only).
+    pub inject_fault: Option<String>,
 }
 
 /// The ordered cells of a run.
@@ -114,6 +120,14 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
         }
     }
     let workers_flag = req.workers.as_deref().map(WorkersSpec::parse).transpose()?;
+    if let Some(f) = &req.inject_fault
+        && !chosen.iter().any(|s| s.faults.contains(&f.as_str()))
+    {
+        let have: Vec<String> =
+            chosen.iter().filter(|s| !s.faults.is_empty()).map(|s| format!("{}: {}", s.id, s.faults.join(", "))).collect();
+        let have = if have.is_empty() { "the selected workloads have none".to_string() } else { have.join("; ") };
+        return Err(PlanError::BadFault { fault: f.clone(), have });
+    }
 
     let mut measure = MeasureSpec::for_profile(req.profile);
     if let Some(n) = req.runs {
@@ -183,6 +197,8 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
                 placement,
                 measure: measure.clone(),
                 seed,
+                fault: req.inject_fault.clone().filter(|f| spec.faults.contains(&f.as_str())),
+                scratch_dir: None,
             });
         }
     }

@@ -57,7 +57,7 @@ pub fn select(specs: &[WorkloadSpec], patterns: &[String], include_selftest: boo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::contract::Unit;
+    use crate::workloads::contract::{TableShape, Unit};
 
     fn spec(id: &'static str, group: &'static str) -> WorkloadSpec {
         WorkloadSpec {
@@ -71,6 +71,8 @@ mod tests {
             verifier: "",
             batched: false,
             params: vec![],
+            faults: &[],
+            shape: TableShape::Scaling,
         }
     }
 

@@ -19,6 +19,8 @@ fn request(selection: &[&str]) -> RunOptions {
         ci_target_pct: None,
         params: vec![],
         include_selftest: false,
+        io_dir: None,
+        inject_fault: None,
     }
 }
 
@@ -139,4 +141,14 @@ fn labels_and_selections_are_checked() {
     let p = plan(&request(&["selftest.wrong"]), "kvm-2c").unwrap();
     assert_eq!(ids(&p), ["000-selftest.wrong"]);
     assert!(p.cells[0].axes.is_empty() && p.cells[0].workers.is_none());
+}
+
+#[test]
+fn injected_faults_reach_only_the_workloads_that_have_them() {
+    let mut r = request(&["cpu", "selftest.wrong"]);
+    r.inject_fault = Some("no-such-fault".into());
+    let e = plan(&r, "kvm-2c").unwrap_err().to_string();
+    assert!(e.contains("--inject-fault no-such-fault"), "{e}");
+    r.inject_fault = None;
+    assert!(plan(&r, "kvm-2c").unwrap().cells.iter().all(|c| c.fault.is_none() && c.scratch_dir.is_none()));
 }

@@ -43,11 +43,14 @@ fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: Option<&[f6
         },
         measure: MeasureSpec::for_profile(Profile::Quick),
         seed: 1,
+        fault: None,
+        scratch_dir: None,
     };
     Row {
         schema: ROW_SCHEMA.into(),
         cell,
         summary: "A test".into(),
+        shape: crate::workloads::contract::TableShape::Scaling,
         unit,
         direction: unit.direction(),
         timed_region: "t".into(),

@@ -116,6 +116,7 @@ pub fn row(f: Finished) -> Row {
         schema: ROW_SCHEMA.to_string(),
         cell: f.cell.clone(),
         summary: f.spec.summary.to_string(),
+        shape: f.spec.shape,
         unit: f.spec.unit,
         direction: f.spec.direction(),
         timed_region: f.spec.timed_region.to_string(),

@@ -9,17 +9,17 @@ pub mod progress;
 pub mod signals;
 pub mod spawn;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Instant, SystemTime};
 
 use anyhow::Context;
 
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, UsageError};
 use crate::envelope::{Envelope, Reading};
 use crate::evidence::{RUN_SCHEMA, Row, RunCpu, RunDir, RunRecord, StatusCounts, read_run};
 use crate::measure::rusage::Rusage;
-use crate::plan::{self, Plan, RunOptions};
+use crate::plan::{self, Cell, Plan, RunOptions};
 use crate::report::{self, terminal::Out};
 use crate::workloads::registry;
 
@@ -34,6 +34,30 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// UTC now as RFC 3339 with seconds.
 pub fn utc_now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// A cell's private directory, removed with everything in it when dropped:
+/// after its worker has ended, however it ended.
+struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    fn create(root: &Path, row_id: &str) -> anyhow::Result<Scratch> {
+        let path = root.join(format!("proofbench-{}-{row_id}", std::process::id()));
+        std::fs::create_dir(&path).with_context(|| format!("creating the scratch directory {}", path.display()))?;
+        Ok(Scratch { path })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.path)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            eprintln!("proofbench: warning: could not remove {}: {e}", self.path.display());
+        }
+    }
 }
 
 /// This process's peak resident set since its last exec (VmHWM), KiB.
@@ -77,8 +101,14 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         ci_target_pct: args.ci_target,
         params: args.params.clone(),
         include_selftest: args.include_selftest,
+        io_dir: args.io_dir.as_ref().map(|p| p.display().to_string()),
+        inject_fault: args.inject_fault.clone(),
     };
     let Plan { cells } = plan::build(&options, &label, seed, &specs, &topo)?;
+    let scratch_root = args.io_dir.clone().unwrap_or_else(std::env::temp_dir);
+    if !scratch_root.is_dir() {
+        return Err(UsageError(format!("--io-dir {}: not a directory", scratch_root.display())).into());
+    }
 
     let started_utc = envelope.started_utc.clone();
     let mut dir = match &args.run_dir {
@@ -126,9 +156,12 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         progress.start_cell(&cell.display_name());
         let (log, log_rel) = dir.log_file(&cell.row_id)?;
         let started_utc = utc_now();
+        let scratch = Scratch::create(&scratch_root, &cell.row_id)?;
+        let cell = &Cell { scratch_dir: Some(scratch.path.display().to_string()), ..cell.clone() };
         let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
         let wr =
             spawn::run_worker(&exe, &cell_json, log, args.timeout).with_context(|| format!("running the worker of {}", cell.row_id))?;
+        drop(scratch);
         if wr.interrupted {
             break;
         }

@@ -12,6 +12,7 @@ pub mod stopping;
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use anyhow::Context;
@@ -24,6 +25,13 @@ use crate::workloads::contract::Prepared;
 use crate::workloads::registry;
 
 static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
+static INITIAL_ALLOWED: OnceLock<Vec<usize>> = OnceLock::new();
+
+/// The CPUs this worker process was allowed when it started, before any
+/// pinning: the set a workload that places its own threads chooses from.
+pub fn initial_allowed() -> Vec<usize> {
+    INITIAL_ALLOWED.get().cloned().unwrap_or_else(|| affinity::current_thread().unwrap_or_default())
+}
 
 /// The report channel's descriptor, which forked children must close.
 pub fn report_fd() -> Option<RawFd> {
@@ -44,6 +52,7 @@ pub fn main() -> anyhow::Result<()> {
         return Err(std::io::Error::last_os_error()).context("redirecting stdout to stderr");
     }
     REPORT_FD.store(fd, Ordering::Relaxed);
+    let _ = INITIAL_ALLOWED.set(affinity::current_thread().context("reading this worker's CPU affinity")?);
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).context("reading the cell from stdin")?;
     let cell: Cell = parse_record(&input, CELL_SCHEMA, std::path::Path::new("<stdin>"), None)?;

@@ -246,6 +246,23 @@ pub struct WorkloadSpec {
     /// operation (calibrated by the harness).
     pub batched: bool,
     pub params: Vec<ParamSpec>,
+    /// Faults a test can inject (`--inject-fault NAME`) to prove the verifier
+    /// fails: each breaks the result on purpose.
+    pub faults: &'static [&'static str],
+    /// How the report tabulates the workload's rows.
+    pub shape: TableShape,
+}
+
+/// How the report tabulates a workload's rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableShape {
+    /// Medians per worker count and speedups (capOS), then per-row statistics.
+    #[default]
+    Scaling,
+    /// One line per primitive operation: Iters, Total(us), Per(ns) (rvOS),
+    /// then per-row statistics.
+    Primitive,
 }
 
 impl WorkloadSpec {

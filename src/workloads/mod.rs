@@ -3,6 +3,8 @@
 
 pub mod contract;
 pub mod cpu;
+pub mod os;
 pub mod process;
 pub mod registry;
+pub mod scratch;
 pub mod selftest;

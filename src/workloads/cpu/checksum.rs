@@ -12,7 +12,7 @@ use serde_json::json;
 use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::plan::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Checksum;
 
@@ -43,6 +43,8 @@ impl Workload for Checksum {
                 ),
                 ParamSpec::workers("sibling threads, each checksumming a contiguous share of the blocks"),
             ],
+            faults: &[],
+            shape: TableShape::Scaling,
         }
     }
 

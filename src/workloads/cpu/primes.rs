@@ -11,7 +11,7 @@ use serde_json::json;
 use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::plan::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
 
 pub struct Primes;
@@ -34,6 +34,8 @@ impl Workload for Primes {
                 ParamSpec::int("range", "count primes over 2..=range", 2, 100_000_000, [1_000_000, 10_000_000, 3_000_000]),
                 ParamSpec::workers("worker processes, each counting one split"),
             ],
+            faults: &[],
+            shape: TableShape::Scaling,
         }
     }
 

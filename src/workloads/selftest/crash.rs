@@ -1,7 +1,7 @@
 //! `selftest.crash`: dies by SIGSEGV during its first timed sample.
 
 use crate::plan::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Crash;
 
@@ -18,6 +18,8 @@ impl Workload for Crash {
             verifier: "the sum equals n(n+1)/2",
             batched: false,
             params: vec![ParamSpec::int("after", "good samples before the crash", 0, 1000, [1, 1, 1])],
+            faults: &[],
+            shape: TableShape::Scaling,
         }
     }
 

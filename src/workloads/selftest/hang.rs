@@ -1,7 +1,7 @@
 //! `selftest.hang`: never returns from its first sample.
 
 use crate::plan::Cell;
-use crate::workloads::contract::{Instance, Prepared, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Hang;
 
@@ -18,6 +18,8 @@ impl Workload for Hang {
             verifier: "none is reached",
             batched: false,
             params: vec![],
+            faults: &[],
+            shape: TableShape::Scaling,
         }
     }
 

@@ -5,7 +5,7 @@ use rand::{RngExt, SeedableRng};
 
 use crate::measure::clock;
 use crate::plan::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Noisy;
 
@@ -26,6 +26,8 @@ impl Workload for Noisy {
                 ParamSpec::int("jitter_us", "uniform random extra, microseconds", 0, 10_000_000, [1_000, 1_000, 1_000]),
                 ParamSpec::int("slowdown_pct", "scales every sleep (100 = as given)", 1, 100_000, [100, 100, 100]),
             ],
+            faults: &[],
+            shape: TableShape::Scaling,
         }
     }
 

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use crate::plan::Cell;
-use crate::workloads::contract::{Instance, Prepared, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Tiny;
 
@@ -22,6 +22,8 @@ impl Workload for Tiny {
             verifier: "the sum 0 + 1 + ... + (iters - 1) equals iters(iters-1)/2 (mod 2^64)",
             batched: true,
             params: vec![],
+            faults: &[],
+            shape: TableShape::Scaling,
         }
     }
 

@@ -2,7 +2,7 @@
 //! fails.
 
 use crate::plan::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Wrong;
 
@@ -22,6 +22,8 @@ impl Workload for Wrong {
                 ParamSpec::int("n", "sum 1..=n", 1, 1 << 30, [100_000, 100_000, 100_000]),
                 ParamSpec::int("error", "added to the sum (0 makes the row valid)", 0, 1 << 30, [1, 1, 1]),
             ],
+            faults: &[],
+            shape: TableShape::Scaling,
         }
     }
 
