@@ -32,6 +32,9 @@ pub enum Command {
     /// Internal: run one cell (JSON on stdin), print one report line.
     #[command(hide = true)]
     Worker(WorkerArgs),
+    /// Internal: print TOKEN and exit 0 (the child of `os.process-spawn`).
+    #[command(hide = true)]
+    Noop { token: String },
 }
 
 /// Measurement profile: the size of every parameter.

@@ -19,6 +19,10 @@ fn main() -> ExitCode {
         Command::Env(args) => commands::env(&args),
         Command::Report(args) => commands::report(&args),
         Command::Worker(_) => proofbench::worker::main().map(|_| ExitCode::SUCCESS),
+        Command::Noop { token } => {
+            println!("{token}");
+            return ExitCode::SUCCESS;
+        }
     };
     result.unwrap_or_else(|e| {
         eprintln!("proofbench: error: {e:#}");
