@@ -3,6 +3,7 @@
 //! report.md byte for byte. The terminal prints the same sections.
 
 pub mod format;
+pub mod primitive;
 pub mod scaling;
 pub mod table;
 pub mod terminal;
@@ -86,6 +87,11 @@ pub fn group_section(rows: &[Row], group: &str) -> String {
     }
     if workloads.is_empty() {
         out.push_str("\nNo rows.\n");
+    }
+    let in_group: Vec<&Row> = rows.iter().filter(|r| r.cell.group == group).collect();
+    if let Some(p) = primitive::section(&in_group) {
+        out.push_str("\n### Primitives\n\n");
+        out.push_str(&p);
     }
     for w in workloads {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();

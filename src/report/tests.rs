@@ -151,3 +151,36 @@ fn the_footer_lists_every_row_that_is_not_ok_and_the_not_run_cells() {
     assert!(f.contains("| 009-w.x       | not run | the run was interrupted"), "{f}");
     assert!(f.contains("The run did not finish"), "{f}");
 }
+
+#[test]
+fn primitives_table_has_the_rvos_columns_and_group_times() {
+    let mk = |workers: usize, shape, unit, status| {
+        let mut r = fake_row(workers, CpuClass::Physical, &[2000.0, 4000.0, 3000.0], None, status, unit);
+        r.shape = shape;
+        r.cell.workload = "w.ipc".into();
+        for s in &mut r.samples {
+            s.ops = 1000;
+            s.bytes = if unit == Unit::MbPerSec { 1_000_000 } else { 0 };
+        }
+        r.process.wall_ms = 10.0;
+        r.process.rusage = Some(crate::measure::rusage::Rusage { user_us: 300, sys_us: 200, ..Default::default() });
+        r
+    };
+    use crate::workloads::contract::TableShape;
+    let rows = [
+        mk(1, TableShape::Primitive, Unit::NsPerOp, Status::Ok),
+        mk(2, TableShape::Primitive, Unit::MbPerSec, Status::Ok),
+        mk(4, TableShape::Primitive, Unit::NsPerOp, Status::Invalid),
+        mk(8, TableShape::Scaling, Unit::Ns, Status::Ok),
+    ];
+    let refs: Vec<&Row> = rows.iter().collect();
+    let s = primitive::section(&refs).unwrap();
+    assert!(s.contains("| Benchmark | Iters | Total(us) | Per(ns) |            95% CI |  MB/s |"), "{s}");
+    // 3 timed samples of 1000 ops: 3000 iterations in 9 us, 3 ns each at the median.
+    assert!(s.contains("| ipc (1)   | 3,000 |      9.00 |    3.00 |"), "{s}");
+    assert!(s.contains("| ipc (2)   | 3,000 |      9.00 |    3.00 |"), "{s}");
+    assert!(!s.contains("ipc (4)") && !s.contains("ipc (8)"), "invalid and non-primitive rows stay out:\n{s}");
+    assert!(s.contains("Wall time: 30,000 us (3 cells, setup included)") && s.contains("CPU time:  1,500 us"), "{s}");
+    let only_scaling: Vec<&Row> = rows[3..].iter().collect();
+    assert!(primitive::section(&only_scaling).is_none());
+}
