@@ -38,11 +38,14 @@ fn ids(p: &Plan) -> Vec<String> {
 
 #[test]
 fn the_default_plan_sweeps_workers_from_the_topology() {
-    let p = plan(&request(&[]), "kvm-2c").unwrap();
+    let all = plan(&request(&[]), "kvm-2c").unwrap();
+    assert!(all.cells.iter().all(|c| c.group != "selftest"), "the default selection hides selftests");
     assert_eq!(
-        ids(&p),
+        &ids(&all)[..4],
         ["000-cpu.primes-workers=1", "001-cpu.primes-workers=2", "002-cpu.checksum-workers=1", "003-cpu.checksum-workers=2"]
     );
+    let p = plan(&request(&["cpu"]), "kvm-2c").unwrap();
+    assert_eq!(p.cells.len(), 4);
     assert!(p.cells.iter().all(|c| c.axes == ["workers"] && c.placement.class == CpuClass::Physical && c.placement.cpus.is_none()));
     assert!(p.cells.iter().enumerate().all(|(i, c)| c.index == i && c.seed == 9 && c.label == "test"));
     let p = plan(&request(&["cpu.primes"]), "2s48c96t").unwrap();
