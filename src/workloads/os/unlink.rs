@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::plan::Cell;
 use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
-use crate::workloads::os::fs_common::{content, entry_count, instance_dir, skip_or_fail};
+use crate::workloads::os::fs_common::{content, entry_count, ext4_journal, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
 /// Size of each file deleted (the size the rvOS create benchmark writes).
@@ -135,6 +135,7 @@ impl Instance for UnlinkInstance {
     fn details(&self) -> serde_json::Value {
         json!({
             "filesystem": self.filesystem,
+            "ext4_journal": ext4_journal(&self.dir),
             "file_bytes": self.content.len(),
             "last_sample_files": self.last.as_ref().map(|l| l.iters),
         })
