@@ -2,13 +2,21 @@
 //! Adding a workload is one file in its group folder and one line here.
 
 use super::contract::{Workload, WorkloadSpec};
-use super::{cpu, selftest};
+use super::{cpu, os, selftest};
 
 /// All workloads, hidden selftests included.
 pub fn all() -> Vec<Box<dyn Workload>> {
     vec![
         Box::new(cpu::primes::Primes),
         Box::new(cpu::checksum::Checksum),
+        Box::new(os::mmap::Mmap),
+        Box::new(os::file_create::FileCreate),
+        Box::new(os::file_read::FileRead),
+        Box::new(os::stat::Stat),
+        Box::new(os::unlink::Unlink),
+        Box::new(os::readdir::Readdir),
+        Box::new(os::thread_spawn::ThreadSpawn),
+        Box::new(os::process_spawn::ProcessSpawn),
         Box::new(selftest::crash::Crash),
         Box::new(selftest::hang::Hang),
         Box::new(selftest::wrong::Wrong),

@@ -2,6 +2,16 @@
 //! micro-benchmark suite, measured as lmbench and perf bench do). Every
 //! workload is batched: one sample runs a calibrated number of operations.
 
+pub mod file_create;
+pub mod file_read;
+pub mod fs_common;
+pub mod mmap;
+pub mod process_spawn;
+pub mod readdir;
+pub mod stat;
+pub mod thread_spawn;
+pub mod unlink;
+
 use anyhow::Context;
 
 use crate::cli::Profile;

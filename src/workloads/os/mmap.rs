@@ -1,0 +1,223 @@
+//! `os.mmap`: one operation is `mmap` of `size` bytes of anonymous private
+//! memory, the first touch of every page (one 64-bit word written per page,
+//! then read back) and `munmap` (the rvOS "mmap+munmap 4K" benchmark, with the
+//! page faults that make the mapping real).
+
+use std::ptr;
+
+use anyhow::bail;
+use serde_json::json;
+
+use crate::cli::Profile;
+use crate::plan::Cell;
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::cpu::mix64;
+use crate::workloads::os::fs_common::skip_or_fail;
+
+/// 2 MiB: one huge page on x86-64, 512 base pages.
+const TWO_MIB: i64 = 2 << 20;
+
+pub struct Mmap;
+
+impl Workload for Mmap {
+    fn spec(&self) -> WorkloadSpec {
+        WorkloadSpec {
+            id: "os.mmap",
+            group: "os",
+            summary: "Map anonymous memory, touch every page, unmap it",
+            measures: "the kernel's cost to create a private anonymous mapping, fault in a zeroed page for each first \
+                       write (page allocation, zeroing, page-table update) and tear the mapping down again",
+            unit: Unit::NsPerOp,
+            timed_region: "per operation: mmap(size, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS), one 64-bit pattern \
+                           word written at the start of every page (the first touch), every page's word read back and \
+                           compared (a mismatch counter), and munmap; nothing else happens between start and stop",
+            total_window: None,
+            verifier: "every page of every mapping read back, before munmap, the pattern word written to it (a function of \
+                       the operation and page index, never 0, so an untouched zero page fails): 0 mismatches over \
+                       operations x pages words",
+            batched: true,
+            params: vec![
+                ParamSpec::int("size", "bytes mapped per operation (rounded up to whole pages by the kernel)", 1, 1 << 30, [4096; 3])
+                    .with_values(Profile::Full, vec![4096.into(), TWO_MIB.into()]),
+            ],
+            faults: &["skip-page"],
+            shape: TableShape::Primitive,
+        }
+    }
+
+    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+        let size = cell.usize("size")?;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if page <= 0 {
+            bail!("sysconf(_SC_PAGESIZE) returned {page}");
+        }
+        let mut inst = MmapInstance {
+            size,
+            page: page as usize,
+            salt: cell.seed,
+            skip_page: cell.fault_is("skip-page"),
+            thp: std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok().map(|s| s.trim().to_string()),
+            ops: 0,
+            last: None,
+        };
+        // One operation now: a kernel that refuses anonymous mappings (a
+        // seccomp filter, an address-space limit) skips the row here.
+        let mut t = Timer::new();
+        if let Err(e) = inst.sample(1, &mut t) {
+            return match e.downcast::<std::io::Error>() {
+                Ok(io) => skip_or_fail("an anonymous mmap", io),
+                Err(e) => Err(e),
+            };
+        }
+        inst.last = None;
+        Ok(Prepared::Ready(Box::new(inst)))
+    }
+}
+
+/// What one sample saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Last {
+    iters: u64,
+    /// Words read back (one per page per operation).
+    checked: u64,
+    mismatches: u64,
+}
+
+struct MmapInstance {
+    size: usize,
+    page: usize,
+    salt: u64,
+    skip_page: bool,
+    thp: Option<String>,
+    /// Operations done so far: numbers each operation's pattern.
+    ops: u64,
+    last: Option<Last>,
+}
+
+impl MmapInstance {
+    fn pages(&self) -> usize {
+        self.size.div_ceil(self.page)
+    }
+}
+
+/// The word written to page `page` in operation `op`: never 0, so a page
+/// left untouched (still the zero page) reads back wrong.
+#[inline]
+fn pattern(salt: u64, op: u64, page: usize) -> u64 {
+    mix64(salt ^ op.rotate_left(20) ^ page as u64) | 1
+}
+
+impl Instance for MmapInstance {
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        let (size, page, pages, salt) = (self.size, self.page, self.pages(), self.salt);
+        // The fault leaves the middle page of the first mapping untouched.
+        let skip = if self.skip_page { Some(pages / 2) } else { None };
+        let first_op = self.ops;
+        let (mut checked, mut mismatches) = (0u64, 0u64);
+        timer.start();
+        for i in 0..iters {
+            let op = first_op + i;
+            // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+            let p = unsafe {
+                libc::mmap(ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            };
+            if p == libc::MAP_FAILED {
+                timer.stop();
+                return Err(std::io::Error::last_os_error().into());
+            }
+            let base = p.cast::<u8>();
+            for pg in 0..pages {
+                if i == 0 && skip == Some(pg) {
+                    continue;
+                }
+                // SAFETY: `pg * page` is inside the `pages * page` bytes just
+                // mapped readable and writable, and page-aligned (so u64-aligned).
+                unsafe { ptr::write_volatile(base.add(pg * page).cast::<u64>(), pattern(salt, op, pg)) };
+            }
+            for pg in 0..pages {
+                // SAFETY: as above; the mapping is still in place.
+                let v = unsafe { ptr::read_volatile(base.add(pg * page).cast::<u64>()) };
+                mismatches += u64::from(v != pattern(salt, op, pg));
+                checked += 1;
+            }
+            // SAFETY: unmapping exactly the mapping created above, which no
+            // reference outlives.
+            if unsafe { libc::munmap(p, size) } != 0 {
+                timer.stop();
+                return Err(std::io::Error::last_os_error().into());
+            }
+        }
+        timer.stop();
+        self.ops += iters;
+        self.last = Some(Last { iters, checked, mismatches });
+        Ok(Work::ops(iters))
+    }
+
+    fn verify(&mut self) -> Verdict {
+        let Some(l) = self.last else {
+            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
+        };
+        let want = l.iters * self.pages() as u64;
+        Verdict {
+            passed: l.mismatches == 0 && l.checked == want,
+            expected: format!("0 mismatched of {want} pages read back ({} mappings x {} pages)", l.iters, self.pages()),
+            observed: format!("{} mismatched of {} pages read back", l.mismatches, l.checked),
+        }
+    }
+
+    fn details(&self) -> serde_json::Value {
+        json!({
+            "size": self.size,
+            "page_size": self.page,
+            "pages_per_map": self.pages(),
+            "thp_enabled": self.thp,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instance(size: usize, skip_page: bool) -> MmapInstance {
+        MmapInstance { size, page: 4096, salt: 3, skip_page, thp: None, ops: 0, last: None }
+    }
+
+    #[test]
+    fn every_page_reads_back_its_pattern() {
+        for size in [1, 4096, 4097, 3 * 4096] {
+            let mut inst = instance(size, false);
+            let mut t = Timer::new();
+            assert_eq!(inst.sample(5, &mut t).unwrap(), Work::ops(5));
+            assert!(t.work_ns().is_some());
+            let v = inst.verify();
+            assert!(v.passed, "{v:?}");
+            assert_eq!(inst.last.unwrap().checked, 5 * size.div_ceil(4096) as u64);
+        }
+    }
+
+    #[test]
+    fn a_skipped_page_fails_the_verifier() {
+        let mut inst = instance(3 * 4096, true);
+        inst.sample(4, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed);
+        assert_eq!(v.observed, "1 mismatched of 12 pages read back");
+    }
+
+    #[test]
+    fn the_verifier_fails_on_missing_reads_or_no_sample() {
+        let mut inst = instance(4096, false);
+        assert!(!inst.verify().passed);
+        inst.last = Some(Last { iters: 3, checked: 2, mismatches: 0 });
+        assert!(!inst.verify().passed, "a page not read back");
+    }
+
+    #[test]
+    fn patterns_are_never_zero_and_differ_by_op_and_page() {
+        assert_ne!(pattern(0, 0, 0), 0);
+        assert_ne!(pattern(1, 0, 0), pattern(1, 1, 0));
+        assert_ne!(pattern(1, 0, 0), pattern(1, 0, 1));
+    }
+}
