@@ -21,6 +21,11 @@ pub fn number(v: f64) -> String {
     }
 }
 
+/// A count with thousands separators: `21`, `40,600`.
+pub fn count(n: u64) -> String {
+    group_thousands(n as i128)
+}
+
 fn group_thousands(n: i128) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
@@ -83,6 +88,8 @@ mod tests {
         assert_eq!(number(0.01234), "0.012");
         assert_eq!(number(f64::NAN), "n/a");
         assert_eq!(value(659_218_025.0, Unit::Ns), "659,218,025 ns");
+        assert_eq!(count(21), "21");
+        assert_eq!(count(40_600), "40,600");
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub fn section(rows: &[&Row]) -> Option<String> {
         let mbps = if r.unit == Unit::MbPerSec { format::number(st.work.median) } else { String::new() };
         t.push(vec![
             benchmark_name(r),
-            format::number(iters as f64),
+            format::count(iters),
             format::number(total_ns as f64 / 1e3),
             format::number(stats::median(&per_op)),
             format::ci_relative(st.work.ci95.lo, st.work.ci95.hi, st.work.median),
