@@ -2,13 +2,19 @@
 //! Adding a workload is one file in its group folder and one line here.
 
 use super::contract::{Workload, WorkloadSpec};
-use super::{cpu, selftest};
+use super::{cpu, os, selftest};
 
 /// All workloads, hidden selftests included.
 pub fn all() -> Vec<Box<dyn Workload>> {
     vec![
         Box::new(cpu::primes::Primes),
         Box::new(cpu::checksum::Checksum),
+        Box::new(os::syscall::Syscall),
+        Box::new(os::sched_yield::SchedYield),
+        Box::new(os::pipe_lifecycle::PipeLifecycle),
+        Box::new(os::ipc_rtt::IpcRtt),
+        Box::new(os::ipc_bw::IpcBw),
+        Box::new(os::futex_ctx::FutexCtx),
         Box::new(selftest::crash::Crash),
         Box::new(selftest::hang::Hang),
         Box::new(selftest::wrong::Wrong),

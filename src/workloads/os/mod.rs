@@ -2,6 +2,13 @@
 //! micro-benchmark suite, measured as lmbench and perf bench do). Every
 //! workload is batched: one sample runs a calibrated number of operations.
 
+pub mod futex_ctx;
+pub mod ipc_bw;
+pub mod ipc_rtt;
+pub mod pipe_lifecycle;
+pub mod sched_yield;
+pub mod syscall;
+
 use anyhow::Context;
 
 use crate::cli::Profile;
