@@ -4,6 +4,7 @@
 
 mod common;
 mod errors;
+mod os_ipc;
 mod records;
 mod statuses;
 mod subcommands;
