@@ -9,6 +9,12 @@ pub fn all() -> Vec<Box<dyn Workload>> {
     vec![
         Box::new(cpu::primes::Primes),
         Box::new(cpu::checksum::Checksum),
+        Box::new(os::syscall::Syscall),
+        Box::new(os::sched_yield::SchedYield),
+        Box::new(os::pipe_lifecycle::PipeLifecycle),
+        Box::new(os::ipc_rtt::IpcRtt),
+        Box::new(os::ipc_bw::IpcBw),
+        Box::new(os::futex_ctx::FutexCtx),
         Box::new(os::mmap::Mmap),
         Box::new(os::file_create::FileCreate),
         Box::new(os::file_read::FileRead),

@@ -5,6 +5,7 @@
 mod common;
 mod errors;
 mod os_fs;
+mod os_ipc;
 mod records;
 mod statuses;
 mod subcommands;

@@ -5,10 +5,16 @@
 pub mod file_create;
 pub mod file_read;
 pub mod fs_common;
+pub mod futex_ctx;
+pub mod ipc_bw;
+pub mod ipc_rtt;
 pub mod mmap;
+pub mod pipe_lifecycle;
 pub mod process_spawn;
 pub mod readdir;
+pub mod sched_yield;
 pub mod stat;
+pub mod syscall;
 pub mod thread_spawn;
 pub mod unlink;
 

@@ -1,0 +1,335 @@
+//! `os.ipc-rtt`: one operation is one round trip of a small message: the
+//! measuring end writes it, the peer reads it and writes it back, the
+//! measuring end reads the echo. The peer is a forked process over a pair of
+//! pipes (`perf bench sched pipe`), a forked process over a Unix stream
+//! socketpair, or a thread of the same process over pipes
+//! (`perf bench sched pipe -T`). The rvOS `ipc round-trip` row is the nearest
+//! source figure (its channel pair lived in one process).
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::thread::JoinHandle;
+
+use anyhow::Context;
+use serde_json::json;
+
+use super::{cpu_pair, placement_param};
+use crate::measure::affinity;
+use crate::plan::Cell;
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
+
+pub struct IpcRtt;
+
+/// The fault: the peer flips a bit of the first message it echoes.
+pub const FAULT: &str = "corrupt-echo";
+
+const TRANSPORTS: [&str; 3] = ["pipe", "unix", "thread"];
+
+impl Workload for IpcRtt {
+    fn spec(&self) -> WorkloadSpec {
+        let all: Vec<serde_json::Value> = TRANSPORTS.iter().map(|&t| t.into()).collect();
+        WorkloadSpec {
+            id: "os.ipc-rtt",
+            group: "os",
+            summary: "Round trip of a small message to an echoing peer (process over pipes or a socketpair, or a thread)",
+            measures: "the latency of kernel IPC: two writes, two reads and the wakeups between the two ends; on one CPU \
+                       also two context switches per round trip (rvOS `ipc round-trip`, perf bench sched pipe)",
+            unit: Unit::NsPerOp,
+            timed_region: "a loop of `iters` round trips: write the message (its first 8 bytes a sequence number), read the \
+                           echo in full, compare the echoed sequence number with the one sent (a mismatch counter); creating the \
+                           channels, forking or spawning the peer, pinning and its readiness message are outside (prepare)",
+            total_window: None,
+            verifier: "every echo carried the sequence number that was sent (numbers come from the measuring end's own \
+                       counter): 0 mismatches",
+            batched: true,
+            params: vec![
+                ParamSpec::choice(
+                    "transport",
+                    "pipe: forked process, two pipes; unix: forked process, socketpair(AF_UNIX, SOCK_STREAM); thread: a thread, two pipes",
+                    &TRANSPORTS,
+                    ["pipe"; 3],
+                )
+                .with_values(crate::cli::Profile::Quick, all.clone())
+                .with_values(crate::cli::Profile::Full, all.clone())
+                .with_values(crate::cli::Profile::Seed, all),
+                ParamSpec::int("bytes", "message size in bytes (at most PIPE_BUF, so every write is atomic)", 8, 4096, [8, 8, 8]),
+                placement_param(),
+            ],
+            faults: &[FAULT],
+            shape: TableShape::Primitive,
+        }
+    }
+
+    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+        let transport = cell.str("transport")?.to_string();
+        let bytes = cell.usize("bytes")?;
+        let pair = match cpu_pair(cell)? {
+            Ok(p) => p,
+            Err(reason) => return Ok(Prepared::Skip(reason)),
+        };
+        affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring end to CPU {}", pair.a))?;
+        let corrupt = cell.fault_is(FAULT);
+        let channels = match Channels::open(&transport) {
+            Ok(c) => c,
+            Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("{transport} channels are not permitted here: {e}"))),
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("creating the {transport} channels"))),
+        };
+        let Channels { tx, mut rx, peer_rx, peer_tx } = channels;
+        let cpu_b = Some(pair.b);
+        let peer = if transport == "thread" {
+            let h = std::thread::Builder::new()
+                .name("echo-peer".into())
+                .spawn(move || echo(cpu_b, peer_rx, peer_tx, bytes, corrupt))
+                .context("spawning the echo thread")?;
+            PeerEnd::Thread(h)
+        } else {
+            let close = [tx.as_raw_fd(), rx.as_raw_fd()];
+            PeerEnd::Process(fork_child(&close, move || echo(cpu_b, peer_rx, peer_tx, bytes, corrupt)).context("forking the echo process")?)
+        };
+        let mut inst = RttInstance {
+            tx: Some(tx),
+            rx: None,
+            peer: Some(peer),
+            transport,
+            bytes,
+            cpus: (pair.a, pair.b),
+            note: pair.note,
+            seq: 0,
+            buf: vec![0xA5; bytes],
+            rbuf: vec![0; bytes],
+            round_trips: 0,
+            last: None,
+        };
+        let [ready] = read_words::<1>(&mut rx).context("the echo peer ended before it was ready")?;
+        inst.rx = Some(rx);
+        if ready != 0 {
+            anyhow::bail!("the echo peer cannot pin itself to CPU {}: {}", pair.b, io::Error::from_raw_os_error(ready as i32));
+        }
+        Ok(Prepared::Ready(Box::new(inst)))
+    }
+}
+
+fn refused(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOSYS | libc::EACCES))
+}
+
+/// The two directions, as seen by the measuring end and by the peer.
+struct Channels {
+    tx: File,
+    rx: File,
+    peer_rx: File,
+    peer_tx: File,
+}
+
+impl Channels {
+    fn open(transport: &str) -> io::Result<Channels> {
+        let file = |fd: OwnedFd| File::from(fd);
+        if transport == "unix" {
+            let (a, b) = UnixStream::pair()?;
+            let (a, b) = (file(a.into()), file(b.into()));
+            Ok(Channels { rx: a.try_clone()?, tx: a, peer_rx: b.try_clone()?, peer_tx: b })
+        } else {
+            let (req_r, req_w) = io::pipe()?;
+            let (resp_r, resp_w) = io::pipe()?;
+            Ok(Channels { tx: file(req_w.into()), rx: file(resp_r.into()), peer_rx: file(req_r.into()), peer_tx: file(resp_w.into()) })
+        }
+    }
+}
+
+/// The peer: pins itself, says it is ready (0, or the errno of pinning),
+/// then echoes every message until end of file or a write error (EPIPE when
+/// the measuring end has gone). Returns its exit code.
+fn echo(cpu: Option<usize>, mut rx: File, mut tx: File, bytes: usize, corrupt: bool) -> i32 {
+    let ready = match cpu.map(affinity::pin_current_thread) {
+        Some(Err(e)) => e.raw_os_error().unwrap_or(libc::EINVAL) as u64,
+        _ => 0,
+    };
+    if write_words(&mut tx, [ready]).is_err() || ready != 0 {
+        return 3;
+    }
+    let mut buf = vec![0u8; bytes];
+    let mut corrupt = corrupt;
+    loop {
+        if rx.read_exact(&mut buf).is_err() {
+            return 0;
+        }
+        if corrupt {
+            buf[0] ^= 0x01;
+            corrupt = false;
+        }
+        if tx.write_all(&buf).is_err() {
+            return 0;
+        }
+    }
+}
+
+enum PeerEnd {
+    Process(libc::pid_t),
+    Thread(JoinHandle<i32>),
+}
+
+/// What the last sample saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Last {
+    round_trips: u64,
+    mismatches: u64,
+    /// The first mismatch: (sent, echoed).
+    first_bad: Option<(u64, u64)>,
+}
+
+struct RttInstance {
+    tx: Option<File>,
+    rx: Option<File>,
+    peer: Option<PeerEnd>,
+    transport: String,
+    bytes: usize,
+    cpus: (usize, usize),
+    note: String,
+    /// The last sequence number sent.
+    seq: u64,
+    buf: Vec<u8>,
+    rbuf: Vec<u8>,
+    round_trips: u64,
+    last: Option<Last>,
+}
+
+impl Instance for RttInstance {
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        let (Some(tx), Some(rx)) = (self.tx.as_mut(), self.rx.as_mut()) else { anyhow::bail!("the channels are closed") };
+        let (buf, rbuf) = (&mut self.buf, &mut self.rbuf);
+        let mut seq = self.seq;
+        let mut mismatches = 0u64;
+        let mut first_bad = None;
+        timer.start();
+        for _ in 0..iters {
+            seq += 1;
+            buf[..8].copy_from_slice(&seq.to_le_bytes());
+            tx.write_all(buf).context("sending a message")?;
+            rx.read_exact(rbuf).context("reading the echo")?;
+            let got = u64::from_le_bytes(rbuf[..8].try_into().expect("8 bytes"));
+            if got != seq {
+                mismatches += 1;
+                first_bad.get_or_insert((seq, got));
+            }
+        }
+        timer.stop();
+        self.seq = seq;
+        self.round_trips += iters;
+        self.last = Some(Last { round_trips: iters, mismatches, first_bad });
+        Ok(Work::ops(iters))
+    }
+
+    fn verify(&mut self) -> Verdict {
+        let expected = "0 mismatches: every echo carries the sequence number sent".to_string();
+        let Some(l) = self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
+        let mut observed = format!("{} mismatches in {} round trips", l.mismatches, l.round_trips);
+        if let Some((sent, got)) = l.first_bad {
+            observed.push_str(&format!(" (first: sent {sent}, echoed {got})"));
+        }
+        Verdict { passed: l.mismatches == 0, expected, observed }
+    }
+
+    fn details(&self) -> serde_json::Value {
+        let peer = match &self.peer {
+            Some(PeerEnd::Process(pid)) => format!("forked process {pid}"),
+            Some(PeerEnd::Thread(_)) => "thread".to_string(),
+            None => "none".to_string(),
+        };
+        json!({
+            "transport": self.transport,
+            "message_bytes": self.bytes,
+            "peer": peer,
+            "cpu_a": self.cpus.0,
+            "cpu_b": self.cpus.1,
+            "placement_note": self.note,
+            "round_trips_total": self.round_trips,
+            "last_sample_mismatches": self.last.map(|l| l.mismatches),
+        })
+    }
+}
+
+impl Drop for RttInstance {
+    fn drop(&mut self) {
+        // End of file for the peer's reads, EPIPE for its writes: it ends.
+        self.tx = None;
+        self.rx = None;
+        match self.peer.take() {
+            Some(PeerEnd::Process(pid)) => {
+                if let Err(e) = wait_child(pid) {
+                    eprintln!("os.ipc-rtt: waiting for the echo process {pid}: {e}");
+                }
+            }
+            Some(PeerEnd::Thread(h)) => {
+                let _ = h.join();
+            }
+            None => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread peer (unit tests run in many threads, so no fork here).
+    fn instance(transport: &str, bytes: usize, corrupt: bool) -> RttInstance {
+        let Channels { tx, mut rx, peer_rx, peer_tx } = Channels::open(transport).unwrap();
+        let h = std::thread::spawn(move || echo(None, peer_rx, peer_tx, bytes, corrupt));
+        assert_eq!(read_words::<1>(&mut rx).unwrap(), [0]);
+        RttInstance {
+            tx: Some(tx),
+            rx: Some(rx),
+            peer: Some(PeerEnd::Thread(h)),
+            transport: transport.into(),
+            bytes,
+            cpus: (0, 0),
+            note: String::new(),
+            seq: 0,
+            buf: vec![0; bytes],
+            rbuf: vec![0; bytes],
+            round_trips: 0,
+            last: None,
+        }
+    }
+
+    #[test]
+    fn echoes_over_pipes_and_sockets_pass() {
+        for (transport, bytes) in [("thread", 8), ("unix", 8), ("thread", 1000), ("unix", 4096)] {
+            let mut inst = instance(transport, bytes, false);
+            assert!(!inst.verify().passed, "no sample ran");
+            for iters in [1, 200] {
+                assert_eq!(inst.sample(iters, &mut Timer::new()).unwrap(), Work::ops(iters));
+                let v = inst.verify();
+                assert!(v.passed, "{transport} {bytes}: {v:?}");
+            }
+            assert_eq!(inst.round_trips, 201);
+        }
+    }
+
+    #[test]
+    fn the_verifier_fails_on_a_corrupted_echo() {
+        let mut inst = instance("thread", 8, true);
+        inst.sample(5, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed);
+        assert_eq!(v.observed, "1 mismatches in 5 round trips (first: sent 1, echoed 0)");
+        inst.sample(5, &mut Timer::new()).unwrap();
+        assert!(inst.verify().passed, "only the first echo is corrupted");
+        inst.last = Some(Last { round_trips: 3, mismatches: 2, first_bad: Some((4, 5)) });
+        assert!(!inst.verify().passed);
+    }
+
+    #[test]
+    fn a_peer_that_ends_fails_the_sample_instead_of_hanging() {
+        let mut inst = instance("unix", 8, false);
+        let Some(PeerEnd::Thread(h)) = inst.peer.take() else { unreachable!() };
+        // End of file for the peer's reads: its echo loop ends and closes its end.
+        // SAFETY: shutting down the writing half of a socket this test owns.
+        assert_eq!(unsafe { libc::shutdown(inst.tx.as_ref().unwrap().as_raw_fd(), libc::SHUT_WR) }, 0);
+        assert_eq!(h.join().unwrap(), 0);
+        assert!(inst.sample(1, &mut Timer::new()).is_err());
+    }
+}

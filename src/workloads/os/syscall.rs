@@ -1,0 +1,187 @@
+//! `os.syscall`: one operation is one raw system call, `syscall(SYS_getppid)`
+//! (or `SYS_getpid`), issued through `libc::syscall` so that no libc cache
+//! answers it, as `perf bench syscall basic` does. It is the floor of every
+//! other primitive of the group: kernel entry, dispatch and return.
+
+use serde_json::json;
+
+use crate::plan::Cell;
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+
+pub struct Syscall;
+
+/// The fault: the timed loop compares every result against a wrong id.
+pub const FAULT: &str = "wrong-pid";
+
+impl Workload for Syscall {
+    fn spec(&self) -> WorkloadSpec {
+        WorkloadSpec {
+            id: "os.syscall",
+            group: "os",
+            summary: "One raw system call (getppid or getpid through syscall(2), bypassing libc)",
+            measures: "the cost of entering and leaving the kernel for a call that does almost nothing: \
+                       the floor under every other kernel primitive (rvOS `syscall (getpid)`)",
+            unit: Unit::NsPerOp,
+            timed_region: "a loop of `iters` calls of syscall(SYS_getppid) (or SYS_getpid) and, per call, a comparison of the \
+                           returned id with the one read at prepare (a mismatch counter); reading the expected id is outside",
+            total_window: None,
+            verifier: "every call returned the id read once at prepare (getppid() or getpid() through libc): 0 mismatches",
+            batched: true,
+            params: vec![ParamSpec::choice(
+                "call",
+                "the system call: getppid (as perf bench syscall basic) or getpid (as rvOS)",
+                &["getppid", "getpid"],
+                ["getppid", "getppid", "getpid"],
+            )],
+            faults: &[FAULT],
+            shape: TableShape::Primitive,
+        }
+    }
+
+    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+        let call = Call::parse(cell.str("call")?)?;
+        Ok(Prepared::Ready(Box::new(SyscallInstance::new(call, cell.fault_is(FAULT)))))
+    }
+}
+
+/// Which id the call returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Call {
+    Getppid,
+    Getpid,
+}
+
+impl Call {
+    fn parse(word: &str) -> anyhow::Result<Call> {
+        match word {
+            "getppid" => Ok(Call::Getppid),
+            "getpid" => Ok(Call::Getpid),
+            other => anyhow::bail!("unknown call '{other}'"),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Call::Getppid => "getppid",
+            Call::Getpid => "getpid",
+        }
+    }
+
+    fn number(self) -> libc::c_long {
+        match self {
+            Call::Getppid => libc::SYS_getppid,
+            Call::Getpid => libc::SYS_getpid,
+        }
+    }
+
+    /// The id through libc's wrapper, independent of the timed raw calls.
+    fn expected(self) -> libc::c_long {
+        // SAFETY: getppid and getpid take no arguments and cannot fail.
+        let id = unsafe {
+            match self {
+                Call::Getppid => libc::getppid(),
+                Call::Getpid => libc::getpid(),
+            }
+        };
+        id as libc::c_long
+    }
+}
+
+/// What the last sample saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Last {
+    calls: u64,
+    mismatches: u64,
+    /// The last value a call returned.
+    returned: libc::c_long,
+}
+
+struct SyscallInstance {
+    call: Call,
+    expected: libc::c_long,
+    /// The id the timed loop compares with (`expected`, or a wrong one under the fault).
+    compared: libc::c_long,
+    last: Option<Last>,
+}
+
+impl SyscallInstance {
+    fn new(call: Call, fault: bool) -> SyscallInstance {
+        let expected = call.expected();
+        SyscallInstance { call, expected, compared: if fault { expected + 1 } else { expected }, last: None }
+    }
+}
+
+impl Instance for SyscallInstance {
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        let (nr, want) = (self.call.number(), self.compared);
+        let mut mismatches = 0u64;
+        let mut returned = 0;
+        timer.start();
+        for _ in 0..iters {
+            // SAFETY: getppid/getpid take no arguments and touch no memory.
+            returned = unsafe { libc::syscall(nr) };
+            mismatches += u64::from(returned != want);
+        }
+        timer.stop();
+        self.last = Some(Last { calls: iters, mismatches, returned });
+        Ok(Work::ops(iters))
+    }
+
+    fn verify(&mut self) -> Verdict {
+        let expected = format!("0 mismatches: every {} returns {} (read through libc at prepare)", self.call.name(), self.expected);
+        match self.last {
+            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
+            Some(l) => Verdict {
+                passed: l.mismatches == 0,
+                expected,
+                observed: format!("{} mismatches in {} calls (last call returned {})", l.mismatches, l.calls, l.returned),
+            },
+        }
+    }
+
+    fn details(&self) -> serde_json::Value {
+        json!({
+            "call": self.call.name(),
+            "syscall_number": self.call.number(),
+            "expected_id": self.expected,
+            "last_sample_calls": self.last.map(|l| l.calls),
+            "last_sample_mismatches": self.last.map(|l| l.mismatches),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_calls_return_the_libc_ids() {
+        for call in [Call::Getppid, Call::Getpid] {
+            let mut inst = SyscallInstance::new(call, false);
+            assert!(!inst.verify().passed, "no sample ran");
+            let mut t = Timer::new();
+            assert_eq!(inst.sample(1000, &mut t).unwrap(), Work::ops(1000));
+            assert!(t.work_ns().unwrap() > 0);
+            let v = inst.verify();
+            assert!(v.passed, "{v:?}");
+        }
+        assert_eq!(Call::Getpid.expected(), std::process::id() as libc::c_long);
+    }
+
+    #[test]
+    fn the_verifier_fails_on_a_wrong_id() {
+        let mut inst = SyscallInstance::new(Call::Getppid, true);
+        inst.sample(10, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed);
+        assert!(v.observed.starts_with("10 mismatches in 10 calls"), "{}", v.observed);
+        inst.last = Some(Last { calls: 5, mismatches: 1, returned: 1 });
+        assert!(!inst.verify().passed);
+    }
+
+    #[test]
+    fn calls_parse_by_name() {
+        assert_eq!(Call::parse("getpid").unwrap(), Call::Getpid);
+        assert!(Call::parse("gettid").is_err());
+    }
+}
