@@ -63,7 +63,7 @@ import json, sys
 rows = [json.loads(l) for l in sys.stdin if l.strip()]
 r = rows[0]
 if r["status"] != "ok":
-    sys.exit(f"proofbench row {r[\"cell\"][\"row_id\"]} is {r[\"status\"]}: {r.get(\"reason\")}")
+    sys.exit("proofbench row %s is %s: %s" % (r["cell"]["row_id"], r["status"], r.get("reason")))
 print("%.1f" % r["stats"]["work"]["median"])'
 }
 

@@ -127,6 +127,9 @@ pub struct MeasurementRecord {
     pub iters_per_sample: u64,
     /// Batched workloads: samples spent finding `iters_per_sample`.
     pub calibration_samples: u32,
+    /// Batched workloads: the warmup samples were shorter than the target,
+    /// so the batch grew once more before the timed samples.
+    pub iters_grown_after_warmup: bool,
     pub prepare_ms: f64,
     pub settle_ms: u64,
     pub warmup_samples: u32,

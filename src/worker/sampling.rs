@@ -80,6 +80,12 @@ impl Loop<'_> {
     }
 }
 
+/// The shortest a batched sample may be: the profile's target length, and at
+/// least 100 clock reads so the clock costs under 1% of it.
+fn calibration_floor(m: &crate::plan::MeasureSpec, timer_overhead_ns: f64) -> f64 {
+    (m.target_sample_ms * 1e6).max(100.0 * timer_overhead_ns)
+}
+
 fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "(no message)".into())
 }
@@ -98,6 +104,7 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         overhead_subtracted: false,
         iters_per_sample: 1,
         calibration_samples: 0,
+        iters_grown_after_warmup: false,
         prepare_ms,
         settle_ms: m.settle_ms,
         warmup_samples: 0,
@@ -111,11 +118,21 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         if spec.batched {
             // Grow the batch until one sample lasts the target and the clock's
             // own cost is under 1% of it.
-            let floor = (m.target_sample_ms * 1e6).max(100.0 * timer_overhead_ns);
+            // A count is accepted only when the median of three samples
+            // reaches the target: one slow sample (a wakeup of an idle CPU,
+            // an interrupt) must not fix a batch that is too small.
+            let floor = calibration_floor(m, timer_overhead_ns);
             let mut iters = 1u64;
             loop {
                 rec.calibration_samples += 1;
-                let ns = lp.sample(iters, false, false)?;
+                let mut ns = lp.sample(iters, false, false)?;
+                if ns as f64 >= floor {
+                    let more = [lp.sample(iters, false, false)?, lp.sample(iters, false, false)?];
+                    rec.calibration_samples += 2;
+                    let mut three = [ns, more[0], more[1]];
+                    three.sort_unstable();
+                    ns = three[1];
+                }
                 if ns as f64 >= floor || iters >= 1 << 40 || rec.calibration_samples >= 60 {
                     break;
                 }
@@ -129,6 +146,18 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         for _ in 0..m.warmup {
             lp.sample(rec.iters_per_sample, true, true)?;
             rec.warmup_samples += 1;
+        }
+        if spec.batched && rec.warmup_samples > 0 {
+            // Calibration ran on cold CPUs, right after the settle pause: if
+            // the warm samples are shorter than the target, grow the batch
+            // once more (never shrink it).
+            let warm: Vec<f64> = lp.samples.iter().filter(|s| s.warmup).map(|s| s.work_ns as f64).collect();
+            let med = crate::stats::median(&warm);
+            let floor = calibration_floor(m, timer_overhead_ns);
+            if med > 0.0 && med < floor {
+                rec.iters_per_sample = ((rec.iters_per_sample as f64 * floor / med * 1.2).ceil() as u64).max(rec.iters_per_sample + 1);
+                rec.iters_grown_after_warmup = true;
+            }
         }
         let t0 = clock::now_ns();
         let mut values: Vec<f64> = Vec::new();
