@@ -140,7 +140,8 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
                 iters = ((iters as f64 * grow).ceil() as u64).max(iters + 1);
             }
             rec.iters_per_sample = iters;
-            rec.loop_overhead_ns_per_iter = Some(clock::loop_overhead_ns(iters.min(1 << 24), 5));
+            // A fixed, long loop: the per-iteration cost of a short one is mostly the clock.
+            rec.loop_overhead_ns_per_iter = Some(clock::loop_overhead_ns(1 << 20, 5));
         }
         ru_start = Some(Rusage::this_process());
         for _ in 0..m.warmup {

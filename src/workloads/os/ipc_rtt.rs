@@ -3,8 +3,10 @@
 //! measuring end reads the echo. The peer is a forked process over a pair of
 //! pipes (`perf bench sched pipe`), a forked process over a Unix stream
 //! socketpair, or a thread of the same process over pipes
-//! (`perf bench sched pipe -T`). The rvOS `ipc round-trip` row is the nearest
-//! source figure (its channel pair lived in one process).
+//! (`perf bench sched pipe -T`); or, as the rvOS `ipc round-trip` row did
+//! (send + receive on a channel pair inside one process), `loopback`: the
+//! measuring thread writes the message into a pipe and reads it back itself,
+//! with no peer and no context switch.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -26,7 +28,7 @@ pub struct IpcRtt;
 /// The fault: the peer flips a bit of the first message it echoes.
 pub const FAULT: &str = "corrupt-echo";
 
-const TRANSPORTS: [&str; 3] = ["pipe", "unix", "thread"];
+const TRANSPORTS: [&str; 4] = ["pipe", "unix", "thread", "loopback"];
 
 impl Workload for IpcRtt {
     fn spec(&self) -> WorkloadSpec {
@@ -48,7 +50,8 @@ impl Workload for IpcRtt {
             params: vec![
                 ParamSpec::choice(
                     "transport",
-                    "pipe: forked process, two pipes; unix: forked process, socketpair(AF_UNIX, SOCK_STREAM); thread: a thread, two pipes",
+                    "pipe: forked process, two pipes; unix: forked process, socketpair(AF_UNIX, SOCK_STREAM); thread: a thread, two pipes; \
+                     loopback: no peer, one pipe written and read back by the measuring thread (rvOS's same-process channel pair)",
                     &TRANSPORTS,
                     ["pipe"; 3],
                 )
@@ -66,6 +69,9 @@ impl Workload for IpcRtt {
     fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
         let transport = cell.str("transport")?.to_string();
         let bytes = cell.usize("bytes")?;
+        if transport == "loopback" {
+            return prepare_loopback(cell, bytes);
+        }
         let pair = match cpu_pair(cell)? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
@@ -110,6 +116,43 @@ impl Workload for IpcRtt {
         }
         Ok(Prepared::Ready(Box::new(inst)))
     }
+}
+
+/// `loopback`: one pipe, both ends held by the measuring thread.
+fn prepare_loopback(cell: &Cell, bytes: usize) -> anyhow::Result<Prepared> {
+    if cell.str("placement")? != "same-cpu" {
+        return Ok(Prepared::Skip("loopback has one end; placement does not apply".into()));
+    }
+    let pair = match cpu_pair(cell)? {
+        Ok(p) => p,
+        Err(reason) => return Ok(Prepared::Skip(reason)),
+    };
+    affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring thread to CPU {}", pair.a))?;
+    let (r, w) = match io::pipe() {
+        Ok(p) => p,
+        Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("pipes are not permitted here: {e}"))),
+        Err(e) => return Err(anyhow::Error::new(e).context("creating the loopback pipe")),
+    };
+    let mut tx = File::from(OwnedFd::from(w));
+    if cell.fault_is(FAULT) {
+        // A stale message ahead of the first one: every read returns the
+        // message sent one round trip earlier.
+        tx.write_all(&vec![0x5A; bytes]).context("writing the stale message")?;
+    }
+    Ok(Prepared::Ready(Box::new(RttInstance {
+        tx: Some(tx),
+        rx: Some(File::from(OwnedFd::from(r))),
+        peer: None,
+        transport: "loopback".into(),
+        bytes,
+        cpus: (pair.a, pair.a),
+        note: format!("one thread on CPU {}, no peer", pair.a),
+        seq: 0,
+        buf: vec![0xA5; bytes],
+        rbuf: vec![0; bytes],
+        round_trips: 0,
+        last: None,
+    })))
 }
 
 fn refused(e: &io::Error) -> bool {
@@ -236,7 +279,7 @@ impl Instance for RttInstance {
         let peer = match &self.peer {
             Some(PeerEnd::Process(pid)) => format!("forked process {pid}"),
             Some(PeerEnd::Thread(_)) => "thread".to_string(),
-            None => "none".to_string(),
+            None => "none (loopback)".to_string(),
         };
         json!({
             "transport": self.transport,
@@ -307,6 +350,24 @@ mod tests {
             }
             assert_eq!(inst.round_trips, 201);
         }
+    }
+
+    #[test]
+    fn loopback_reads_back_what_it_wrote_and_a_stale_message_is_caught() {
+        let (r, w) = io::pipe().unwrap();
+        let mut inst = instance("thread", 8, false);
+        // Replace the channels with one pipe and no peer, as prepare_loopback does.
+        drop(inst.tx.take());
+        drop(inst.rx.take());
+        let _ = inst.peer.take().map(|p| if let PeerEnd::Thread(h) = p { h.join().unwrap() } else { 0 });
+        inst.tx = Some(File::from(OwnedFd::from(w)));
+        inst.rx = Some(File::from(OwnedFd::from(r)));
+        inst.sample(100, &mut Timer::new()).unwrap();
+        assert!(inst.verify().passed);
+        inst.tx.as_mut().unwrap().write_all(&[0x5A; 8]).unwrap();
+        inst.sample(3, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed && v.observed.starts_with("3 mismatches in 3 round trips"), "{v:?}");
     }
 
     #[test]
