@@ -180,8 +180,18 @@ impl Topology {
 
     /// Number of cores with at least one allowed logical CPU.
     pub fn allowed_physical_cores(&self) -> usize {
+        self.allowed_cores().len()
+    }
+
+    /// The physical cores this process may use, each with only its allowed
+    /// logical CPUs (sorted), in the order of [`Topology::cores`].
+    pub fn allowed_cores(&self) -> Vec<Vec<usize>> {
         let allowed: BTreeSet<usize> = self.allowed.iter().copied().collect();
-        self.cores().iter().filter(|core| core.iter().any(|c| allowed.contains(c))).count()
+        self.cores()
+            .into_iter()
+            .map(|core| core.into_iter().filter(|c| allowed.contains(c)).collect::<Vec<_>>())
+            .filter(|core| !core.is_empty())
+            .collect()
     }
 
     /// The online CPU with this id.

@@ -40,12 +40,7 @@ pub fn assign(strategy: PinStrategy, topo: &Topology, workers: usize) -> Assignm
 /// Allowed logical CPUs ordered so that every physical core appears once
 /// before any core appears twice: first CPU of each core, then second, ...
 fn physical_first(topo: &Topology) -> Vec<usize> {
-    let cores: Vec<Vec<usize>> = topo
-        .cores()
-        .into_iter()
-        .map(|c| c.into_iter().filter(|x| topo.allowed.contains(x)).collect::<Vec<_>>())
-        .filter(|c| !c.is_empty())
-        .collect();
+    let cores = topo.allowed_cores();
     let depth = cores.iter().map(Vec::len).max().unwrap_or(0);
     (0..depth).flat_map(|t| cores.iter().filter_map(move |c| c.get(t).copied())).collect()
 }

@@ -31,7 +31,10 @@ fn bad_flags_and_values_name_the_flag() {
     refused(&["run", "cpu.primes", "-p", "blocks=4"], &["'blocks'"]);
     refused(&["frobnicate"], &["frobnicate"]);
     refused(&["run", "os.stat", "--io-dir", "/no/such/dir"], &["--io-dir /no/such/dir", "not a directory"]);
-    refused(&["run", "cpu.primes", "--inject-fault", "corrupt-echo"], &["--inject-fault corrupt-echo", "no selected workload has that fault"]);
+    refused(
+        &["run", "cpu.primes", "--inject-fault", "corrupt-echo"],
+        &["--inject-fault corrupt-echo", "no selected workload has that fault"],
+    );
 }
 
 #[test]

@@ -62,12 +62,7 @@ pub fn cpu_pair(cell: &Cell) -> anyhow::Result<Result<CpuPair, String>> {
 
 /// `cpu_pair` on a given topology.
 pub fn choose_pair(topo: &Topology, placement: &str) -> Result<CpuPair, String> {
-    let cores: Vec<Vec<usize>> = topo
-        .cores()
-        .into_iter()
-        .map(|c| c.into_iter().filter(|x| topo.allowed.contains(x)).collect::<Vec<_>>())
-        .filter(|c| !c.is_empty())
-        .collect();
+    let cores = topo.allowed_cores();
     let Some(first) = cores.first().map(|c| c[0]) else { return Err("this process may use no CPU the topology lists".into()) };
     match placement {
         "same-cpu" => Ok(CpuPair { a: first, b: first, note: format!("both ends on CPU {first}") }),
