@@ -32,6 +32,10 @@ pub enum Unit {
     /// Megabytes (10^6 bytes) per second.
     #[serde(rename = "MB/s")]
     MbPerSec,
+    /// Millions of operations per second, as the NAS Parallel Benchmarks
+    /// count operations.
+    #[serde(rename = "Mop/s")]
+    MopsPerSec,
 }
 
 impl Unit {
@@ -41,13 +45,14 @@ impl Unit {
             Unit::NsPerOp => "ns/op",
             Unit::OpsPerSec => "ops/s",
             Unit::MbPerSec => "MB/s",
+            Unit::MopsPerSec => "Mop/s",
         }
     }
 
     pub fn direction(self) -> Direction {
         match self {
             Unit::Ns | Unit::NsPerOp => Direction::LowerIsBetter,
-            Unit::OpsPerSec | Unit::MbPerSec => Direction::HigherIsBetter,
+            Unit::OpsPerSec | Unit::MbPerSec | Unit::MopsPerSec => Direction::HigherIsBetter,
         }
     }
 
@@ -74,6 +79,12 @@ impl Unit {
                     return None;
                 }
                 work.bytes as f64 * 1e3 / ns
+            }
+            Unit::MopsPerSec => {
+                if window_ns == 0 {
+                    return None;
+                }
+                work.ops as f64 * 1e3 / ns
             }
         };
         v.is_finite().then_some(v)
@@ -406,6 +417,8 @@ mod tests {
         assert_eq!(Unit::NsPerOp.value(1000, 1, w), Some(250.0));
         assert_eq!(Unit::OpsPerSec.value(2_000_000_000, 1, w), Some(2.0));
         assert_eq!(Unit::MbPerSec.value(1_000_000_000, 1, w), Some(2.0));
+        assert_eq!(Unit::MopsPerSec.value(2_000, 1, Work::ops(6_000)), Some(3000.0));
+        assert_eq!(Unit::MopsPerSec.direction(), Direction::HigherIsBetter);
         assert_eq!(Unit::OpsPerSec.value(0, 1, w), None);
         assert_eq!(Unit::NsPerOp.value(10, 1, Work::default()), None);
         assert_eq!(Unit::Ns.direction(), Direction::LowerIsBetter);

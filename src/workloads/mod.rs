@@ -3,8 +3,10 @@
 
 pub mod contract;
 pub mod cpu;
+pub mod npb;
 pub mod os;
 pub mod process;
 pub mod registry;
+pub mod rt;
 pub mod scratch;
 pub mod selftest;

@@ -1,0 +1,4 @@
+//! The `npb` group: kernels of the NAS Parallel Benchmarks 3.4 (EP, CG, MG),
+//! parallel on the `runtime` axis, verified against the official values.
+
+pub mod randlc;

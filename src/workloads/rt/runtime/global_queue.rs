@@ -1,0 +1,291 @@
+//! `global-queue`: a pool of threads sharing one locked FIFO queue of tasks,
+//! the "single global runnable queue" model of capOS's scheduler rows, which
+//! fails to scale because every push and pop takes the same lock.
+//!
+//! The queue has two ends and one lock. Idle workers take the oldest task (the
+//! biggest part of a recursion, as a thief would); `join(a, b)` queues `b`,
+//! runs `a` itself, then helps by taking the newest task (usually its own `b`)
+//! until `b` is done, sleeping on the queue's condition variable when there is
+//! nothing to run. Taking the newest keeps helping in step with the recursion:
+//! taking the oldest would stack one waiting task's frames on another's without
+//! bound. `install` hands its closure to a pool thread, so exactly `workers`
+//! threads ever run tasks.
+//!
+//! Tasks are closures living on the stack of the thread that queued them (as
+//! in rayon's `StackJob`): the queue holds type-erased pointers to them, and
+//! the queuing thread never returns before they are done.
+
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use super::{Runtime, pin_worker};
+
+/// A type-erased pointer to a task that stays valid until it has run.
+struct JobRef {
+    data: *const (),
+    run: unsafe fn(*const ()),
+}
+
+// SAFETY: a JobRef is only created for tasks whose closures are `Send`, and the
+// task it points to outlives its execution (the queuing thread waits for it).
+unsafe impl Send for JobRef {}
+
+impl JobRef {
+    /// # Safety
+    /// The task behind `data` must still be alive and not yet have run.
+    unsafe fn execute(self) {
+        // SAFETY: guaranteed by the caller.
+        unsafe { (self.run)(self.data) }
+    }
+}
+
+/// A task on the queuing thread's stack: its closure, then its result.
+struct StackJob<F, R> {
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<Option<Result<R, Box<dyn Any + Send>>>>,
+    done: AtomicBool,
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
+    fn new(f: F) -> Self {
+        StackJob { func: UnsafeCell::new(Some(f)), result: UnsafeCell::new(None), done: AtomicBool::new(false) }
+    }
+
+    fn as_job_ref(&self) -> JobRef {
+        JobRef { data: self as *const Self as *const (), run: Self::run }
+    }
+
+    /// # Safety
+    /// `data` points to a live `StackJob<F, R>` that has not run yet; only one
+    /// thread runs it (the queue hands each JobRef out once).
+    unsafe fn run(data: *const ()) {
+        // SAFETY: guaranteed by the caller; the job is alive until `done` is set.
+        let job = unsafe { &*(data as *const Self) };
+        // SAFETY: only this thread touches `func` and `result` until `done` is set.
+        let f = unsafe { (*job.func.get()).take() }.expect("a task runs once");
+        let r = catch_unwind(AssertUnwindSafe(f));
+        // SAFETY: as above.
+        unsafe { *job.result.get() = Some(r) };
+        // Last access to the job: once `done` is seen, its owner may free it.
+        job.done.store(true, Ordering::SeqCst);
+    }
+
+    /// The result, once `done`; re-raises a panic of the task.
+    fn into_result(self) -> R {
+        debug_assert!(self.done.load(Ordering::SeqCst));
+        match self.result.into_inner().expect("a finished task has a result") {
+            Ok(r) => r,
+            Err(p) => resume_unwind(p),
+        }
+    }
+}
+
+/// A task of `for_each_task`: runs `f(i)` and counts down the batch.
+struct BatchJob<'a> {
+    i: usize,
+    f: &'a (dyn Fn(usize) + Sync),
+    remaining: &'a AtomicUsize,
+    panic: &'a Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+impl BatchJob<'_> {
+    fn as_job_ref(&self) -> JobRef {
+        JobRef { data: self as *const Self as *const (), run: Self::run }
+    }
+
+    /// # Safety
+    /// `data` points to a live `BatchJob` whose batch has not been counted down
+    /// to zero yet.
+    unsafe fn run(data: *const ()) {
+        // SAFETY: guaranteed by the caller; the batch outlives `remaining` > 0.
+        let job = unsafe { &*(data as *const BatchJob<'_>) };
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| (job.f)(job.i))) {
+            job.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(p);
+        }
+        // Last access to the job.
+        job.remaining.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+struct State {
+    jobs: VecDeque<JobRef>,
+    shutdown: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled when a task is queued, when one finishes while someone waits
+    /// for it, and at shutdown.
+    cond: Condvar,
+    /// Threads sleeping until a task of theirs finishes.
+    waiters: AtomicUsize,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, job: JobRef) {
+        self.lock().jobs.push_back(job);
+        self.cond.notify_one();
+    }
+
+    fn push_all(&self, jobs: impl Iterator<Item = JobRef>) {
+        self.lock().jobs.extend(jobs);
+        self.cond.notify_all();
+    }
+
+    /// After a task finished: wake the threads waiting for theirs.
+    fn finished(&self) {
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            let _g = self.lock();
+            self.cond.notify_all();
+        }
+    }
+
+    /// Runs queued tasks until `done()` holds, sleeping when there are none.
+    fn help_until(&self, done: impl Fn() -> bool) {
+        loop {
+            let mut st = self.lock();
+            if done() {
+                // The wake-up that brought us here may have been meant for an
+                // idle worker: pass it on while tasks wait.
+                if !st.jobs.is_empty() {
+                    self.cond.notify_one();
+                }
+                return;
+            }
+            if let Some(job) = st.jobs.pop_back() {
+                drop(st);
+                // SAFETY: queued tasks are alive until they have run, and each
+                // is popped once.
+                unsafe { job.execute() };
+                self.finished();
+                continue;
+            }
+            // Counted before `done` is checked again under the lock, so that a
+            // task finishing now sees us and notifies after we sleep.
+            self.waiters.fetch_add(1, Ordering::SeqCst);
+            if !done() {
+                st = self.cond.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            self.waiters.fetch_sub(1, Ordering::SeqCst);
+            drop(st);
+        }
+    }
+}
+
+pub struct GlobalQueue {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+fn worker_loop(shared: &Shared) {
+    loop {
+        let job = {
+            let mut st = shared.lock();
+            loop {
+                if let Some(j) = st.jobs.pop_front() {
+                    break j;
+                }
+                if st.shutdown {
+                    return;
+                }
+                st = shared.cond.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        // SAFETY: queued tasks are alive until they have run; popped once.
+        unsafe { job.execute() };
+        shared.finished();
+    }
+}
+
+impl Runtime for GlobalQueue {
+    const NAME: &'static str = "global-queue";
+
+    fn build(workers: usize, cpus: Option<&[usize]>) -> anyhow::Result<Self> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State { jobs: VecDeque::new(), shutdown: false }),
+            cond: Condvar::new(),
+            waiters: AtomicUsize::new(0),
+        });
+        let mut rt = GlobalQueue { shared: shared.clone(), threads: Vec::new() };
+        let (tx, rx) = std::sync::mpsc::channel();
+        for i in 0..workers.max(1) {
+            let (shared, tx) = (shared.clone(), tx.clone());
+            let cpus = cpus.map(<[usize]>::to_vec);
+            let h = std::thread::Builder::new().name(format!("gq-{i}")).spawn(move || {
+                let pinned = pin_worker(i, cpus.as_deref());
+                let ok = pinned.is_ok();
+                let _ = tx.send(pinned);
+                drop(tx); // `build` reads until every sender is gone
+                if ok {
+                    worker_loop(&shared);
+                }
+            })?;
+            rt.threads.push(h);
+        }
+        drop(tx);
+        for r in rx {
+            r?; // a pinning failure: `rt` is dropped, which stops the pool
+        }
+        Ok(rt)
+    }
+
+    fn workers(&self) -> usize {
+        self.threads.len()
+    }
+
+    fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        let job = StackJob::new(f);
+        self.shared.push(job.as_job_ref());
+        // Not a pool thread: wait without running tasks, so that exactly
+        // `workers` threads run them.
+        let mut st = self.shared.lock();
+        self.shared.waiters.fetch_add(1, Ordering::SeqCst);
+        while !job.done.load(Ordering::SeqCst) {
+            st = self.shared.cond.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        self.shared.waiters.fetch_sub(1, Ordering::SeqCst);
+        drop(st);
+        job.into_result()
+    }
+
+    fn join<RA: Send, RB: Send>(&self, a: impl FnOnce() -> RA + Send, b: impl FnOnce() -> RB + Send) -> (RA, RB) {
+        let job_b = StackJob::new(b);
+        self.shared.push(job_b.as_job_ref());
+        let ra = catch_unwind(AssertUnwindSafe(a));
+        // `b` must finish before this frame (which owns it) goes, even if `a` panicked.
+        self.shared.help_until(|| job_b.done.load(Ordering::SeqCst));
+        let rb = job_b.into_result();
+        (ra.unwrap_or_else(|p| resume_unwind(p)), rb)
+    }
+
+    fn for_each_task(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        let remaining = AtomicUsize::new(n);
+        let panic = Mutex::new(None);
+        let jobs: Vec<BatchJob<'_>> = (0..n).map(|i| BatchJob { i, f, remaining: &remaining, panic: &panic }).collect();
+        self.shared.push_all(jobs.iter().map(BatchJob::as_job_ref));
+        self.shared.help_until(|| remaining.load(Ordering::SeqCst) == 0);
+        drop(jobs);
+        if let Some(p) = panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            resume_unwind(p);
+        }
+    }
+}
+
+impl Drop for GlobalQueue {
+    fn drop(&mut self) {
+        self.shared.lock().shutdown = true;
+        self.shared.cond.notify_all();
+        for h in self.threads.drain(..) {
+            let _ = h.join();
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Task runtimes: the `runtime` axis of the parallel workloads. A runtime is
+//! one type behind the small [`Runtime`] trait; adding one is one file here and
+//! one arm in [`prepare_with`].
+//!
+//! Workloads are generic over the runtime (the trait has generic methods, so
+//! it is not object-safe): `prepare_with` builds the runtime the cell names and
+//! hands it to the workload's [`Maker`], which returns the boxed instance.
+
+pub mod global_queue;
+pub mod rayon;
+pub mod spawn;
+
+use anyhow::Context;
+
+use crate::cli::Profile;
+use crate::plan::Cell;
+use crate::workloads::contract::{Instance, ParamSpec, Prepared};
+
+pub use self::global_queue::GlobalQueue;
+pub use self::rayon::Rayon;
+pub use self::spawn::Spawn;
+
+/// A pool of worker threads that runs tasks.
+///
+/// Every call happens inside [`Runtime::install`]: code given to `install`,
+/// `join` and `for_each_task` may itself call `join` and `for_each_task` on the
+/// same runtime (captured by reference).
+pub trait Runtime: Send + Sync + Sized + 'static {
+    /// The value on the `runtime` axis.
+    const NAME: &'static str;
+    /// Whether millions of tiny tasks make sense (not for a thread per task).
+    const FINE_GRAINED: bool = true;
+
+    /// Builds the pool: `workers` threads, worker i pinned to
+    /// `cpus[i % cpus.len()]` when `cpus` is given. Pinning errors are errors.
+    fn build(workers: usize, cpus: Option<&[usize]>) -> anyhow::Result<Self>;
+
+    /// The number of worker threads.
+    fn workers(&self) -> usize;
+
+    /// Runs `f` on the runtime and returns its result.
+    fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R;
+
+    /// Fork-join: runs `a` and `b`, possibly in parallel, and returns both
+    /// results once both are done.
+    fn join<RA: Send, RB: Send>(&self, a: impl FnOnce() -> RA + Send, b: impl FnOnce() -> RB + Send) -> (RA, RB);
+
+    /// Runs `f(i)` for every `i` in `0..n`, one task each, and returns when all
+    /// have run. Tasks may block on each other only when `n <= workers()`.
+    fn for_each_task(&self, n: usize, f: &(dyn Fn(usize) + Sync));
+}
+
+/// The runtimes, in axis order.
+pub const NAMES: [&str; 3] = [Rayon::NAME, GlobalQueue::NAME, Spawn::NAME];
+
+/// The `runtime` axis: every runtime in every profile, or the given subset.
+pub fn runtime_param(names: &[&'static str]) -> ParamSpec {
+    let values: Vec<serde_json::Value> = names.iter().map(|&n| n.into()).collect();
+    ParamSpec::choice(
+        "runtime",
+        "the task runtime: rayon (work stealing), global-queue (one locked queue), spawn (a thread per task)",
+        &NAMES,
+        [names[0]; 3],
+    )
+    .with_values(Profile::Quick, values.clone())
+    .with_values(Profile::Full, values.clone())
+    .with_values(Profile::Seed, values)
+}
+
+/// Builds a workload's instance on a runtime.
+pub trait Maker {
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>>;
+}
+
+/// Builds the runtime the cell's `runtime` parameter names (with the cell's
+/// worker count and pinning) and the instance on it. A workload of tiny tasks
+/// (`fine_grained`) on a runtime that cannot run them is skipped with the reason.
+pub fn prepare_with(cell: &Cell, fine_grained: bool, maker: impl Maker) -> anyhow::Result<Prepared> {
+    let name = cell.str("runtime")?;
+    let workers = cell.worker_count();
+    let cpus = cell.placement.cpus.as_deref();
+    fn go<R: Runtime>(workers: usize, cpus: Option<&[usize]>, fine_grained: bool, maker: impl Maker) -> anyhow::Result<Prepared> {
+        if fine_grained && !R::FINE_GRAINED {
+            return Ok(Prepared::Skip(format!(
+                "the {} runtime starts a thread per task: not meaningful for this many tiny tasks",
+                R::NAME
+            )));
+        }
+        let rt = R::build(workers, cpus).with_context(|| format!("building the {} runtime with {workers} workers", R::NAME))?;
+        maker.make(rt).map(Prepared::Ready)
+    }
+    match name {
+        Rayon::NAME => go::<Rayon>(workers, cpus, fine_grained, maker),
+        GlobalQueue::NAME => go::<GlobalQueue>(workers, cpus, fine_grained, maker),
+        Spawn::NAME => go::<Spawn>(workers, cpus, fine_grained, maker),
+        other => anyhow::bail!("unknown runtime '{other}'"),
+    }
+}
+
+/// Pins the calling thread to `cpus[i % cpus.len()]` when `cpus` is given.
+pub(crate) fn pin_worker(i: usize, cpus: Option<&[usize]>) -> anyhow::Result<()> {
+    if let Some(c) = cpus.filter(|c| !c.is_empty()) {
+        let cpu = c[i % c.len()];
+        crate::measure::affinity::pin_current_thread(cpu).with_context(|| format!("pinning worker {i} to CPU {cpu}"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

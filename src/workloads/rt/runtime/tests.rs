@@ -1,0 +1,96 @@
+//! Every runtime against the same checks: fork-join recursion, batches of
+//! tasks, tasks that block on each other, panics, pinning, worker counts.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use super::*;
+
+fn fib<R: Runtime>(rt: &R, n: u64) -> u64 {
+    if n < 12 {
+        return (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0;
+    }
+    let (a, b) = rt.join(|| fib(rt, n - 1), || fib(rt, n - 2));
+    a + b
+}
+
+fn check<R: Runtime>() {
+    for workers in [1, 2, 3] {
+        let rt = R::build(workers, None).unwrap();
+        assert_eq!(rt.workers(), workers, "{}", R::NAME);
+        let coarse = if R::FINE_GRAINED { 25 } else { 16 };
+        let expect = (0..coarse).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0;
+        assert_eq!(rt.install(|| fib(&rt, coarse)), expect, "{} fib({coarse}) on {workers}", R::NAME);
+
+        // A batch of tasks, each nesting a join.
+        let n = if R::FINE_GRAINED { 10_000 } else { 40 };
+        let sum = AtomicU64::new(0);
+        rt.install(|| {
+            rt.for_each_task(n, &|i| {
+                let (a, b) = rt.join(|| i as u64, || 1);
+                sum.fetch_add(a + b, Ordering::Relaxed);
+            })
+        });
+        assert_eq!(sum.into_inner(), (n * (n - 1) / 2 + n) as u64, "{}", R::NAME);
+
+        // `workers` tasks that can only finish together.
+        let arrived = AtomicUsize::new(0);
+        rt.install(|| {
+            rt.for_each_task(workers, &|_| {
+                arrived.fetch_add(1, Ordering::SeqCst);
+                let t = std::time::Instant::now();
+                while arrived.load(Ordering::SeqCst) < workers {
+                    assert!(t.elapsed().as_secs() < 10, "{}: tasks did not run together", R::NAME);
+                    std::hint::spin_loop();
+                }
+            })
+        });
+    }
+}
+
+#[test]
+fn rayon_passes() {
+    check::<Rayon>();
+}
+
+#[test]
+fn global_queue_passes() {
+    check::<GlobalQueue>();
+}
+
+#[test]
+fn spawn_passes() {
+    check::<Spawn>();
+}
+
+#[test]
+fn panics_in_tasks_reach_the_caller_and_the_pool_survives() {
+    fn panics<R: Runtime>() {
+        let rt = R::build(2, None).unwrap();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.install(|| rt.join(|| 1, || -> u32 { panic!("task b") }))));
+        assert!(r.is_err(), "{}", R::NAME);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.install(|| rt.for_each_task(4, &|i| assert_ne!(i, 2)))));
+        assert!(r.is_err(), "{}", R::NAME);
+        assert_eq!(rt.install(|| rt.join(|| 2, || 3)), (2, 3), "{} still works", R::NAME);
+    }
+    panics::<Rayon>();
+    panics::<GlobalQueue>();
+    panics::<Spawn>();
+}
+
+#[test]
+fn workers_are_pinned_where_asked_and_bad_cpus_are_errors() {
+    let allowed = crate::measure::affinity::current_thread().unwrap();
+    let cpu = *allowed.last().unwrap();
+    fn seen<R: Runtime>(cpu: usize) -> Vec<usize> {
+        let rt = R::build(2, Some(&[cpu])).unwrap();
+        let out = std::sync::Mutex::new(Vec::new());
+        rt.install(|| rt.for_each_task(2, &|_| out.lock().unwrap().extend(crate::measure::affinity::current_thread().unwrap())));
+        out.into_inner().unwrap()
+    }
+    assert!(seen::<Rayon>(cpu).iter().all(|&c| c == cpu));
+    assert!(seen::<GlobalQueue>(cpu).iter().all(|&c| c == cpu));
+    assert!(seen::<Spawn>(cpu).iter().all(|&c| c == cpu));
+    assert!(Rayon::build(2, Some(&[4000])).is_err());
+    assert!(GlobalQueue::build(2, Some(&[4000])).is_err());
+    assert!(Spawn::build(2, Some(&[4000])).is_err());
+}
