@@ -59,8 +59,9 @@ impl Profile {
     }
 }
 
-/// Where a cell's workers may run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+/// Where a cell's workers run: which logical CPU worker i is pinned to,
+/// computed from the topology (see `topology::pin`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PinStrategy {
     /// No pinning: the kernel's scheduler decides.
@@ -69,15 +70,42 @@ pub enum PinStrategy {
     Linear,
     /// One logical CPU per physical core first, SMT siblings only after.
     AvoidSmt,
+    /// Fill each core's SMT siblings before the next core.
+    Compact,
+    /// Spread over sockets and L3 domains, physical cores first.
+    Scatter,
+    /// Stay inside one L3 domain while it has a free physical core.
+    L3Isolate,
+    /// One L3 domain's physical cores, then its SMT siblings, then the next domain.
+    TieredSpillover,
 }
 
 impl PinStrategy {
+    /// Every strategy, in the order tables list them.
+    pub const ALL: [PinStrategy; 7] = [
+        PinStrategy::None,
+        PinStrategy::Linear,
+        PinStrategy::AvoidSmt,
+        PinStrategy::Compact,
+        PinStrategy::Scatter,
+        PinStrategy::L3Isolate,
+        PinStrategy::TieredSpillover,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             PinStrategy::None => "none",
             PinStrategy::Linear => "linear",
             PinStrategy::AvoidSmt => "avoid-smt",
+            PinStrategy::Compact => "compact",
+            PinStrategy::Scatter => "scatter",
+            PinStrategy::L3Isolate => "l3-isolate",
+            PinStrategy::TieredSpillover => "tiered-spillover",
         }
+    }
+
+    pub fn from_name(name: &str) -> Option<PinStrategy> {
+        PinStrategy::ALL.into_iter().find(|p| p.as_str() == name)
     }
 }
 
@@ -101,9 +129,25 @@ pub struct RunArgs {
     #[arg(long)]
     pub oversubscribe: bool,
 
-    /// Pinning strategy for the workers of each cell.
-    #[arg(long, value_enum, default_value_t = PinStrategy::None)]
-    pub pin: PinStrategy,
+    /// Pinning strategies for the workers of each cell; a list makes the
+    /// strategy an axis (e.g. `--pin linear,avoid-smt`).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "none")]
+    pub pin: Vec<PinStrategy>,
+
+    /// Task runtimes for the workloads that have a `runtime` axis
+    /// (e.g. `--runtime rayon,global-queue`; default: every runtime).
+    #[arg(long, value_name = "LIST")]
+    pub runtime: Option<String>,
+
+    /// One pinning strategy (`--pin`, default linear) at every worker count:
+    /// scaling tables and plots per workload.
+    #[arg(long, conflicts_with = "compare_strategies")]
+    pub compare_cores: bool,
+
+    /// The largest worker count (the allowed physical cores) under every
+    /// pinning strategy: strategy tables and plots per workload.
+    #[arg(long, conflicts_with_all = ["pin", "workers"])]
+    pub compare_strategies: bool,
 
     /// Take exactly N timed samples per cell instead of the stopping rule.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]

@@ -43,7 +43,12 @@ pub struct RunOptions {
     pub profile: Profile,
     pub workers: Option<String>,
     pub oversubscribe: bool,
-    pub pin: PinStrategy,
+    /// Pinning strategies; more than one makes `pin` an axis.
+    pub pin: Vec<PinStrategy>,
+    /// `--runtime`: the values of the `runtime` axis, as typed.
+    pub runtime: Option<String>,
+    /// `--compare-cores` or `--compare-strategies`.
+    pub compare: Option<CompareMode>,
     pub runs: Option<u32>,
     pub time_budget_ms: Option<u64>,
     pub timeout_ms: u64,
@@ -56,6 +61,16 @@ pub struct RunOptions {
     pub io_dir: Option<String>,
     /// A fault to inject into the selected workloads that have it (tests only).
     pub inject_fault: Option<String>,
+}
+
+/// A preset of the worker and pinning axes (RustFiber's comparison modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompareMode {
+    /// One pinning strategy at every worker count.
+    Cores,
+    /// Every pinning strategy at the largest worker count (the allowed physical cores).
+    Strategies,
 }
 
 /// The ordered cells of a run.
@@ -107,7 +122,10 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
     let ids = select::select(specs, &req.selection, req.include_selftest)?;
     let chosen: Vec<&WorkloadSpec> = ids.iter().filter_map(|id| specs.iter().find(|s| s.id == id)).collect();
 
-    let overrides: Vec<Override> = req.params.iter().map(|p| parse_override(p, &chosen)).collect::<Result<_, _>>()?;
+    let mut overrides: Vec<Override> = req.params.iter().map(|p| parse_override(p, &chosen)).collect::<Result<_, _>>()?;
+    if let Some(r) = &req.runtime {
+        overrides.push(Override { workload: None, name: "runtime".into(), text: r.clone(), raw: format!("runtime={r} (--runtime)") });
+    }
     for o in &overrides {
         let applies = chosen.iter().any(|s| o.workload.as_deref().is_none_or(|w| w == s.id) && s.param(&o.name).is_some());
         if !applies {
@@ -119,7 +137,21 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
             });
         }
     }
-    let workers_flag = req.workers.as_deref().map(WorkersSpec::parse).transpose()?;
+    let mut workers_flag = req.workers.as_deref().map(WorkersSpec::parse).transpose()?;
+    let mut pins = req.pin.clone();
+    pins.dedup();
+    if pins.is_empty() {
+        pins.push(PinStrategy::None);
+    }
+    match req.compare {
+        // RustFiber's core comparison runs its Linear strategy.
+        Some(CompareMode::Cores) if pins == [PinStrategy::None] => pins = vec![PinStrategy::Linear],
+        Some(CompareMode::Strategies) => {
+            pins = PinStrategy::ALL.to_vec();
+            workers_flag = Some(WorkersSpec::List(vec![topo.allowed_physical_cores().max(1)]));
+        }
+        _ => {}
+    }
     if let Some(f) = &req.inject_fault
         && !chosen.iter().any(|s| s.faults.contains(&f.as_str()))
     {
@@ -168,13 +200,19 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
                 p.values(req.profile).to_vec()
             };
             let is_axis = p.kind == ParamKind::Workers || values.len() > 1;
+            if p.kind == ParamKind::Workers && pins.len() > 1 {
+                // Several strategies: `pin` is an axis of the workloads that place
+                // workers, just before the worker count (which varies fastest).
+                columns.push(("pin".into(), pins.iter().map(|p| Value::from(p.as_str())).collect(), true));
+            }
             columns.push((p.name.to_string(), values, is_axis));
         }
         let axes: Vec<String> = columns.iter().filter(|c| c.2).map(|c| c.0.clone()).collect();
         for combo in cartesian(&columns) {
             let params: Params = combo.iter().cloned().collect();
             let workers = params.get("workers").and_then(Value::as_u64).map(|w| w as usize);
-            let placement = placement_for(req.pin, topo, workers);
+            let pin = params.get("pin").and_then(Value::as_str).and_then(PinStrategy::from_name).unwrap_or(pins[0]);
+            let placement = placement_for(pin, topo, workers);
             let index = cells.len();
             let mut row_id = format!("{index:03}-{}", spec.id);
             for a in &axes {

@@ -10,7 +10,9 @@ fn request(selection: &[&str]) -> RunOptions {
         profile: Profile::Quick,
         workers: None,
         oversubscribe: false,
-        pin: PinStrategy::None,
+        pin: vec![PinStrategy::None],
+        runtime: None,
+        compare: None,
         runs: None,
         time_budget_ms: None,
         timeout_ms: 60_000,
@@ -83,7 +85,7 @@ fn profiles_choose_the_parameter_values() {
 fn workers_flag_oversubscription_and_pinning() {
     let mut r = request(&["cpu.primes"]);
     r.workers = Some("1,4".into());
-    r.pin = PinStrategy::Linear;
+    r.pin = vec![PinStrategy::Linear];
     let p = plan(&r, "kvm-2c").unwrap();
     assert_eq!(p.cells[1].placement.class, CpuClass::Oversubscribed);
     assert_eq!(p.cells[1].placement.cpus.as_deref(), Some(&[0, 1, 0, 1][..]));
@@ -154,4 +156,47 @@ fn injected_faults_reach_only_the_workloads_that_have_them() {
     assert!(e.contains("--inject-fault no-such-fault"), "{e}");
     r.inject_fault = None;
     assert!(plan(&r, "kvm-2c").unwrap().cells.iter().all(|c| c.fault.is_none() && c.scratch_dir.is_none()));
+}
+
+#[test]
+fn several_pin_strategies_make_an_axis_of_worker_placing_workloads() {
+    let mut r = request(&["cpu.primes", "selftest.wrong"]);
+    r.pin = vec![PinStrategy::Linear, PinStrategy::AvoidSmt];
+    r.workers = Some("1,4".into());
+    let p = plan(&r, "4c8t").unwrap();
+    assert_eq!(
+        ids(&p),
+        [
+            "000-cpu.primes-pin=linear-workers=1",
+            "001-cpu.primes-pin=linear-workers=4",
+            "002-cpu.primes-pin=avoid-smt-workers=1",
+            "003-cpu.primes-pin=avoid-smt-workers=4",
+            "004-selftest.wrong"
+        ]
+    );
+    assert_eq!(p.cells[1].placement.cpus.as_deref(), Some(&[0, 1, 2, 3][..]));
+    assert_eq!(p.cells[3].placement.cpus.as_deref(), Some(&[0, 2, 4, 6][..]));
+    assert_eq!(p.cells[3].axes, ["pin", "workers"]);
+    assert_eq!(p.cells[4].placement.pin, PinStrategy::Linear, "a workload without workers takes the first strategy");
+}
+
+#[test]
+fn compare_presets_set_the_worker_and_pin_axes() {
+    let mut r = request(&["cpu.primes"]);
+    r.compare = Some(CompareMode::Strategies);
+    let p = plan(&r, "2s48c96t").unwrap();
+    assert_eq!(p.cells.len(), PinStrategy::ALL.len());
+    assert!(p.cells.iter().all(|c| c.workers == Some(48)), "the allowed physical cores");
+    r.compare = Some(CompareMode::Cores);
+    let p = plan(&r, "4c8t").unwrap();
+    assert_eq!(p.cells.iter().map(|c| c.worker_count()).collect::<Vec<_>>(), [1, 2, 4, 8]);
+    assert!(p.cells.iter().all(|c| c.placement.pin == PinStrategy::Linear));
+}
+
+#[test]
+fn the_runtime_flag_is_a_parameter_override() {
+    let mut r = request(&["cpu.primes"]);
+    r.runtime = Some("rayon".into());
+    let e = plan(&r, "kvm-2c").unwrap_err().to_string();
+    assert!(e.contains("runtime=rayon (--runtime)") && e.contains("no selected workload has a parameter 'runtime'"), "{e}");
 }

@@ -138,7 +138,7 @@ fn the_footer_lists_every_row_that_is_not_ok_and_the_not_run_cells() {
     ];
     let run: RunRecord = serde_json::from_value(json!({
         "schema": "proofbench.run/1", "id": "r", "label": "box", "profile": "quick", "seed": 1,
-        "options": {"selection": [], "profile": "quick", "workers": null, "oversubscribe": false, "pin": "none", "runs": null,
+        "options": {"selection": [], "profile": "quick", "workers": null, "oversubscribe": false, "pin": ["none"], "runtime": null, "compare": null, "runs": null,
                     "time_budget_ms": null, "timeout_ms": 1000, "warmup": null, "settle_ms": null, "ci_target_pct": null,
                     "params": [], "include_selftest": false},
         "envelope": serde_json::to_value(crate::envelope::Envelope::collect(&crate::topology::fixture_root("kvm-2c"), vec![], 1)).unwrap(),

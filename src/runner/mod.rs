@@ -92,7 +92,15 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         profile: args.profile,
         workers: args.workers.clone(),
         oversubscribe: args.oversubscribe,
-        pin: args.pin,
+        pin: args.pin.clone(),
+        runtime: args.runtime.clone(),
+        compare: if args.compare_cores {
+            Some(plan::CompareMode::Cores)
+        } else if args.compare_strategies {
+            Some(plan::CompareMode::Strategies)
+        } else {
+            None
+        },
         runs: args.runs,
         time_budget_ms: args.time_budget.map(|d| d.as_millis() as u64),
         timeout_ms: args.timeout.as_millis() as u64,

@@ -1,5 +1,10 @@
 //! Pinning strategies: which logical CPU each worker of a cell runs on,
 //! computed from the topology and the CPUs this process may use.
+//!
+//! Every strategy is an order of the allowed CPUs; worker i runs on
+//! `order[i % len]`, so no CPU takes a second worker before every CPU has one.
+//! A strategy that cannot be honoured as named here (no SMT, one L3 domain,
+//! more workers than CPUs) still gives an order and says what it degenerated to.
 
 use crate::cli::PinStrategy;
 
@@ -15,18 +20,10 @@ pub struct Assignment {
 
 /// Assigns `workers` workers to logical CPUs by `strategy`.
 pub fn assign(strategy: PinStrategy, topo: &Topology, workers: usize) -> Assignment {
-    let allowed = &topo.allowed;
-    let mut notes = Vec::new();
-    let order: Vec<usize> = match strategy {
-        PinStrategy::None => return Assignment { cpus: None, note: None },
-        PinStrategy::Linear => allowed.clone(),
-        PinStrategy::AvoidSmt => {
-            if !topo.has_smt() {
-                notes.push("no SMT siblings: same as linear".to_string());
-            }
-            physical_first(topo)
-        }
-    };
+    if strategy == PinStrategy::None {
+        return Assignment { cpus: None, note: None };
+    }
+    let (order, mut notes) = order(strategy, topo);
     if order.is_empty() {
         return Assignment { cpus: None, note: Some("no allowed CPUs known: not pinned".into()) };
     }
@@ -37,86 +34,108 @@ pub fn assign(strategy: PinStrategy, topo: &Topology, workers: usize) -> Assignm
     Assignment { cpus: Some(cpus), note: (!notes.is_empty()).then(|| notes.join("; ")) }
 }
 
-/// Allowed logical CPUs ordered so that every physical core appears once
-/// before any core appears twice: first CPU of each core, then second, ...
-fn physical_first(topo: &Topology) -> Vec<usize> {
-    let cores = topo.allowed_cores();
+/// The strategy's order of the allowed CPUs, and notes on what it
+/// degenerated to here.
+pub fn order(strategy: PinStrategy, topo: &Topology) -> (Vec<usize>, Vec<String>) {
+    let mut notes = Vec::new();
+    let no_smt = !topo.allowed_cores().iter().any(|c| c.len() > 1);
+    let domains = domains(topo);
+    let one_domain = domains.len() <= 1;
+    let one_socket = domains.iter().all(|d| d.package == domains[0].package);
+    let order = match strategy {
+        PinStrategy::None => Vec::new(),
+        PinStrategy::Linear => topo.allowed.clone(),
+        PinStrategy::AvoidSmt => {
+            if no_smt {
+                notes.push("no SMT siblings: same as linear".to_string());
+            }
+            physical_first(&topo.allowed_cores())
+        }
+        PinStrategy::Compact => {
+            if no_smt {
+                notes.push("no SMT siblings: same as linear".to_string());
+            }
+            topo.allowed_cores().concat()
+        }
+        PinStrategy::Scatter => {
+            if one_domain && one_socket {
+                notes.push("one L3 domain on one socket: same as avoid-smt".to_string());
+            }
+            scatter(&domains)
+        }
+        PinStrategy::L3Isolate => {
+            if one_domain {
+                notes.push("one L3 domain: same as avoid-smt".to_string());
+            }
+            // Physical cores domain by domain, then SMT siblings domain by domain.
+            let depth = domains.iter().flat_map(|d| &d.cores).map(Vec::len).max().unwrap_or(0);
+            (0..depth).flat_map(|t| domains.iter().flat_map(move |d| d.cores.iter().filter_map(move |c| c.get(t).copied()))).collect()
+        }
+        PinStrategy::TieredSpillover => {
+            if one_domain {
+                notes.push("one L3 domain: same as avoid-smt".to_string());
+            }
+            // One domain's physical cores, then its siblings, then the next domain.
+            domains.iter().flat_map(|d| physical_first(&d.cores)).collect()
+        }
+    };
+    (order, notes)
+}
+
+/// Logical CPUs ordered so that every core appears once before any core
+/// appears twice: first CPU of each core, then second, ...
+fn physical_first(cores: &[Vec<usize>]) -> Vec<usize> {
     let depth = cores.iter().map(Vec::len).max().unwrap_or(0);
     (0..depth).flat_map(|t| cores.iter().filter_map(move |c| c.get(t).copied())).collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::topology::fixture;
-
-    const COUNTS: [usize; 6] = [1, 4, 16, 32, 64, 96];
-
-    fn cpus(s: PinStrategy, t: &Topology, k: usize) -> Vec<usize> {
-        assign(s, t, k).cpus.unwrap()
-    }
-
-    #[test]
-    fn none_never_pins() {
-        for name in ["kvm-2c", "4c8t", "2s48c96t"] {
-            for k in COUNTS {
-                assert_eq!(assign(PinStrategy::None, &fixture(name), k), Assignment { cpus: None, note: None });
-            }
-        }
-    }
-
-    #[test]
-    fn every_strategy_gives_each_worker_an_allowed_cpu_and_spreads_before_sharing() {
-        for name in ["kvm-2c", "4c8t", "2s48c96t"] {
-            let t = fixture(name);
-            for s in [PinStrategy::Linear, PinStrategy::AvoidSmt] {
-                for k in COUNTS {
-                    let c = cpus(s, &t, k);
-                    assert_eq!(c.len(), k, "{name} {s:?} {k}");
-                    assert!(c.iter().all(|x| t.allowed.contains(x)), "{name} {s:?} {k}: {c:?}");
-                    let distinct: std::collections::BTreeSet<_> = c.iter().collect();
-                    assert_eq!(distinct.len(), k.min(t.allowed.len()), "{name} {s:?} {k}: CPUs shared before all were used");
-                    let noted = assign(s, &t, k).note.is_some_and(|n| n.contains("shared"));
-                    assert_eq!(noted, k > t.allowed.len(), "{name} {s:?} {k}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn linear_follows_cpu_numbers() {
-        assert_eq!(cpus(PinStrategy::Linear, &fixture("4c8t"), 4), [0, 1, 2, 3]);
-        assert_eq!(cpus(PinStrategy::Linear, &fixture("kvm-2c"), 4), [0, 1, 0, 1]);
-    }
-
-    #[test]
-    fn avoid_smt_uses_every_physical_core_before_any_sibling() {
-        // 4c8t numbers siblings adjacently: (0,1), (2,3), ...
-        assert_eq!(cpus(PinStrategy::AvoidSmt, &fixture("4c8t"), 4), [0, 2, 4, 6]);
-        assert_eq!(cpus(PinStrategy::AvoidSmt, &fixture("4c8t"), 8), [0, 2, 4, 6, 1, 3, 5, 7]);
-        // 2s48c96t numbers siblings N and N+48.
-        let big = fixture("2s48c96t");
-        assert_eq!(cpus(PinStrategy::AvoidSmt, &big, 48), (0..48).collect::<Vec<_>>());
-        assert_eq!(cpus(PinStrategy::AvoidSmt, &big, 96), (0..96).collect::<Vec<_>>());
-        for k in [16, 32] {
-            let c = cpus(PinStrategy::AvoidSmt, &big, k);
-            let cores: std::collections::BTreeSet<_> = c.iter().map(|x| big.cpu(*x).unwrap().siblings.clone()).collect();
-            assert_eq!(cores.len(), k, "{k} workers must sit on {k} distinct cores");
-        }
-    }
-
-    #[test]
-    fn avoid_smt_says_when_there_is_no_smt() {
-        let a = assign(PinStrategy::AvoidSmt, &fixture("kvm-2c"), 2);
-        assert_eq!(a.cpus.unwrap(), [0, 1]);
-        assert!(a.note.unwrap().contains("no SMT"));
-        assert_eq!(assign(PinStrategy::AvoidSmt, &fixture("4c8t"), 2).note, None);
-    }
-
-    #[test]
-    fn a_restricted_allowed_set_is_respected() {
-        let t = fixture("4c8t").with_allowed(vec![2, 3, 6]);
-        assert_eq!(cpus(PinStrategy::AvoidSmt, &t, 3), [2, 6, 3]);
-        assert_eq!(cpus(PinStrategy::Linear, &t, 4), [2, 3, 6, 2]);
-    }
+/// The allowed cores of one L3 domain (of one socket when there is no L3).
+struct Domain {
+    package: usize,
+    /// Cores in the order of `Topology::cores`, each its allowed CPUs.
+    cores: Vec<Vec<usize>>,
 }
+
+/// The allowed cores grouped by L3 domain (by socket when there is no L3),
+/// domains ordered by socket then by their lowest CPU.
+fn domains(topo: &Topology) -> Vec<Domain> {
+    let mut keyed: Vec<((usize, usize), Domain)> = Vec::new();
+    for core in topo.allowed_cores() {
+        let cpu = topo.cpu(core[0]);
+        let package = cpu.map_or(0, |c| c.package);
+        let key = (package, cpu.and_then(|c| c.l3).unwrap_or(usize::MAX));
+        match keyed.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, d)) => d.cores.push(core),
+            None => keyed.push((key, Domain { package, cores: vec![core] })),
+        }
+    }
+    keyed.sort_by_key(|(k, d)| (k.0, d.cores[0][0]));
+    keyed.into_iter().map(|(_, d)| d).collect()
+}
+
+/// Round robin over the domains, alternating sockets (s0d0, s1d0, s0d1, ...):
+/// each round takes the next core's first CPU from every domain; SMT siblings
+/// only after every core has a worker.
+fn scatter(domains: &[Domain]) -> Vec<usize> {
+    let mut sockets: Vec<(usize, Vec<&Domain>)> = Vec::new();
+    for d in domains {
+        match sockets.iter_mut().find(|(p, _)| *p == d.package) {
+            Some((_, ds)) => ds.push(d),
+            None => sockets.push((d.package, vec![d])),
+        }
+    }
+    let rounds = sockets.iter().map(|(_, ds)| ds.len()).max().unwrap_or(0);
+    let interleaved: Vec<&Domain> = (0..rounds).flat_map(|r| sockets.iter().filter_map(move |(_, ds)| ds.get(r).copied())).collect();
+    let depth = domains.iter().flat_map(|d| &d.cores).map(Vec::len).max().unwrap_or(0);
+    let most_cores = domains.iter().map(|d| d.cores.len()).max().unwrap_or(0);
+    let mut out = Vec::new();
+    for t in 0..depth {
+        for k in 0..most_cores {
+            out.extend(interleaved.iter().filter_map(|d| d.cores.get(k).and_then(|c| c.get(t)).copied()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
