@@ -92,7 +92,7 @@ impl RunDir {
             return Err(EvidenceError::HasRun { path: path.to_path_buf() });
         }
         lock.set_len(0).and_then(|_| writeln!(lock, "{}", std::process::id())).map_err(|e| EvidenceError::io(&lock_path, e))?;
-        for sub in ["raw", "logs"] {
+        for sub in ["raw", "logs", "plots"] {
             let p = path.join(sub);
             fs::create_dir_all(&p).map_err(|e| EvidenceError::io(&p, e))?;
         }

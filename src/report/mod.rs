@@ -3,8 +3,10 @@
 //! report.md byte for byte. The terminal prints the same sections.
 
 pub mod format;
+pub mod plot;
 pub mod primitive;
 pub mod scaling;
+pub mod strategies;
 pub mod table;
 pub mod terminal;
 pub mod workloads;
@@ -109,6 +111,14 @@ pub fn group_section(rows: &[Row], group: &str) -> String {
             out.push('\n');
             out.push_str(&t.render());
         }
+        if let Some(t) = strategies::table(&mine) {
+            out.push('\n');
+            out.push_str(&t.render());
+        }
+        let plots: Vec<String> = plot::plots(w, &mine).into_iter().map(|p| format!("`plots/{}`", p.file)).collect();
+        if !plots.is_empty() {
+            out.push_str(&format!("\nPlots: {}.\n", plots.join(", ")));
+        }
         let ok: Vec<&&Row> = mine.iter().filter(|r| r.status == Status::Ok).collect();
         if ok.is_empty() {
             out.push_str("\nNo ok rows (see Not ok).\n");
@@ -144,6 +154,23 @@ pub fn group_section(rows: &[Row], group: &str) -> String {
         out.push_str(&t.render());
     }
     out
+}
+
+/// The plots of a group's workloads (the runner writes them under `plots/`).
+pub fn group_plots(rows: &[Row], group: &str) -> Vec<plot::Plot> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| r.cell.group == group) {
+        if !workloads.contains(&r.cell.workload.as_str()) {
+            workloads.push(&r.cell.workload);
+        }
+    }
+    workloads
+        .into_iter()
+        .flat_map(|w| {
+            let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
+            plot::plots(w, &mine)
+        })
+        .collect()
 }
 
 /// Every row that is not ok, with its reason; then the run's wall and CPU time.

@@ -184,3 +184,24 @@ fn primitives_table_has_the_rvos_columns_and_group_times() {
     let only_scaling: Vec<&Row> = rows[3..].iter().collect();
     assert!(primitive::section(&only_scaling).is_none());
 }
+
+#[test]
+fn the_strategies_table_compares_each_strategy_with_none() {
+    use crate::cli::PinStrategy;
+    let mk = |pin: PinStrategy, v: f64| {
+        let mut r = fake_row(2, CpuClass::Physical, &[v, v, v], None, Status::Ok, Unit::Ns);
+        r.cell.axes = vec!["pin".into(), "workers".into()];
+        r.cell.params.insert("pin".into(), json!(pin.as_str()));
+        r.cell.placement.pin = pin;
+        r.cell.placement.cpus = (pin != PinStrategy::None).then(|| vec![0, 1]);
+        r
+    };
+    let rows = [mk(PinStrategy::None, 100.0), mk(PinStrategy::Linear, 80.0), mk(PinStrategy::Compact, 200.0)];
+    let refs: Vec<&Row> = rows.iter().collect();
+    let t = strategies::table(&refs).unwrap().render();
+    assert!(t.contains("| box (workers=2) | linear   | 80.0 ns | +0.00% / +0.00% | 1.250x (none) | 0-1  |"), "{t}");
+    assert!(t.contains("| compact  |  200 ns |") && t.contains("0.500x (none)"), "{t}");
+    assert!(strategies::table(&refs[..1]).is_none(), "one strategy: no table");
+    let plots = plot::plots("w.x", &refs);
+    assert!(plots.iter().any(|p| p.file == "w.x-strategies.svg" && p.svg.contains("compact")), "a strategies plot");
+}

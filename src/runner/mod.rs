@@ -193,9 +193,15 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         }
         rows.push(row);
         let group_done = cells.get(i + 1).is_none_or(|next| next.group != cell.group);
-        if show_tables && group_done {
-            let text = report::group_section(&rows, &cell.group);
-            progress.suspend(|| out.print(&format!("{text}\n")))?;
+        if group_done {
+            // Plots as each group ends, as RustFiber draws them while its runs go on.
+            for p in report::group_plots(&rows, &cell.group) {
+                dir.write_file(&format!("plots/{}", p.file), &p.svg)?;
+            }
+            if show_tables {
+                let text = report::group_section(&rows, &cell.group);
+                progress.suspend(|| out.print(&format!("{text}\n")))?;
+            }
         }
     }
     progress.finish();

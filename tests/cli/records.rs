@@ -245,3 +245,27 @@ fn a_row_cut_off_mid_write_is_ignored_with_a_warning() {
     assert_eq!(text(&again.stdout), sb.report_md(), "the complete rows render as before");
     assert!(text(&again.stderr).contains("line 2: truncated last row ignored"), "{}", text(&again.stderr));
 }
+
+#[test]
+fn compare_strategies_runs_every_strategy_and_writes_tables_and_plots() {
+    let sb = Sandbox::new();
+    let out = sb.run(&[&["cpu.primes", "--compare-strategies"], FAST, SMALL_PRIMES].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = sb.rows();
+    assert_eq!(rows.len(), 7, "one row per strategy");
+    let physical = rows[0]["cell"]["workers"].as_u64().unwrap();
+    assert!(rows.iter().all(|r| r["cell"]["workers"].as_u64() == Some(physical) && r["status"] == "ok"));
+    let md = sb.report_md();
+    assert!(md.contains("| Strategy") && md.contains("tiered-spillover"), "{md}");
+    assert!(sb.run_dir().join("plots/cpu.primes-strategies.svg").exists());
+    let svg = std::fs::read_to_string(sb.run_dir().join("plots/cpu.primes-strategies.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("l3-isolate"));
+    assert_eq!(sb.run_json()["options"]["compare"], "strategies");
+
+    let sb = Sandbox::new();
+    let out = sb.run(&[&["cpu.primes", "--compare-cores"], FAST, SMALL_PRIMES].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(sb.rows().iter().all(|r| r["cell"]["placement"]["pin"] == "linear"));
+    assert!(sb.run_dir().join("plots/cpu.primes-speedup.svg").exists());
+    assert!(sb.report_md().contains("Plots: `plots/cpu.primes-speedup.svg`"));
+}
