@@ -265,8 +265,14 @@ impl<R: Runtime> Instance for DynamicInstance<R> {
         let median = if n % 2 == 1 { sorted[n / 2] as f64 } else { (sorted[n / 2 - 1] + sorted[n / 2]) as f64 / 2.0 };
         let max = sorted.last().copied().unwrap_or(0);
         let threads = self.last.as_ref().map(|l| l.thread_busy_ns.len());
+        let runtime_threads = if R::FINE_GRAINED {
+            format!("a pool of {} threads runs every task", self.rt.workers())
+        } else {
+            "a thread per task, all started at once: only pinning (--pin) holds them to the workers' CPUs".to_string()
+        };
         json!({
             "runtime": R::NAME,
+            "runtime_threads": runtime_threads,
             "tasks": n,
             "distribution": {
                 "kind": "pareto",
