@@ -46,7 +46,7 @@ fn the_default_plan_sweeps_workers_from_the_topology() {
         &ids(&all)[..4],
         ["000-cpu.primes-workers=1", "001-cpu.primes-workers=2", "002-cpu.checksum-workers=1", "003-cpu.checksum-workers=2"]
     );
-    let p = plan(&request(&["cpu"]), "kvm-2c").unwrap();
+    let p = plan(&request(&["cpu.primes", "cpu.checksum"]), "kvm-2c").unwrap();
     assert_eq!(p.cells.len(), 4);
     assert!(p.cells.iter().all(|c| c.axes == ["workers"] && c.placement.class == CpuClass::Physical && c.placement.cpus.is_none()));
     assert!(p.cells.iter().enumerate().all(|(i, c)| c.index == i && c.seed == 9 && c.label == "test"));
@@ -99,7 +99,7 @@ fn workers_flag_oversubscription_and_pinning() {
 
 #[test]
 fn params_override_sweep_and_are_checked() {
-    let mut r = request(&["cpu"]);
+    let mut r = request(&["cpu.primes", "cpu.checksum"]);
     r.params = vec!["range=1000,2000".into(), "cpu.checksum.blocks=64".into()];
     r.workers = Some("1".into());
     let p = plan(&r, "kvm-2c").unwrap();
@@ -150,7 +150,7 @@ fn labels_and_selections_are_checked() {
 
 #[test]
 fn injected_faults_reach_only_the_workloads_that_have_them() {
-    let mut r = request(&["cpu", "selftest.wrong"]);
+    let mut r = request(&["cpu.primes", "cpu.checksum", "selftest.wrong"]);
     r.inject_fault = Some("no-such-fault".into());
     let e = plan(&r, "kvm-2c").unwrap_err().to_string();
     assert!(e.contains("--inject-fault no-such-fault"), "{e}");

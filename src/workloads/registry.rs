@@ -9,6 +9,9 @@ pub fn all() -> Vec<Box<dyn Workload>> {
     vec![
         Box::new(cpu::primes::Primes),
         Box::new(cpu::checksum::Checksum),
+        Box::new(cpu::dynamic::Dynamic),
+        Box::new(cpu::barrier::PhaseBarrier),
+        Box::new(cpu::service::Service),
         Box::new(os::syscall::Syscall),
         Box::new(os::sched_yield::SchedYield),
         Box::new(os::pipe_lifecycle::PipeLifecycle),

@@ -3,6 +3,7 @@
 //! that the debug build finishes quickly; nothing here checks a speed.
 
 mod common;
+mod cpu_patterns;
 mod errors;
 mod os_fs;
 mod os_ipc;

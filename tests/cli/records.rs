@@ -20,7 +20,8 @@ fn timed_values(r: &Value, key: &str) -> Vec<f64> {
 #[test]
 fn a_run_writes_complete_records_that_redraw_the_tables() {
     let sb = Sandbox::new();
-    let out = sb.run(&[&["cpu", "--workers", "1,2", "--label", "testbox"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
+    let out =
+        sb.run(&[&["cpu.primes", "cpu.checksum", "--workers", "1,2", "--label", "testbox"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let run = sb.run_json();
     assert_eq!(run["schema"], "proofbench.run/1");
@@ -76,7 +77,7 @@ fn a_run_writes_complete_records_that_redraw_the_tables() {
 #[test]
 fn report_reproduces_report_md_byte_for_byte() {
     let sb = Sandbox::new();
-    let out = sb.run(&[&["cpu", "selftest.wrong", "--workers", "1,2"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
+    let out = sb.run(&[&["cpu.primes", "cpu.checksum", "selftest.wrong", "--workers", "1,2"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
     assert_eq!(out.status.code(), Some(1));
     let again = Command::new(bin()).arg("report").arg(sb.run_dir()).output().unwrap();
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
@@ -165,7 +166,7 @@ fn key_paths(v: &Value, prefix: &str, out: &mut std::collections::BTreeSet<Strin
 #[test]
 fn record_format_md_names_every_field_the_records_carry() {
     let sb = Sandbox::new();
-    let out = sb.run(&[&["cpu", "--workers", "1,2"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
+    let out = sb.run(&[&["cpu.primes", "cpu.checksum", "--workers", "1,2"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/RECORD-FORMAT.md")).unwrap();
     let documented = |p: &str| doc.contains(&format!("`{p}`"));

@@ -70,7 +70,10 @@ fn sigint_mid_run_keeps_finished_rows_and_writes_the_report() {
     let sb = Sandbox::new();
     // Cells run in registry order: the two cpu rows, then the hang.
     let mut child = sb
-        .command(&[&["selftest.hang", "cpu", "--workers", "1", "--timeout", "60s"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat())
+        .command(
+            &[&["selftest.hang", "cpu.primes", "cpu.checksum", "--workers", "1", "--timeout", "60s"], FAST, SMALL_PRIMES, SMALL_CHECKSUM]
+                .concat(),
+        )
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -1,8 +1,11 @@
 //! The `cpu` group: CPU-scaling workloads (capOS process-scale and
 //! thread-scale).
 
+pub mod barrier;
 pub mod checksum;
+pub mod dynamic;
 pub mod primes;
+pub mod service;
 
 /// A 64-bit mixer (splitmix64's finaliser), used to build checksums in which
 /// a missing, repeated or wrong element changes the sum.
