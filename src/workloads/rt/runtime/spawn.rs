@@ -1,12 +1,20 @@
 //! `spawn`: a new OS thread per task (scoped threads), the baseline with no
-//! pool at all. Only for coarse tasks: a million tiny tasks would be a
-//! million threads, so such cells are skipped.
+//! pool at all, but never more than `workers` threads running tasks at once:
+//! `for_each_task` starts its threads in waves of `workers`, and `join` starts
+//! a thread for its first closure only while fewer than `workers` task threads
+//! run (otherwise it runs both closures in the calling thread). Only for
+//! coarse tasks: a million tiny tasks would be a million threads, so such
+//! cells are skipped.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Runtime, pin_worker};
 
 pub struct Spawn {
     workers: usize,
     cpus: Option<Vec<usize>>,
+    /// Threads running tasks now, the calling thread included.
+    running: AtomicUsize,
 }
 
 impl Runtime for Spawn {
@@ -21,7 +29,7 @@ impl Runtime for Spawn {
                 std::thread::scope(|s| s.spawn(|| pin_worker(i, Some(c))).join().unwrap_or_else(|p| std::panic::resume_unwind(p)))?;
             }
         }
-        Ok(Spawn { workers: workers.max(1), cpus: cpus.map(<[usize]>::to_vec) })
+        Ok(Spawn { workers: workers.max(1), cpus: cpus.map(<[usize]>::to_vec), running: AtomicUsize::new(1) })
     }
 
     fn workers(&self) -> usize {
@@ -29,15 +37,30 @@ impl Runtime for Spawn {
     }
 
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        // The calling thread runs tasks too: worker 0's CPU.
+        let _ = pin_worker(0, self.cpus.as_deref());
         f()
     }
 
     fn join<RA: Send, RB: Send>(&self, a: impl FnOnce() -> RA + Send, b: impl FnOnce() -> RB + Send) -> (RA, RB) {
+        let slot = self.running.fetch_add(1, Ordering::SeqCst);
+        if slot >= self.workers {
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            return (a(), b());
+        }
         std::thread::scope(|s| {
             let cpus = self.cpus.as_deref();
             let h = s.spawn(move || {
+                // Frees the slot however `a` ends.
+                struct Release<'a>(&'a AtomicUsize);
+                impl Drop for Release<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_sub(1, Ordering::SeqCst);
+                    }
+                }
+                let _release = Release(&self.running);
                 // `build` checked every CPU of the list.
-                let _ = pin_worker(1, cpus);
+                let _ = pin_worker(slot, cpus);
                 a()
             });
             let rb = b();
@@ -46,14 +69,17 @@ impl Runtime for Spawn {
     }
 
     fn for_each_task(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
-        std::thread::scope(|s| {
-            for i in 0..n {
-                let cpus = self.cpus.as_deref();
-                s.spawn(move || {
-                    let _ = pin_worker(i, cpus);
-                    f(i)
-                });
-            }
-        });
+        // Waves of at most `workers` threads, one task each.
+        for wave in (0..n).step_by(self.workers).map(|start| start..(start + self.workers).min(n)) {
+            std::thread::scope(|s| {
+                for i in wave {
+                    let cpus = self.cpus.as_deref();
+                    s.spawn(move || {
+                        let _ = pin_worker(i, cpus);
+                        f(i)
+                    });
+                }
+            });
+        }
     }
 }

@@ -94,3 +94,28 @@ fn workers_are_pinned_where_asked_and_bad_cpus_are_errors() {
     assert!(GlobalQueue::build(2, Some(&[4000])).is_err());
     assert!(Spawn::build(2, Some(&[4000])).is_err());
 }
+
+#[test]
+fn spawn_never_runs_more_task_threads_than_workers() {
+    for workers in [1, 2, 3] {
+        let rt = Spawn::build(workers, None).unwrap();
+        let (now, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let enter = || {
+            let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(n, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            now.fetch_sub(1, Ordering::SeqCst);
+        };
+        rt.install(|| rt.for_each_task(10, &|_| enter()));
+        assert_eq!(peak.load(Ordering::SeqCst), workers, "for_each_task on {workers} workers");
+        peak.store(0, Ordering::SeqCst);
+        fn tree<R: Runtime>(rt: &R, depth: u32, leaf: &(dyn Fn() + Sync)) {
+            if depth == 0 {
+                return leaf();
+            }
+            rt.join(|| tree(rt, depth - 1, leaf), || tree(rt, depth - 1, leaf));
+        }
+        rt.install(|| tree(&rt, 4, &enter));
+        assert!(peak.load(Ordering::SeqCst) <= workers, "join on {workers} workers ran {} at once", peak.load(Ordering::SeqCst));
+    }
+}
