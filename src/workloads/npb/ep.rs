@@ -182,7 +182,8 @@ fn batch(kk: u64, an: f64, x: &mut [f64], t: &mut Tally) {
             let t2 = (-2.0 * t1.ln() / t1).sqrt();
             let t3 = (x1 * t2).abs();
             let t4 = (x2 * t2).abs();
-            // |deviate| < sqrt(2 ln 2^46) < 8: l is always below NQ.
+            // l <= 5 for every class here. |deviate| <= sqrt(-2 ln t1) could reach
+            // 10 only for t1 < e^-50: NPB would write past q, this panics.
             t.q[t3.max(t4) as usize] += 1;
             t.sx += t3;
             t.sy += t4;
