@@ -5,6 +5,7 @@
 mod common;
 mod cpu_patterns;
 mod errors;
+mod npb_ep_cg;
 mod os_fs;
 mod os_ipc;
 mod records;
