@@ -2,7 +2,7 @@
 //! Adding a workload is one file in its group folder and one line here.
 
 use super::contract::{Workload, WorkloadSpec};
-use super::{cpu, os, selftest};
+use super::{cpu, npb, os, selftest};
 
 /// All workloads, hidden selftests included.
 pub fn all() -> Vec<Box<dyn Workload>> {
@@ -23,6 +23,7 @@ pub fn all() -> Vec<Box<dyn Workload>> {
         Box::new(os::readdir::Readdir),
         Box::new(os::thread_spawn::ThreadSpawn),
         Box::new(os::process_spawn::ProcessSpawn),
+        Box::new(npb::mg::NpbMg),
         Box::new(selftest::crash::Crash),
         Box::new(selftest::hang::Hang),
         Box::new(selftest::wrong::Wrong),

@@ -4,6 +4,7 @@
 
 mod common;
 mod errors;
+mod npb_mg;
 mod os_fs;
 mod os_ipc;
 mod records;
