@@ -138,32 +138,50 @@ pub fn comm3(u: &mut [f64], d: Dims) {
     comm3_ends(u, d);
 }
 
+/// The `n1` points of row `(i2, i3)` of grid `x`.
+#[inline(always)]
+fn row(x: &[f64], d: Dims, i2: usize, i3: usize) -> &[f64] {
+    let s = d.at(0, i2, i3);
+    &x[s..s + d.n1]
+}
+
+/// The sums of the four face neighbours (`f`) and the four edge neighbours
+/// (`e`) of row `(i2, i3)` in the `i2`-`i3` plane, for every `i1`: NPB's
+/// `u1`/`u2` (resid) and `r1`/`r2` (psinv), in NPB's order.
+#[inline(always)]
+fn neighbour_sums(x: &[f64], d: Dims, i2: usize, i3: usize, f: &mut [f64], e: &mut [f64]) {
+    let (a, b, c, g) = (row(x, d, i2 - 1, i3), row(x, d, i2 + 1, i3), row(x, d, i2, i3 - 1), row(x, d, i2, i3 + 1));
+    let (h, k, l, m) = (row(x, d, i2 - 1, i3 - 1), row(x, d, i2 + 1, i3 - 1), row(x, d, i2 - 1, i3 + 1), row(x, d, i2 + 1, i3 + 1));
+    let (f, e) = (&mut f[..d.n1], &mut e[..d.n1]);
+    for i1 in 0..d.n1 {
+        f[i1] = a[i1] + b[i1] + c[i1] + g[i1];
+        e[i1] = h[i1] + k[i1] + l[i1] + m[i1];
+    }
+}
+
 /// `r = v - A u` on the interior, then `comm3(r)`. `v = None` is NPB's call
 /// with `v` and `r` the same array (the coarse levels of `mg3P`): each point
 /// reads its own old value only, so the update is in place.
 pub fn resid<R: Runtime>(par: &Par<R>, u: &[f64], v: Option<&[f64]>, r: &mut [f64], d: Dims, a: &[f64; 4]) {
     let (n1, n2, pl) = (d.n1, d.n2, d.plane());
     par.for_planes(r, pl, (1, d.n3 - 1), 1, pl, &|first, run| {
-        let mut u1 = vec![0.0; n1];
-        let mut u2 = vec![0.0; n1];
+        let (mut u1, mut u2, mut old) = (vec![0.0; n1], vec![0.0; n1], vec![0.0; n1]);
         for (k, p) in run.chunks_exact_mut(pl).enumerate() {
             let i3 = first + k;
             for i2 in 1..n2 - 1 {
-                for i1 in 0..n1 {
-                    u1[i1] = u[d.at(i1, i2 - 1, i3)] + u[d.at(i1, i2 + 1, i3)] + u[d.at(i1, i2, i3 - 1)] + u[d.at(i1, i2, i3 + 1)];
-                    u2[i1] = u[d.at(i1, i2 - 1, i3 - 1)]
-                        + u[d.at(i1, i2 + 1, i3 - 1)]
-                        + u[d.at(i1, i2 - 1, i3 + 1)]
-                        + u[d.at(i1, i2 + 1, i3 + 1)];
-                }
+                neighbour_sums(u, d, i2, i3, &mut u1, &mut u2);
+                let out = &mut p[n1 * i2..n1 * (i2 + 1)];
+                let vr: &[f64] = match v {
+                    Some(v) => row(v, d, i2, i3),
+                    None => {
+                        old.copy_from_slice(out);
+                        &old
+                    }
+                };
+                let uc = row(u, d, i2, i3);
                 for i1 in 1..n1 - 1 {
-                    let at = i1 + n1 * i2;
-                    let vv = match v {
-                        Some(v) => v[d.at(i1, i2, i3)],
-                        None => p[at],
-                    };
                     // a(1) = 0 is assumed, as NPB does.
-                    p[at] = vv - a[0] * u[d.at(i1, i2, i3)] - a[2] * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a[3] * (u2[i1 - 1] + u2[i1 + 1]);
+                    out[i1] = vr[i1] - a[0] * uc[i1] - a[2] * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a[3] * (u2[i1 - 1] + u2[i1 + 1]);
                 }
             }
             comm3_plane(p, d);
@@ -176,23 +194,17 @@ pub fn resid<R: Runtime>(par: &Par<R>, u: &[f64], v: Option<&[f64]>, r: &mut [f6
 pub fn psinv<R: Runtime>(par: &Par<R>, r: &[f64], u: &mut [f64], d: Dims, c: &[f64; 4]) {
     let (n1, n2, pl) = (d.n1, d.n2, d.plane());
     par.for_planes(u, pl, (1, d.n3 - 1), 1, pl, &|first, run| {
-        let mut r1 = vec![0.0; n1];
-        let mut r2 = vec![0.0; n1];
+        let (mut r1, mut r2) = (vec![0.0; n1], vec![0.0; n1]);
         for (k, p) in run.chunks_exact_mut(pl).enumerate() {
             let i3 = first + k;
             for i2 in 1..n2 - 1 {
-                for i1 in 0..n1 {
-                    r1[i1] = r[d.at(i1, i2 - 1, i3)] + r[d.at(i1, i2 + 1, i3)] + r[d.at(i1, i2, i3 - 1)] + r[d.at(i1, i2, i3 + 1)];
-                    r2[i1] = r[d.at(i1, i2 - 1, i3 - 1)]
-                        + r[d.at(i1, i2 + 1, i3 - 1)]
-                        + r[d.at(i1, i2 - 1, i3 + 1)]
-                        + r[d.at(i1, i2 + 1, i3 + 1)];
-                }
+                neighbour_sums(r, d, i2, i3, &mut r1, &mut r2);
+                let out = &mut p[n1 * i2..n1 * (i2 + 1)];
+                let rc = row(r, d, i2, i3);
                 for i1 in 1..n1 - 1 {
-                    let at = i1 + n1 * i2;
-                    let ri = d.at(i1, i2, i3);
                     // c(3) = 0 is assumed, as NPB does.
-                    p[at] = p[at] + c[0] * r[ri] + c[1] * (r[ri - 1] + r[ri + 1] + r1[i1]) + c[2] * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
+                    out[i1] =
+                        out[i1] + c[0] * rc[i1] + c[1] * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c[2] * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
                 }
             }
             comm3_plane(p, d);
@@ -209,31 +221,28 @@ pub fn rprj3<R: Runtime>(par: &Par<R>, r: &[f64], dk: Dims, s: &mut [f64], dj: D
     let (o1, o2, o3) = (off(dk.n1), off(dk.n2), off(dk.n3));
     let (m1j, m2j, pl) = (dj.n1, dj.n2, dj.plane());
     par.for_planes(s, pl, (1, dj.n3 - 1), 1, 8 * pl, &|first, run| {
-        let mut x1 = vec![0.0; dk.n1];
-        let mut y1 = vec![0.0; dk.n1];
+        let (mut x1, mut y1) = (vec![0.0; dk.n1], vec![0.0; dk.n1]);
         for (k, p) in run.chunks_exact_mut(pl).enumerate() {
             let j3 = first + k;
             let i3 = 2 * j3 + o3 - 1;
             for j2 in 1..m2j - 1 {
                 let i2 = 2 * j2 + o2 - 1;
+                let (a, b, c, g) = (row(r, dk, i2 - 1, i3), row(r, dk, i2 + 1, i3), row(r, dk, i2, i3 - 1), row(r, dk, i2, i3 + 1));
+                let (h, l, m, q) =
+                    (row(r, dk, i2 - 1, i3 - 1), row(r, dk, i2 - 1, i3 + 1), row(r, dk, i2 + 1, i3 - 1), row(r, dk, i2 + 1, i3 + 1));
+                let rc = row(r, dk, i2, i3);
                 for j1 in 1..m1j {
                     let i1 = 2 * j1 + o1 - 2; // NPB's i1 - 1
-                    x1[i1] = r[dk.at(i1, i2 - 1, i3)] + r[dk.at(i1, i2 + 1, i3)] + r[dk.at(i1, i2, i3 - 1)] + r[dk.at(i1, i2, i3 + 1)];
-                    y1[i1] = r[dk.at(i1, i2 - 1, i3 - 1)]
-                        + r[dk.at(i1, i2 - 1, i3 + 1)]
-                        + r[dk.at(i1, i2 + 1, i3 - 1)]
-                        + r[dk.at(i1, i2 + 1, i3 + 1)];
+                    x1[i1] = a[i1] + b[i1] + c[i1] + g[i1];
+                    y1[i1] = h[i1] + l[i1] + m[i1] + q[i1];
                 }
-                for j1 in 1..m1j - 1 {
+                let out = &mut p[m1j * j2..m1j * (j2 + 1)];
+                for (j1, o) in out.iter_mut().enumerate().take(m1j - 1).skip(1) {
                     let i1 = 2 * j1 + o1 - 1;
-                    let y2 = r[dk.at(i1, i2 - 1, i3 - 1)]
-                        + r[dk.at(i1, i2 - 1, i3 + 1)]
-                        + r[dk.at(i1, i2 + 1, i3 - 1)]
-                        + r[dk.at(i1, i2 + 1, i3 + 1)];
-                    let x2 = r[dk.at(i1, i2 - 1, i3)] + r[dk.at(i1, i2 + 1, i3)] + r[dk.at(i1, i2, i3 - 1)] + r[dk.at(i1, i2, i3 + 1)];
-                    let ri = dk.at(i1, i2, i3);
-                    p[j1 + m1j * j2] = 0.5 * r[ri]
-                        + 0.25 * (r[ri - 1] + r[ri + 1] + x2)
+                    let y2 = h[i1] + l[i1] + m[i1] + q[i1];
+                    let x2 = a[i1] + b[i1] + c[i1] + g[i1];
+                    *o = 0.5 * rc[i1]
+                        + 0.25 * (rc[i1 - 1] + rc[i1 + 1] + x2)
                         + 0.125 * (x1[i1 - 1] + x1[i1 + 1] + y2)
                         + 0.0625 * (y1[i1 - 1] + y1[i1 + 1]);
                 }
@@ -261,35 +270,35 @@ pub fn interp<R: Runtime>(par: &Par<R>, z: &[f64], dj: Dims, u: &mut [f64], dk: 
         if zero_first {
             run.fill(0.0);
         }
-        let mut z1 = vec![0.0; mm1];
-        let mut z2 = vec![0.0; mm1];
-        let mut z3 = vec![0.0; mm1];
+        let (mut z1, mut z2, mut z3) = (vec![0.0; mm1], vec![0.0; mm1], vec![0.0; mm1]);
         for (k, pair) in run.chunks_exact_mut(2 * pl).enumerate() {
             let i3 = first / 2 + k;
             let (lo, hi) = pair.split_at_mut(pl);
             for i2 in 0..mm2 - 1 {
+                let (z00, z10, z01, z11) = (row(z, dj, i2, i3), row(z, dj, i2 + 1, i3), row(z, dj, i2, i3 + 1), row(z, dj, i2 + 1, i3 + 1));
                 for i1 in 0..mm1 {
-                    z1[i1] = z[dj.at(i1, i2 + 1, i3)] + z[dj.at(i1, i2, i3)];
-                    z2[i1] = z[dj.at(i1, i2, i3 + 1)] + z[dj.at(i1, i2, i3)];
-                    z3[i1] = z[dj.at(i1, i2 + 1, i3 + 1)] + z[dj.at(i1, i2, i3 + 1)] + z1[i1];
+                    z1[i1] = z10[i1] + z00[i1];
+                    z2[i1] = z01[i1] + z00[i1];
+                    z3[i1] = z11[i1] + z01[i1] + z1[i1];
                 }
-                let (e, o) = (n1 * 2 * i2, n1 * (2 * i2 + 1)); // rows 2 i2 and 2 i2 + 1
+                // Fine rows 2 i2 and 2 i2 + 1 of fine planes 2 i3 (lo) and 2 i3 + 1 (hi).
+                let (le, lo_rest) = lo[n1 * 2 * i2..n1 * (2 * i2 + 2)].split_at_mut(n1);
+                let (he, ho) = hi[n1 * 2 * i2..n1 * (2 * i2 + 2)].split_at_mut(n1);
                 for i1 in 0..mm1 - 1 {
-                    let zi = dj.at(i1, i2, i3);
-                    lo[e + 2 * i1] += z[zi];
-                    lo[e + 2 * i1 + 1] += 0.5 * (z[zi + 1] + z[zi]);
-                }
-                for i1 in 0..mm1 - 1 {
-                    lo[o + 2 * i1] += 0.5 * z1[i1];
-                    lo[o + 2 * i1 + 1] += 0.25 * (z1[i1] + z1[i1 + 1]);
+                    le[2 * i1] += z00[i1];
+                    le[2 * i1 + 1] += 0.5 * (z00[i1 + 1] + z00[i1]);
                 }
                 for i1 in 0..mm1 - 1 {
-                    hi[e + 2 * i1] += 0.5 * z2[i1];
-                    hi[e + 2 * i1 + 1] += 0.25 * (z2[i1] + z2[i1 + 1]);
+                    lo_rest[2 * i1] += 0.5 * z1[i1];
+                    lo_rest[2 * i1 + 1] += 0.25 * (z1[i1] + z1[i1 + 1]);
                 }
                 for i1 in 0..mm1 - 1 {
-                    hi[o + 2 * i1] += 0.25 * z3[i1];
-                    hi[o + 2 * i1 + 1] += 0.125 * (z3[i1] + z3[i1 + 1]);
+                    he[2 * i1] += 0.5 * z2[i1];
+                    he[2 * i1 + 1] += 0.25 * (z2[i1] + z2[i1 + 1]);
+                }
+                for i1 in 0..mm1 - 1 {
+                    ho[2 * i1] += 0.25 * z3[i1];
+                    ho[2 * i1 + 1] += 0.125 * (z3[i1] + z3[i1 + 1]);
                 }
             }
         }
