@@ -137,6 +137,38 @@ fn operators_match_naive_stencils_on_every_runtime() {
     operators_match::<Rayon>(1);
 }
 
+/// `for_planes` hands each plane to exactly one task, and the tasks of one
+/// call run at the same time (each waits until all have started).
+fn runs_are_disjoint_and_concurrent<R: Runtime>() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let rt = R::build(2, None).unwrap();
+    let par = Par { rt: &rt, max_tasks: 2, min_points: 1 };
+    let mut planes = vec![0usize; 10 * 3];
+    let started = AtomicUsize::new(0);
+    rt.install(|| {
+        par.for_planes(&mut planes, 3, (1, 9), 1, 3, &|first, run| {
+            started.fetch_add(1, Ordering::SeqCst);
+            let t = std::time::Instant::now();
+            while started.load(Ordering::SeqCst) < 2 {
+                assert!(t.elapsed().as_secs() < 10, "{}: the two runs did not run together", R::NAME);
+                std::hint::spin_loop();
+            }
+            for (k, p) in run.chunks_exact_mut(3).enumerate() {
+                p.iter_mut().for_each(|x| *x += first + k);
+            }
+        })
+    });
+    let want: Vec<usize> = (0..10).flat_map(|i| [if (1..9).contains(&i) { i } else { 0 }; 3]).collect();
+    assert_eq!(planes, want, "{}", R::NAME);
+}
+
+#[test]
+fn plane_runs_are_disjoint_and_run_concurrently_on_every_runtime() {
+    runs_are_disjoint_and_concurrent::<Rayon>();
+    runs_are_disjoint_and_concurrent::<GlobalQueue>();
+    runs_are_disjoint_and_concurrent::<Spawn>();
+}
+
 #[test]
 fn comm3_copies_the_opposite_interior_face_into_each_ghost_layer() {
     let d = Dims { n1: 4, n2: 5, n3: 6 };
