@@ -28,6 +28,7 @@ pub fn all() -> Vec<Box<dyn Workload>> {
         Box::new(os::process_spawn::ProcessSpawn),
         Box::new(npb::ep::Ep),
         Box::new(npb::cg::Cg),
+        Box::new(npb::mg::NpbMg),
         Box::new(selftest::crash::Crash),
         Box::new(selftest::hang::Hang),
         Box::new(selftest::wrong::Wrong),

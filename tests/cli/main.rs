@@ -6,6 +6,7 @@ mod common;
 mod cpu_patterns;
 mod errors;
 mod npb_ep_cg;
+mod npb_mg;
 mod os_fs;
 mod os_ipc;
 mod records;

@@ -3,4 +3,5 @@
 
 pub mod cg;
 pub mod ep;
+pub mod mg;
 pub mod randlc;
