@@ -50,6 +50,14 @@ pub enum Profile {
 }
 
 impl Profile {
+    /// The per-cell timeout when `--timeout` is not given.
+    pub fn default_timeout(self) -> Duration {
+        match self {
+            Profile::Quick => Duration::from_secs(60),
+            Profile::Full | Profile::Seed => Duration::from_secs(600),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Profile::Quick => "quick",
@@ -157,9 +165,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub time_budget: Option<Duration>,
 
-    /// Kill a cell's worker after this long (e.g. `60s`).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
-    pub timeout: Duration,
+    /// Kill a cell's worker after this long (default 60 s in the quick
+    /// profile, 10 min in full and seed, whose sizes take minutes).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
 
     /// Warmup samples per cell (kept in the records, marked warmup).
     #[arg(long, value_name = "N")]

@@ -80,6 +80,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let (cpu_self0, cpu_children0) = (Rusage::this_process(), Rusage::children());
     let specs = registry::specs();
     let seed = args.seed.unwrap_or(DEFAULT_SEED);
+    let timeout = args.timeout.unwrap_or_else(|| args.profile.default_timeout());
     let envelope = Envelope::collect(Path::new("/"), argv, seed);
     let topo = match &envelope.topology {
         Reading::Present(t) => t.clone(),
@@ -103,7 +104,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         },
         runs: args.runs,
         time_budget_ms: args.time_budget.map(|d| d.as_millis() as u64),
-        timeout_ms: args.timeout.as_millis() as u64,
+        timeout_ms: timeout.as_millis() as u64,
         warmup: args.warmup,
         settle_ms: args.settle.map(|d| d.as_millis() as u64),
         ci_target_pct: args.ci_target,
@@ -167,8 +168,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         let scratch = Scratch::create(&scratch_root, &cell.row_id)?;
         let cell = &Cell { scratch_dir: Some(scratch.path.display().to_string()), ..cell.clone() };
         let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
-        let wr =
-            spawn::run_worker(&exe, &cell_json, log, args.timeout).with_context(|| format!("running the worker of {}", cell.row_id))?;
+        let wr = spawn::run_worker(&exe, &cell_json, log, timeout).with_context(|| format!("running the worker of {}", cell.row_id))?;
         drop(scratch);
         if wr.interrupted {
             break;
@@ -177,7 +177,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
             cell,
             spec,
             run: &wr,
-            timeout: args.timeout,
+            timeout,
             stderr_tail: compose::log_tail(&dir.path().join(&log_rel), 10),
             log_rel,
             started_utc,

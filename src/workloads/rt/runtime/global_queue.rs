@@ -243,18 +243,23 @@ impl Runtime for GlobalQueue {
     }
 
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        let job = StackJob::new(f);
+        // Not a pool thread: wait for the answer on a channel of our own,
+        // without running tasks (so exactly `workers` threads run them) and
+        // without counting as a waiter (which would make every finished task
+        // wake us).
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job = StackJob::new(move || {
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+        });
         self.shared.push(job.as_job_ref());
-        // Not a pool thread: wait without running tasks, so that exactly
-        // `workers` threads run them.
-        let mut st = self.shared.lock();
-        self.shared.waiters.fetch_add(1, Ordering::SeqCst);
+        let r = rx.recv().expect("the pool runs every queued task");
+        // The worker still marks the job done after the send: wait for that,
+        // a few instructions away, before the job's frame goes.
         while !job.done.load(Ordering::SeqCst) {
-            st = self.shared.cond.wait(st).unwrap_or_else(|e| e.into_inner());
+            std::thread::yield_now();
         }
-        self.shared.waiters.fetch_sub(1, Ordering::SeqCst);
-        drop(st);
-        job.into_result()
+        job.into_result();
+        r.unwrap_or_else(|p| resume_unwind(p))
     }
 
     fn join<RA: Send, RB: Send>(&self, a: impl FnOnce() -> RA + Send, b: impl FnOnce() -> RB + Send) -> (RA, RB) {
