@@ -7,5 +7,6 @@ mod errors;
 mod os_fs;
 mod os_ipc;
 mod records;
+mod rt_tasks;
 mod statuses;
 mod subcommands;
