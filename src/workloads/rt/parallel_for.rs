@@ -28,7 +28,7 @@ impl Workload for ParallelFor {
         WorkloadSpec {
             id: "rt.parallel-for",
             group: "rt",
-            summary: "Sum a million tiny items in parallel: one task per item, or 4 x workers chunks",
+            summary: "Sum tiny items in parallel (a million in full and seed): one task per item, or 4 x workers chunks",
             measures: "what batching buys: per-item, the runtime's cost per task plus a contended atomic add per item; \
                        chunked, a local loop per chunk and one atomic add per chunk (ns per item in both)",
             unit: Unit::NsPerOp,

@@ -25,7 +25,8 @@ impl Workload for Quicksort {
             group: "rt",
             summary: "Parallel quicksort of seeded random u64s: join on the two partitions above a cutoff",
             measures: "how well the runtime spreads an unbalanced, data-dependent recursion over its workers (the time of \
-                       one sort); the sequential top-level partitions bound the speedup",
+                       one sort); the sequential top-level partitions bound the speedup. The spawn runtime starts a thread per \
+                       join whatever the worker count, so its rows use every CPU the process may use",
             unit: Unit::Ns,
             timed_region: concat!(
                 "inside the runtime's install, on the pool thread that runs the root: the whole sort (partitions, joins, \
