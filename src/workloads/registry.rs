@@ -2,7 +2,7 @@
 //! Adding a workload is one file in its group folder and one line here.
 
 use super::contract::{Workload, WorkloadSpec};
-use super::{cpu, npb, os, selftest};
+use super::{cpu, npb, os, rt, selftest};
 
 /// All workloads, hidden selftests included.
 pub fn all() -> Vec<Box<dyn Workload>> {
@@ -26,6 +26,12 @@ pub fn all() -> Vec<Box<dyn Workload>> {
         Box::new(os::readdir::Readdir),
         Box::new(os::thread_spawn::ThreadSpawn),
         Box::new(os::process_spawn::ProcessSpawn),
+        Box::new(rt::fib::Fib),
+        Box::new(rt::quicksort::Quicksort),
+        Box::new(rt::prodcons::ProdCons),
+        Box::new(rt::parallel_for::ParallelFor),
+        Box::new(rt::task_alloc::TaskAlloc),
+        Box::new(rt::startup::Startup),
         Box::new(npb::ep::Ep),
         Box::new(npb::cg::Cg),
         Box::new(npb::mg::NpbMg),

@@ -10,5 +10,6 @@ mod npb_mg;
 mod os_fs;
 mod os_ipc;
 mod records;
+mod rt_tasks;
 mod statuses;
 mod subcommands;

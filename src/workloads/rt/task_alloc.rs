@@ -1,0 +1,172 @@
+//! `rt.task-alloc`: the cost of creating and running empty tasks,
+//! RustFiber's allocation-throughput benchmark. One operation is one task of
+//! `for_each_task(tasks, ..)` whose only work is counting itself; the figure
+//! is ns per task.
+//!
+//! The count goes to a per-thread counter on its own cache line (a stripe
+//! chosen once per thread), not to one shared atomic: with two workers a
+//! shared counter would bounce between the cores on every task and measure
+//! the cache line, not the runtime.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use crossbeam::utils::CachePadded;
+use serde_json::json;
+
+use super::common::{Windows, overhead_note, timed_install};
+use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
+use crate::plan::Cell;
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+
+pub struct TaskAlloc;
+
+const FAULT: &str = "skip-task";
+/// Counter stripes: threads get distinct ones while there are at most this
+/// many threads in the process.
+const STRIPES: usize = 64;
+
+static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's counter stripe.
+    static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % STRIPES;
+}
+
+impl Workload for TaskAlloc {
+    fn spec(&self) -> WorkloadSpec {
+        WorkloadSpec {
+            id: "rt.task-alloc",
+            group: "rt",
+            summary: "Create and run empty tasks: for_each_task over a task that only counts itself",
+            measures: "the runtime's fixed cost per task: creating it (allocation included), queuing, taking it and \
+                       running it, with no work to hide it (ns per task)",
+            unit: Unit::NsPerOp,
+            timed_region: concat!(
+                "inside the runtime's install, on the pool thread that runs it: for_each_task(tasks, ..) from the first \
+                 task's creation to the last one's end; each task increments its thread's counter (its own cache line); \
+                 the runtime is built in prepare and the counters are summed after the window",
+                overhead_note!()
+            ),
+            total_window: None,
+            verifier: "tasks run == tasks created: the per-thread counters add up to `tasks`",
+            batched: false,
+            params: vec![
+                ParamSpec::int("tasks", "empty tasks created per sample", 1, 1 << 28, [250_000, 1_000_000, 1_000_000]),
+                runtime_param(&NAMES),
+                ParamSpec::workers("worker threads of the runtime's pool"),
+            ],
+            faults: &[FAULT],
+            shape: TableShape::Scaling,
+        }
+    }
+
+    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+        let cfg = Config { tasks: cell.usize("tasks")?, skip_task: cell.fault_is(FAULT) };
+        prepare_with(cell, true, cfg)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    tasks: usize,
+    skip_task: bool,
+}
+
+impl Maker for Config {
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
+        let counters = (0..STRIPES).map(|_| CachePadded::new(AtomicU64::new(0))).collect();
+        Ok(Box::new(AllocInstance { rt, cfg: self, counters, last: None, windows: Windows::default() }))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Last {
+    ran: u64,
+    /// Stripes that counted tasks: about the threads that ran them.
+    stripes: usize,
+}
+
+struct AllocInstance<R: Runtime> {
+    rt: R,
+    cfg: Config,
+    counters: Vec<CachePadded<AtomicU64>>,
+    last: Option<Last>,
+    windows: Windows,
+}
+
+impl<R: Runtime> Instance for AllocInstance<R> {
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        for c in &self.counters {
+            c.store(0, Ordering::Relaxed);
+        }
+        let (rt, counters, n) = (&self.rt, &self.counters, self.cfg.tasks);
+        // The fault: the last task does not count itself.
+        let skip = if self.cfg.skip_task { n - 1 } else { usize::MAX };
+        timed_install(rt, timer, || {
+            rt.for_each_task(n, &|i| {
+                if i != skip {
+                    counters[STRIPE.with(|s| *s)].fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        });
+        self.windows.push(timer);
+        let counts = self.counters.iter().map(|c| c.load(Ordering::Relaxed));
+        self.last = Some(Last { ran: counts.clone().sum(), stripes: counts.filter(|&c| c > 0).count() });
+        Ok(Work::ops(n as u64))
+    }
+
+    fn verify(&mut self) -> Verdict {
+        let expected = format!("{} tasks run (as many as created)", self.cfg.tasks);
+        match self.last {
+            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
+            Some(l) => Verdict { passed: l.ran == self.cfg.tasks as u64, expected, observed: format!("{} tasks run", l.ran) },
+        }
+    }
+
+    fn details(&self) -> serde_json::Value {
+        json!({
+            "runtime": R::NAME,
+            "pool_workers": self.rt.workers(),
+            "tasks": self.cfg.tasks,
+            "last_sample_threads_that_ran_tasks": self.last.map(|l| l.stripes),
+            "median_window_ns": self.windows.median_ns(),
+            "overhead_dominated": self.windows.overhead_dominated(self.cfg.tasks as u64),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::os::fs_common::ready;
+    use crate::workloads::rt::common::{test_cell, verdicts};
+    use crate::workloads::rt::runtime::{GlobalQueue, Rayon, Spawn};
+
+    fn on<R: Runtime>() {
+        let tasks = if R::FINE_GRAINED { 20_000 } else { 50 };
+        for workers in [1, 2] {
+            let mut ok = Config { tasks, skip_task: false }.make(R::build(workers, None).unwrap()).unwrap();
+            assert_eq!(verdicts(ok.as_mut(), 3), [true; 3], "{} with {workers}", R::NAME);
+            let threads = ok.details()["last_sample_threads_that_ran_tasks"].as_u64().unwrap();
+            assert!(threads >= 1, "{}", R::NAME);
+            let mut bad = Config { tasks, skip_task: true }.make(R::build(workers, None).unwrap()).unwrap();
+            assert_eq!(verdicts(bad.as_mut(), 1), [false], "{} with {workers}: the skipped task is caught", R::NAME);
+        }
+    }
+
+    #[test]
+    fn every_task_runs_on_every_runtime_and_the_fault_is_caught() {
+        on::<Rayon>();
+        on::<GlobalQueue>();
+        on::<Spawn>();
+    }
+
+    #[test]
+    fn prepare_skips_spawn() {
+        let cell = |rt: &str| test_cell("rt.task-alloc", json!({"tasks": 1_000, "runtime": rt}), 1, None);
+        assert!(matches!(TaskAlloc.prepare(&cell("spawn")), Ok(Prepared::Skip(_))));
+        let mut inst = ready(TaskAlloc.prepare(&cell("rayon")));
+        assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
+        assert_eq!(inst.details()["overhead_dominated"], true);
+    }
+}
