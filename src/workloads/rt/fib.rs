@@ -37,11 +37,10 @@ impl Workload for Fib {
                 ParamSpec::int(
                     "cutoff",
                     "calls of fib(m) with m <= cutoff run sequentially (no task); n - cutoff fixes the task count: 23 gives \
-                     150,048 tasks, 25 gives 392,834, 27 gives 1,028,456 (from 392,834 on, the global-queue runtime's \
-                     worker stacks overflow now and then with 2 workers: its helping nests tasks without bound)",
+                     150,048 tasks, 25 gives 392,834, 27 gives 1,028,456 (RustFiber's million tiny tasks)",
                     1,
                     89,
-                    [7, 9, 9],
+                    [5, 5, 5],
                 ),
                 runtime_param(&NAMES),
                 ParamSpec::workers("worker threads of the runtime's pool"),

@@ -16,7 +16,7 @@
 //! the queuing thread never returns before they are done.
 
 use std::any::Any;
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -112,6 +112,15 @@ impl BatchJob<'_> {
     }
 }
 
+/// How many tasks a waiting thread may run nested inside its waits before it
+/// runs only its own (see `Shared::help_until`).
+const MAX_HELP_DEPTH: usize = 64;
+
+thread_local! {
+    /// Tasks this thread is running inside waits, nested.
+    static HELP_DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
 struct State {
     jobs: VecDeque<JobRef>,
     shutdown: bool,
@@ -150,7 +159,14 @@ impl Shared {
     }
 
     /// Runs queued tasks until `done()` holds, sleeping when there are none.
-    fn help_until(&self, done: impl Fn() -> bool) {
+    ///
+    /// A waiting thread that runs someone else's task stacks that task's
+    /// frames on its own wait; across threads this could nest without bound.
+    /// So below `MAX_HELP_DEPTH` nested helps it takes any task (the newest),
+    /// and at the limit only a task of its own (`mine`: its `b`, or one of its
+    /// batch), still queued, which it can always run: waits follow the task
+    /// tree, so they always end.
+    fn help_until(&self, done: impl Fn() -> bool, mine: impl Fn(*const ()) -> bool) {
         loop {
             let mut st = self.lock();
             if done() {
@@ -161,11 +177,19 @@ impl Shared {
                 }
                 return;
             }
-            if let Some(job) = st.jobs.pop_back() {
+            let depth = HELP_DEPTH.with(Cell::get);
+            let job = if depth < MAX_HELP_DEPTH {
+                st.jobs.pop_back()
+            } else {
+                st.jobs.iter().rposition(|j| mine(j.data)).and_then(|i| st.jobs.remove(i))
+            };
+            if let Some(job) = job {
                 drop(st);
+                HELP_DEPTH.with(|d| d.set(depth + 1));
                 // SAFETY: queued tasks are alive until they have run, and each
                 // is popped once.
                 unsafe { job.execute() };
+                HELP_DEPTH.with(|d| d.set(depth));
                 self.finished();
                 continue;
             }
@@ -267,7 +291,8 @@ impl Runtime for GlobalQueue {
         self.shared.push(job_b.as_job_ref());
         let ra = catch_unwind(AssertUnwindSafe(a));
         // `b` must finish before this frame (which owns it) goes, even if `a` panicked.
-        self.shared.help_until(|| job_b.done.load(Ordering::SeqCst));
+        let own = job_b.as_job_ref().data;
+        self.shared.help_until(|| job_b.done.load(Ordering::SeqCst), |p| p == own);
         let rb = job_b.into_result();
         (ra.unwrap_or_else(|p| resume_unwind(p)), rb)
     }
@@ -277,7 +302,9 @@ impl Runtime for GlobalQueue {
         let panic = Mutex::new(None);
         let jobs: Vec<BatchJob<'_>> = (0..n).map(|i| BatchJob { i, f, remaining: &remaining, panic: &panic }).collect();
         self.shared.push_all(jobs.iter().map(BatchJob::as_job_ref));
-        self.shared.help_until(|| remaining.load(Ordering::SeqCst) == 0);
+        let batch = jobs.as_ptr_range();
+        let (start, end) = (batch.start as usize, batch.end as usize);
+        self.shared.help_until(|| remaining.load(Ordering::SeqCst) == 0, |p| (start..end).contains(&(p as usize)));
         drop(jobs);
         if let Some(p) = panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
             resume_unwind(p);

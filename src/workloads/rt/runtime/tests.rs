@@ -119,3 +119,20 @@ fn spawn_never_runs_more_task_threads_than_workers() {
         assert!(peak.load(Ordering::SeqCst) <= workers, "join on {workers} workers ran {} at once", peak.load(Ordering::SeqCst));
     }
 }
+
+#[test]
+fn deep_fork_join_on_the_global_queue_does_not_overflow_a_stack() {
+    // A fine fork-join tree on two workers: waiting threads help each other,
+    // and without the help-depth limit their frames nested until a stack overflowed.
+    fn fib_fine<R: Runtime>(rt: &R, n: u64) -> u64 {
+        if n < 5 {
+            return (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0;
+        }
+        let (a, b) = rt.join(|| fib_fine(rt, n - 1), || fib_fine(rt, n - 2));
+        a + b
+    }
+    let rt = GlobalQueue::build(2, None).unwrap();
+    for _ in 0..4 {
+        assert_eq!(rt.install(|| fib_fine(&rt, 30)), 832_040);
+    }
+}
