@@ -135,11 +135,15 @@ pub fn group_section(rows: &[Row], group: &str) -> String {
             ("First/steady", Align::Right),
             ("Stop", Align::Left),
         ]);
+        let mut marked = false;
         for r in ok {
             let Some(st) = &r.stats else { continue };
             let s = &st.work;
+            // RustFiber marks the sizes where constant overhead dominates.
+            let overhead = r.details.get("overhead_dominated").and_then(|v| v.as_bool()) == Some(true);
+            marked |= overhead;
             t.push(vec![
-                axes_text(r),
+                if overhead { format!("{} (*)", axes_text(r)) } else { axes_text(r) },
                 format::value(s.median, r.unit),
                 format::ci_relative(s.ci95.lo, s.ci95.hi, s.median),
                 s.n.to_string(),
@@ -152,6 +156,12 @@ pub fn group_section(rows: &[Row], group: &str) -> String {
         }
         out.push('\n');
         out.push_str(&t.render());
+        if marked {
+            out.push_str(
+                "\n(*) overhead-dominated: too few operations or too short a window for the figure to reflect the work \
+                          (constant costs of starting and ending the parallel section dominate).\n",
+            );
+        }
     }
     out
 }

@@ -42,7 +42,7 @@ impl Workload for ParallelFor {
             verifier: "the total equals the closed form 0 + 1 + ... + (items - 1) = items(items-1)/2",
             batched: false,
             params: vec![
-                ParamSpec::int("items", "items summed per sample", 2, 1 << 28, [250_000, 1_000_000, 1_000_000]),
+                ParamSpec::int("items", "items summed per sample", 2, 1 << 28, [1_000_000, 1_000_000, 1_000_000]),
                 ParamSpec::choice("mode", "per-item: one task per item; chunked: 4 x workers tasks", &MODES, [MODES[0]; 3])
                     .with_values(Profile::Quick, both.clone())
                     .with_values(Profile::Full, both.clone())

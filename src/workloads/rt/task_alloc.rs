@@ -51,7 +51,7 @@ impl Workload for TaskAlloc {
             verifier: "tasks run == tasks created: the per-thread counters add up to `tasks`",
             batched: false,
             params: vec![
-                ParamSpec::int("tasks", "empty tasks created per sample", 1, 1 << 28, [250_000, 1_000_000, 1_000_000]),
+                ParamSpec::int("tasks", "empty tasks created per sample", 1, 1 << 28, [1_000_000, 1_000_000, 1_000_000]),
                 runtime_param(&NAMES),
                 ParamSpec::workers("worker threads of the runtime's pool"),
             ],
