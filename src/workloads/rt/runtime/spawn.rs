@@ -1,6 +1,6 @@
 //! `spawn`: a new OS thread per task (scoped threads), the baseline with no
 //! pool at all, but never more than `workers` threads running tasks at once:
-//! `for_each_task` starts its threads in waves of `workers`, and `join` starts
+//! `for_each_task` starts the next task's thread as soon as one ends, and `join` starts
 //! a thread for its first closure only while fewer than `workers` task threads
 //! run (otherwise it runs both closures in the calling thread). Only for
 //! coarse tasks: a million tiny tasks would be a million threads, so such
@@ -69,17 +69,26 @@ impl Runtime for Spawn {
     }
 
     fn for_each_task(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
-        // Waves of at most `workers` threads, one task each.
-        for wave in (0..n).step_by(self.workers).map(|start| start..(start + self.workers).min(n)) {
-            std::thread::scope(|s| {
-                for i in wave {
-                    let cpus = self.cpus.as_deref();
-                    s.spawn(move || {
-                        let _ = pin_worker(i, cpus);
-                        f(i)
-                    });
-                }
-            });
-        }
+        // At most `workers` task threads at once; a new one starts as soon as
+        // any finishes (no waves that wait for their slowest task) and takes
+        // over the finished thread's slot, which decides its CPU when pinned.
+        let (done_tx, done_rx) = crossbeam::channel::unbounded::<usize>();
+        std::thread::scope(|s| {
+            for i in 0..n {
+                let slot = if i < self.workers { i } else { done_rx.recv().expect("a task thread reports its slot") };
+                let (cpus, done) = (self.cpus.as_deref(), done_tx.clone());
+                s.spawn(move || {
+                    struct Free(crossbeam::channel::Sender<usize>, usize);
+                    impl Drop for Free {
+                        fn drop(&mut self) {
+                            let _ = self.0.send(self.1);
+                        }
+                    }
+                    let _free = Free(done, slot);
+                    let _ = pin_worker(slot, cpus);
+                    f(i)
+                });
+            }
+        });
     }
 }
