@@ -213,6 +213,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub quiet: bool,
 
+    /// Also print each group's counters table on the terminal as the group
+    /// ends (report.md always has them).
+    #[arg(long)]
+    pub counters: bool,
+
     /// Include the `selftest.*` workloads in the default selection.
     #[arg(long)]
     pub include_selftest: bool,
@@ -253,6 +258,11 @@ pub struct EnvArgs {
 pub struct ReportArgs {
     /// A run directory (as written by `proofbench run`).
     pub run_dir: PathBuf,
+
+    /// Print only the counters tables (context switches, migrations,
+    /// faults, run-queue wait, hardware events) of every group.
+    #[arg(long)]
+    pub counters: bool,
 }
 
 #[derive(Debug, Args)]

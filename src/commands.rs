@@ -72,6 +72,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     for w in &stored.warnings {
         eprintln!("proofbench: warning: {w}");
     }
-    Out::new().print(&report::render(&stored))?;
+    let text = if args.counters { report::render_counters(&stored) } else { report::render(&stored) };
+    Out::new().print(&text)?;
     Ok(ExitCode::SUCCESS)
 }

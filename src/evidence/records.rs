@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::cli::Profile;
 use crate::envelope::Envelope;
+use crate::measure::counters::CounterRecord;
 use crate::measure::rusage::Rusage;
 use crate::plan::{Cell, RunOptions};
 use crate::stats::{Sample, Summary};
@@ -154,6 +155,9 @@ pub struct WorkerReport {
     /// The worker process's own account from the first warmup sample to the
     /// last timed sample.
     pub rusage_measured: Option<Rusage>,
+    /// Software and hardware counters over the timed samples.
+    #[serde(default)]
+    pub counters: Option<CounterRecord>,
 }
 
 impl WorkerReport {
@@ -167,6 +171,7 @@ impl WorkerReport {
             measurement: None,
             details: Value::Null,
             rusage_measured: None,
+            counters: None,
         }
     }
 }
@@ -248,6 +253,10 @@ pub struct Row {
     pub details: Value,
     pub process: ProcessRecord,
     pub rusage_measured: Option<Rusage>,
+    /// Counters over the timed samples (software always; hardware where
+    /// permitted, else why not). Absent in rows without timed samples.
+    #[serde(default)]
+    pub counters: Option<CounterRecord>,
     /// Last lines of the worker's stderr (the whole of it is in `log`).
     pub stderr_tail: String,
     /// Paths relative to the run directory.

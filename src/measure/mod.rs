@@ -4,4 +4,5 @@
 
 pub mod affinity;
 pub mod clock;
+pub mod counters;
 pub mod rusage;

@@ -2,6 +2,7 @@
 //! nothing but the records it is given, so `proofbench report DIR` reproduces
 //! report.md byte for byte. The terminal prints the same sections.
 
+pub mod counters;
 pub mod format;
 pub mod plot;
 pub mod primitive;
@@ -22,10 +23,23 @@ pub fn render(stored: &StoredRun) -> String {
     for group in groups(&stored.run, &stored.rows) {
         out.push('\n');
         out.push_str(&group_section(&stored.rows, &group));
+        out.push_str(&counters_section(&stored.rows, &group));
     }
     out.push('\n');
     out.push_str(&footer(&stored.run, &stored.rows));
     out
+}
+
+/// The counters table of a group ("" when no row has counters).
+pub fn counters_section(rows: &[Row], group: &str) -> String {
+    let refs: Vec<&Row> = rows.iter().collect();
+    counters::section(&refs, group).unwrap_or_default()
+}
+
+/// Only the counters tables of a stored run (`report --counters`).
+pub fn render_counters(stored: &StoredRun) -> String {
+    let text: String = groups(&stored.run, &stored.rows).iter().map(|g| counters_section(&stored.rows, g)).collect();
+    if text.is_empty() { "No row of this run has counters.\n".into() } else { text.trim_start().to_string() }
 }
 
 /// Groups in plan order (then any found only in rows).

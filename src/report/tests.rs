@@ -64,12 +64,21 @@ fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: Option<&[f6
         details: serde_json::Value::Null,
         process: ProcessRecord::default(),
         rusage_measured: None,
+        counters: None,
         stderr_tail: String::new(),
         log: String::new(),
         raw: None,
         started_utc: String::new(),
         finished_utc: String::new(),
     }
+}
+
+/// Two ok rows of group `w` without counters, for the counters table tests.
+pub(crate) fn rows_for_counters() -> Vec<Row> {
+    vec![
+        fake_row(1, CpuClass::Physical, &[100.0, 101.0], None, Status::Ok, Unit::Ns),
+        fake_row(2, CpuClass::Physical, &[50.0, 51.0], None, Status::Ok, Unit::Ns),
+    ]
 }
 
 fn render(rows: &[Row]) -> Vec<String> {

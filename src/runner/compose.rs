@@ -130,6 +130,7 @@ pub fn row(f: Finished) -> Row {
         details: report.details,
         process: f.run.process.clone(),
         rusage_measured: report.rusage_measured,
+        counters: report.counters,
         stderr_tail: f.stderr_tail,
         log: f.log_rel,
         raw: None,

@@ -199,7 +199,10 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 dir.write_file(&format!("plots/{}", p.file), &p.svg)?;
             }
             if show_tables {
-                let text = report::group_section(&rows, &cell.group);
+                let mut text = report::group_section(&rows, &cell.group);
+                if args.counters {
+                    text.push_str(&report::counters_section(&rows, &cell.group));
+                }
                 progress.suspend(|| out.print(&format!("{text}\n")))?;
             }
         }

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use anyhow::Context;
 
 use crate::evidence::{Status, WorkerReport, dir::parse_record};
+use crate::measure::counters::Probe;
 use crate::measure::{affinity, clock};
 use crate::plan::Cell;
 use crate::plan::cell::CELL_SCHEMA;
@@ -78,11 +79,14 @@ pub fn run_cell(cell: &Cell) -> WorkerReport {
     {
         return WorkerReport::new(Status::Failed, Some(format!("cannot pin the worker to CPU {cpu}: {e}")));
     }
+    // Before prepare: inherited hardware counters then follow the threads
+    // and processes the workload makes.
+    let probe = Probe::open();
     let t0 = clock::now_ns();
     let prepared = catch_unwind(AssertUnwindSafe(|| workload.prepare(cell)));
     let prepare_ms = (clock::now_ns() - t0) as f64 / 1e6;
     match prepared {
-        Ok(Ok(Prepared::Ready(inst))) => sampling::measure(cell, &spec, inst, prepare_ms),
+        Ok(Ok(Prepared::Ready(inst))) => sampling::measure(cell, &spec, inst, prepare_ms, probe),
         Ok(Ok(Prepared::Skip(reason))) => WorkerReport::new(Status::Skipped, Some(reason)),
         Ok(Err(e)) => WorkerReport::new(Status::Failed, Some(format!("prepare failed: {e:#}"))),
         Err(_) => WorkerReport::new(Status::Failed, Some("prepare panicked (see the log)".into())),

@@ -3,10 +3,12 @@
 //! every sample, and the worker's own resource account.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::evidence::{MeasurementRecord, SampleRecord, Status, VerifierRecord, WorkerReport};
 use crate::measure::clock;
+use crate::measure::counters::{Accumulator, Probe, Snapshot};
 use crate::measure::rusage::Rusage;
 use crate::plan::Cell;
 use crate::workloads::contract::{Instance, Timer, WorkloadSpec};
@@ -27,17 +29,34 @@ struct Loop<'a> {
     samples: Vec<SampleRecord>,
     verifier: Option<VerifierRecord>,
     checked: u32,
+    probe: Arc<Mutex<Probe>>,
+    counters: Accumulator,
 }
 
 impl Loop<'_> {
     /// Runs one sample and verifies it; returns its work window.
+    fn snapshot(&self) -> Snapshot {
+        self.probe.lock().unwrap_or_else(|p| p.into_inner()).snapshot()
+    }
+
+    /// Runs one sample and verifies it; returns its work window. Timed
+    /// samples (kept, not warmup) also add their counters.
     fn sample(&mut self, iters: u64, warmup: bool, keep: bool) -> Result<u64, Halt> {
-        let mut timer = Timer::new();
+        let counted = keep && !warmup;
+        let (mut timer, outer_begin) =
+            if counted { (Timer::with_counters(self.probe.clone()), Some(self.snapshot())) } else { (Timer::new(), None) };
         let work = match catch_unwind(AssertUnwindSafe(|| self.inst.sample(iters, &mut timer))) {
             Ok(Ok(w)) => w,
             Ok(Err(e)) => return Err(Halt::Failed(format!("sample failed: {e:#}"))),
             Err(panic) => return Err(Halt::Failed(format!("sample panicked: {}", panic_text(&panic)))),
         };
+        if let Some(b) = outer_begin {
+            let outer_end = self.snapshot();
+            match timer.take_counter_window() {
+                Some((wb, we)) => self.counters.add(&wb, &we, true),
+                None => self.counters.add(&b, &outer_end, false),
+            }
+        }
         let verdict = match catch_unwind(AssertUnwindSafe(|| self.inst.verify())) {
             Ok(v) => v,
             Err(panic) => return Err(Halt::Failed(format!("verifier panicked: {}", panic_text(&panic)))),
@@ -91,11 +110,22 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Measures a prepared cell and returns the worker's report.
-pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepare_ms: f64) -> WorkerReport {
+///
+/// `probe` was opened before the workload's prepare (so that inherited
+/// hardware counters follow the threads it made).
+pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepare_ms: f64, probe: Probe) -> WorkerReport {
     let m = &cell.measure;
     std::thread::sleep(Duration::from_millis(m.settle_ms));
     let timer_overhead_ns = clock::timer_overhead_ns(1001);
-    let mut lp = Loop { spec, inst, samples: Vec::new(), verifier: None, checked: 0 };
+    let mut lp = Loop {
+        spec,
+        inst,
+        samples: Vec::new(),
+        verifier: None,
+        checked: 0,
+        probe: Arc::new(Mutex::new(probe)),
+        counters: Accumulator::new(),
+    };
     let mut rec = MeasurementRecord {
         clock: "CLOCK_MONOTONIC".into(),
         clock_resolution_ns: clock::resolution_ns(),
@@ -190,12 +220,17 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         Err(Halt::Failed(why)) => (Status::Failed, Some(why)),
     };
     let details = catch_unwind(AssertUnwindSafe(|| lp.inst.details())).unwrap_or(serde_json::Value::Null);
+    let counters = {
+        let probe = lp.probe.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::take(&mut lp.counters).finish(&probe)
+    };
     WorkerReport {
         samples: std::mem::take(&mut lp.samples),
         verifier: lp.verifier.take(),
         measurement: Some(rec),
         details,
         rusage_measured,
+        counters,
         ..WorkerReport::new(status, reason)
     }
 }

@@ -9,12 +9,14 @@
 //! [`Instance::verify`], outside the timed window.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cli::Profile;
 use crate::measure::clock;
+use crate::measure::counters::{Probe, Snapshot};
 use crate::plan::Cell;
 
 /// The unit of a row's headline value; it fixes the direction.
@@ -335,11 +337,28 @@ pub enum Prepared {
 /// the windows they measured with [`Timer::record_work`] and
 /// [`Timer::record_total`]. Timestamps come from `CLOCK_MONOTONIC`, which is
 /// comparable across threads and processes.
+///
+/// A timer made [`Timer::with_counters`] also reads the worker's counters just
+/// outside its own clock reads, so that they cover exactly the work window.
 #[derive(Debug, Default)]
 pub struct Timer {
     started: Option<u64>,
     work_ns: Option<u64>,
     total_ns: Option<u64>,
+    counters: Option<TimerCounters>,
+}
+
+#[derive(Debug)]
+struct TimerCounters {
+    probe: Arc<Mutex<Probe>>,
+    begin: Option<Snapshot>,
+    window: Option<(Snapshot, Snapshot)>,
+}
+
+impl TimerCounters {
+    fn snapshot(&self) -> Snapshot {
+        self.probe.lock().unwrap_or_else(|p| p.into_inner()).snapshot()
+    }
 }
 
 impl Timer {
@@ -347,9 +366,24 @@ impl Timer {
         Timer::default()
     }
 
+    /// A timer whose `start`/`stop` also snapshot these counters (before the
+    /// opening clock read and after the closing one).
+    pub fn with_counters(probe: Arc<Mutex<Probe>>) -> Timer {
+        Timer { counters: Some(TimerCounters { probe, begin: None, window: None }), ..Timer::default() }
+    }
+
+    /// The counters around the last `start`..`stop` window, if this timer
+    /// reads counters and the workload used `start`/`stop`.
+    pub fn take_counter_window(&mut self) -> Option<(Snapshot, Snapshot)> {
+        self.counters.as_mut().and_then(|c| c.window.take())
+    }
+
     /// Opens the work window.
     #[inline]
     pub fn start(&mut self) {
+        if let Some(c) = self.counters.as_mut() {
+            c.begin = Some(c.snapshot());
+        }
         self.started = Some(clock::now_ns());
     }
 
@@ -359,6 +393,11 @@ impl Timer {
         let end = clock::now_ns();
         if let Some(s) = self.started.take() {
             self.work_ns = Some(end.saturating_sub(s));
+        }
+        if let Some(c) = self.counters.as_mut()
+            && let Some(b) = c.begin.take()
+        {
+            c.window = Some((b, c.snapshot()));
         }
     }
 

@@ -1,0 +1,529 @@
+//! Counters around the work window: the kernel's software accounting of this
+//! worker's threads (from procfs and getrusage, which cost the measured code
+//! nothing) and hardware events through `perf_event_open` where the kernel
+//! and the hypervisor allow it.
+//!
+//! A [`Probe`] is opened once per worker, before the workload's prepare, so
+//! that hardware counters (opened with `inherit`) follow the threads and
+//! processes the workload creates afterwards. A [`Snapshot`] is taken on each
+//! side of a window; [`Accumulator`] adds up the differences over the timed
+//! samples and turns them into the row's [`CounterRecord`].
+//!
+//! Where each software figure comes from:
+//! - context switches and page faults: `getrusage(RUSAGE_SELF)` plus
+//!   `RUSAGE_CHILDREN` (every thread, also those that exited in the window,
+//!   and the children the worker reaped in it);
+//! - per thread: `/proc/self/task/<tid>/{stat,status,schedstat,sched}` for
+//!   faults, context switches, run time, run-queue wait (time runnable but
+//!   not running), time slices and CPU migrations (`se.nr_migrations`, only
+//!   where the kernel has scheduler debug info); only threads alive when the
+//!   window closes are listed, and the sums of run time, wait and migrations
+//!   are over those threads.
+
+use std::collections::BTreeMap;
+use std::io;
+
+use serde::{Deserialize, Serialize};
+
+use crate::envelope::Reading;
+use crate::measure::rusage::Rusage;
+
+/// Which window the counters of a row cover.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CounterWindow {
+    /// Exactly the work window: read just outside the workload's own
+    /// `Timer::start`/`stop` clock reads, in every timed sample.
+    Work,
+    /// The whole sample call: the work window plus what the workload does
+    /// around it inside the sample (spawning and joining the threads or
+    /// processes that time themselves).
+    Sample,
+}
+
+impl CounterWindow {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CounterWindow::Work => "work",
+            CounterWindow::Sample => "sample",
+        }
+    }
+}
+
+/// One thread's share of the counters, summed over the timed samples.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadCounters {
+    pub tid: u32,
+    /// The thread's name (`comm`).
+    pub name: String,
+    pub voluntary_ctx_switches: u64,
+    pub involuntary_ctx_switches: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    /// Absent where the kernel has no `/proc/<pid>/task/<tid>/sched`.
+    pub cpu_migrations: Option<u64>,
+    /// Time on a CPU, ns (schedstat).
+    pub run_ns: u64,
+    /// Time runnable but waiting for a CPU, ns (schedstat).
+    pub run_queue_wait_ns: u64,
+    /// Times the thread was given a CPU (schedstat).
+    pub timeslices: u64,
+}
+
+/// The process-wide software counters, summed over the timed samples.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SoftwareCounters {
+    pub voluntary_ctx_switches: u64,
+    pub involuntary_ctx_switches: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    /// Sum over the listed threads; absent without scheduler debug info.
+    pub cpu_migrations: Option<u64>,
+    pub run_ns: u64,
+    pub run_queue_wait_ns: u64,
+    pub timeslices: u64,
+    /// Threads seen when a window opened and gone when it closed (their
+    /// run time, wait and migrations are not in the sums).
+    pub threads_exited: u32,
+}
+
+/// Hardware events over the timed samples (scaled when multiplexed).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HardwareCounters {
+    pub cycles: Option<u64>,
+    pub instructions: Option<u64>,
+    /// instructions / cycles.
+    pub ipc: Option<f64>,
+    pub cache_references: Option<u64>,
+    pub cache_misses: Option<u64>,
+    pub dtlb_load_misses: Option<u64>,
+    pub branch_misses: Option<u64>,
+    /// True when the kernel only allowed user-space counting
+    /// (`perf_event_paranoid` above 1).
+    pub user_space_only: bool,
+    /// Lowest fraction of the window a counter was actually on the PMU
+    /// (below 1 when the kernel multiplexed; the counts are scaled).
+    pub min_running_fraction: f64,
+    /// Events that could not be opened, with the reason.
+    pub unavailable: Vec<String>,
+}
+
+/// The counters of a row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CounterRecord {
+    pub window: CounterWindow,
+    /// Timed samples the sums cover.
+    pub samples: u32,
+    pub software: SoftwareCounters,
+    pub threads: Vec<ThreadCounters>,
+    /// `{"absent": "<reason>"}` where the kernel or hypervisor refuses.
+    pub hardware: Reading<HardwareCounters>,
+}
+
+impl CounterRecord {
+    /// A software figure divided by the samples.
+    pub fn per_sample(&self, total: u64) -> f64 {
+        total as f64 / f64::from(self.samples.max(1))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hw {
+    Cycles,
+    Instructions,
+    CacheReferences,
+    CacheMisses,
+    DtlbLoadMisses,
+    BranchMisses,
+}
+
+const HW: [(Hw, &str); 6] = [
+    (Hw::Cycles, "cycles"),
+    (Hw::Instructions, "instructions"),
+    (Hw::CacheReferences, "cache-references"),
+    (Hw::CacheMisses, "cache-misses"),
+    (Hw::DtlbLoadMisses, "dTLB-load-misses"),
+    (Hw::BranchMisses, "branch-misses"),
+];
+
+fn builder(hw: Hw) -> perf_event::Builder<'static> {
+    use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware};
+    match hw {
+        Hw::Cycles => perf_event::Builder::new(Hardware::CPU_CYCLES),
+        Hw::Instructions => perf_event::Builder::new(Hardware::INSTRUCTIONS),
+        Hw::CacheReferences => perf_event::Builder::new(Hardware::CACHE_REFERENCES),
+        Hw::CacheMisses => perf_event::Builder::new(Hardware::CACHE_MISSES),
+        Hw::DtlbLoadMisses => perf_event::Builder::new(Cache { which: CacheId::DTLB, operation: CacheOp::READ, result: CacheResult::MISS }),
+        Hw::BranchMisses => perf_event::Builder::new(Hardware::BRANCH_MISSES),
+    }
+}
+
+fn open_event(hw: Hw, exclude_kernel: bool) -> io::Result<perf_event::Counter> {
+    let mut b = builder(hw);
+    b.observe_self().any_cpu().inherit(true).exclude_kernel(exclude_kernel).exclude_hv(true);
+    let mut c = b.build()?;
+    c.enable()?;
+    Ok(c)
+}
+
+fn paranoid() -> Option<i32> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok()?.trim().parse().ok()
+}
+
+/// Why the kernel refused an event, in words a user can act on.
+fn refusal(name: &str, e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => {
+            format!("{name}: this CPU exposes no such hardware event here (no PMU, e.g. a virtual machine without a virtual PMU): {e}")
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => match paranoid() {
+            Some(p) => format!("{name}: perf_event_paranoid={p} forbids it for this user: {e}"),
+            None => format!("{name}: not permitted: {e}"),
+        },
+        Some(libc::ENOSYS) => format!("{name}: perf_event_open is not available in this kernel: {e}"),
+        _ => format!("{name}: {e}"),
+    }
+}
+
+/// The counters a worker keeps open for its whole life.
+#[derive(Debug)]
+pub struct Probe {
+    hw: Vec<(Hw, perf_event::Counter)>,
+    hw_unavailable: Vec<String>,
+    user_space_only: bool,
+}
+
+/// One reading of every counter.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    rusage: Rusage,
+    children: Rusage,
+    threads: BTreeMap<u32, ThreadCounters>,
+    /// (event, count, enabled ns, running ns)
+    hw: Vec<(Hw, u64, u64, u64)>,
+}
+
+impl Probe {
+    /// Opens the hardware events this process may count; never fails (what
+    /// cannot be opened is recorded with its reason).
+    pub fn open() -> Probe {
+        let mut p = Probe { hw: Vec::new(), hw_unavailable: Vec::new(), user_space_only: false };
+        for (hw, name) in HW {
+            let opened = match open_event(hw, p.user_space_only) {
+                Err(e) if !p.user_space_only && matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
+                    // perf_event_paranoid > 1: user space only.
+                    let again = open_event(hw, true);
+                    if again.is_ok() {
+                        p.user_space_only = true;
+                    }
+                    again
+                }
+                other => other,
+            };
+            match opened {
+                Ok(c) => p.hw.push((hw, c)),
+                Err(e) => p.hw_unavailable.push(refusal(name, &e)),
+            }
+        }
+        p
+    }
+
+    /// Reads every counter now.
+    pub fn snapshot(&mut self) -> Snapshot {
+        let mut hw = Vec::with_capacity(self.hw.len());
+        for (kind, c) in self.hw.iter_mut() {
+            if let Ok(d) = c.read_full() {
+                let ns = |t: Option<std::time::Duration>| t.map_or(0, |t| t.as_nanos() as u64);
+                hw.push((*kind, d.count(), ns(d.time_enabled()), ns(d.time_running())));
+            }
+        }
+        Snapshot { rusage: Rusage::this_process(), children: Rusage::children(), threads: read_threads(), hw }
+    }
+
+    fn hardware(&self, acc: &BTreeMap<&'static str, (f64, f64)>) -> Reading<HardwareCounters> {
+        if self.hw.is_empty() {
+            let reason = self.hw_unavailable.first().cloned().unwrap_or_else(|| "no hardware event could be opened".into());
+            return Reading::absent(format!("counters: unavailable ({reason})"));
+        }
+        let get = |hw: Hw| {
+            let name = HW.iter().find(|(h, _)| *h == hw).map(|(_, n)| *n).unwrap_or("?");
+            acc.get(name).map(|(count, _)| count.round() as u64)
+        };
+        let min_frac = acc.values().map(|(_, f)| *f).fold(1.0f64, f64::min);
+        let (cycles, instructions) = (get(Hw::Cycles), get(Hw::Instructions));
+        Reading::Present(HardwareCounters {
+            cycles,
+            instructions,
+            ipc: match (instructions, cycles) {
+                (Some(i), Some(c)) if c > 0 => Some(i as f64 / c as f64),
+                _ => None,
+            },
+            cache_references: get(Hw::CacheReferences),
+            cache_misses: get(Hw::CacheMisses),
+            dtlb_load_misses: get(Hw::DtlbLoadMisses),
+            branch_misses: get(Hw::BranchMisses),
+            user_space_only: self.user_space_only,
+            min_running_fraction: min_frac,
+            unavailable: self.hw_unavailable.clone(),
+        })
+    }
+}
+
+/// Reads the fields of one `/proc/self/task/<tid>` directory.
+fn read_thread(dir: &std::path::Path, tid: u32) -> Option<ThreadCounters> {
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+    let name = stat.get(open + 1..close)?.to_string();
+    let fields: Vec<&str> = stat.get(close + 1..)?.split_whitespace().collect();
+    // After the name: field 3 (state) is index 0; minflt is field 10, majflt 12.
+    let num = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    let mut t = ThreadCounters { tid, name, minor_faults: num(7)?, major_faults: num(9)?, ..ThreadCounters::default() };
+    let status = std::fs::read_to_string(dir.join("status")).ok()?;
+    for line in status.lines() {
+        let value = |l: &str| l.split(':').nth(1).and_then(|v| v.trim().parse::<u64>().ok());
+        if line.starts_with("voluntary_ctxt_switches:") {
+            t.voluntary_ctx_switches = value(line)?;
+        } else if line.starts_with("nonvoluntary_ctxt_switches:") {
+            t.involuntary_ctx_switches = value(line)?;
+        }
+    }
+    let sched = std::fs::read_to_string(dir.join("schedstat")).ok()?;
+    let s: Vec<u64> = sched.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+    (t.run_ns, t.run_queue_wait_ns, t.timeslices) = (*s.first()?, *s.get(1)?, *s.get(2)?);
+    t.cpu_migrations = std::fs::read_to_string(dir.join("sched")).ok().and_then(|text| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with("se.nr_migrations"))
+            .and_then(|l| l.split(':').nth(1))
+            .and_then(|v| v.trim().parse().ok())
+    });
+    Some(t)
+}
+
+/// Every thread of this process now (threads that exit while being read are
+/// left out).
+fn read_threads() -> BTreeMap<u32, ThreadCounters> {
+    let mut out = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return out };
+    for e in entries.flatten() {
+        if let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok())
+            && let Some(t) = read_thread(&e.path(), tid)
+        {
+            out.insert(tid, t);
+        }
+    }
+    out
+}
+
+fn thread_delta(end: &ThreadCounters, begin: Option<&ThreadCounters>) -> ThreadCounters {
+    let zero = ThreadCounters::default();
+    let b = begin.unwrap_or(&zero);
+    ThreadCounters {
+        tid: end.tid,
+        name: end.name.clone(),
+        voluntary_ctx_switches: end.voluntary_ctx_switches.saturating_sub(b.voluntary_ctx_switches),
+        involuntary_ctx_switches: end.involuntary_ctx_switches.saturating_sub(b.involuntary_ctx_switches),
+        minor_faults: end.minor_faults.saturating_sub(b.minor_faults),
+        major_faults: end.major_faults.saturating_sub(b.major_faults),
+        cpu_migrations: end.cpu_migrations.map(|e| e.saturating_sub(b.cpu_migrations.unwrap_or(0))),
+        run_ns: end.run_ns.saturating_sub(b.run_ns),
+        run_queue_wait_ns: end.run_queue_wait_ns.saturating_sub(b.run_queue_wait_ns),
+        timeslices: end.timeslices.saturating_sub(b.timeslices),
+    }
+}
+
+fn add_thread(into: &mut ThreadCounters, d: &ThreadCounters) {
+    into.voluntary_ctx_switches += d.voluntary_ctx_switches;
+    into.involuntary_ctx_switches += d.involuntary_ctx_switches;
+    into.minor_faults += d.minor_faults;
+    into.major_faults += d.major_faults;
+    into.cpu_migrations = match (into.cpu_migrations, d.cpu_migrations) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
+    into.run_ns += d.run_ns;
+    into.run_queue_wait_ns += d.run_queue_wait_ns;
+    into.timeslices += d.timeslices;
+}
+
+/// Sums the windows of the timed samples.
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    samples: u32,
+    all_work: bool,
+    software: SoftwareCounters,
+    threads: BTreeMap<u32, ThreadCounters>,
+    /// event name -> (scaled count, lowest running fraction)
+    hw: BTreeMap<&'static str, (f64, f64)>,
+}
+
+impl Accumulator {
+    pub fn new() -> Accumulator {
+        Accumulator { all_work: true, ..Accumulator::default() }
+    }
+
+    /// Adds one window; `work` says whether it was the exact work window.
+    pub fn add(&mut self, begin: &Snapshot, end: &Snapshot, work: bool) {
+        self.samples += 1;
+        self.all_work &= work;
+        let (me, kids) = (end.rusage.since(&begin.rusage), end.children.since(&begin.children));
+        let s = &mut self.software;
+        s.voluntary_ctx_switches += me.voluntary_ctx_switches + kids.voluntary_ctx_switches;
+        s.involuntary_ctx_switches += me.involuntary_ctx_switches + kids.involuntary_ctx_switches;
+        s.minor_faults += me.minor_faults + kids.minor_faults;
+        s.major_faults += me.major_faults + kids.major_faults;
+        s.threads_exited += begin.threads.keys().filter(|t| !end.threads.contains_key(t)).count() as u32;
+        for (tid, t) in &end.threads {
+            let d = thread_delta(t, begin.threads.get(tid));
+            let into =
+                self.threads.entry(*tid).or_insert_with(|| ThreadCounters { tid: *tid, name: t.name.clone(), ..ThreadCounters::default() });
+            into.name = t.name.clone();
+            add_thread(into, &d);
+        }
+        for (kind, count, enabled, running) in &end.hw {
+            let Some((_, c0, e0, r0)) = begin.hw.iter().find(|(k, ..)| k == kind) else { continue };
+            let (dc, de, dr) = (count.saturating_sub(*c0), enabled.saturating_sub(*e0), running.saturating_sub(*r0));
+            let frac = if de == 0 { 1.0 } else { dr as f64 / de as f64 };
+            let scaled = if dr == 0 { 0.0 } else { dc as f64 * de as f64 / dr as f64 };
+            let name = HW.iter().find(|(h, _)| h == kind).map(|(_, n)| *n).unwrap_or("?");
+            let e = self.hw.entry(name).or_insert((0.0, 1.0));
+            e.0 += scaled;
+            e.1 = e.1.min(frac);
+        }
+    }
+
+    /// The row's record, or None when no window was added.
+    pub fn finish(self, probe: &Probe) -> Option<CounterRecord> {
+        if self.samples == 0 {
+            return None;
+        }
+        let mut software = self.software;
+        let threads: Vec<ThreadCounters> = self.threads.into_values().collect();
+        software.run_ns = threads.iter().map(|t| t.run_ns).sum();
+        software.run_queue_wait_ns = threads.iter().map(|t| t.run_queue_wait_ns).sum();
+        software.timeslices = threads.iter().map(|t| t.timeslices).sum();
+        software.cpu_migrations = threads.iter().map(|t| t.cpu_migrations).sum();
+        Some(CounterRecord {
+            window: if self.all_work { CounterWindow::Work } else { CounterWindow::Sample },
+            samples: self.samples,
+            software,
+            threads,
+            hardware: probe.hardware(&self.hw),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_thread_is_read_with_its_name_and_schedstat() {
+        // The kernel updates a thread's schedstat when it leaves the CPU.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let threads = read_threads();
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() } as u32;
+        let me = threads.get(&tid).expect("the calling thread is listed");
+        assert!(me.run_ns > 0 && me.timeslices > 0, "{me:?}");
+        assert!(me.voluntary_ctx_switches >= 1, "{me:?}");
+        assert!(!me.name.is_empty());
+    }
+
+    #[test]
+    fn a_thread_that_sleeps_and_faults_shows_in_the_window() {
+        let mut probe = Probe::open();
+        let begin = probe.snapshot();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let h = std::thread::Builder::new()
+            .name("pb-counted".into())
+            .spawn(move || {
+                // Fresh pages: minor faults; sleeps: voluntary switches.
+                let mut v = vec![0u8; 4 << 20];
+                for i in (0..v.len()).step_by(4096) {
+                    v[i] = 1;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                ready_tx.send(()).unwrap();
+                go_rx.recv().unwrap();
+                std::hint::black_box(v).len()
+            })
+            .unwrap();
+        ready_rx.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let end = probe.snapshot();
+        go_tx.send(()).unwrap();
+        assert_eq!(h.join().unwrap(), 4 << 20);
+        let mut acc = Accumulator::new();
+        acc.add(&begin, &end, true);
+        let rec = acc.finish(&probe).unwrap();
+        assert_eq!(rec.window, CounterWindow::Work);
+        assert_eq!(rec.samples, 1);
+        let t = rec.threads.iter().find(|t| t.name == "pb-counted").expect("the new thread is listed");
+        assert!(t.minor_faults >= 1000, "{t:?}");
+        assert!(t.voluntary_ctx_switches >= 2 && t.run_ns > 0, "{t:?}");
+        assert!(rec.software.minor_faults >= t.minor_faults, "{rec:?}");
+        assert!(rec.software.voluntary_ctx_switches >= 3, "{rec:?}");
+        assert!(rec.software.run_ns >= t.run_ns);
+    }
+
+    #[test]
+    fn deltas_and_sums_against_hand_made_snapshots() {
+        let t = |tid, vol, run, wait, mig| ThreadCounters {
+            tid,
+            name: format!("t{tid}"),
+            voluntary_ctx_switches: vol,
+            run_ns: run,
+            run_queue_wait_ns: wait,
+            cpu_migrations: mig,
+            timeslices: 1,
+            ..ThreadCounters::default()
+        };
+        let begin = Snapshot {
+            threads: [(1, t(1, 10, 1000, 100, Some(3))), (2, t(2, 5, 50, 5, Some(0)))].into_iter().collect(),
+            hw: vec![(Hw::Cycles, 1000, 100, 100), (Hw::Instructions, 0, 100, 50)],
+            ..Snapshot::default()
+        };
+        // Thread 2 exited, thread 3 was born in the window.
+        let end = Snapshot {
+            threads: [(1, t(1, 12, 4000, 600, Some(5))), (3, t(3, 7, 900, 40, Some(1)))].into_iter().collect(),
+            hw: vec![(Hw::Cycles, 3000, 200, 200), (Hw::Instructions, 1000, 300, 150)],
+            ..Snapshot::default()
+        };
+        let mut acc = Accumulator::new();
+        acc.add(&begin, &end, false);
+        let probe = Probe { hw: Vec::new(), hw_unavailable: vec!["cycles: no PMU".into()], user_space_only: false };
+        let hw = acc.hw.clone();
+        let rec = acc.finish(&probe).unwrap();
+        assert_eq!(rec.window, CounterWindow::Sample);
+        assert_eq!(rec.software.threads_exited, 1);
+        assert_eq!(rec.software.run_ns, 3000 + 900);
+        assert_eq!(rec.software.run_queue_wait_ns, 500 + 40);
+        assert_eq!(rec.software.cpu_migrations, Some(2 + 1));
+        assert_eq!(rec.threads.iter().map(|t| t.voluntary_ctx_switches).collect::<Vec<_>>(), vec![2, 7]);
+        // Cycles ran the whole time: 2000; instructions ran half of it: 1000 scaled to 2000.
+        assert_eq!(hw["cycles"], (2000.0, 1.0));
+        assert_eq!(hw["instructions"], (2000.0, 0.5));
+        match rec.hardware {
+            Reading::Absent { absent } => assert_eq!(absent, "counters: unavailable (cycles: no PMU)"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn hardware_counters_are_counted_or_refused_with_a_reason() {
+        let mut probe = Probe::open();
+        let begin = probe.snapshot();
+        let mut x = 0u64;
+        for i in 0..1_000_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+        let end = probe.snapshot();
+        let mut acc = Accumulator::new();
+        acc.add(&begin, &end, true);
+        match acc.finish(&probe).unwrap().hardware {
+            Reading::Present(h) => assert!(h.instructions.unwrap_or(0) >= 1_000_000 || h.instructions.is_none(), "{h:?}"),
+            Reading::Absent { absent } => assert!(absent.starts_with("counters: unavailable (") && absent.len() > 30, "{absent}"),
+        }
+    }
+}
