@@ -29,6 +29,9 @@ pub enum Command {
     Env(EnvArgs),
     /// Re-render the report of a stored run from its records.
     Report(ReportArgs),
+    /// Compare two stored runs row by row: ratio of medians with a 95% CI,
+    /// Mann-Whitney U p-value, and a verdict per row.
+    Compare(CompareArgs),
     /// Internal: run one cell (JSON on stdin), print one report line.
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -266,6 +269,48 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The base run directory.
+    pub base: PathBuf,
+
+    /// The candidate run directory.
+    pub candidate: PathBuf,
+
+    /// Noise threshold in percent: a row regresses or improves only when the
+    /// whole 95% CI of its ratio lies beyond it (and p < 0.05).
+    #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_threshold, conflicts_with = "threshold")]
+    pub noise: f64,
+
+    /// The rvOS rule as a preset: the same test with a wider band, e.g.
+    /// `--threshold 20%`.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_threshold)]
+    pub threshold: Option<f64>,
+
+    /// Exit 1 when any row regressed.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+
+    /// Compare rows even when the two runs were made on different machines.
+    #[arg(long)]
+    pub across_machines: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Terminal)]
+    pub format: CompareFormat,
+}
+
+/// How `compare` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    /// A table, warnings on stderr.
+    Terminal,
+    /// The same table as markdown, warnings as a quoted paragraph.
+    Markdown,
+    /// The comparison record (`proofbench.compare/1`).
+    Json,
+}
+
+#[derive(Debug, Args)]
 pub struct WorkerArgs {}
 
 /// A flag value that is wrong for a reason clap cannot see (a directory that
@@ -295,6 +340,15 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A comparison threshold: `20`, `20%` or `500%` (0 to 1000 percent).
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%');
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a percentage between 0 and 1000 (e.g. 2% or 20%)")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,6 +357,14 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn thresholds_are_percentages_up_to_a_thousand() {
+        assert_eq!(parse_threshold("20%").unwrap(), 20.0);
+        assert_eq!(parse_threshold("2").unwrap(), 2.0);
+        assert_eq!(parse_threshold("500%").unwrap(), 500.0);
+        assert!(parse_threshold("-1%").is_err() && parse_threshold("2000%").is_err() && parse_threshold("lots").is_err());
     }
 
     #[test]

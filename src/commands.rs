@@ -76,3 +76,41 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     Out::new().print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// `proofbench compare BASE CANDIDATE`.
+pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
+    use crate::cli::CompareFormat;
+    use crate::compare::{self, Verdict};
+    let read = |p: &std::path::Path| {
+        let stored = read_run(p).with_context(|| format!("reading run directory {}", p.display()))?;
+        for w in &stored.warnings {
+            eprintln!("proofbench: warning: {}: {w}", p.display());
+        }
+        anyhow::Ok(stored)
+    };
+    let (base, candidate) = (read(&args.base)?, read(&args.candidate)?);
+    let opts = compare::Options {
+        threshold: args.threshold.unwrap_or(args.noise) / 100.0,
+        across_machines: args.across_machines,
+        seed: base.run.seed,
+    };
+    let c = compare::compare(&base, &candidate, &args.base.display().to_string(), &args.candidate.display().to_string(), &opts);
+    let warnings = compare::warnings(&c, args.across_machines);
+    let text = match args.format {
+        CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&c)?),
+        CompareFormat::Markdown => {
+            let quoted: String = warnings.lines().map(|l| format!("> {l}\n")).collect();
+            let table = compare::render(&c);
+            if quoted.is_empty() { table } else { format!("{quoted}\n{table}") }
+        }
+        CompareFormat::Terminal => {
+            eprint!("{warnings}");
+            compare::render(&c)
+        }
+    };
+    Out::new().print(&text)?;
+    if args.fail_on_regression && c.count(Verdict::Regressed) > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

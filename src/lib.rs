@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod envelope;
 pub mod evidence;
 pub mod measure;

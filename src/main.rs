@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::List(args) => commands::list(&args),
         Command::Env(args) => commands::env(&args),
         Command::Report(args) => commands::report(&args),
+        Command::Compare(args) => commands::compare(&args),
         Command::Worker(_) => proofbench::worker::main().map(|_| ExitCode::SUCCESS),
         Command::Noop { token } => {
             println!("{token}");

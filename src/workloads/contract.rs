@@ -135,6 +135,10 @@ pub struct ParamSpec {
     pub quick: Vec<Value>,
     pub full: Vec<Value>,
     pub seed: Vec<Value>,
+    /// A treatment applied to the system under test (e.g. a deliberate
+    /// slowdown), not a size: `compare` matches rows across different
+    /// values of it instead of calling them not comparable.
+    pub treatment: bool,
 }
 
 impl ParamSpec {
@@ -147,6 +151,7 @@ impl ParamSpec {
             quick: vec![quick.into()],
             full: vec![full.into()],
             seed: vec![seed.into()],
+            treatment: false,
         }
     }
 
@@ -159,6 +164,7 @@ impl ParamSpec {
             quick: vec![quick.into()],
             full: vec![full.into()],
             seed: vec![seed.into()],
+            treatment: false,
         }
     }
 
@@ -171,7 +177,14 @@ impl ParamSpec {
             quick: vec!["auto".into()],
             full: vec!["auto".into()],
             seed: vec!["auto".into()],
+            treatment: false,
         }
+    }
+
+    /// Marks the parameter as a treatment (see [`ParamSpec::treatment`]).
+    pub fn as_treatment(mut self) -> Self {
+        self.treatment = true;
+        self
     }
 
     /// Replaces one profile's values (e.g. to sweep an axis in `full`).

@@ -3,6 +3,7 @@
 //! that the debug build finishes quickly; nothing here checks a speed.
 
 mod common;
+mod compare;
 mod counters;
 mod cpu_patterns;
 mod errors;

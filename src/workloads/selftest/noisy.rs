@@ -24,7 +24,14 @@ impl Workload for Noisy {
             params: vec![
                 ParamSpec::int("base_us", "fixed part of each sleep, microseconds", 0, 10_000_000, [500, 500, 500]),
                 ParamSpec::int("jitter_us", "uniform random extra, microseconds", 0, 10_000_000, [1_000, 1_000, 1_000]),
-                ParamSpec::int("slowdown_pct", "scales every sleep (100 = as given)", 1, 100_000, [100, 100, 100]),
+                ParamSpec::int(
+                    "slowdown_pct",
+                    "scales every sleep (100 = as given); a treatment: compare matches across it",
+                    1,
+                    100_000,
+                    [100, 100, 100],
+                )
+                .as_treatment(),
             ],
             faults: &[],
             shape: TableShape::Scaling,
