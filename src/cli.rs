@@ -264,8 +264,22 @@ pub struct ReportArgs {
 
     /// Print only the counters tables (context switches, migrations,
     /// faults, run-queue wait, hardware events) of every group.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["update_doc", "list_tables", "export"])]
     pub counters: bool,
+
+    /// Replace every block between `<!-- proofbench:<table-id> start -->`
+    /// and `<!-- proofbench:<table-id> end -->` in FILE with the current
+    /// table; every other byte of FILE stays as it was.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["list_tables", "export"])]
+    pub update_doc: Option<PathBuf>,
+
+    /// List the table ids a document can embed.
+    #[arg(long, conflicts_with = "export")]
+    pub list_tables: bool,
+
+    /// Print the rows in another format.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub export: Option<crate::report::export::ExportFormat>,
 }
 
 #[derive(Debug, Args)]

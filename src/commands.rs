@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::error::ErrorKind;
 
-use crate::cli::{EnvArgs, ListArgs, ReportArgs};
+use crate::cli::{EnvArgs, ListArgs, ReportArgs, UsageError};
 use crate::envelope::Envelope;
 use crate::evidence::read_run;
 use crate::report::{self, table::Table, terminal::Out, workloads};
@@ -72,8 +72,41 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     for w in &stored.warnings {
         eprintln!("proofbench: warning: {w}");
     }
-    let text = if args.counters { report::render_counters(&stored) } else { report::render(&stored) };
+    if let Some(file) = &args.update_doc {
+        return update_doc(file, &stored);
+    }
+    let text = if args.list_tables {
+        let tables = report::doc::tables(&stored);
+        let width = tables.iter().map(|t| t.id.len()).max().unwrap_or(0);
+        tables.iter().map(|t| format!("{:width$}  {}\n", t.id, t.description)).collect()
+    } else if let Some(fmt) = args.export {
+        report::export::render(&stored, fmt)?
+    } else if args.counters {
+        report::render_counters(&stored)
+    } else {
+        report::render(&stored)
+    };
     Out::new().print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `report --update-doc FILE`: rewrites FILE's marked blocks (atomically,
+/// through a temporary file beside it); a malformed marker changes nothing.
+fn update_doc(file: &std::path::Path, stored: &crate::evidence::StoredRun) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(file).map_err(|e| UsageError(format!("--update-doc {}: cannot read it: {e}", file.display())))?;
+    let new = report::doc::update(&text, &report::doc::tables(stored))
+        .map_err(|e| UsageError(format!("--update-doc {}: {e}", file.display())))?;
+    if new != text {
+        let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing beside {}", file.display()))?;
+        std::io::Write::write_all(&mut tmp, new.as_bytes())?;
+        if let Ok(meta) = std::fs::metadata(file) {
+            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+        }
+        tmp.persist(file).with_context(|| format!("replacing {}", file.display()))?;
+    }
+    let blocks = text.matches("<!-- proofbench:").count() / 2;
+    eprintln!("proofbench: {} block(s) in {} {}", blocks, file.display(), if new == text { "already current" } else { "updated" });
     Ok(ExitCode::SUCCESS)
 }
 

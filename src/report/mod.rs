@@ -3,6 +3,8 @@
 //! report.md byte for byte. The terminal prints the same sections.
 
 pub mod counters;
+pub mod doc;
+pub mod export;
 pub mod format;
 pub mod plot;
 pub mod primitive;
@@ -110,72 +112,80 @@ pub fn group_section(rows: &[Row], group: &str) -> String {
         out.push_str(&p);
     }
     for w in workloads {
-        let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
-        let first = mine[0];
-        out.push_str(&format!("\n### {w}\n\n{}.\n", first.summary));
-        out.push_str(&format!("Unit: {} ({}). Timed region: {}.", first.unit.as_str(), first.direction.as_str(), first.timed_region));
-        if let Some(tw) = &first.total_window {
-            out.push_str(&format!(" Total window: {tw}."));
-        }
-        if let Some(v) = mine.iter().find_map(|r| r.verifier.as_ref()) {
-            out.push_str(&format!(" Verifier: {}.", v.description));
-        }
-        out.push('\n');
-        for t in scaling::tables(&mine) {
-            out.push('\n');
-            out.push_str(&t.render());
-        }
-        if let Some(t) = strategies::table(&mine) {
-            out.push('\n');
-            out.push_str(&t.render());
-        }
-        let plots: Vec<String> = plot::plots(w, &mine).into_iter().map(|p| format!("`plots/{}`", p.file)).collect();
-        if !plots.is_empty() {
-            out.push_str(&format!("\nPlots: {}.\n", plots.join(", ")));
-        }
-        let ok: Vec<&&Row> = mine.iter().filter(|r| r.status == Status::Ok).collect();
-        if ok.is_empty() {
-            out.push_str("\nNo ok rows (see Not ok).\n");
-            continue;
-        }
-        let mut t = Table::new(&[
-            ("Row", Align::Left),
-            ("Median", Align::Right),
-            ("95% CI", Align::Right),
-            ("n", Align::Right),
-            ("CV", Align::Right),
-            ("Variance", Align::Left),
-            ("Outliers mz/2s", Align::Right),
-            ("First/steady", Align::Right),
-            ("Stop", Align::Left),
-        ]);
-        let mut marked = false;
-        for r in ok {
-            let Some(st) = &r.stats else { continue };
-            let s = &st.work;
-            // RustFiber marks the sizes where constant overhead dominates.
-            let overhead = r.details.get("overhead_dominated").and_then(|v| v.as_bool()) == Some(true);
-            marked |= overhead;
-            t.push(vec![
-                if overhead { format!("{} (*)", axes_text(r)) } else { axes_text(r) },
-                format::value(s.median, r.unit),
-                format::ci_relative(s.ci95.lo, s.ci95.hi, s.median),
-                s.n.to_string(),
-                format::percent(s.cv),
-                s.variance.as_str().into(),
-                format!("{}/{}", s.outliers_modified_z.len(), s.outliers_2sigma.len()),
-                st.cold.as_ref().map(|c| format!("{:.2}", c.ratio)).unwrap_or_else(|| "n/a".into()),
-                r.measurement.as_ref().and_then(|m| m.stop_reason).map(|s| s.as_str()).unwrap_or("n/a").into(),
-            ]);
-        }
+        out.push_str(&workload_section(rows, w));
+    }
+    out
+}
+
+/// The section of one workload: heading, prose, scaling and strategy tables,
+/// and the statistics table of its ok rows.
+pub fn workload_section(rows: &[Row], w: &str) -> String {
+    let mut out = String::new();
+    let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
+    let Some(first) = mine.first().copied() else { return out };
+    out.push_str(&format!("\n### {w}\n\n{}.\n", first.summary));
+    out.push_str(&format!("Unit: {} ({}). Timed region: {}.", first.unit.as_str(), first.direction.as_str(), first.timed_region));
+    if let Some(tw) = &first.total_window {
+        out.push_str(&format!(" Total window: {tw}."));
+    }
+    if let Some(v) = mine.iter().find_map(|r| r.verifier.as_ref()) {
+        out.push_str(&format!(" Verifier: {}.", v.description));
+    }
+    out.push('\n');
+    for t in scaling::tables(&mine) {
         out.push('\n');
         out.push_str(&t.render());
-        if marked {
-            out.push_str(
-                "\n(*) overhead-dominated: too few operations or too short a window for the figure to reflect the work \
-                          (constant costs of starting and ending the parallel section dominate).\n",
-            );
-        }
+    }
+    if let Some(t) = strategies::table(&mine) {
+        out.push('\n');
+        out.push_str(&t.render());
+    }
+    let plots: Vec<String> = plot::plots(w, &mine).into_iter().map(|p| format!("`plots/{}`", p.file)).collect();
+    if !plots.is_empty() {
+        out.push_str(&format!("\nPlots: {}.\n", plots.join(", ")));
+    }
+    let ok: Vec<&&Row> = mine.iter().filter(|r| r.status == Status::Ok).collect();
+    if ok.is_empty() {
+        out.push_str("\nNo ok rows (see Not ok).\n");
+        return out;
+    }
+    let mut t = Table::new(&[
+        ("Row", Align::Left),
+        ("Median", Align::Right),
+        ("95% CI", Align::Right),
+        ("n", Align::Right),
+        ("CV", Align::Right),
+        ("Variance", Align::Left),
+        ("Outliers mz/2s", Align::Right),
+        ("First/steady", Align::Right),
+        ("Stop", Align::Left),
+    ]);
+    let mut marked = false;
+    for r in ok {
+        let Some(st) = &r.stats else { continue };
+        let s = &st.work;
+        // RustFiber marks the sizes where constant overhead dominates.
+        let overhead = r.details.get("overhead_dominated").and_then(|v| v.as_bool()) == Some(true);
+        marked |= overhead;
+        t.push(vec![
+            if overhead { format!("{} (*)", axes_text(r)) } else { axes_text(r) },
+            format::value(s.median, r.unit),
+            format::ci_relative(s.ci95.lo, s.ci95.hi, s.median),
+            s.n.to_string(),
+            format::percent(s.cv),
+            s.variance.as_str().into(),
+            format!("{}/{}", s.outliers_modified_z.len(), s.outliers_2sigma.len()),
+            st.cold.as_ref().map(|c| format!("{:.2}", c.ratio)).unwrap_or_else(|| "n/a".into()),
+            r.measurement.as_ref().and_then(|m| m.stop_reason).map(|s| s.as_str()).unwrap_or("n/a").into(),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+    if marked {
+        out.push_str(
+            "\n(*) overhead-dominated: too few operations or too short a window for the figure to reflect the work \
+                      (constant costs of starting and ending the parallel section dominate).\n",
+        );
     }
     out
 }

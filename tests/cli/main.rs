@@ -11,6 +11,7 @@ mod npb_ep_cg;
 mod npb_mg;
 mod os_fs;
 mod os_ipc;
+mod publish;
 mod records;
 mod rt_tasks;
 mod statuses;
