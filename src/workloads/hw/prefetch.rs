@@ -70,7 +70,7 @@ impl Workload for Prefetch {
                 .with_values(crate::cli::Profile::Full, vec!["sequential".into(), "strided".into(), "random".into()])
                 .with_values(crate::cli::Profile::Seed, vec!["sequential".into(), "strided".into(), "random".into()]),
                 ParamSpec::int("stride_lines", "the strided pattern's step, in cache lines", 2, 1 << 20, [16, 16, 16]),
-                ParamSpec::int("accesses", "dependent loads per sample", 1, 1 << 32, [50_000, 2_000_000, 10_000_000]),
+                ParamSpec::int("accesses", "dependent loads per sample", 1, 1 << 32, [25_000, 2_000_000, 10_000_000]),
                 sizing::bytes_param("array bytes (rounded up to a huge page); 0: l3_multiple x the last-level cache", 0),
                 sizing::l3_multiple_param(),
             ],

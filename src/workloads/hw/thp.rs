@@ -86,7 +86,7 @@ impl Workload for Thp {
                     "what is timed: the page faults of a fresh region, or loads through a populated one",
                     &["first-touch", "access"],
                 ),
-                ParamSpec::int("accesses", "dependent loads per sample (access phase)", 1, 1 << 32, [50_000, 2_000_000, 10_000_000]),
+                ParamSpec::int("accesses", "dependent loads per sample (access phase)", 1, 1 << 32, [25_000, 2_000_000, 10_000_000]),
                 sizing::bytes_param("region bytes (rounded up to a huge page); 0: l3_multiple x the last-level cache", 512 << 20),
                 sizing::l3_multiple_param(),
             ],
