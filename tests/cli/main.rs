@@ -7,6 +7,7 @@ mod compare;
 mod counters;
 mod cpu_patterns;
 mod errors;
+mod hw;
 mod npb_ep_cg;
 mod npb_mg;
 mod os_fs;

@@ -1,0 +1,369 @@
+//! `hw.thp`: transparent huge pages against base pages, advised per mapping
+//! with `madvise(MADV_HUGEPAGE)` or `madvise(MADV_NOHUGEPAGE)`, for
+//! sequential and random access. The two costs are separate rows (the
+//! `phase` axis), never summed: `first-touch` times the page faults that
+//! populate a fresh mapping, `access` times dependent loads through a mapping
+//! populated in prepare. Every row records the AnonHugePages the kernel
+//! actually gave that mapping (its lines of `/proc/self/smaps`).
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use serde_json::{Value, json};
+
+use super::chase::Order;
+use super::prefetch::{ChaseArray, line_bytes};
+use super::region::{self, Advice, Backing, Region};
+use super::sizing::{self, ArraySize};
+use super::{Machine, bytes_text, page_size};
+use crate::cli::Profile;
+use crate::plan::Cell;
+use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::os::fs_common::skip_or_fail;
+
+pub struct Thp;
+
+/// The faults: `skip-page` leaves one page of the first sample untouched
+/// (first-touch rows); `skip-line` breaks the chase (access rows).
+pub const SKIP_PAGE: &str = "skip-page";
+pub const SKIP_LINE: &str = "skip-line";
+
+fn all(values: &[&str]) -> Vec<Value> {
+    values.iter().map(|&v| v.into()).collect()
+}
+
+fn axis(name: &'static str, help: &'static str, values: &'static [&'static str]) -> ParamSpec {
+    ParamSpec::choice(name, help, values, [values[0]; 3])
+        .with_values(Profile::Quick, all(values))
+        .with_values(Profile::Full, all(values))
+        .with_values(Profile::Seed, all(values))
+}
+
+/// Why THP rows cannot run as named here, from the `enabled` mode.
+pub fn thp_unavailable(enabled: Option<&str>, advice: Advice) -> Option<String> {
+    match enabled {
+        None => Some(
+            "transparent huge pages are not available: /sys/kernel/mm/transparent_hugepage/enabled is missing (a kernel \
+             without THP)"
+                .into(),
+        ),
+        Some("never") if advice == Advice::Huge => {
+            Some("THP is disabled (/sys/kernel/mm/transparent_hugepage/enabled is [never]): MADV_HUGEPAGE would get base pages".into())
+        }
+        _ => None,
+    }
+}
+
+impl Workload for Thp {
+    fn spec(&self) -> WorkloadSpec {
+        WorkloadSpec {
+            id: "hw.thp",
+            group: "hw",
+            summary: "Huge pages vs base pages (madvise) for sequential and random access: fault cost and access cost, separately",
+            measures: "what a 2 MiB page changes: the first-touch row is the kernel's cost to fault the mapping in (one \
+                       huge page allocated and zeroed per 2 MiB, against 512 base-page faults), the access row the cost of \
+                       dependent loads once it is populated (a TLB miss and page walk per new 4 KiB page, or per 2 MiB)",
+            unit: Unit::NsPerOp,
+            timed_region: "phase first-touch: one sample maps a fresh region (mmap, trimmed to a huge-page-aligned start, and \
+                           madvise), outside the window, then times writing one word to every base page, in address order \
+                           (sequential) or a seeded random page order (random): the page faults and zeroing; reading the \
+                           pages back, reading smaps and munmap are outside; the value is ns per base page. Phase access: \
+                           the region is mapped, advised and populated in prepare (the pointer-chase cycle written line by \
+                           line), and one sample times `accesses` dependent loads chasing it as hw.prefetch does \
+                           (sequential: lines in address order; random: a seeded random single cycle), continuing where \
+                           the last sample stopped; the value is ns per load. The two phases are separate rows, never summed",
+            total_window: None,
+            verifier: "first-touch: after the window every base page's first word reads back its index + 1 (0 mismatches; \
+                       the words sum to P(P+1)/2 for P pages); access: the ranks read sum (mod 2^64) to the closed form \
+                       sum((r + i) mod lines, i < accesses) and the walk ends on rank (r + accesses) mod lines. Every row \
+                       also records the AnonHugePages smaps reports for the region (after each first touch; after prepare \
+                       and after the last sample)",
+            batched: false,
+            params: vec![
+                axis("advice", "madvise on the region: MADV_HUGEPAGE or MADV_NOHUGEPAGE", &["hugepage", "nohugepage"]),
+                axis("access", "page order of the first touch, line order of the access phase", &["sequential", "random"]),
+                axis(
+                    "phase",
+                    "what is timed: the page faults of a fresh region, or loads through a populated one",
+                    &["first-touch", "access"],
+                ),
+                ParamSpec::int("accesses", "dependent loads per sample (access phase)", 1, 1 << 32, [25_000, 2_000_000, 10_000_000]),
+                sizing::bytes_param("region bytes (rounded up to a huge page); 0: l3_multiple x the last-level cache", 512 << 20),
+                sizing::l3_multiple_param(),
+            ],
+            faults: &[SKIP_PAGE, SKIP_LINE],
+            shape: TableShape::Primitive,
+        }
+    }
+
+    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+        let machine = Machine::live(cell.seed);
+        let advice = match cell.str("advice")? {
+            "hugepage" => Advice::Huge,
+            "nohugepage" => Advice::NoHuge,
+            other => anyhow::bail!("unknown advice '{other}'"),
+        };
+        if let Some(why) = thp_unavailable(machine.thp_enabled.as_deref(), advice) {
+            return Ok(Prepared::Skip(why));
+        }
+        let random = match cell.str("access")? {
+            "sequential" => false,
+            "random" => true,
+            other => anyhow::bail!("unknown access '{other}'"),
+        };
+        let hpage = region::huge_page_size();
+        let caches = machine.topology.as_ref().ok().map(|t| t.caches.as_slice());
+        let size = match sizing::resolve(cell.u64("bytes")?, cell.u64("l3_multiple")?, hpage as u64, caches, machine.mem_available) {
+            Ok(s) => s,
+            Err(why) => return Ok(Prepared::Skip(why)),
+        };
+        let common = json!({
+            "advice": advice.as_str(),
+            "access": if random { "random" } else { "sequential" },
+            "huge_page_bytes": hpage,
+            "thp_enabled": machine.thp_enabled,
+            "thp_defrag": machine.thp_defrag,
+        });
+        let what = format!("an anonymous mapping of {} with {}", bytes_text(size.bytes), advice.as_str());
+        match cell.str("phase")? {
+            "first-touch" => {
+                let page = page_size();
+                let pages = usize::try_from(size.bytes)?.div_ceil(page);
+                // One mapping now: a kernel that refuses it (or the advice) skips here.
+                if let Err(e) = Region::new(pages * page, hpage, advice) {
+                    return skip_or_fail(&what, e);
+                }
+                let mut order: Vec<u32> = (0..u32::try_from(pages)?).collect();
+                if random {
+                    order.shuffle(&mut rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed));
+                }
+                Ok(Prepared::Ready(Box::new(FirstTouch {
+                    size,
+                    page,
+                    align: hpage,
+                    advice,
+                    order,
+                    skip_page: cell.fault_is(SKIP_PAGE),
+                    samples: 0,
+                    last: None,
+                    huge_seen: None,
+                    common,
+                })))
+            }
+            "access" => {
+                let order = if random { Order::Random(cell.seed) } else { Order::Stride(1) };
+                match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cell.fault_is(SKIP_LINE)) {
+                    Ok(array) => Ok(Prepared::Ready(Box::new(Access { array, accesses: cell.u64("accesses")?, common }))),
+                    Err(e) => skip_or_fail(&what, e),
+                }
+            }
+            other => anyhow::bail!("unknown phase '{other}'"),
+        }
+    }
+}
+
+/// What the last first-touch sample found after its window.
+#[derive(Clone, Debug)]
+struct Touched {
+    sum: u64,
+    mismatches: u64,
+    backing: Result<Backing, String>,
+}
+
+struct FirstTouch {
+    size: ArraySize,
+    page: usize,
+    align: usize,
+    advice: Advice,
+    /// The page indices in touch order.
+    order: Vec<u32>,
+    skip_page: bool,
+    samples: u64,
+    last: Option<Touched>,
+    /// The least and most AnonHugePages over the samples.
+    huge_seen: Option<(u64, u64)>,
+    common: Value,
+}
+
+impl FirstTouch {
+    fn pages(&self) -> u64 {
+        self.order.len() as u64
+    }
+}
+
+impl Instance for FirstTouch {
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        let pages = self.order.len();
+        let mut region = Region::new(pages * self.page, self.align, self.advice)?;
+        let stride = self.page / 8;
+        // The fault leaves the middle page of the first sample untouched.
+        let skip = (self.skip_page && self.samples == 0).then_some((pages / 2) as u32);
+        let words = region.words_mut();
+        timer.start();
+        for &p in &self.order {
+            if Some(p) != skip {
+                words[p as usize * stride] = u64::from(p) + 1;
+            }
+        }
+        timer.stop();
+        let (mut sum, mut mismatches) = (0u64, 0u64);
+        for p in 0..pages {
+            let v = words[p * stride];
+            sum = sum.wrapping_add(v);
+            mismatches += u64::from(v != p as u64 + 1);
+        }
+        let backing = region.backing();
+        if let Ok(b) = &backing {
+            let (lo, hi) = self.huge_seen.unwrap_or((u64::MAX, 0));
+            self.huge_seen = Some((lo.min(b.anon_huge_bytes), hi.max(b.anon_huge_bytes)));
+        }
+        drop(region);
+        self.samples += 1;
+        self.last = Some(Touched { sum, mismatches, backing });
+        Ok(Work::ops(pages as u64))
+    }
+
+    fn verify(&mut self) -> Verdict {
+        let p = self.pages();
+        let want = p.wrapping_mul(p + 1) / 2;
+        let expected = format!("{p} pages each reading back its index + 1 (sum {want}, 0 mismatches)");
+        match &self.last {
+            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
+            Some(t) => Verdict {
+                passed: t.mismatches == 0 && t.sum == want,
+                expected,
+                observed: format!("sum {}, {} mismatches", t.sum, t.mismatches),
+            },
+        }
+    }
+
+    fn details(&self) -> Value {
+        let mut d = self.size.details();
+        let o = d.as_object_mut().expect("an object");
+        for (k, v) in self.common.as_object().into_iter().flatten() {
+            o.insert(k.clone(), v.clone());
+        }
+        o.insert("phase".into(), json!("first-touch"));
+        o.insert("page_bytes".into(), json!(self.page));
+        o.insert("pages".into(), json!(self.pages()));
+        let backing = self.last.as_ref().map(|t| t.backing.clone());
+        if let Some(Ok(b)) = &backing {
+            o.insert("anon_huge_bytes".into(), json!(b.anon_huge_bytes));
+            o.insert("backing_last_sample".into(), b.details(self.size.bytes));
+        } else if let Some(Err(why)) = &backing {
+            o.insert("backing_last_sample".into(), json!({ "absent": why }));
+        }
+        if let Some((lo, hi)) = self.huge_seen {
+            o.insert("anon_huge_bytes_min".into(), json!(lo));
+            o.insert("anon_huge_bytes_max".into(), json!(hi));
+        }
+        d
+    }
+}
+
+struct Access {
+    array: ChaseArray,
+    accesses: u64,
+    common: Value,
+}
+
+impl Instance for Access {
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        Ok(self.array.sample(self.accesses, timer))
+    }
+
+    fn verify(&mut self) -> Verdict {
+        self.array.verify()
+    }
+
+    fn details(&self) -> Value {
+        let mut d = self.array.details();
+        let o = d.as_object_mut().expect("an object");
+        for (k, v) in self.common.as_object().into_iter().flatten() {
+            o.insert(k.clone(), v.clone());
+        }
+        o.insert("phase".into(), json!("access"));
+        o.insert("accesses_per_sample".into(), json!(self.accesses));
+        match self.array.backing() {
+            Ok(b) => {
+                o.insert("anon_huge_bytes".into(), json!(b.anon_huge_bytes));
+                o.insert("backing_last_sample".into(), b.details(self.array.region_bytes()));
+            }
+            Err(why) => {
+                o.insert("backing_last_sample".into(), json!({ "absent": why }));
+            }
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::os::fs_common::test_cell;
+
+    fn cell(phase: &str, advice: &str, access: &str, fault: Option<&str>, dir: &std::path::Path) -> Cell {
+        let params = json!({"advice": advice, "access": access, "phase": phase, "accesses": 5000, "bytes": 4 << 20, "l3_multiple": 2});
+        test_cell("hw.thp", params, fault, dir)
+    }
+
+    fn thp_here() -> Option<String> {
+        Machine::live(0).thp_enabled
+    }
+
+    #[test]
+    fn first_touch_reads_back_every_page_and_records_the_backing() {
+        let dir = tempfile::tempdir().unwrap();
+        for access in ["sequential", "random"] {
+            let c = cell("first-touch", "nohugepage", access, None, dir.path());
+            let mut inst = match Thp.prepare(&c).unwrap() {
+                Prepared::Ready(i) => i,
+                Prepared::Skip(why) => return assert!(thp_here().is_none(), "{why}"),
+            };
+            let mut t = Timer::new();
+            assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops((4 << 20) / page_size() as u64));
+            assert!(inst.verify().passed, "{:?}", inst.verify());
+            let d = inst.details();
+            assert_eq!(d["anon_huge_bytes"], 0, "MADV_NOHUGEPAGE: {d}");
+            assert_eq!(d["bytes"], 4 << 20);
+            assert_eq!(d["phase"], "first-touch");
+        }
+    }
+
+    #[test]
+    fn an_untouched_page_or_a_broken_chase_is_invalid() {
+        let dir = tempfile::tempdir().unwrap();
+        for (phase, fault, observed) in [("first-touch", SKIP_PAGE, "1 mismatches"), ("access", SKIP_LINE, "ranks summing")] {
+            let c = cell(phase, "nohugepage", "random", Some(fault), dir.path());
+            let Prepared::Ready(mut inst) = Thp.prepare(&c).unwrap() else { return };
+            inst.sample(1, &mut Timer::new()).unwrap();
+            let v = inst.verify();
+            assert!(!v.passed && v.observed.contains(observed), "{phase}: {v:?}");
+        }
+    }
+
+    #[test]
+    fn access_rows_walk_a_populated_region() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cell("access", "hugepage", "sequential", None, dir.path());
+        let mut inst = match Thp.prepare(&c).unwrap() {
+            Prepared::Ready(i) => i,
+            Prepared::Skip(why) => return assert!(why.contains("THP"), "{why}"),
+        };
+        for _ in 0..3 {
+            assert_eq!(inst.sample(1, &mut Timer::new()).unwrap(), Work::ops(5000));
+            assert!(inst.verify().passed);
+        }
+        let d = inst.details();
+        assert!(d["backing_after_prepare"]["anon_huge_bytes"].is_u64(), "{d}");
+        assert_eq!(d["accesses_per_sample"], 5000);
+    }
+
+    #[test]
+    fn missing_or_disabled_thp_is_a_reason_to_skip() {
+        assert!(thp_unavailable(None, Advice::NoHuge).unwrap().contains("missing"));
+        assert!(thp_unavailable(Some("never"), Advice::Huge).unwrap().contains("[never]"));
+        assert_eq!(thp_unavailable(Some("never"), Advice::NoHuge), None);
+        assert_eq!(thp_unavailable(Some("madvise"), Advice::Huge), None);
+        assert_eq!(thp_unavailable(Some("always"), Advice::Huge), None);
+    }
+}
