@@ -3,6 +3,7 @@
 
 pub mod contract;
 pub mod cpu;
+pub mod io;
 pub mod npb;
 pub mod os;
 pub mod process;

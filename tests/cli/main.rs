@@ -5,6 +5,7 @@
 mod common;
 mod cpu_patterns;
 mod errors;
+mod io;
 mod npb_ep_cg;
 mod npb_mg;
 mod os_fs;
