@@ -4,6 +4,7 @@
 pub mod contract;
 pub mod cpu;
 pub mod hw;
+pub mod io;
 pub mod npb;
 pub mod os;
 pub mod process;

@@ -2,7 +2,7 @@
 //! Adding a workload is one file in its group folder and one line here.
 
 use super::contract::{Workload, WorkloadSpec};
-use super::{cpu, hw, npb, os, rt, selftest};
+use super::{cpu, hw, io, npb, os, rt, selftest};
 
 /// All workloads, hidden selftests included.
 pub fn all() -> Vec<Box<dyn Workload>> {
@@ -39,6 +39,8 @@ pub fn all() -> Vec<Box<dyn Workload>> {
         Box::new(hw::prefetch::Prefetch),
         Box::new(hw::smt::Smt),
         Box::new(hw::thp::Thp),
+        Box::new(io::randread::RandRead),
+        Box::new(io::seqwrite::SeqWrite),
         Box::new(selftest::crash::Crash),
         Box::new(selftest::hang::Hang),
         Box::new(selftest::wrong::Wrong),

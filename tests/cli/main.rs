@@ -8,6 +8,7 @@ mod counters;
 mod cpu_patterns;
 mod errors;
 mod hw;
+mod io;
 mod npb_ep_cg;
 mod npb_mg;
 mod os_fs;
