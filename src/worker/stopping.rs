@@ -13,11 +13,17 @@ pub struct Decision {
     pub ci_rel_half_width: Option<f64>,
 }
 
+/// The fewest timed samples of a cell whose samples are longer than half
+/// its time budget.
+pub const LONG_SAMPLE_MIN: u32 = 3;
+
 /// Decides whether to stop after the timed samples `values` took
 /// `elapsed_ns` in all, the last of them `last_sample_ns`.
 ///
-/// `--runs N` stops at exactly N. Otherwise: never before `min_samples`;
-/// then stop at the sample cap, when the bootstrap 95% CI half-width of the
+/// `--runs N` stops at exactly N. Otherwise: never before `min_samples`
+/// (or before [`LONG_SAMPLE_MIN`] when one sample takes more than half the
+/// time budget: such a cell would otherwise overrun its budget several
+/// times over); then stop at the sample cap, when the bootstrap 95% CI half-width of the
 /// median is within `ci_target_pct` of the median, or when one more sample of
 /// the last one's length would overrun the time budget.
 pub fn decide(values: &[f64], elapsed_ns: u64, last_sample_ns: u64, m: &MeasureSpec, seed: u64) -> Decision {
@@ -26,7 +32,9 @@ pub fn decide(values: &[f64], elapsed_ns: u64, last_sample_ns: u64, m: &MeasureS
         let stop = (n >= fixed).then_some(StopReason::Fixed);
         return Decision { stop, ci_rel_half_width: None };
     }
-    if n < m.min_samples.max(1) {
+    let budget_ns = m.budget_ms.saturating_mul(1_000_000);
+    let min = if last_sample_ns.saturating_mul(2) > budget_ns { m.min_samples.min(LONG_SAMPLE_MIN) } else { m.min_samples };
+    if n < min.max(1) {
         return Decision { stop: None, ci_rel_half_width: None };
     }
     let median = stats::median(values);
@@ -36,7 +44,7 @@ pub fn decide(values: &[f64], elapsed_ns: u64, last_sample_ns: u64, m: &MeasureS
         Some(StopReason::Cap)
     } else if rel.is_some_and(|r| r * 100.0 <= m.ci_target_pct) {
         Some(StopReason::CiTarget)
-    } else if elapsed_ns.saturating_add(last_sample_ns) > m.budget_ms.saturating_mul(1_000_000) {
+    } else if elapsed_ns.saturating_add(last_sample_ns) > budget_ns {
         Some(StopReason::Budget)
     } else {
         None
@@ -57,6 +65,16 @@ mod tests {
     fn never_stops_before_the_minimum() {
         let d = decide(&[1.0; 4], 10_000_000_000, 1, &spec(), 1);
         assert_eq!(d.stop, None);
+    }
+
+    #[test]
+    fn samples_longer_than_half_the_budget_stop_at_three() {
+        // 600 ms samples against a 1 s budget: three, with the budget as reason.
+        let noisy = [1.0, 1.3, 0.8];
+        assert_eq!(decide(&noisy[..2], 1_200_000_000, 600_000_000, &spec(), 1).stop, None);
+        assert_eq!(decide(&noisy, 1_800_000_000, 600_000_000, &spec(), 1).stop, Some(StopReason::Budget));
+        // 400 ms samples keep the minimum of five.
+        assert_eq!(decide(&noisy, 1_200_000_000, 400_000_000, &spec(), 1).stop, None);
     }
 
     #[test]
