@@ -11,8 +11,8 @@ use serde::Serialize;
 use crate::envelope::{Envelope, Reading};
 use crate::evidence::{Row, Status, StoredRun};
 use crate::plan::value_text;
-use crate::report::format;
 use crate::report::table::{Align, Table};
+use crate::report::{axes_text, format};
 use crate::stats::{mann_whitney_u, ratio_of_medians_ci};
 use crate::workloads::contract::{Direction, Unit};
 
@@ -133,13 +133,7 @@ fn setting_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
 
 /// The match key of a row: workload and the values of its axes.
 fn key(r: &Row) -> (String, String) {
-    (r.cell.workload.clone(), axes(r))
-}
-
-fn axes(r: &Row) -> String {
-    let parts: Vec<String> =
-        r.cell.axes.iter().map(|a| format!("{a}={}", r.cell.params.get(a).map(value_text).unwrap_or_else(|| "?".into()))).collect();
-    if parts.is_empty() { "-".into() } else { parts.join(", ") }
+    (r.cell.workload.clone(), axes_text(r))
 }
 
 /// Parameters (not axes, not treatments) whose values differ.
@@ -165,7 +159,7 @@ fn timed_values(r: &Row) -> Vec<f64> {
 fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&str>) -> RowComparison {
     let mut out = RowComparison {
         workload: base.cell.workload.clone(),
-        axes: axes(base),
+        axes: axes_text(base),
         unit: Some(base.unit),
         direction: Some(base.direction),
         base_median: base.median(),
@@ -225,7 +219,7 @@ fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&str>) 
 fn unmatched(r: &Row, side: &str) -> RowComparison {
     RowComparison {
         workload: r.cell.workload.clone(),
-        axes: axes(r),
+        axes: axes_text(r),
         unit: Some(r.unit),
         direction: Some(r.direction),
         base_median: None,

@@ -6,12 +6,12 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::evidence::{Row, Status, StoredRun};
+use crate::evidence::{Status, StoredRun};
 use crate::plan::value_text;
 use crate::workloads::contract::{Direction, Unit};
 
-use super::format;
 use super::table::{Align, Table};
+use super::{axes_text, format};
 
 /// An export format (`report --export`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -46,12 +46,6 @@ pub struct ExportRow {
     pub max: Option<f64>,
 }
 
-fn axes(r: &Row) -> String {
-    let parts: Vec<String> =
-        r.cell.axes.iter().map(|a| format!("{a}={}", r.cell.params.get(a).map(value_text).unwrap_or_default())).collect();
-    if parts.is_empty() { "-".into() } else { parts.join(", ") }
-}
-
 pub fn rows(stored: &StoredRun) -> Vec<ExportRow> {
     stored
         .rows
@@ -62,7 +56,7 @@ pub fn rows(stored: &StoredRun) -> Vec<ExportRow> {
                 row_id: r.cell.row_id.clone(),
                 workload: r.cell.workload.clone(),
                 group: r.cell.group.clone(),
-                axes: axes(r),
+                axes: axes_text(r),
                 params: r.cell.params.iter().map(|(k, v)| format!("{k}={}", value_text(v))).collect::<Vec<_>>().join(" "),
                 status: r.status.as_str().into(),
                 unit: r.unit,

@@ -112,7 +112,7 @@ impl Workload for Prefetch {
             "thp_enabled": machine.thp_enabled,
             "advice": advice.as_str(),
         });
-        Ok(Prepared::Ready(Box::new(ChaseInstance { array, accesses: cell.u64("accesses")?, extra })))
+        Ok(Prepared::Ready(Box::new(ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: false })))
     }
 }
 
@@ -234,10 +234,14 @@ impl ChaseArray {
     }
 }
 
-struct ChaseInstance {
-    array: ChaseArray,
-    accesses: u64,
-    extra: Value,
+/// A prepared chase: `accesses` dependent loads per sample. `extra` is
+/// merged into the details; with `backing`, the details also carry the
+/// region's AnonHugePages as the last sample left it (hw.thp).
+pub(crate) struct ChaseInstance {
+    pub array: ChaseArray,
+    pub accesses: u64,
+    pub extra: Value,
+    pub backing: bool,
 }
 
 impl Instance for ChaseInstance {
@@ -255,6 +259,17 @@ impl Instance for ChaseInstance {
         o.insert("accesses_per_sample".into(), json!(self.accesses));
         for (k, v) in self.extra.as_object().into_iter().flatten() {
             o.insert(k.clone(), v.clone());
+        }
+        if self.backing {
+            match self.array.backing() {
+                Ok(b) => {
+                    o.insert("anon_huge_bytes".into(), json!(b.anon_huge_bytes));
+                    o.insert("backing_last_sample".into(), b.details(self.array.region_bytes()));
+                }
+                Err(why) => {
+                    o.insert("backing_last_sample".into(), json!({ "absent": why }));
+                }
+            }
         }
         d
     }

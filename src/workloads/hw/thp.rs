@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use serde_json::{Value, json};
 
 use super::chase::Order;
-use super::prefetch::{ChaseArray, line_bytes};
+use super::prefetch::{ChaseArray, ChaseInstance, line_bytes};
 use super::region::{self, Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text, page_size};
@@ -152,7 +152,13 @@ impl Workload for Thp {
             "access" => {
                 let order = if random { Order::Random(cell.seed) } else { Order::Stride(1) };
                 match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cell.fault_is(SKIP_LINE)) {
-                    Ok(array) => Ok(Prepared::Ready(Box::new(Access { array, accesses: cell.u64("accesses")?, common }))),
+                    Ok(array) => {
+                        let mut extra = common;
+                        if let Some(o) = extra.as_object_mut() {
+                            o.insert("phase".into(), json!("access"));
+                        }
+                        Ok(Prepared::Ready(Box::new(ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: true })))
+                    }
                     Err(e) => skip_or_fail(&what, e),
                 }
             }
@@ -255,42 +261,6 @@ impl Instance for FirstTouch {
         if let Some((lo, hi)) = self.huge_seen {
             o.insert("anon_huge_bytes_min".into(), json!(lo));
             o.insert("anon_huge_bytes_max".into(), json!(hi));
-        }
-        d
-    }
-}
-
-struct Access {
-    array: ChaseArray,
-    accesses: u64,
-    common: Value,
-}
-
-impl Instance for Access {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
-        Ok(self.array.sample(self.accesses, timer))
-    }
-
-    fn verify(&mut self) -> Verdict {
-        self.array.verify()
-    }
-
-    fn details(&self) -> Value {
-        let mut d = self.array.details();
-        let o = d.as_object_mut().expect("an object");
-        for (k, v) in self.common.as_object().into_iter().flatten() {
-            o.insert(k.clone(), v.clone());
-        }
-        o.insert("phase".into(), json!("access"));
-        o.insert("accesses_per_sample".into(), json!(self.accesses));
-        match self.array.backing() {
-            Ok(b) => {
-                o.insert("anon_huge_bytes".into(), json!(b.anon_huge_bytes));
-                o.insert("backing_last_sample".into(), b.details(self.array.region_bytes()));
-            }
-            Err(why) => {
-                o.insert("backing_last_sample".into(), json!({ "absent": why }));
-            }
         }
         d
     }
