@@ -6,6 +6,7 @@ pub mod format;
 pub mod plot;
 pub mod primitive;
 pub mod scaling;
+pub mod stats_tables;
 pub mod strategies;
 pub mod table;
 pub mod terminal;
@@ -162,7 +163,9 @@ pub fn group_section(rows: &[Row], group: &str) -> String {
                           (constant costs of starting and ending the parallel section dominate).\n",
             );
         }
+        out.push_str(&stats_tables::workload_tables(&mine));
     }
+    out.push_str(&stats_tables::variance_table(&in_group).unwrap_or_default());
     out
 }
 
