@@ -186,11 +186,21 @@ fn object_of(addr: *const c_void) -> Option<String> {
 }
 
 /// The object the dynamic loader binds `malloc` to in this process (the
-/// first definition in its lookup order: a preloaded library before libc).
+/// first definition in its lookup order: a preloaded library before libc):
+/// the object holding the very function [`Allocator::libc`] calls, or, if
+/// that address is a stub in this binary, `dlsym`'s answer.
 pub fn malloc_provider() -> Option<String> {
-    // SAFETY: a lookup by name in the default scope; nothing is called.
-    let addr = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"malloc".as_ptr()) };
-    if addr.is_null() { None } else { object_of(addr) }
+    let called = object_of(Allocator::libc().malloc as *const c_void);
+    let exe = std::env::current_exe().ok().and_then(|e| std::fs::canonicalize(e).ok());
+    let in_exe = |p: &str| std::fs::canonicalize(p).ok().is_some_and(|c| Some(c) == exe);
+    match called {
+        Some(p) if !in_exe(&p) => Some(p),
+        _ => {
+            // SAFETY: a lookup by name in the default scope; nothing is called.
+            let addr = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"malloc".as_ptr()) };
+            if addr.is_null() { None } else { object_of(addr) }
+        }
+    }
 }
 
 /// The paths of this process's memory mappings whose file is `lib`
