@@ -178,7 +178,7 @@ pub fn cold_start(rows: &[&Row]) -> Option<String> {
         ("Median", Align::Right),
         ("Cold-start factor", Align::Right),
     ]);
-    let mut warn = false;
+    let (mut warn, mut slower) = (false, false);
     for key in order {
         let members = &series[&key];
         let (Some(short), Some(long)) = (members.iter().min_by_key(|r| iters(r)), members.iter().max_by_key(|r| iters(r))) else {
@@ -193,6 +193,7 @@ pub fn cold_start(rows: &[&Row]) -> Option<String> {
             Direction::LowerIsBetter => ms / ml,
         };
         warn |= factor > COLD_START_WARNING;
+        slower |= factor < 1.0 / COLD_START_WARNING;
         let first = short.stats.as_ref().and_then(|s| s.cold.as_ref()).map(|c| format::value(c.first_value, short.unit));
         t.push(vec![
             key.0.clone(),
@@ -217,6 +218,14 @@ pub fn cold_start(rows: &[&Row]) -> Option<String> {
         out.push_str(&format!(
             "\nA factor above {COLD_START_WARNING:.2}x: the shortest runs include start-up costs (first touches of memory, \
              allocator and cache warm-up) and do not measure the steady state.\n"
+        ));
+    }
+    if slower {
+        out.push_str(&format!(
+            "\nA factor below {:.2}x: the longest runs were slower. Longer windows are more often preempted when the \
+             machine is shared or loaded (see the load average in the header), and a working set that grows with the run \
+             slows it too.\n",
+            1.0 / COLD_START_WARNING
         ));
     }
     Some(out)

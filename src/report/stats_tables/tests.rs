@@ -159,6 +159,13 @@ fn the_cold_start_factor_is_the_longest_runs_throughput_over_the_shortests() {
     assert!(t.contains("| allocator=system |"), "{t}");
     assert!(t.contains("1.050x"), "{t}");
     assert!(t.contains("do not measure the steady state"), "{t}");
+    assert!(!t.contains("the longest runs were slower"), "{t}");
+    let slower = [
+        row(&[("iterations", json!(100)), ("allocator", json!("system"))], 1.0, &[80e6; 3], Unit::OpsPerSec, Status::Ok),
+        row(&[("iterations", json!(1000)), ("allocator", json!("system"))], 1.0, &[40e6; 3], Unit::OpsPerSec, Status::Ok),
+    ];
+    let t = cold_start(&refs(&slower)).unwrap();
+    assert!(t.contains("0.500x") && t.contains("the longest runs were slower") && !t.contains("do not measure"), "{t}");
     // One iteration count: no factor.
     assert_eq!(cold_start(&refs(&rows[..1])), None);
 }

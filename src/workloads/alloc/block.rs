@@ -4,17 +4,19 @@
 //! A block's pattern is a function of its id (unique within a cell), so a
 //! block that was overwritten, handed out twice, or swapped with another reads
 //! back wrong. Word `k` of a block (bytes `8k..8k+8`, little-endian, the last
-//! one cut at the block's end) holds `mix64(salt ^ id) ^ k * GOLDEN`. With
+//! one cut at the block's end) holds `base ^ k * GOLDEN` with
+//! `base = (salt ^ id) * ODD + 1` (mod 2^64): one multiplication, and a
+//! bijection of the id, so two ids never share a base. With
 //! [`Fill::Ends`] only the first and the last word are written and checked
 //! (the first and last bytes included, as HAKMEM's benchmark touches them);
 //! with [`Fill::Full`] every word is.
 
 use std::ptr;
 
-use crate::workloads::cpu::mix64;
-
 /// Multiplier that makes every word of a block differ.
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Odd multiplier of the base word (odd: a bijection of the 64-bit id).
+const ODD: u64 = 0xD6E8_FEB8_6659_FD93;
 
 /// How much of a block carries the pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,13 +57,14 @@ impl Block {
     }
 }
 
-/// The pattern's base word for block `id`.
-#[inline]
+/// The pattern's base word for block `id`: distinct for distinct ids (the
+/// base is 0 for one id in 2^64 only, so a zeroed block fails its check).
+#[inline(always)]
 pub fn base(salt: u64, id: u64) -> u64 {
-    mix64(salt ^ id)
+    (salt ^ id).wrapping_mul(ODD).wrapping_add(1)
 }
 
-#[inline]
+#[inline(always)]
 fn word(base: u64, k: usize) -> u64 {
     base ^ (k as u64).wrapping_mul(GOLDEN)
 }
@@ -70,7 +73,7 @@ fn word(base: u64, k: usize) -> u64 {
 ///
 /// # Safety
 /// `p + 8k .. p + 8k + len` is writable.
-#[inline]
+#[inline(always)]
 unsafe fn put(p: *mut u8, base: u64, k: usize, len: usize) {
     let bytes = word(base, k).to_le_bytes();
     // SAFETY: by the caller; the source is a local array of 8 >= len bytes.
@@ -87,7 +90,7 @@ unsafe fn put(p: *mut u8, base: u64, k: usize, len: usize) {
 ///
 /// # Safety
 /// `p + 8k .. p + 8k + len` is readable.
-#[inline]
+#[inline(always)]
 unsafe fn same(p: *const u8, base: u64, k: usize, len: usize) -> bool {
     let bytes = word(base, k).to_le_bytes();
     // SAFETY: by the caller.
@@ -104,7 +107,7 @@ unsafe fn same(p: *const u8, base: u64, k: usize, len: usize) -> bool {
 ///
 /// # Safety
 /// `p .. p + size` is writable.
-#[inline]
+#[inline(always)]
 pub unsafe fn write(p: *mut u8, size: usize, base: u64, fill: Fill) {
     let (words, rem) = (size / 8, size % 8);
     let last = if rem > 0 { words } else { words - 1 };
@@ -132,7 +135,7 @@ pub unsafe fn write(p: *mut u8, size: usize, base: u64, fill: Fill) {
 ///
 /// # Safety
 /// `p .. p + size` is readable.
-#[inline]
+#[inline(always)]
 pub unsafe fn check(p: *const u8, size: usize, base: u64, fill: Fill) -> bool {
     let (words, rem) = (size / 8, size % 8);
     let last = if rem > 0 { words } else { words - 1 };
@@ -210,6 +213,7 @@ pub unsafe fn corrupt(b: &Block) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workloads::cpu::mix64;
 
     fn buf(size: usize) -> Vec<u8> {
         vec![0u8; size]
@@ -260,6 +264,15 @@ mod tests {
             assert!(check(b.as_ptr(), size, base(5, 1), Fill::Ends));
             assert!(!check(b.as_ptr(), size, base(5, 1), Fill::Full));
         }
+    }
+
+    #[test]
+    fn distinct_ids_have_distinct_bases() {
+        let mut seen: Vec<u64> = (0..10_000u64).map(|id| base(77, id)).chain((0..10_000u64).map(|id| base(77, id << 40))).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 19_999, "id 0 appears in both ranges");
+        assert!(seen.iter().all(|&b| b != 0));
     }
 
     #[test]

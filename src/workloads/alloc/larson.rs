@@ -162,31 +162,50 @@ impl Chain {
     }
 
     /// One thread's share: up to `ops_per_thread` victim replacements, or
-    /// until the stop flag. Returns false on a failed malloc.
+    /// until the stop flag. The loop state lives in locals (registers),
+    /// written back at the end. Returns false on a failed malloc.
     #[inline(never)]
-    fn exercise(&mut self, sh: &Shared) -> bool {
-        let n = self.blocks.len() as u64;
+    fn exercise<const FULL: bool>(&mut self, sh: &Shared) -> bool {
+        let fill = if FULL { Fill::Full } else { Fill::Ends };
+        let (alloc, salt, lo, span) = (sh.alloc, sh.salt, sh.lo, sh.span);
+        let id_high = (self.index as u64) << 40;
+        let mut rng = self.rng.clone();
+        let mut tally = self.tally;
+        let mut seq = self.next_seq;
+        let blocks = &mut self.blocks;
+        let n = blocks.len() as u64;
+        let mut ok = true;
         for _ in 0..sh.ops_per_thread {
             if sh.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let v = below(self.rng.next_u64(), n) as usize;
-            let old = self.blocks[v];
+            let v = below(rng.next_u64(), n) as usize;
+            let old = blocks[v];
             // SAFETY: every slot of a slice holds a live block; freed once here.
             unsafe {
-                self.tally.checked(&old, block::check(old.ptr, old.size as usize, block::base(sh.salt, old.id), sh.fill));
-                sh.alloc.free(old.ptr);
+                tally.checked(&old, block::check(old.ptr, old.size as usize, block::base(salt, old.id), fill));
+                alloc.free(old.ptr);
             }
-            self.tally.frees += 1;
-            match self.allocate(sh) {
-                Some(b) => self.blocks[v] = b,
-                None => {
-                    self.blocks.swap_remove(v);
-                    return false;
-                }
+            tally.frees += 1;
+            let size = lo + below(rng.next_u64(), span) as u32;
+            // SAFETY: a fresh allocation, written within its size.
+            let p = unsafe { alloc.malloc(size as usize) };
+            if p.is_null() {
+                blocks.swap_remove(v);
+                ok = false;
+                break;
             }
+            let id = id_high | seq;
+            seq += 1;
+            // SAFETY: `p` holds `size` bytes.
+            unsafe { block::write(p, size as usize, block::base(salt, id), fill) };
+            tally.mallocs += 1;
+            blocks[v] = Block { ptr: p, size, id };
         }
-        true
+        self.rng = rng;
+        self.tally = tally;
+        self.next_seq = seq;
+        ok
     }
 }
 
@@ -202,7 +221,8 @@ fn run_chain(mut chain: Chain, sh: Arc<Shared>, back: Report) {
         let _ = back.send(Err(anyhow::anyhow!("pinning chain {} to CPU {cpu}: {e}", chain.index)));
         return;
     }
-    if !chain.exercise(&sh) {
+    let done = if sh.fill == Fill::Full { chain.exercise::<true>(&sh) } else { chain.exercise::<false>(&sh) };
+    if !done {
         let _ = back.send(Err(anyhow::anyhow!("malloc returned null in chain {}", chain.index)));
         return;
     }
@@ -355,10 +375,14 @@ mod tests {
     use super::*;
 
     fn instance(alloc: Allocator, workers: usize, per_slice: usize, ops_per_thread: u64, corrupt: bool) -> LarsonInstance {
+        filled(alloc, Fill::Ends, workers, per_slice, ops_per_thread, corrupt)
+    }
+
+    fn filled(alloc: Allocator, fill: Fill, workers: usize, per_slice: usize, ops_per_thread: u64, corrupt: bool) -> LarsonInstance {
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             alloc,
-            fill: Fill::Ends,
+            fill,
             salt: 5,
             lo: 8,
             span: 993,
@@ -387,8 +411,8 @@ mod tests {
 
     #[test]
     fn chains_hand_their_slices_to_new_threads_and_every_block_survives() {
-        for alloc in [Allocator::libc(), Allocator::mimalloc(), Allocator::jemalloc()] {
-            let mut inst = instance(alloc, 2, 200, 1_000, false);
+        for (alloc, fill) in [(Allocator::libc(), Fill::Ends), (Allocator::mimalloc(), Fill::Full), (Allocator::jemalloc(), Fill::Ends)] {
+            let mut inst = filled(alloc, fill, 2, 200, 1_000, false);
             for _ in 0..2 {
                 let mut t = Timer::new();
                 let w = inst.sample(1, &mut t).unwrap();

@@ -153,41 +153,61 @@ struct Steps<'a> {
 }
 
 impl Steps<'_> {
-    /// Steps `first..end` (ids `id_base + step`). `MIXED` draws each size;
-    /// otherwise every block has `lo` bytes. Stops at a failed malloc.
+    /// Steps `first..end` (ids `id_base + step`). `MIXED` draws each size,
+    /// otherwise every block has `lo` bytes; `FULL` fills whole blocks. The
+    /// loop state lives in locals (registers), written back at the end.
+    /// Stops at a failed malloc, returning its step.
     #[inline(never)]
-    fn run<const MIXED: bool>(&mut self, first: u64, end: u64, id_base: u64) -> Result<(), u64> {
-        let n = self.slots.len() as u64;
+    fn run<const MIXED: bool, const FULL: bool>(&mut self, first: u64, end: u64, id_base: u64) -> Result<(), u64> {
+        let fill = if FULL { Fill::Full } else { Fill::Ends };
+        let (alloc, salt, lo, span) = (self.alloc, self.salt, self.lo, self.span);
+        let mut slot_rng = self.slot_rng.clone();
+        let mut size_rng = self.size_rng.clone();
+        let mut tally = self.tally;
+        let mut last_slot = self.last_slot;
+        let slots = &mut *self.slots;
+        let n = slots.len() as u64;
+        let mut outcome = Ok(());
         for step in first..end {
-            let i = below(self.slot_rng.next_u64(), n) as usize;
-            let old = self.slots[i];
+            let i = below(slot_rng.next_u64(), n) as usize;
+            let old = slots[i];
             if !old.is_empty() {
                 // SAFETY: a live block of `old.size` bytes, freed once here.
                 unsafe {
-                    self.tally.checked(&old, block::check(old.ptr, old.size as usize, block::base(self.salt, old.id), self.fill));
-                    self.alloc.free(old.ptr);
+                    tally.checked(&old, block::check(old.ptr, old.size as usize, block::base(salt, old.id), fill));
+                    alloc.free(old.ptr);
                 }
-                self.tally.frees += 1;
+                tally.frees += 1;
             }
-            let size = if MIXED { self.lo + below(self.size_rng.next_u64(), self.span) as u32 } else { self.lo };
+            let size = if MIXED { lo + below(size_rng.next_u64(), span) as u32 } else { lo };
             // SAFETY: a fresh allocation, written within its size.
-            let p = unsafe { self.alloc.malloc(size as usize) };
+            let p = unsafe { alloc.malloc(size as usize) };
             if p.is_null() {
-                self.slots[i] = Block::EMPTY;
-                return Err(step);
+                slots[i] = Block::EMPTY;
+                outcome = Err(step);
+                break;
             }
             let id = id_base + step;
             // SAFETY: `p` holds `size` bytes.
-            unsafe { block::write(p, size as usize, block::base(self.salt, id), self.fill) };
-            self.tally.mallocs += 1;
-            self.slots[i] = Block { ptr: p, size, id };
-            self.last_slot = i;
+            unsafe { block::write(p, size as usize, block::base(salt, id), fill) };
+            tally.mallocs += 1;
+            slots[i] = Block { ptr: p, size, id };
+            last_slot = i;
         }
-        Ok(())
+        self.slot_rng = slot_rng;
+        self.size_rng = size_rng;
+        self.tally = tally;
+        self.last_slot = last_slot;
+        outcome
     }
 
     fn run_any(&mut self, first: u64, end: u64, id_base: u64) -> Result<(), u64> {
-        if self.span > 1 { self.run::<true>(first, end, id_base) } else { self.run::<false>(first, end, id_base) }
+        match (self.span > 1, self.fill == Fill::Full) {
+            (true, true) => self.run::<true, true>(first, end, id_base),
+            (true, false) => self.run::<true, false>(first, end, id_base),
+            (false, true) => self.run::<false, true>(first, end, id_base),
+            (false, false) => self.run::<false, false>(first, end, id_base),
+        }
     }
 
     /// Checks and frees every live block; returns how many there were.
@@ -314,16 +334,19 @@ mod tests {
     }
 
     #[test]
-    fn every_allocator_passes_with_fixed_and_mixed_sizes() {
+    fn every_allocator_passes_with_fixed_and_mixed_sizes_and_either_fill() {
         for alloc in [Allocator::libc(), Allocator::mimalloc(), Allocator::jemalloc()] {
-            for sizes in [(256, 256), MIXED, (1, 1)] {
+            for (sizes, fill) in
+                [((256, 256), Fill::Ends), (MIXED, Fill::Ends), ((1, 1), Fill::Ends), ((256, 256), Fill::Full), (MIXED, Fill::Full)]
+            {
                 let mut inst = instance(alloc, sizes, 5_000, 64, false);
+                inst.fill = fill;
                 for _ in 0..2 {
                     let mut t = Timer::new();
                     assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops(5_000));
                     assert!(t.work_ns().is_some());
                     let v = inst.verify();
-                    assert!(v.passed, "{alloc:?} {sizes:?}: {v:?}");
+                    assert!(v.passed, "{alloc:?} {sizes:?} {fill:?}: {v:?}");
                 }
                 assert!(inst.slots.iter().all(Block::is_empty), "the window frees every block");
             }
