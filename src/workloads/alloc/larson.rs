@@ -303,6 +303,9 @@ impl Instance for LarsonInstance {
         if let Some(e) = spawn_error.or_else(|| errors.into_iter().next()) {
             return Err(e).context("a Larson thread failed (its slice's blocks are lost)");
         }
+        if self.chains.len() != k {
+            anyhow::bail!("{} of {k} chains came back: a Larson thread ended without passing on its slice", self.chains.len());
+        }
         timer.record_work(t1 - t0);
         let mut tally = Tally::default();
         let (mut live, mut live_damaged) = (0u64, 0u64);
