@@ -38,6 +38,10 @@ pub enum Command {
     /// Internal: print TOKEN and exit 0 (the child of `os.process-spawn`).
     #[command(hide = true)]
     Noop { token: String },
+    /// Internal: print the file of the object `malloc` is bound to in this
+    /// process (how the runner checks an `--allocator preload:` library).
+    #[command(hide = true)]
+    MallocProvider,
 }
 
 /// Measurement profile: the size of every parameter.
@@ -149,6 +153,13 @@ pub struct RunArgs {
     /// (e.g. `--runtime rayon,global-queue`; default: every runtime).
     #[arg(long, value_name = "LIST")]
     pub runtime: Option<String>,
+
+    /// Allocators for the workloads that have an `allocator` axis: system,
+    /// mimalloc, jemalloc (built in) or preload:<path.so> (loaded with
+    /// LD_PRELOAD into the worker), e.g. `--allocator system,preload:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`
+    /// (default: the three built in).
+    #[arg(long, value_name = "LIST")]
+    pub allocator: Option<String>,
 
     /// One pinning strategy (`--pin`, default linear) at every worker count:
     /// scaling tables and plots per workload.

@@ -24,6 +24,10 @@ fn main() -> ExitCode {
             println!("{token}");
             return ExitCode::SUCCESS;
         }
+        Command::MallocProvider => {
+            println!("{}", proofbench::workloads::alloc::allocator::malloc_provider().unwrap_or_default());
+            return ExitCode::SUCCESS;
+        }
     };
     result.unwrap_or_else(|e| {
         eprintln!("proofbench: error: {e:#}");

@@ -47,6 +47,9 @@ pub struct RunOptions {
     pub pin: Vec<PinStrategy>,
     /// `--runtime`: the values of the `runtime` axis, as typed.
     pub runtime: Option<String>,
+    /// `--allocator`: the values of the `allocator` axis, as typed.
+    #[serde(default)]
+    pub allocator: Option<String>,
     /// `--compare-cores` or `--compare-strategies`.
     pub compare: Option<CompareMode>,
     pub runs: Option<u32>,
@@ -125,6 +128,9 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
     let mut overrides: Vec<Override> = req.params.iter().map(|p| parse_override(p, &chosen)).collect::<Result<_, _>>()?;
     if let Some(r) = &req.runtime {
         overrides.push(Override { workload: None, name: "runtime".into(), text: r.clone(), raw: format!("runtime={r} (--runtime)") });
+    }
+    if let Some(a) = &req.allocator {
+        overrides.push(Override { workload: None, name: "allocator".into(), text: a.clone(), raw: format!("allocator={a} (--allocator)") });
     }
     for o in &overrides {
         let applies = chosen.iter().any(|s| o.workload.as_deref().is_none_or(|w| w == s.id) && s.param(&o.name).is_some());

@@ -12,6 +12,7 @@ fn request(selection: &[&str]) -> RunOptions {
         oversubscribe: false,
         pin: vec![PinStrategy::None],
         runtime: None,
+        allocator: None,
         compare: None,
         runs: None,
         time_budget_ms: None,
@@ -199,4 +200,30 @@ fn the_runtime_flag_is_a_parameter_override() {
     r.runtime = Some("rayon".into());
     let e = plan(&r, "kvm-2c").unwrap_err().to_string();
     assert!(e.contains("runtime=rayon (--runtime)") && e.contains("no selected workload has a parameter 'runtime'"), "{e}");
+}
+
+#[test]
+fn the_allocator_flag_sets_the_allocator_axis() {
+    let mut r = request(&["alloc.random-mixed"]);
+    let p = plan(&r, "kvm-2c").unwrap();
+    let allocs: Vec<&str> = p.cells.iter().map(|c| c.str("allocator").unwrap()).collect();
+    assert_eq!(allocs, ["system", "mimalloc", "jemalloc", "system", "mimalloc", "jemalloc"], "every built-in allocator by default");
+    assert!(p.cells.iter().all(|c| c.axes == ["iterations", "allocator"]));
+    r.allocator = Some("system,preload:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2".into());
+    let p = plan(&r, "kvm-2c").unwrap();
+    assert_eq!(
+        ids(&p)[..2],
+        [
+            "000-alloc.random-mixed-iterations=100000-allocator=system",
+            "001-alloc.random-mixed-iterations=100000-allocator=preload__usr_lib_x86_64-linux-gnu_libjemalloc.so.2"
+        ]
+    );
+    assert_eq!(p.cells[1].str("allocator").unwrap(), "preload:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2");
+    r.allocator = Some("tcmalloc".into());
+    let e = plan(&r, "kvm-2c").unwrap_err().to_string();
+    assert!(e.contains("allocator=tcmalloc (--allocator)") && e.contains("system, mimalloc, jemalloc, preload:<...>"), "{e}");
+    let mut r = request(&["cpu.primes"]);
+    r.allocator = Some("system".into());
+    let e = plan(&r, "kvm-2c").unwrap_err().to_string();
+    assert!(e.contains("no selected workload has a parameter 'allocator'"), "{e}");
 }

@@ -9,6 +9,7 @@ pub mod format;
 pub mod plot;
 pub mod primitive;
 pub mod scaling;
+pub mod stats_tables;
 pub mod strategies;
 pub mod table;
 pub mod terminal;
@@ -114,6 +115,7 @@ pub fn group_section(rows: &[Row], group: &str) -> String {
     for w in workloads {
         out.push_str(&workload_section(rows, w));
     }
+    out.push_str(&stats_tables::variance_table(&in_group).unwrap_or_default());
     out
 }
 
@@ -187,6 +189,7 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
                       (constant costs of starting and ending the parallel section dominate).\n",
         );
     }
+    out.push_str(&stats_tables::workload_tables(&mine));
     out
 }
 

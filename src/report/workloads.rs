@@ -17,6 +17,9 @@ fn kind(p: &ParamSpec) -> String {
         ParamKind::Choice { choices } => format!("one of {}", choices.join(", ")),
         ParamKind::Bool => "true or false".into(),
         ParamKind::Workers => "worker counts (axis)".into(),
+        ParamKind::OpenChoice { choices, prefixes } => {
+            format!("one of {}, or {}", choices.join(", "), prefixes.iter().map(|p| format!("{p}:<...>")).collect::<Vec<_>>().join(", "))
+        }
     }
 }
 

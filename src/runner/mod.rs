@@ -95,6 +95,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         oversubscribe: args.oversubscribe,
         pin: args.pin.clone(),
         runtime: args.runtime.clone(),
+        allocator: args.allocator.clone(),
         compare: if args.compare_cores {
             Some(plan::CompareMode::Cores)
         } else if args.compare_strategies {
@@ -114,6 +115,8 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         inject_fault: args.inject_fault.clone(),
     };
     let Plan { cells } = plan::build(&options, &label, seed, &specs, &topo)?;
+    let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
+    crate::workloads::alloc::allocator::check_cells(&exe, &cells).map_err(UsageError)?;
     let scratch_root = args.io_dir.clone().unwrap_or_else(std::env::temp_dir);
     if !scratch_root.is_dir() {
         return Err(UsageError(format!("--io-dir {}: not a directory", scratch_root.display())).into());
@@ -154,7 +157,6 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     if !args.quiet {
         eprintln!("proofbench: {} cells, profile {}, writing {}", cells.len(), args.profile.as_str(), dir.path().display());
     }
-    let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
     let progress = Progress::new(cells.len(), args.quiet);
     let mut rows: Vec<Row> = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
@@ -168,7 +170,9 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         let scratch = Scratch::create(&scratch_root, &cell.row_id)?;
         let cell = &Cell { scratch_dir: Some(scratch.path.display().to_string()), ..cell.clone() };
         let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
-        let wr = spawn::run_worker(&exe, &cell_json, log, timeout).with_context(|| format!("running the worker of {}", cell.row_id))?;
+        let preload = crate::workloads::alloc::allocator::preload_env(cell);
+        let wr = spawn::run_worker(&exe, &cell_json, log, timeout, preload.as_deref())
+            .with_context(|| format!("running the worker of {}", cell.row_id))?;
         drop(scratch);
         if wr.interrupted {
             break;

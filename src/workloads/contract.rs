@@ -123,6 +123,12 @@ pub enum ParamKind {
     Bool,
     /// The worker-count axis: a list of counts, or `auto` from the topology.
     Workers,
+    /// One of `choices`, or `PREFIX:TEXT` for a prefix in `prefixes` with
+    /// any non-empty text (the allocator axis's `preload:<path.so>`).
+    OpenChoice {
+        choices: Vec<&'static str>,
+        prefixes: Vec<&'static str>,
+    },
 }
 
 /// One named knob of a workload with its value in each profile. More than one
@@ -222,6 +228,15 @@ impl ParamSpec {
                     Ok(t.into())
                 } else {
                     Err(format!("'{t}' is not one of {}", choices.join(", ")))
+                }
+            }
+            ParamKind::OpenChoice { choices, prefixes } => {
+                let open = prefixes.iter().any(|p| t.strip_prefix(p).and_then(|r| r.strip_prefix(':')).is_some_and(|r| !r.is_empty()));
+                if choices.contains(&t) || open {
+                    Ok(t.into())
+                } else {
+                    let prefixed: Vec<String> = prefixes.iter().map(|p| format!("{p}:<...>")).collect();
+                    Err(format!("'{t}' is not one of {}, {}", choices.join(", "), prefixed.join(", ")))
                 }
             }
             ParamKind::Bool => match t {
@@ -484,6 +499,23 @@ mod tests {
         assert_eq!(p.parse("3_000").unwrap(), Value::from(3000));
         assert!(p.parse("1").unwrap_err().contains("outside"));
         assert!(p.parse("many").unwrap_err().contains("not an integer"));
+    }
+
+    #[test]
+    fn open_choices_take_a_prefixed_text() {
+        let p = ParamSpec {
+            name: "allocator",
+            help: "",
+            kind: ParamKind::OpenChoice { choices: vec!["system"], prefixes: vec!["preload"] },
+            quick: vec![],
+            full: vec![],
+            seed: vec![],
+            treatment: false,
+        };
+        assert_eq!(p.parse("system").unwrap(), Value::from("system"));
+        assert_eq!(p.parse("preload:/x/lib.so").unwrap(), Value::from("preload:/x/lib.so"));
+        assert!(p.parse("preload:").unwrap_err().contains("system, preload:<...>"));
+        assert!(p.parse("tcmalloc").is_err());
     }
 
     #[test]

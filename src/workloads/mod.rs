@@ -1,6 +1,7 @@
 //! workloads: the registry and one folder per group, one file per workload.
 //! The contract every workload follows is in `contract.rs`.
 
+pub mod alloc;
 pub mod contract;
 pub mod cpu;
 pub mod hw;

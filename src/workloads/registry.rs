@@ -2,7 +2,7 @@
 //! Adding a workload is one file in its group folder and one line here.
 
 use super::contract::{Workload, WorkloadSpec};
-use super::{cpu, hw, io, npb, os, rt, selftest};
+use super::{alloc, cpu, hw, io, npb, os, rt, selftest};
 
 /// All workloads, hidden selftests included.
 pub fn all() -> Vec<Box<dyn Workload>> {
@@ -41,6 +41,9 @@ pub fn all() -> Vec<Box<dyn Workload>> {
         Box::new(hw::thp::Thp),
         Box::new(io::randread::RandRead),
         Box::new(io::seqwrite::SeqWrite),
+        Box::new(alloc::random_mixed::RandomMixed),
+        Box::new(alloc::larson::Larson),
+        Box::new(alloc::xthread::XThread),
         Box::new(selftest::crash::Crash),
         Box::new(selftest::hang::Hang),
         Box::new(selftest::wrong::Wrong),

@@ -2,6 +2,7 @@
 //! Each test gets its own temporary directory and passes small parameters so
 //! that the debug build finishes quickly; nothing here checks a speed.
 
+mod alloc;
 mod common;
 mod compare;
 mod counters;

@@ -1,0 +1,256 @@
+//! Statistics tables in the shape of HAKMEM's benchmark report: per row the
+//! full descriptive statistics (n, mean, median, stddev, CV, min, max, range,
+//! 95% CI, outliers, variance assessment); per workload with an `allocator`
+//! axis each allocator against the system's; per workload with an
+//! `iterations` axis the cold-start factor (the longest run's throughput over
+//! the shortest's); per group the run-to-run variance of every row, sorted
+//! by CV. Only `ok` rows enter. Pure: rows in, text out.
+
+use std::collections::BTreeMap;
+
+use crate::evidence::{Row, Status};
+use crate::plan::value_text;
+use crate::stats::{DEFAULT_RESAMPLES, ratio_of_medians_ci};
+use crate::workloads::contract::Direction;
+
+use super::format;
+use super::table::{Align, Table};
+
+/// A cold-start factor above this says the shortest run is not steady state.
+pub const COLD_START_WARNING: f64 = 1.10;
+
+/// The timed samples' values of a row.
+fn timed(r: &Row) -> Vec<f64> {
+    r.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect()
+}
+
+fn ok<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
+    rows.iter().copied().filter(|r| r.status == Status::Ok && r.stats.is_some()).collect()
+}
+
+/// The axis values of a row except `skip`, as `a=1, b=2` (or `-`).
+fn axes_except(r: &Row, skip: &str) -> String {
+    let v: Vec<String> =
+        r.cell.axis_values().into_iter().filter(|(a, _)| a != skip).map(|(a, v)| format!("{a}={}", value_text(&v))).collect();
+    if v.is_empty() { "-".into() } else { v.join(", ") }
+}
+
+/// The extra tables of one workload's rows (all of one workload): the
+/// statistics table, then allocator-vs-system and cold-start tables where the
+/// rows have those axes. Empty when no row is ok.
+pub fn workload_tables(rows: &[&Row]) -> String {
+    let mut out = String::new();
+    for t in [statistics(rows), allocator_vs_system(rows), cold_start(rows)].into_iter().flatten() {
+        out.push('\n');
+        out.push_str(&t);
+    }
+    out
+}
+
+/// Every ok row's descriptive statistics of its timed samples.
+pub fn statistics(rows: &[&Row]) -> Option<String> {
+    let rows = ok(rows);
+    let first = rows.first()?;
+    let mut t = Table::new(&[
+        ("Row", Align::Left),
+        ("n", Align::Right),
+        ("Mean", Align::Right),
+        ("Median", Align::Right),
+        ("Stddev", Align::Right),
+        ("CV", Align::Right),
+        ("Min", Align::Right),
+        ("Max", Align::Right),
+        ("Range (% of mean)", Align::Right),
+        ("95% CI of the median", Align::Right),
+        ("Outliers 2s", Align::Right),
+        ("Outliers mz", Align::Right),
+        ("Variance", Align::Left),
+    ]);
+    for r in &rows {
+        let s = &r.stats.as_ref().expect("ok rows have stats").work;
+        t.push(vec![
+            super::axes_text(r),
+            s.n.to_string(),
+            format::number(s.mean),
+            format::number(s.median),
+            format::number(s.stddev),
+            format::percent(s.cv),
+            format::number(s.min),
+            format::number(s.max),
+            format!("{} ({:.1}%)", format::number(s.range), s.range_pct_of_mean),
+            format!("{} .. {}", format::number(s.ci95.lo), format::number(s.ci95.hi)),
+            s.outliers_2sigma.len().to_string(),
+            s.outliers_modified_z.len().to_string(),
+            s.variance.as_str().into(),
+        ]);
+    }
+    Some(format!(
+        "Statistics of the timed samples ({}; stddev with n - 1; CI by bootstrap; outliers beyond 2 stddev and by modified z > 3.5, \
+         reported, never removed):\n\n{}",
+        first.unit.as_str(),
+        t.render()
+    ))
+}
+
+/// Each allocator's median against the `system` allocator's, per value of the
+/// other axes: the ratio ("x of system", above 1 = faster than system) with a
+/// bootstrap CI of the ratio of medians.
+pub fn allocator_vs_system(rows: &[&Row]) -> Option<String> {
+    let rows = ok(rows);
+    if !rows.iter().any(|r| r.cell.axes.iter().any(|a| a == "allocator")) {
+        return None;
+    }
+    let mut series: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
+    let mut order: Vec<(String, String)> = Vec::new();
+    for r in &rows {
+        let key = (r.cell.label.clone(), axes_except(r, "allocator"));
+        if !series.contains_key(&key) {
+            order.push(key.clone());
+        }
+        series.entry(key).or_default().push(r);
+    }
+    let mut t = Table::new(&[
+        ("System", Align::Left),
+        ("Other axes", Align::Left),
+        ("Allocator", Align::Left),
+        ("Median", Align::Right),
+        ("vs system", Align::Right),
+        ("95% CI of the ratio", Align::Right),
+    ]);
+    for key in order {
+        let members = &series[&key];
+        let Some(base) = members.iter().find(|r| r.cell.params.get("allocator").and_then(|v| v.as_str()) == Some("system")) else {
+            continue;
+        };
+        if members.len() < 2 {
+            continue;
+        }
+        let base_values = timed(base);
+        for r in members {
+            let name = r.cell.params.get("allocator").map(value_text).unwrap_or_default();
+            let (ratio, ci) = ratio_of_medians_ci(&base_values, &timed(r), 0.95, DEFAULT_RESAMPLES, r.cell.seed);
+            // Faster than system reads above 1 whatever the unit's direction.
+            let (ratio, lo, hi) = match r.direction {
+                Direction::HigherIsBetter => (ratio, ci.lo, ci.hi),
+                Direction::LowerIsBetter => (1.0 / ratio, 1.0 / ci.hi, 1.0 / ci.lo),
+            };
+            t.push(vec![
+                key.0.clone(),
+                key.1.clone(),
+                name,
+                format::value(r.stats.as_ref().expect("ok rows have stats").work.median, r.unit),
+                format::speedup(ratio),
+                if std::ptr::eq(*r, *base) { "-".into() } else { format!("{} .. {}", format::speedup(lo), format::speedup(hi)) },
+            ]);
+        }
+    }
+    if t.is_empty() {
+        return None;
+    }
+    Some(format!("Allocator vs system (ratio of medians; above 1 = faster than the system allocator):\n\n{}", t.render()))
+}
+
+/// Per series (the other axes), the throughput at the longest `iterations`
+/// over that at the shortest: HAKMEM's "cold-start factor". A factor well
+/// above 1 says the short runs measure start-up, not the steady state.
+pub fn cold_start(rows: &[&Row]) -> Option<String> {
+    let rows = ok(rows);
+    let iters = |r: &Row| r.cell.params.get("iterations").and_then(|v| v.as_u64());
+    if !rows.iter().any(|r| r.cell.axes.iter().any(|a| a == "iterations")) {
+        return None;
+    }
+    let mut series: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
+    let mut order: Vec<(String, String)> = Vec::new();
+    for r in rows.iter().filter(|r| iters(r).is_some()) {
+        let key = (r.cell.label.clone(), axes_except(r, "iterations"));
+        if !series.contains_key(&key) {
+            order.push(key.clone());
+        }
+        series.entry(key).or_default().push(r);
+    }
+    let mut t = Table::new(&[
+        ("System", Align::Left),
+        ("Other axes", Align::Left),
+        ("Shortest run", Align::Right),
+        ("Median", Align::Right),
+        ("First sample", Align::Right),
+        ("Longest run", Align::Right),
+        ("Median", Align::Right),
+        ("Cold-start factor", Align::Right),
+    ]);
+    let (mut warn, mut slower) = (false, false);
+    for key in order {
+        let members = &series[&key];
+        let (Some(short), Some(long)) = (members.iter().min_by_key(|r| iters(r)), members.iter().max_by_key(|r| iters(r))) else {
+            continue;
+        };
+        if iters(short) == iters(long) {
+            continue;
+        }
+        let (ms, ml) = (short.stats.as_ref().expect("ok").work.median, long.stats.as_ref().expect("ok").work.median);
+        let factor = match short.direction {
+            Direction::HigherIsBetter => ml / ms,
+            Direction::LowerIsBetter => ms / ml,
+        };
+        warn |= factor > COLD_START_WARNING;
+        slower |= factor < 1.0 / COLD_START_WARNING;
+        let first = short.stats.as_ref().and_then(|s| s.cold.as_ref()).map(|c| format::value(c.first_value, short.unit));
+        t.push(vec![
+            key.0.clone(),
+            key.1.clone(),
+            format!("{} iterations", format::count(iters(short).unwrap_or(0))),
+            format::value(ms, short.unit),
+            first.unwrap_or_else(|| "n/a".into()),
+            format!("{} iterations", format::count(iters(long).unwrap_or(0))),
+            format::value(ml, long.unit),
+            format::speedup(factor),
+        ]);
+    }
+    if t.is_empty() {
+        return None;
+    }
+    let mut out = format!(
+        "Cold start vs steady state (the longest run's median throughput over the shortest's; the first sample is the \
+         process's first run of the shortest):\n\n{}",
+        t.render()
+    );
+    if warn {
+        out.push_str(&format!(
+            "\nA factor above {COLD_START_WARNING:.2}x: the shortest runs include start-up costs (first touches of memory, \
+             allocator and cache warm-up) and do not measure the steady state.\n"
+        ));
+    }
+    if slower {
+        out.push_str(&format!(
+            "\nA factor below {:.2}x: the longest runs were slower. Longer windows are more often preempted when the \
+             machine is shared or loaded (see the load average in the header), and a working set that grows with the run \
+             slows it too.\n",
+            1.0 / COLD_START_WARNING
+        ));
+    }
+    Some(out)
+}
+
+/// Every ok row of a group, sorted by CV (most stable first), with its
+/// variance assessment: HAKMEM's "run-to-run variance" table.
+pub fn variance_table(rows: &[&Row]) -> Option<String> {
+    let mut rows = ok(rows);
+    if rows.is_empty() {
+        return None;
+    }
+    let cv = |r: &Row| r.stats.as_ref().map(|s| s.work.cv.abs()).unwrap_or(f64::NAN);
+    rows.sort_by(|a, b| cv(a).total_cmp(&cv(b)));
+    let mut t = Table::new(&[("Row", Align::Left), ("n", Align::Right), ("CV", Align::Right), ("Assessment", Align::Left)]);
+    for r in rows {
+        let s = &r.stats.as_ref().expect("ok rows have stats").work;
+        t.push(vec![r.cell.display_name(), s.n.to_string(), format::percent(s.cv), s.variance.as_str().into()]);
+    }
+    Some(format!(
+        "\n### Run-to-run variance\n\nEvery ok row by its coefficient of variation (outstanding < 1%, good < 5%, acceptable < 10%, \
+         noisy otherwise):\n\n{}",
+        t.render()
+    ))
+}
+
+#[cfg(test)]
+mod tests;
