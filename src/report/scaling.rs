@@ -153,6 +153,14 @@ pub fn tables(rows: &[&Row]) -> Vec<Table> {
 fn placement(s: &Series) -> String {
     let Some(r) = s.by_workers.values().last() else { return String::new() };
     let p = &r.cell.placement;
+    // A workload that places its own threads (hw.affinity's `pinned`) says
+    // where in its details; the harness's --pin did not decide then.
+    let own: Option<Vec<usize>> = r.details.get("pinned_cpus").and_then(|v| serde_json::from_value(v.clone()).ok());
+    if let (None, Some(mut set)) = (&p.cpus, own) {
+        set.sort_unstable();
+        set.dedup();
+        return format!("by the workload: CPUs {}", cpulist::format(&set));
+    }
     match &p.cpus {
         None => format!("{} (scheduler decides)", p.pin.as_str()),
         Some(c) => {

@@ -214,3 +214,18 @@ fn the_strategies_table_compares_each_strategy_with_none() {
     let plots = plot::plots("w.x", &refs);
     assert!(plots.iter().any(|p| p.file == "w.x-strategies.svg" && p.svg.contains("compact")), "a strategies plot");
 }
+
+#[test]
+fn a_workload_that_pins_its_own_threads_is_named_as_the_placement() {
+    let mut rows = vec![
+        fake_row(1, CpuClass::Physical, &[100.0, 101.0], Some(&[110.0, 111.0]), Status::Ok, Unit::Ns),
+        fake_row(2, CpuClass::Physical, &[50.0, 51.0], Some(&[60.0, 61.0]), Status::Ok, Unit::Ns),
+    ];
+    let t = render(&rows).join("");
+    assert!(t.contains("none (scheduler decides)"), "{t}");
+    for (r, cpus) in rows.iter_mut().zip([json!([0]), json!([1, 0])]) {
+        r.details = json!({ "pinned_cpus": cpus });
+    }
+    let t = render(&rows).join("");
+    assert!(t.contains("by the workload: CPUs 0-1") && !t.contains("scheduler decides"), "{t}");
+}
