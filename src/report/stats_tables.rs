@@ -28,6 +28,23 @@ fn ok<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
     rows.iter().copied().filter(|r| r.status == Status::Ok && r.stats.is_some()).collect()
 }
 
+/// Rows grouped by system label and every axis but `axis`, the groups in
+/// the order first seen.
+type Series<'a> = (Vec<(String, String)>, BTreeMap<(String, String), Vec<&'a Row>>);
+
+fn series_by<'a>(rows: impl Iterator<Item = &'a Row>, axis: &str) -> Series<'a> {
+    let mut series: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
+    let mut order: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        let key = (r.cell.label.clone(), axes_except(r, axis));
+        if !series.contains_key(&key) {
+            order.push(key.clone());
+        }
+        series.entry(key).or_default().push(r);
+    }
+    (order, series)
+}
+
 /// The axis values of a row except `skip`, as `a=1, b=2` (or `-`).
 fn axes_except(r: &Row, skip: &str) -> String {
     let v: Vec<String> =
@@ -100,15 +117,7 @@ pub fn allocator_vs_system(rows: &[&Row]) -> Option<String> {
     if !rows.iter().any(|r| r.cell.axes.iter().any(|a| a == "allocator")) {
         return None;
     }
-    let mut series: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
-    let mut order: Vec<(String, String)> = Vec::new();
-    for r in &rows {
-        let key = (r.cell.label.clone(), axes_except(r, "allocator"));
-        if !series.contains_key(&key) {
-            order.push(key.clone());
-        }
-        series.entry(key).or_default().push(r);
-    }
+    let (order, series) = series_by(rows.iter().copied(), "allocator");
     let mut t = Table::new(&[
         ("System", Align::Left),
         ("Other axes", Align::Left),
@@ -159,15 +168,7 @@ pub fn cold_start(rows: &[&Row]) -> Option<String> {
     if !rows.iter().any(|r| r.cell.axes.iter().any(|a| a == "iterations")) {
         return None;
     }
-    let mut series: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
-    let mut order: Vec<(String, String)> = Vec::new();
-    for r in rows.iter().filter(|r| iters(r).is_some()) {
-        let key = (r.cell.label.clone(), axes_except(r, "iterations"));
-        if !series.contains_key(&key) {
-            order.push(key.clone());
-        }
-        series.entry(key).or_default().push(r);
-    }
+    let (order, series) = series_by(rows.iter().copied().filter(|r| iters(r).is_some()), "iterations");
     let mut t = Table::new(&[
         ("System", Align::Left),
         ("Other axes", Align::Left),
