@@ -356,22 +356,24 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration ({e}; use e.g. 5s or 500ms)"))
 }
 
-/// Parses `2`, `2%` or `0.5%` into a percentage value.
-pub fn parse_percent(s: &str) -> Result<f64, String> {
-    let t = s.trim().trim_end_matches('%');
-    match t.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v < 100.0 => Ok(v),
-        _ => Err(format!("'{s}' is not a percentage between 0 and 100 (e.g. 2%)")),
+/// A percentage, `2`, `2%` or `0.5%`, accepted only inside `range`;
+/// `expected` names the range in the error.
+fn percent_in(s: &str, range: impl std::ops::RangeBounds<f64>, expected: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && range.contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a percentage {expected}")),
     }
+}
+
+/// A CI target: above 0 and below 100 percent.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let positive = (std::ops::Bound::Excluded(0.0), std::ops::Bound::Excluded(100.0));
+    percent_in(s, positive, "between 0 and 100 (e.g. 2%)")
 }
 
 /// A comparison threshold: `20`, `20%` or `500%` (0 to 1000 percent).
 pub fn parse_threshold(s: &str) -> Result<f64, String> {
-    let t = s.trim().trim_end_matches('%');
-    match t.parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not a percentage between 0 and 1000 (e.g. 2% or 20%)")),
-    }
+    percent_in(s, 0.0..=1000.0, "between 0 and 1000 (e.g. 2% or 20%)")
 }
 
 #[cfg(test)]
