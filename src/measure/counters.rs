@@ -137,14 +137,21 @@ enum Hw {
     BranchMisses,
 }
 
-const HW: [(Hw, &str); 6] = [
-    (Hw::Cycles, "cycles"),
-    (Hw::Instructions, "instructions"),
-    (Hw::CacheReferences, "cache-references"),
-    (Hw::CacheMisses, "cache-misses"),
-    (Hw::DtlbLoadMisses, "dTLB-load-misses"),
-    (Hw::BranchMisses, "branch-misses"),
-];
+const HW: [Hw; 6] = [Hw::Cycles, Hw::Instructions, Hw::CacheReferences, Hw::CacheMisses, Hw::DtlbLoadMisses, Hw::BranchMisses];
+
+impl Hw {
+    /// perf's name of the event.
+    fn name(self) -> &'static str {
+        match self {
+            Hw::Cycles => "cycles",
+            Hw::Instructions => "instructions",
+            Hw::CacheReferences => "cache-references",
+            Hw::CacheMisses => "cache-misses",
+            Hw::DtlbLoadMisses => "dTLB-load-misses",
+            Hw::BranchMisses => "branch-misses",
+        }
+    }
+}
 
 fn builder(hw: Hw) -> perf_event::Builder<'static> {
     use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware};
@@ -208,7 +215,8 @@ impl Probe {
     /// cannot be opened is recorded with its reason).
     pub fn open() -> Probe {
         let mut p = Probe { hw: Vec::new(), hw_unavailable: Vec::new(), user_space_only: false };
-        for (hw, name) in HW {
+        for hw in HW {
+            let name = hw.name();
             let opened = match open_event(hw, p.user_space_only) {
                 Err(e) if !p.user_space_only && matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
                     // perf_event_paranoid > 1: user space only.
@@ -245,10 +253,7 @@ impl Probe {
             let reason = self.hw_unavailable.first().cloned().unwrap_or_else(|| "no hardware event could be opened".into());
             return Reading::absent(format!("counters: unavailable ({reason})"));
         }
-        let get = |hw: Hw| {
-            let name = HW.iter().find(|(h, _)| *h == hw).map(|(_, n)| *n).unwrap_or("?");
-            acc.get(name).map(|(count, _)| count.round() as u64)
-        };
+        let get = |hw: Hw| acc.get(hw.name()).map(|(count, _)| count.round() as u64);
         let min_frac = acc.values().map(|(_, f)| *f).fold(1.0f64, f64::min);
         let (cycles, instructions) = (get(Hw::Cycles), get(Hw::Instructions));
         Reading::Present(HardwareCounters {
@@ -384,8 +389,7 @@ impl Accumulator {
             let (dc, de, dr) = (count.saturating_sub(*c0), enabled.saturating_sub(*e0), running.saturating_sub(*r0));
             let frac = if de == 0 { 1.0 } else { dr as f64 / de as f64 };
             let scaled = if dr == 0 { 0.0 } else { dc as f64 * de as f64 / dr as f64 };
-            let name = HW.iter().find(|(h, _)| h == kind).map(|(_, n)| *n).unwrap_or("?");
-            let e = self.hw.entry(name).or_insert((0.0, 1.0));
+            let e = self.hw.entry(kind.name()).or_insert((0.0, 1.0));
             e.0 += scaled;
             e.1 = e.1.min(frac);
         }

@@ -79,14 +79,14 @@ pub fn section(rows: &[&Row], group: &str) -> Option<String> {
         "\n### Counters ({group})\n\nPer timed sample (sums over the samples divided by their number); `work` = exactly the work window, `sample` = the sample call around it; wait/run = run-queue wait over run time of the listed threads.\n\n"
     );
     out.push_str(&t.render());
-    let mut reasons: Vec<&str> = counted
-        .iter()
-        .filter_map(|(_, c)| match &c.hardware {
-            Reading::Absent { absent } => Some(absent.as_str()),
-            Reading::Present(_) => None,
-        })
-        .collect();
-    reasons.dedup();
+    let mut reasons: Vec<&str> = Vec::new();
+    for (_, c) in &counted {
+        if let Reading::Absent { absent } = &c.hardware
+            && !reasons.contains(&absent.as_str())
+        {
+            reasons.push(absent);
+        }
+    }
     for reason in reasons {
         out.push_str(&format!("\nHardware {reason}.\n"));
     }
