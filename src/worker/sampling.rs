@@ -31,6 +31,9 @@ struct Loop<'a> {
     checked: u32,
     probe: Arc<Mutex<Probe>>,
     counters: Accumulator,
+    /// Whether the workload's timed samples bracket their work with
+    /// `Timer::start`/`stop` (unknown until the first one).
+    timer_brackets: Option<bool>,
 }
 
 impl Loop<'_> {
@@ -43,18 +46,26 @@ impl Loop<'_> {
     /// samples (kept, not warmup) also add their counters.
     fn sample(&mut self, iters: u64, warmup: bool, keep: bool) -> Result<u64, Halt> {
         let counted = keep && !warmup;
-        let (mut timer, outer_begin) =
-            if counted { (Timer::with_counters(self.probe.clone()), Some(self.snapshot())) } else { (Timer::new(), None) };
+        // The outer snapshots are needed only while the workload has not
+        // shown that it brackets its work with the Timer (which then reads
+        // the counters itself): learnt from the first timed sample.
+        let outer = counted && self.timer_brackets != Some(true);
+        let mut timer = if counted { Timer::with_counters(self.probe.clone()) } else { Timer::new() };
+        let outer_begin = outer.then(|| self.snapshot());
         let work = match catch_unwind(AssertUnwindSafe(|| self.inst.sample(iters, &mut timer))) {
             Ok(Ok(w)) => w,
             Ok(Err(e)) => return Err(Halt::Failed(format!("sample failed: {e:#}"))),
             Err(panic) => return Err(Halt::Failed(format!("sample panicked: {}", panic_text(&panic)))),
         };
-        if let Some(b) = outer_begin {
-            let outer_end = self.snapshot();
-            match timer.take_counter_window() {
-                Some((wb, we)) => self.counters.add(&wb, &we, true),
-                None => self.counters.add(&b, &outer_end, false),
+        if counted {
+            let inner = timer.take_counter_window();
+            self.timer_brackets.get_or_insert(inner.is_some());
+            match (inner, outer_begin) {
+                (Some((b, e)), _) => self.counters.add(&b, &e, true),
+                (None, Some(b)) => self.counters.add(&b, &self.snapshot(), false),
+                // Bracketed before, not this time: the sample is left out of
+                // the counters (their `samples` says how many they cover).
+                (None, None) => {}
             }
         }
         let verdict = match catch_unwind(AssertUnwindSafe(|| self.inst.verify())) {
@@ -125,6 +136,7 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         checked: 0,
         probe: Arc::new(Mutex::new(probe)),
         counters: Accumulator::new(),
+        timer_brackets: None,
     };
     let mut rec = MeasurementRecord {
         clock: "CLOCK_MONOTONIC".into(),
