@@ -240,14 +240,7 @@ pub fn compare(base: &StoredRun, candidate: &StoredRun, base_name: &str, candida
     let mut rows = Vec::new();
     for b in &base.rows {
         match candidate.rows.iter().find(|c| key(c) == key(b)) {
-            Some(c) => {
-                let mut r = judge(b, c, opts, stop);
-                if r.base_median.is_none() || r.candidate_median.is_none() {
-                    r.base_median = b.median();
-                    r.candidate_median = c.median();
-                }
-                rows.push(r)
-            }
+            Some(c) => rows.push(judge(b, c, opts, stop)),
             None => {
                 let mut r = unmatched(b, "candidate");
                 r.base_median = b.median();
