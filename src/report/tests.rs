@@ -8,7 +8,7 @@ use crate::evidence::{ProcessRecord, ROW_SCHEMA, RowStats, SampleRecord};
 use crate::plan::{Cell, CpuClass, MeasureSpec, Placement};
 use crate::workloads::contract::Unit;
 
-fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: Option<&[f64]>, status: Status, unit: Unit) -> Row {
+pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: Option<&[f64]>, status: Status, unit: Unit) -> Row {
     let samples: Vec<SampleRecord> = values
         .iter()
         .enumerate()
