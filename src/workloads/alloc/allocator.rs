@@ -233,23 +233,39 @@ fn glibc_version() -> Option<String> {
     None
 }
 
-fn mimalloc_version() -> String {
-    // SAFETY: a pure query of the built-in mimalloc.
-    let v = unsafe { mi_version() };
+/// `mi_version()`'s major * 10000 + minor * 100 + patch as `mimalloc X.Y.Z`.
+fn mimalloc_text(v: c_int) -> String {
     format!("mimalloc {}.{}.{}", v / 10000, v / 100 % 100, v % 100)
 }
 
-fn jemalloc_version() -> Option<String> {
+fn mimalloc_version() -> String {
+    // SAFETY: a pure query of the built-in mimalloc.
+    mimalloc_text(unsafe { mi_version() })
+}
+
+/// jemalloc's `mallctl(3)`.
+type Mallctl = unsafe extern "C" fn(*const c_char, *mut c_void, *mut usize, *mut c_void, usize) -> c_int;
+
+/// `jemalloc X` from a jemalloc's `mallctl("version")`.
+///
+/// # Safety
+/// `mallctl` is a jemalloc's `mallctl`.
+unsafe fn jemalloc_version_by(mallctl: Mallctl) -> Option<String> {
     let mut p: *const c_char = std::ptr::null();
     let mut len = std::mem::size_of::<*const c_char>();
     // SAFETY: "version" is a read-only mallctl whose value is a `const char *`;
     // `p` and `len` are valid out-parameters of that size.
-    let rc = unsafe { tikv_jemalloc_sys::mallctl(c"version".as_ptr(), (&raw mut p).cast(), &mut len, std::ptr::null_mut(), 0) };
+    let rc = unsafe { mallctl(c"version".as_ptr(), (&raw mut p).cast(), &mut len, std::ptr::null_mut(), 0) };
     if rc != 0 || p.is_null() {
         return None;
     }
     // SAFETY: jemalloc's static version string.
     Some(format!("jemalloc {}", unsafe { CStr::from_ptr(p) }.to_string_lossy()))
+}
+
+fn jemalloc_version() -> Option<String> {
+    // SAFETY: the built-in jemalloc's mallctl.
+    unsafe { jemalloc_version_by(tikv_jemalloc_sys::mallctl) }
 }
 
 /// The version a preloaded allocator reports about itself, when it is one
@@ -262,15 +278,11 @@ fn preloaded_version(provider: &str) -> Option<String> {
         (!a.is_null() && object_of(a).as_deref() == Some(provider)).then_some(a)
     };
     if let Some(a) = sym(c"mallctl") {
-        type Mallctl = unsafe extern "C" fn(*const c_char, *mut c_void, *mut usize, *mut c_void, usize) -> c_int;
         // SAFETY: jemalloc's documented mallctl signature.
         let f: Mallctl = unsafe { std::mem::transmute::<*mut c_void, Mallctl>(a) };
-        let mut p: *const c_char = std::ptr::null();
-        let mut len = std::mem::size_of::<*const c_char>();
-        // SAFETY: "version" is a read-only `const char *` value; valid out-parameters.
-        if unsafe { f(c"version".as_ptr(), (&raw mut p).cast(), &mut len, std::ptr::null_mut(), 0) } == 0 && !p.is_null() {
-            // SAFETY: jemalloc's static version string.
-            return Some(format!("jemalloc {}", unsafe { CStr::from_ptr(p) }.to_string_lossy()));
+        // SAFETY: the provider's own mallctl.
+        if let Some(v) = unsafe { jemalloc_version_by(f) } {
+            return Some(v);
         }
     }
     if let Some(a) = sym(c"tc_version") {
@@ -288,8 +300,7 @@ fn preloaded_version(provider: &str) -> Option<String> {
     if let Some(a) = sym(c"mi_version") {
         type MiVersion = unsafe extern "C" fn() -> c_int;
         // SAFETY: mimalloc's documented mi_version signature.
-        let v = unsafe { std::mem::transmute::<*mut c_void, MiVersion>(a)() };
-        return Some(format!("mimalloc {}.{}.{}", v / 10000, v / 100 % 100, v % 100));
+        return Some(mimalloc_text(unsafe { std::mem::transmute::<*mut c_void, MiVersion>(a)() }));
     }
     None
 }

@@ -35,6 +35,13 @@ impl Fill {
             _ => None,
         }
     }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fill::Ends => "ends",
+            Fill::Full => "full",
+        }
+    }
 }
 
 /// One live block: where it is, how big, and its id.

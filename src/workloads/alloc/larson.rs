@@ -348,19 +348,15 @@ impl Instance for LarsonInstance {
 
     fn details(&self) -> Value {
         let sh = &self.shared;
-        let mut d = json!({
+        let d = json!({
             "chains": sh.cpus.len(),
             "blocks_per_thread": self.per_slice,
             "size_range": [sh.lo, sh.lo as u64 + sh.span - 1],
             "ops_per_thread": sh.ops_per_thread,
             "duration_ms": self.duration.as_millis() as u64,
-            "fill": match sh.fill { Fill::Ends => "ends", Fill::Full => "full" },
             "last_sample_threads": self.last.as_ref().map(|l| l.threads.clone()),
         });
-        if let (Value::Object(d), Value::Object(i)) = (&mut d, &self.info) {
-            d.extend(i.clone());
-        }
-        d
+        super::details(d, sh.fill, &self.info)
     }
 }
 

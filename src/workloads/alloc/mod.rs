@@ -15,6 +15,8 @@ pub mod larson;
 pub mod random_mixed;
 pub mod xthread;
 
+use serde_json::Value;
+
 use crate::plan::Cell;
 use crate::workloads::contract::ParamSpec;
 
@@ -53,4 +55,16 @@ pub fn size_range_of(cell: &Cell) -> anyhow::Result<(u32, u32)> {
         anyhow::bail!("min_size = {lo} is larger than max_size = {hi}");
     }
     Ok((lo as u32, hi as u32))
+}
+
+/// A workload's `details` with its `fill` and its allocator's facts
+/// ([`allocator::Resolved::info`]) added.
+pub fn details(mut d: Value, fill: Fill, info: &Value) -> Value {
+    if let Value::Object(d) = &mut d {
+        d.insert("fill".into(), fill.name().into());
+        if let Value::Object(i) = info {
+            d.extend(i.clone());
+        }
+    }
+    d
 }

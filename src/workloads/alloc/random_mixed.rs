@@ -288,18 +288,14 @@ impl Instance for RandomMixedInstance {
     }
 
     fn details(&self) -> Value {
-        let mut d = json!({
+        let d = json!({
             "iterations": self.iterations,
             "size": self.size_text,
             "size_range": [self.sizes.0, self.sizes.1],
             "slots": self.slots.len(),
-            "fill": match self.fill { Fill::Ends => "ends", Fill::Full => "full" },
             "expected_live_blocks": self.expected_live,
         });
-        if let (Value::Object(d), Value::Object(i)) = (&mut d, &self.info) {
-            d.extend(i.clone());
-        }
-        d
+        super::details(d, self.fill, &self.info)
     }
 }
 

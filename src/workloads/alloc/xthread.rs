@@ -266,20 +266,16 @@ impl Instance for XThreadInstance {
 
     fn details(&self) -> Value {
         let c = &self.cfg;
-        let mut d = json!({
+        let d = json!({
             "producers": self.producers,
             "consumers": self.consumers,
             "blocks_per_producer": c.blocks,
             "batch_blocks": BATCH,
             "queue_messages": QUEUE,
             "size_range": [c.lo, c.lo as u64 + c.span - 1],
-            "fill": match c.fill { Fill::Ends => "ends", Fill::Full => "full" },
             "thread_cpus": self.cpus,
         });
-        if let (Value::Object(d), Value::Object(i)) = (&mut d, &self.info) {
-            d.extend(i.clone());
-        }
-        d
+        super::details(d, c.fill, &self.info)
     }
 }
 
