@@ -111,20 +111,38 @@ impl Workload for Smt {
     }
 }
 
+/// The final values of up to 8 chains, on the stack: the kernel runs inside
+/// the work window, where nothing may allocate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Chains {
+    values: [u64; 8],
+    len: usize,
+}
+
+impl std::ops::Deref for Chains {
+    type Target = [u64];
+
+    fn deref(&self) -> &[u64] {
+        &self.values[..self.len]
+    }
+}
+
 /// `steps` steps of `C` independent chains from `seed`.
 #[inline(never)]
-fn chains<const C: usize>(seed: u64, steps: u64) -> Vec<u64> {
+fn chains<const C: usize>(seed: u64, steps: u64) -> Chains {
     let mut x: [u64; C] = std::array::from_fn(|c| seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     for _ in 0..steps {
         for v in &mut x {
             *v = mix64(*v);
         }
     }
-    x.to_vec()
+    let mut values = [0; 8];
+    values[..C].copy_from_slice(&x);
+    Chains { values, len: C }
 }
 
 /// The kernel with a run-time chain count (1..=8).
-fn kernel(seed: u64, steps: u64, n: usize) -> Vec<u64> {
+fn kernel(seed: u64, steps: u64, n: usize) -> Chains {
     match n {
         1 => chains::<1>(seed, steps),
         2 => chains::<2>(seed, steps),
@@ -142,9 +160,9 @@ struct SmtInstance {
     shares: Vec<u64>,
     chains: usize,
     seeds: Vec<u64>,
-    reference: Vec<Vec<u64>>,
+    reference: Vec<Chains>,
     wrong_seed: bool,
-    last: Option<Runs<Vec<u64>>>,
+    last: Option<Runs<Chains>>,
 }
 
 impl SmtInstance {
