@@ -19,12 +19,11 @@ use super::engine::sync::SyncReader;
 use super::engine::threadpool::PoolReader;
 use super::engine::uring::{UringReader, disabled_sysctl};
 use super::engine::{ReadEngine, Request, Tally};
-use super::sizing::{self, MIB, Machine, Rule};
+use super::sizing::{self, MIB, Placed, Rule};
 use crate::cli::Profile;
 use crate::plan::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::{instance_dir, skip_or_fail};
-use crate::workloads::scratch;
 
 /// File sizes per profile: quick 2x the last-level cache within 64..256 MiB,
 /// full 16x and at least 1 GiB, seed 8x and at least the study's 256 MB.
@@ -91,16 +90,10 @@ impl Workload for RandRead {
         let engine_name = cell.str("engine")?.to_string();
         let depth = cell.usize("depth")?;
         let reads = cell.usize("reads")?;
-        let scratch = scratch::dir(cell)?;
-        let filesystem = scratch::filesystem_type(&scratch);
-        let machine = Machine::read(&scratch).context("reading the free space of the scratch directory")?;
-        let size = match sizing::choose(sizing::for_profile(cell.profile, RULES), cell.u64("file_mib")?, &machine) {
-            Ok(s) => s,
+        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, RULES, BLOCK as u64)? {
+            Ok(p) => p,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
-        if let Err(why) = sizing::fits(size.bytes, machine.free_bytes, &scratch, &filesystem) {
-            return Ok(Prepared::Skip(why));
-        }
         let stamps = Stamps::new(cell.seed);
         let path = match instance_dir(&scratch, "randread").and_then(|d| write_file(&d.join("data"), size.bytes, &stamps)) {
             Ok(p) => p,

@@ -14,12 +14,11 @@ use super::blocks::{BLOCK, Found, Stamps};
 use super::engine::WriteEngine;
 use super::engine::sync::SyncWriter;
 use super::engine::uring::{UringWriter, disabled_sysctl};
-use super::sizing::{self, MIB, Machine, Rule};
+use super::sizing::{self, MIB, Placed, Rule};
 use crate::measure::clock;
 use crate::plan::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::{ext4_journal, instance_dir, skip_or_fail};
-use crate::workloads::scratch;
 
 /// File sizes per profile: quick the last-level cache within 32..128 MiB,
 /// full and seed 8x and at least 512 MiB (the study has no write test).
@@ -88,18 +87,11 @@ impl Workload for SeqWrite {
         anyhow::ensure!(block_kib % 4 == 0, "block_kib={block_kib} is not a multiple of 4");
         let block_bytes = block_kib * 1024;
         let depth = cell.usize("depth")?;
-        let scratch = scratch::dir(cell)?;
-        let filesystem = scratch::filesystem_type(&scratch);
-        let machine = Machine::read(&scratch).context("reading the free space of the scratch directory")?;
-        let size = match sizing::choose(sizing::for_profile(cell.profile, RULES), cell.u64("file_mib")?, &machine) {
-            Ok(s) => s,
+        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, RULES, block_bytes as u64)? {
+            Ok(p) => p,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
-        let blocks = (size.bytes / block_bytes as u64).max(1);
-        let file_bytes = blocks * block_bytes as u64;
-        if let Err(why) = sizing::fits(file_bytes, machine.free_bytes, &scratch, &filesystem) {
-            return Ok(Prepared::Skip(why));
-        }
+        let (file_bytes, blocks) = (size.bytes, size.bytes / block_bytes as u64);
         let stamps = Stamps::new(cell.seed);
         let made = instance_dir(&scratch, "seqwrite").and_then(|d| {
             let path = d.join("data");

@@ -5,12 +5,16 @@
 //! refusal of a cell whose file would not fit in that free space, checked
 //! before anything is written.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use serde_json::{Value, json};
 
 use crate::cli::Profile;
 use crate::envelope::Envelope;
+use crate::plan::Cell;
+use crate::workloads::hw::sizing::last_level;
+use crate::workloads::scratch;
 
 pub const MIB: u64 = 1 << 20;
 
@@ -38,10 +42,7 @@ impl Machine {
     /// `dir`'s filesystem.
     pub fn read(dir: &Path) -> std::io::Result<Machine> {
         let env = Envelope::collect(Path::new("/"), Vec::new(), 0);
-        let llc_bytes = env.cpu.caches.ok().and_then(|caches| {
-            let top = caches.iter().filter(|c| c.kind != "Instruction").map(|c| c.level).max()?;
-            Some(caches.iter().filter(|c| c.level == top && c.kind != "Instruction").map(|c| c.size_bytes * c.instances as u64).sum())
-        });
+        let llc_bytes = env.cpu.caches.ok().and_then(|caches| last_level(caches).map(|c| c.size_bytes * c.instances as u64));
         Ok(Machine { llc_bytes, mem_available: env.memory.available_bytes.ok().copied(), free_bytes: free_bytes(dir)? })
     }
 
@@ -143,6 +144,33 @@ pub fn fits(need: u64, free: u64, dir: &Path, filesystem: &str) -> Result<(), St
         dir.display(),
         free / MIB,
     ))
+}
+
+/// Where a cell's file goes, how large it is, and what the size came from.
+pub struct Placed {
+    pub scratch: PathBuf,
+    pub filesystem: String,
+    pub machine: Machine,
+    pub size: Size,
+}
+
+/// Reads the machine once for `cell` (at prepare), sizes its file by the
+/// profile's rule among `rules` (or the `file_mib` parameter), rounds the
+/// size down to whole `unit`s (at least one) and checks that it fits in the
+/// free space. `Ok(Err(reason))`: the cell is skipped before anything is written.
+pub fn place(cell: &Cell, rules: [Rule; 3], unit: u64) -> anyhow::Result<Result<Placed, String>> {
+    let scratch = scratch::dir(cell)?;
+    let filesystem = scratch::filesystem_type(&scratch);
+    let machine = Machine::read(&scratch).context("reading the free space of the scratch directory")?;
+    let mut size = match choose(for_profile(cell.profile, rules), cell.u64("file_mib")?, &machine) {
+        Ok(s) => s,
+        Err(why) => return Ok(Err(why)),
+    };
+    size.bytes = (size.bytes / unit).max(1) * unit;
+    if let Err(why) = fits(size.bytes, machine.free_bytes, &scratch, &filesystem) {
+        return Ok(Err(why));
+    }
+    Ok(Ok(Placed { scratch, filesystem, machine, size }))
 }
 
 /// The rule of `profile` among (quick, full, seed).
