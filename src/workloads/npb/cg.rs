@@ -28,6 +28,7 @@ use serde_json::json;
 use super::randlc::{self, randlc};
 use crate::plan::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{self, Maker, Runtime};
 
 /// The matrix's condition-number bound (NPB's `rcond`).
@@ -91,7 +92,7 @@ impl Workload for Cg {
                        counts it, 2 niter na (3 + nonzer (nonzer + 1) + 25 (5 + nonzer (nonzer + 1)) + 3) floating-point \
                        operations per run divided by the time",
             unit: Unit::MopsPerSec,
-            timed_region: "NPB's timed region: the niter outer iterations (conj_grad, zeta, the normalisation of z into x), \
+            timed_region: "NPB's timed region, inside the runtime's install (the hand-off to the pool is outside): the niter outer iterations (conj_grad, zeta, the normalisation of z into x), \
                            each vector operation split over the rows in fork-join tasks (4 chunks per worker, 1 per worker on spawn); the matrix \
                            generation (makea), NPB's one untimed warm-up iteration and the reset of x to ones before each \
                            sample are outside",
@@ -415,15 +416,15 @@ impl<R: Runtime> CgInstance<R> {
         let chunks = (if R::FINE_GRAINED { 4 } else { 1 } * rt.workers()).clamp(1, n);
         let bounds = (0..=chunks).map(|i| n * i / chunks).collect();
         let mut inst = CgInstance { rt, class, matrix, bounds, v: Vectors::ones(n), last: None };
-        inst.iterate(1);
+        inst.iterate(1, &mut Timer::new());
         inst
     }
 
-    /// `niter` outer iterations from the current x on the runtime; returns
-    /// the last (zeta, rnorm).
-    fn iterate(&mut self, niter: usize) -> (f64, f64) {
+    /// `niter` outer iterations from the current x on the runtime, bracketed
+    /// by `timer` inside `install`; returns the last (zeta, rnorm).
+    fn iterate(&mut self, niter: usize, timer: &mut Timer) -> (f64, f64) {
         let (rt, bounds, m, shift, v) = (&self.rt, &self.bounds[..], &self.matrix, self.class.shift, &mut self.v);
-        rt.install(|| (0..niter).fold((f64::NAN, f64::NAN), |_, _| outer(rt, bounds, m, shift, v)))
+        timed_install(rt, timer, || (0..niter).fold((f64::NAN, f64::NAN), |_, _| outer(rt, bounds, m, shift, v)))
     }
 }
 
@@ -432,9 +433,7 @@ impl<R: Runtime> Instance for CgInstance<R> {
         self.last = None;
         // NPB resets x to ones before starting its timer.
         self.v.x.fill(1.0);
-        timer.start();
-        let last = self.iterate(self.class.niter);
-        timer.stop();
+        let last = self.iterate(self.class.niter, timer);
         self.last = Some(last);
         Ok(Work::ops(self.class.ops()))
     }

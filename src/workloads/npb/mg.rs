@@ -21,6 +21,7 @@ use serde_json::json;
 use self::ops::{Dims, Par, interp, norm2u3, psinv, resid, rprj3, zran3};
 use crate::plan::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 
 /// NPB's verification tolerance: |rnm2 - reference| / reference.
@@ -266,12 +267,7 @@ impl<R: Runtime> Instance for MgInstance<R> {
         self.mg.reinit();
         let par = Par::new(&self.rt, max_tasks(&self.rt));
         let mg = &mut self.mg;
-        let rnm2 = self.rt.install(|| {
-            timer.start();
-            let rnm2 = mg.timed(&par);
-            timer.stop();
-            rnm2
-        });
+        let rnm2 = timed_install(&self.rt, timer, || mg.timed(&par));
         self.last = Some(rnm2);
         Ok(Work::ops(self.mg.class.ops()))
     }
