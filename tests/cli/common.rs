@@ -1,7 +1,8 @@
 //! Helpers: the binary, a temporary run directory, and readers of its records.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -72,4 +73,26 @@ pub fn row<'a>(rows: &'a [Value], workload: &str) -> &'a Value {
 
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// The entries of a directory (the scratch root given as `--io-dir`).
+pub fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+}
+
+/// Runs `args` in `sb` with its scratch directories under `io` and waits for
+/// the run to end (the tests give it endless sampling and a short timeout);
+/// returns whether `file`, a path inside a cell's scratch directory, was seen
+/// while the worker lived.
+pub fn saw_scratch_file(sb: &Sandbox, args: &[&str], io: &Path, file: &str) -> bool {
+    let io_arg = io.to_str().unwrap();
+    let mut child = sb.command(&[args, &["--io-dir", io_arg]].concat()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let t = Instant::now();
+    let mut seen = false;
+    while child.try_wait().unwrap().is_none() {
+        assert!(t.elapsed() < Duration::from_secs(60), "the run did not end");
+        seen |= leftovers(io).iter().any(|d| io.join(d).join(file).exists());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    seen
 }

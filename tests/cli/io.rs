@@ -5,20 +5,13 @@
 //! the free space before writing it, and leave nothing in `--io-dir`, even
 //! when a worker is killed.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
 
-use crate::common::{FAST, Sandbox, text};
+use crate::common::{FAST, Sandbox, leftovers, saw_scratch_file, text};
 
 /// Small files and few reads: a cell takes milliseconds.
 const SMALL_READS: &[&str] = &["-p", "io.randread.file_mib=4", "-p", "io.randread.reads=256", "-p", "io.randread.depth=4"];
 const SMALL_WRITES: &[&str] = &["-p", "io.seqwrite.file_mib=2", "-p", "io.seqwrite.block_kib=256"];
-
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
-}
 
 /// Runs the arguments with a private `--io-dir`; checks the exit code and
 /// that the scratch directories are gone; returns the rows.
@@ -194,19 +187,7 @@ fn io_scratch_files_are_removed_after_a_worker_is_killed() {
         "--timeout",
         "3s",
     ];
-    let mut child = sb
-        .command(&[&args[..], &["--settle", "0", "--io-dir", io.path().to_str().unwrap()]].concat())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    let mut seen = false;
-    while child.try_wait().unwrap().is_none() {
-        assert!(t.elapsed() < Duration::from_secs(60), "the run did not end");
-        seen |= leftovers(io.path()).iter().any(|d| io.path().join(d).join("randread/data").exists());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let seen = saw_scratch_file(&sb, &[&args[..], &["--settle", "0"]].concat(), io.path(), "randread/data");
     assert!(seen, "the worker's file was never seen in the scratch directory");
     assert_eq!(sb.rows()[0]["status"], "timeout");
     assert_eq!(leftovers(io.path()), Vec::<String>::new(), "the killed worker's file is left behind");

@@ -3,17 +3,9 @@
 //! expected and observed values, and the cells' scratch directories are gone
 //! after the run, even when a worker is killed by the timeout.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
 
-use crate::common::{FAST, Sandbox, text};
-
-/// The entries of a directory (the scratch root given as `--io-dir`).
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
-}
+use crate::common::{FAST, Sandbox, leftovers, saw_scratch_file, text};
 
 /// Runs `id` (with `extra` arguments) with its scratch directories in a
 /// private `--io-dir`; returns its rows and checks the scratch is gone.
@@ -164,31 +156,8 @@ fn scratch_directories_are_removed_after_a_worker_is_killed_by_the_timeout() {
     let sb = Sandbox::new();
     let io = tempfile::tempdir().unwrap();
     // Endless sampling: the worker is killed by the timeout while its files exist.
-    let mut child = sb
-        .command(&[
-            "os.readdir",
-            "-p",
-            "entries=10",
-            "--runs",
-            "100000",
-            "--settle",
-            "0",
-            "--timeout",
-            "2s",
-            "--io-dir",
-            io.path().to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    let mut seen = false;
-    while child.try_wait().unwrap().is_none() {
-        assert!(t.elapsed() < Duration::from_secs(60), "the run did not end");
-        seen |= leftovers(io.path()).iter().any(|d| io.path().join(d).join("readdir/e000009").exists());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let args = ["os.readdir", "-p", "entries=10", "--runs", "100000", "--settle", "0", "--timeout", "2s"];
+    let seen = saw_scratch_file(&sb, &args, io.path(), "readdir/e000009");
     assert!(seen, "the worker's files were never seen in the scratch directory");
     let rows = sb.rows();
     assert_eq!(rows.len(), 1);
