@@ -305,6 +305,26 @@ fn a_preload_library_is_checked_through_the_launcher() {
         );
     }
     assert!(w.calls("worker").is_empty());
+
+    // A library that does replace malloc reaches the launched worker through its argv.
+    let dirs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"];
+    let Some(lib) = dirs.iter().map(|d| Path::new(d).join("libjemalloc.so.2")).find(|p| p.is_file()) else {
+        eprintln!("skipped the preloaded run: no libjemalloc.so.2 installed (apt-get install libjemalloc2)");
+        return;
+    };
+    let lib = lib.display().to_string();
+    let sb = Sandbox::new();
+    let allocators = format!("system,preload:{lib}");
+    let out =
+        sb.run(&[&["alloc.random-mixed", "--allocator", &allocators, "-p", "iterations=5000", "--launcher", &w.path()], FAST].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for r in sb.rows() {
+        assert_eq!(r["status"], "ok", "{}", r["reason"]);
+        let provider = r["details"]["malloc_provider"].as_str().unwrap();
+        let preloaded = r["cell"]["params"]["allocator"] != "system";
+        assert_eq!(provider.ends_with("libjemalloc.so.2"), preloaded, "{}: malloc from {provider}", r["cell"]["row_id"]);
+    }
+    assert_eq!(w.calls("worker").iter().filter(|l| l.contains(&format!(":: env LD_PRELOAD={lib} "))).count(), 1, "{:#?}", w.log());
 }
 
 #[test]
