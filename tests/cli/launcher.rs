@@ -289,6 +289,24 @@ fn a_launcher_that_cannot_start_is_refused_before_anything_is_written() {
 }
 
 #[test]
+fn a_launched_proofbench_of_another_version_is_refused() {
+    // A "remote" proofbench that reports another version of itself.
+    let w = Wrapper::new(false);
+    let fake = w.dir.path().join("other-version");
+    let real = bin().display().to_string();
+    let ours = format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    std::fs::write(&fake, format!("#!/bin/sh\n'{real}' \"$@\" | sed 's/{ours}/\"version\": \"999.0.0\"/'\n")).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sb = Sandbox::new();
+    let out = sb.run(&["selftest.tiny", "--include-selftest", "--launcher", &w.path(), "--remote-exe", fake.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("--remote-exe") && err.contains("999.0.0") && err.contains(env!("CARGO_PKG_VERSION")), "{err}");
+    assert!(!sb.run_dir().exists());
+    assert!(w.calls("worker").is_empty());
+}
+
+#[test]
 fn a_preload_library_is_checked_through_the_launcher() {
     let w = Wrapper::new(false);
     for (lib, why) in [("libnot-a-library-anywhere.so.1", "does not load on the launched side"), ("libm.so.6", "malloc stays bound to")] {
