@@ -242,6 +242,24 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub io_dir: Option<PathBuf>,
 
+    /// Run every process of the launched side through this command prefix:
+    /// `PREFIX proofbench worker` per cell, `PREFIX proofbench env --json`
+    /// for the envelope (e.g. `'ssh host'`, `'srun -N1 --exclusive'`,
+    /// `'taskset -c 2-3'`). Split into words like a shell would, never run
+    /// through one. See docs/LAUNCHERS.md.
+    #[arg(long, value_name = "PREFIX")]
+    pub launcher: Option<String>,
+
+    /// The proofbench binary on the launched side (default: this binary's
+    /// own path).
+    #[arg(long, value_name = "PATH")]
+    pub remote_exe: Option<String>,
+
+    /// Run the whole plan on each host in turn, through a `--launcher`
+    /// containing `{host}`; one run directory per host, labelled by host.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub hosts: Option<Vec<String>>,
+
     /// Break the selected workloads that know this fault, to prove their
     /// verifiers fail (for tests).
     #[arg(long, value_name = "NAME", hide = true)]

@@ -344,4 +344,23 @@ pub struct RunRecord {
     pub counts: Option<StatusCounts>,
     /// Row ids of planned cells that have no row (interrupted runs).
     pub not_run: Vec<String>,
+    /// The launcher the run went through (`--launcher`); absent for a local
+    /// run. The envelope is then the launched side's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<LauncherRecord>,
+}
+
+/// How a run reached the machine it ran on (`run --launcher`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LauncherRecord {
+    /// `--launcher` as typed, `{host}` included.
+    pub template: String,
+    /// The host of `--hosts` this run went to.
+    pub host: Option<String>,
+    /// The prefix words every launched process started with.
+    pub prefix: Vec<String>,
+    /// The proofbench binary on the launched side.
+    pub remote_exe: String,
+    /// The hostname of the machine that launched the run.
+    pub launched_from: Option<String>,
 }

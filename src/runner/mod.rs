@@ -5,6 +5,7 @@
 //! report still written.
 
 pub mod compose;
+pub mod launcher;
 pub mod progress;
 pub mod signals;
 pub mod spawn;
@@ -23,6 +24,7 @@ use crate::plan::{self, Cell, Plan, RunOptions};
 use crate::report::{self, terminal::Out};
 use crate::workloads::registry;
 
+use launcher::Launcher;
 use progress::Progress;
 
 /// The seed of a run unless `--seed` is given (fixed, so that runs repeat).
@@ -37,27 +39,61 @@ pub fn utc_now() -> String {
 }
 
 /// A cell's private directory, removed with everything in it when dropped:
-/// after its worker has ended, however it ended.
-struct Scratch {
+/// after its worker has ended, however it ended. With a launcher it lives on
+/// the launched side, made and removed through the launcher (`mkdir`, `rm -rf`).
+struct Scratch<'a> {
     path: PathBuf,
+    launcher: Option<&'a Launcher>,
 }
 
-impl Scratch {
-    fn create(root: &Path, row_id: &str) -> anyhow::Result<Scratch> {
+impl<'a> Scratch<'a> {
+    fn create(root: &Path, row_id: &str, launcher: Option<&'a Launcher>) -> anyhow::Result<Scratch<'a>> {
         let path = root.join(format!("proofbench-{}-{row_id}", std::process::id()));
-        std::fs::create_dir(&path).with_context(|| format!("creating the scratch directory {}", path.display()))?;
-        Ok(Scratch { path })
+        match launcher {
+            None => std::fs::create_dir(&path).with_context(|| format!("creating the scratch directory {}", path.display()))?,
+            Some(l) => l
+                .run_helper(&["mkdir", "--", &path.display().to_string()])
+                .map_err(|e| anyhow::anyhow!("creating the scratch directory {} on the launched side: {e}", path.display()))?,
+        }
+        Ok(Scratch { path, launcher })
     }
 }
 
-impl Drop for Scratch {
+impl Drop for Scratch<'_> {
     fn drop(&mut self) {
-        if let Err(e) = std::fs::remove_dir_all(&self.path)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            eprintln!("proofbench: warning: could not remove {}: {e}", self.path.display());
+        match self.launcher {
+            None => {
+                if let Err(e) = std::fs::remove_dir_all(&self.path)
+                    && e.kind() != std::io::ErrorKind::NotFound
+                {
+                    eprintln!("proofbench: warning: could not remove {}: {e}", self.path.display());
+                }
+            }
+            Some(l) => {
+                if let Err(e) = l.run_helper(&["rm", "-rf", "--", &self.path.display().to_string()]) {
+                    eprintln!("proofbench: warning: could not remove {} on the launched side: {e}", self.path.display());
+                }
+            }
         }
     }
+}
+
+/// Where a run's cells run: here, or through a launcher whose side's
+/// envelope has been probed.
+enum Target {
+    Local,
+    Launched(Launcher, Box<Envelope>),
+}
+
+/// The worse of two run exit codes: interrupted, then failures, then success.
+fn worse(a: u8, b: u8) -> u8 {
+    let rank = |c: u8| match c {
+        EXIT_INTERRUPTED => 3,
+        0 => 0,
+        1 => 1,
+        _ => 2,
+    };
+    if rank(b) > rank(a) { b } else { a }
 }
 
 /// This process's peak resident set since its last exec (VmHWM), KiB.
@@ -72,8 +108,53 @@ fn name_part(s: &str) -> String {
     t.chars().take(48).collect()
 }
 
-/// Runs the benchmarks the arguments select; returns the exit code.
+/// Runs the benchmarks the arguments select, here or through `--launcher`
+/// (once per host of `--hosts`); returns the exit code (the worst of the
+/// runs). Every launcher's side must answer before anything runs.
 pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
+    let launchers = launcher::from_args(args)?;
+    if args.hosts.is_none() {
+        let target = match launchers.into_iter().next() {
+            None => Target::Local,
+            Some(l) => {
+                let envelope = l.probe_envelope()?;
+                Target::Launched(l, Box::new(envelope))
+            }
+        };
+        return run_on(args, argv, target, args.label.clone()).map(|(code, _)| ExitCode::from(code));
+    }
+    let mut probes = Vec::new();
+    for l in &launchers {
+        probes.push(l.probe_envelope()?);
+    }
+    let (mut worst, mut dirs) = (0u8, Vec::new());
+    for (i, (l, probed)) in launchers.into_iter().zip(probes).enumerate() {
+        if signals::interrupted() {
+            break;
+        }
+        // The first probe is fresh; later hosts are read again just before they run.
+        let envelope = if i == 0 { probed } else { l.probe_envelope()? };
+        let host = l.host.clone().unwrap_or_default();
+        let label = args.label.as_ref().map_or_else(|| host.clone(), |x| format!("{x}-{host}"));
+        let (code, dir) = run_on(args, argv.clone(), Target::Launched(l, Box::new(envelope)), Some(label))?;
+        dirs.push(format!("  {host}  {}\n", dir.display()));
+        worst = worse(worst, code);
+        if code == EXIT_INTERRUPTED {
+            break;
+        }
+    }
+    let text = format!("Runs by host:\n{}", dirs.concat());
+    if args.json {
+        eprint!("{text}")
+    } else {
+        Out::new().print(&text)?
+    }
+    Ok(ExitCode::from(worst))
+}
+
+/// One run on one target: plan, run every cell, write the records and the
+/// report; returns the exit code and the run directory.
+fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>) -> anyhow::Result<(u8, PathBuf)> {
     let wall = Instant::now();
     // This process may have been exec'd by another (cargo run does that), whose
     // CPU time and reaped children the kernel's counters still hold: count from here.
@@ -81,13 +162,21 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let specs = registry::specs();
     let seed = args.seed.unwrap_or(DEFAULT_SEED);
     let timeout = args.timeout.unwrap_or_else(|| args.profile.default_timeout());
-    let envelope = Envelope::collect(Path::new("/"), argv, seed);
+    let (envelope, launcher) = match target {
+        Target::Local => (Envelope::collect(Path::new("/"), argv, seed), None),
+        Target::Launched(l, e) => {
+            // The machine is the launched side's; the run (command line,
+            // seed, start time) is this one's.
+            let envelope = Envelope { command_line: argv, seed, started_utc: utc_now(), finished_utc: None, load_avg_after: None, ..*e };
+            (envelope, Some(l))
+        }
+    };
     let topo = match &envelope.topology {
         Reading::Present(t) => t.clone(),
         Reading::Absent { absent } => anyhow::bail!("cannot plan without the CPU topology: {absent}"),
     };
     let release = envelope.kernel.release.ok().cloned().unwrap_or_else(|| "unknown".into());
-    let label = args.label.clone().unwrap_or_else(|| format!("linux-{release}"));
+    let label = label.unwrap_or_else(|| format!("linux-{release}"));
     let options = RunOptions {
         selection: args.selection.clone(),
         profile: args.profile,
@@ -116,11 +205,28 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     };
     let Plan { cells } = plan::build(&options, &label, seed, &specs, &topo)?;
     let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
-    crate::workloads::alloc::allocator::check_cells(&exe, &cells).map_err(UsageError)?;
-    let scratch_root = args.io_dir.clone().unwrap_or_else(std::env::temp_dir);
-    if !scratch_root.is_dir() {
-        return Err(UsageError(format!("--io-dir {}: not a directory", scratch_root.display())).into());
-    }
+    let scratch_root = match &launcher {
+        None => {
+            crate::workloads::alloc::allocator::check_cells(&exe, &cells).map_err(UsageError)?;
+            let root = args.io_dir.clone().unwrap_or_else(std::env::temp_dir);
+            if !root.is_dir() {
+                return Err(UsageError(format!("--io-dir {}: not a directory", root.display())).into());
+            }
+            root
+        }
+        Some(l) => {
+            let mut seen: Vec<String> = Vec::new();
+            for lib in cells.iter().filter_map(crate::workloads::alloc::allocator::preload_env) {
+                if !seen.contains(&lib) {
+                    l.check_preload(&lib).map_err(|why| UsageError(format!("--allocator preload:{lib}: {why}")))?;
+                    seen.push(lib);
+                }
+            }
+            let root = args.io_dir.clone().unwrap_or_else(|| PathBuf::from(launcher::DEFAULT_SCRATCH_ROOT));
+            l.check_dir(&root.display().to_string()).map_err(|e| UsageError(format!("--io-dir {}: {e}", root.display())))?;
+            root
+        }
+    };
 
     let started_utc = envelope.started_utc.clone();
     let mut dir = match &args.run_dir {
@@ -148,6 +254,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         complete: false,
         counts: None,
         not_run: Vec::new(),
+        launcher: launcher.as_ref().map(Launcher::record),
     };
     dir.write_run(&run)?;
     signals::install()?;
@@ -155,7 +262,8 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let out = Out::new();
     let show_tables = !args.json && !args.quiet;
     if !args.quiet {
-        eprintln!("proofbench: {} cells, profile {}, writing {}", cells.len(), args.profile.as_str(), dir.path().display());
+        let through = launcher.as_ref().map(|l| format!(", through `{}`", l.display(&[]))).unwrap_or_default();
+        eprintln!("proofbench: {} cells, profile {}{through}, writing {}", cells.len(), args.profile.as_str(), dir.path().display());
     }
     let progress = Progress::new(cells.len(), args.quiet);
     let mut rows: Vec<Row> = Vec::new();
@@ -167,12 +275,15 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         progress.start_cell(&cell.display_name());
         let (log, log_rel) = dir.log_file(&cell.row_id)?;
         let started_utc = utc_now();
-        let scratch = Scratch::create(&scratch_root, &cell.row_id)?;
+        let scratch = Scratch::create(&scratch_root, &cell.row_id, launcher.as_ref())?;
         let cell = &Cell { scratch_dir: Some(scratch.path.display().to_string()), ..cell.clone() };
         let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
         let preload = crate::workloads::alloc::allocator::preload_env(cell);
-        let wr = spawn::run_worker(&exe, &cell_json, log, timeout, preload.as_deref())
-            .with_context(|| format!("running the worker of {}", cell.row_id))?;
+        let command = match &launcher {
+            None => spawn::local_worker(&exe, preload.as_deref()),
+            Some(l) => l.proofbench(preload.as_deref(), &["worker"]),
+        };
+        let wr = spawn::run_worker(command, &cell_json, log, timeout).with_context(|| format!("running the worker of {}", cell.row_id))?;
         drop(scratch);
         if wr.interrupted {
             break;
@@ -216,7 +327,13 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     run.interrupted = signals::interrupted();
     run.not_run = cells.iter().filter(|c| !rows.iter().any(|r| r.cell.index == c.index)).map(|c| c.row_id.clone()).collect();
     run.complete = run.not_run.is_empty();
-    run.envelope.finish(Path::new("/"));
+    match &launcher {
+        None => run.envelope.finish(Path::new("/")),
+        Some(l) => {
+            run.envelope.finished_utc = Some(utc_now());
+            run.envelope.load_avg_after = Some(l.load_avg_now());
+        }
+    }
     run.finished_utc = run.envelope.finished_utc.clone();
     run.wall_s = Some(wall.elapsed().as_secs_f64());
     let mut cpu = RunCpu { parent: Rusage::this_process().since(&cpu_self0), workers: Rusage::children().since(&cpu_children0) };
@@ -241,11 +358,12 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     } else {
         out.print(&summary)?;
     }
-    Ok(if run.interrupted {
-        ExitCode::from(EXIT_INTERRUPTED)
+    let code = if run.interrupted {
+        EXIT_INTERRUPTED
     } else if counts.failures() > 0 {
-        ExitCode::from(1)
+        1
     } else {
-        ExitCode::SUCCESS
-    })
+        0
+    };
+    Ok((code, dir.path().to_path_buf()))
 }

@@ -66,15 +66,22 @@ fn kill_group(pgid: i32, sig: i32) {
     unsafe { libc::kill(-pgid, sig) };
 }
 
-/// Runs `exe worker` on one cell with a timeout; `preload` is set as the
-/// worker's `LD_PRELOAD` (and only the worker's) when given.
-pub fn run_worker(exe: &Path, cell_json: &str, log: File, timeout: Duration, preload: Option<&str>) -> io::Result<WorkerRun> {
-    let started = Instant::now();
+/// The local worker command, `exe worker`; `preload` is set as the worker's
+/// `LD_PRELOAD` (and only the worker's) when given.
+pub fn local_worker(exe: &Path, preload: Option<&str>) -> Command {
     let mut command = Command::new(exe);
-    command.arg("worker").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::from(log)).process_group(0);
+    command.arg("worker");
     if let Some(lib) = preload {
         command.env("LD_PRELOAD", lib);
     }
+    command
+}
+
+/// Runs a worker `command` ([`local_worker`], or the same through a
+/// launcher) on one cell with a timeout.
+pub fn run_worker(mut command: Command, cell_json: &str, log: File, timeout: Duration) -> io::Result<WorkerRun> {
+    let started = Instant::now();
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::from(log)).process_group(0);
     let mut child = command.spawn()?;
     let pid = child.id() as i32;
     let (tx, rx) = mpsc::channel::<Event>();

@@ -10,6 +10,7 @@ mod cpu_patterns;
 mod errors;
 mod hw;
 mod io;
+mod launcher;
 mod npb_ep_cg;
 mod npb_mg;
 mod os_fs;

@@ -1,0 +1,389 @@
+//! runner::launcher: runs the launched side of a run through a command
+//! prefix (`--launcher "ssh host"`, `"srun -N1 --exclusive"`,
+//! `"taskset -c 2-3"`...). Every process of the launched side starts as
+//! `PREFIX REMOTE_EXE ...`: the envelope probe (`env --json`), the allocator
+//! preload check (`malloc-provider`), each cell's scratch directory
+//! (`mkdir` / `rm -rf`) and each cell's `worker`.
+//!
+//! The prefix is split into words shell-style and never run through a shell.
+//! Nothing here decides a row's status: workers still go through
+//! [`super::spawn::run_worker`], so a launched worker that crashes, hangs or
+//! prints no report gives the same statuses as a local one.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::cli::{RunArgs, UsageError};
+use crate::envelope::{Envelope, Reading, tool_info};
+use crate::evidence::LauncherRecord;
+
+/// The placeholder a launcher template carries when `--hosts` is given.
+pub const HOST: &str = "{host}";
+
+/// How long a launched helper command (the envelope probe, the preload
+/// check, `mkdir`, `rm`) may take before its process group is killed.
+pub const HELPER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The launched side's scratch root when `--io-dir` is not given (the
+/// launching side's `TMPDIR` means nothing on another machine).
+pub const DEFAULT_SCRATCH_ROOT: &str = "/tmp";
+
+/// One launcher: the prefix words for one host and the proofbench binary
+/// they lead to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launcher {
+    /// `--launcher` as typed (with `{host}` when `--hosts` is given).
+    pub template: String,
+    /// The prefix words, `{host}` replaced.
+    pub prefix: Vec<String>,
+    /// The host of `--hosts` this launcher leads to.
+    pub host: Option<String>,
+    /// The proofbench binary on the launched side (`--remote-exe`).
+    pub remote_exe: String,
+}
+
+/// What a launched helper command printed and how it ended.
+#[derive(Debug)]
+pub struct Captured {
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
+    /// Its exit code; `None` when it was killed by a signal.
+    pub code: Option<i32>,
+}
+
+impl Captured {
+    /// The last non-empty line of stderr, for an error message.
+    pub fn last_error_line(&self) -> &str {
+        self.stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("(nothing on stderr)")
+    }
+}
+
+/// Checks `--launcher`, `--remote-exe` and `--hosts` together: one launcher
+/// per host, or one without a host, or none (a local run). Errors are usage
+/// errors naming the flag.
+pub fn from_args(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
+    let Some(template) = &args.launcher else {
+        if args.hosts.is_some() || args.remote_exe.is_some() {
+            let flag = if args.hosts.is_some() { "--hosts" } else { "--remote-exe" };
+            return Err(UsageError(format!("{flag} needs --launcher")).into());
+        }
+        return Ok(Vec::new());
+    };
+    let words =
+        shlex::split(template).ok_or_else(|| UsageError(format!("--launcher '{template}': unbalanced quotes or a trailing backslash")))?;
+    if words.is_empty() {
+        return Err(UsageError("--launcher is empty: give a command prefix, e.g. --launcher 'ssh host'".into()).into());
+    }
+    let remote_exe = match &args.remote_exe {
+        Some(p) if p.is_empty() => return Err(UsageError("--remote-exe is empty".into()).into()),
+        Some(p) => p.clone(),
+        None => std::env::current_exe()
+            .map_err(|e| anyhow::anyhow!("locating the proofbench binary for --remote-exe: {e}"))?
+            .display()
+            .to_string(),
+    };
+    let has_host = words.iter().any(|w| w.contains(HOST));
+    let make = |host: Option<&str>| Launcher {
+        template: template.clone(),
+        prefix: words.iter().map(|w| host.map_or_else(|| w.clone(), |h| w.replace(HOST, h))).collect(),
+        host: host.map(str::to_string),
+        remote_exe: remote_exe.clone(),
+    };
+    match &args.hosts {
+        None if has_host => Err(UsageError(format!("--launcher '{template}' contains {HOST}: give the hosts with --hosts a,b,c")).into()),
+        None => Ok(vec![make(None)]),
+        Some(_) if !has_host => {
+            Err(UsageError(format!("--hosts needs {HOST} in --launcher (e.g. --launcher 'ssh {HOST}'); '{template}' has none")).into())
+        }
+        Some(_) if args.run_dir.is_some() => {
+            Err(UsageError("--run-dir names one directory, but --hosts writes one per host: use --out DIR".into()).into())
+        }
+        Some(hosts) => {
+            let mut seen: Vec<&str> = Vec::new();
+            for h in hosts {
+                if h.trim().is_empty() || h.chars().any(char::is_whitespace) {
+                    return Err(UsageError(format!("--hosts: '{h}' is not a host name")).into());
+                }
+                if seen.contains(&h.as_str()) {
+                    return Err(UsageError(format!("--hosts: {h} is given twice")).into());
+                }
+                seen.push(h);
+            }
+            Ok(hosts.iter().map(|h| make(Some(h))).collect())
+        }
+    }
+}
+
+impl Launcher {
+    /// `--launcher 'ssh a'` (or `--launcher 'ssh {host}' for host a`): how
+    /// error messages name this launcher.
+    pub fn name(&self) -> String {
+        match &self.host {
+            Some(h) => format!("--launcher '{}' for host {h}", self.template),
+            None => format!("--launcher '{}'", self.template),
+        }
+    }
+
+    /// The prefix and `args` as one line, quoted so that a shell would
+    /// split it back the same way.
+    pub fn display(&self, args: &[&str]) -> String {
+        let words: Vec<&str> = self.prefix.iter().map(String::as_str).chain(args.iter().copied()).collect();
+        shlex::try_join(words.iter().copied()).unwrap_or_else(|_| words.join(" "))
+    }
+
+    /// `PREFIX ARGS...`, not started.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.prefix[0]);
+        c.args(&self.prefix[1..]).args(args);
+        c
+    }
+
+    /// `PREFIX [env LD_PRELOAD=lib] REMOTE_EXE ARGS...`: environment
+    /// variables do not cross ssh or srun, so the preload is in the argv.
+    pub fn proofbench(&self, preload: Option<&str>, args: &[&str]) -> Command {
+        let ld = preload.map(|lib| format!("LD_PRELOAD={lib}"));
+        let mut words: Vec<&str> = Vec::new();
+        if let Some(ld) = &ld {
+            words.extend(["env", ld.as_str()]);
+        }
+        words.push(&self.remote_exe);
+        words.extend_from_slice(args);
+        self.command(&words)
+    }
+
+    /// The record stored in run.json.
+    pub fn record(&self) -> LauncherRecord {
+        LauncherRecord {
+            template: self.template.clone(),
+            host: self.host.clone(),
+            prefix: self.prefix.clone(),
+            remote_exe: self.remote_exe.clone(),
+            launched_from: std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_string()),
+        }
+    }
+
+    /// Runs `PREFIX REMOTE_EXE env --json` and returns the launched side's
+    /// envelope. Refuses (usage error naming the launcher) when the prefix
+    /// cannot start, the command fails or times out, what it prints is not
+    /// an envelope, or the launched proofbench is another version.
+    pub fn probe_envelope(&self) -> anyhow::Result<Envelope> {
+        let envelope = self.fetch_envelope()?;
+        let (here, there) = (tool_info(), &envelope.tool);
+        if there.name != here.name || there.version != here.version {
+            return Err(UsageError(format!(
+                "--remote-exe {}: the launched side runs {} {}, this is {} {}: install the same version there",
+                self.remote_exe, there.name, there.version, here.name, here.version
+            ))
+            .into());
+        }
+        if there.git_commit != here.git_commit {
+            eprintln!(
+                "proofbench: warning: {}: the launched side's proofbench was built from commit {}, this one from {}",
+                self.name(),
+                there.git_commit,
+                here.git_commit
+            );
+        }
+        Ok(envelope)
+    }
+
+    /// `PREFIX REMOTE_EXE env --json`, parsed; no version check.
+    fn fetch_envelope(&self) -> anyhow::Result<Envelope> {
+        let shown = self.display(&[&self.remote_exe, "env", "--json"]);
+        let out = capture(self.proofbench(None, &["env", "--json"]), HELPER_TIMEOUT)
+            .map_err(|e| UsageError(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])))?;
+        let Some(out) = out else {
+            return Err(UsageError(format!("{}: `{shown}` gave no answer within {} s", self.name(), HELPER_TIMEOUT.as_secs())).into());
+        };
+        if out.code != Some(0) {
+            let how = out.code.map_or_else(|| "was killed by a signal".to_string(), |c| format!("exited with code {c}"));
+            let hint = if out.code == Some(127) || out.code == Some(126) {
+                " (is the launcher's program installed, and does --remote-exe name proofbench on the launched side?)"
+            } else {
+                ""
+            };
+            return Err(UsageError(format!("{}: `{shown}` {how}: {}{hint}", self.name(), out.last_error_line())).into());
+        }
+        let envelope: Envelope = serde_json::from_str(out.stdout.trim())
+            .map_err(|e| UsageError(format!("{}: `{shown}` did not print a proofbench envelope ({e})", self.name())))?;
+        Ok(envelope)
+    }
+
+    /// The launched side's load averages now (for the envelope's
+    /// `load_avg_after`), read through a second probe; absent with the
+    /// reason when the probe fails.
+    pub fn load_avg_now(&self) -> Reading<[f64; 3]> {
+        match self.fetch_envelope() {
+            Ok(e) => e.load_avg_before,
+            Err(e) => Reading::absent(format!("not read: {e:#}")),
+        }
+    }
+
+    /// Checks that `dir` is a directory on the launched side (`PREFIX test -d DIR`).
+    pub fn check_dir(&self, dir: &str) -> Result<(), String> {
+        match capture(self.command(&["test", "-d", dir]), HELPER_TIMEOUT) {
+            Ok(Some(out)) if out.code == Some(0) => Ok(()),
+            Ok(Some(_)) => Err(format!("not a directory on the launched side ({})", self.name())),
+            Ok(None) => Err(format!("`{}` gave no answer within {} s", self.display(&["test", "-d", dir]), HELPER_TIMEOUT.as_secs())),
+            Err(e) => Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
+        }
+    }
+
+    /// Runs `PREFIX ARGS...` and succeeds when it exits 0; the error has its
+    /// last line of stderr.
+    pub fn run_helper(&self, args: &[&str]) -> Result<(), String> {
+        match capture(self.command(args), HELPER_TIMEOUT) {
+            Ok(Some(out)) if out.code == Some(0) => Ok(()),
+            Ok(Some(out)) => Err(format!("`{}` failed: {}", self.display(args), out.last_error_line())),
+            Ok(None) => Err(format!("`{}` gave no answer within {} s", self.display(args), HELPER_TIMEOUT.as_secs())),
+            Err(e) => Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
+        }
+    }
+
+    /// Checks, as [`crate::workloads::alloc::allocator::check_preload`] does
+    /// locally, that preloading `lib` on the launched side replaces `malloc`:
+    /// `PREFIX env LD_PRELOAD=lib REMOTE_EXE malloc-provider`. The path is
+    /// the launched side's, so it is compared by name when it cannot be
+    /// resolved here.
+    pub fn check_preload(&self, lib: &str) -> Result<(), String> {
+        if lib.contains([' ', ':']) {
+            return Err("LD_PRELOAD separates libraries by spaces and colons: the path may contain neither".into());
+        }
+        let out = match capture(self.proofbench(Some(lib), &["malloc-provider"]), HELPER_TIMEOUT) {
+            Ok(Some(out)) => out,
+            Ok(None) => return Err(format!("the check through {} gave no answer within {} s", self.name(), HELPER_TIMEOUT.as_secs())),
+            Err(e) => return Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
+        };
+        if let Some(l) = out.stderr.lines().find(|l| l.contains("LD_PRELOAD") || l.contains("ld.so")) {
+            return Err(format!("it does not load on the launched side: {}", l.trim()));
+        }
+        if out.code != Some(0) {
+            return Err(format!("a process with it preloaded failed on the launched side: {}", out.last_error_line()));
+        }
+        let provider = out.stdout.trim();
+        let same_name = !provider.is_empty() && Path::new(provider).file_name() == Path::new(lib).file_name();
+        if provider == lib || same_name || crate::workloads::alloc::allocator::same_library(provider, lib) {
+            Ok(())
+        } else {
+            Err(format!(
+                "it loads on the launched side, but malloc stays bound to {}",
+                if provider.is_empty() { "(unknown)" } else { provider }
+            ))
+        }
+    }
+}
+
+/// Runs `command` (stdin closed, stdout and stderr captured) in its own
+/// process group; `Ok(None)` when it did not end within `timeout` (the
+/// group is then killed). Unlike a worker it is not stopped by SIGINT, so
+/// the cleanup of an interrupted cell still runs.
+pub fn capture(mut command: Command, timeout: Duration) -> std::io::Result<Option<Captured>> {
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let mut child = command.spawn()?;
+    let pgid = child.id() as i32;
+    let reader = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = r.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let out = reader(Box::new(child.stdout.take().expect("stdout is piped")));
+    let err = reader(Box::new(child.stderr.take().expect("stderr is piped")));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break Some(st);
+        }
+        if started.elapsed() >= timeout {
+            // SAFETY: signalling the process group this function created.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // Stragglers of the group would hold the pipes open.
+    // SAFETY: as above; the group may already be empty.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    Ok(status.map(|st| Captured { stdout, stderr, code: st.code() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> RunArgs {
+        let cli = crate::cli::Cli::try_parse_from([&["proofbench", "run"], extra].concat()).expect("parses");
+        match cli.command {
+            crate::cli::Command::Run(a) => *a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn usage(extra: &[&str]) -> String {
+        let e = from_args(&args(extra)).expect_err("refused");
+        assert!(e.is::<UsageError>(), "{e:#}");
+        e.to_string()
+    }
+
+    #[test]
+    fn no_launcher_is_a_local_run() {
+        assert!(from_args(&args(&[])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_prefix_is_split_shell_style_and_not_run_through_a_shell() {
+        let l = from_args(&args(&["--launcher", "sh -c 'exec \"$@\"' sh", "--remote-exe", "/opt/pb"])).unwrap();
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].prefix, ["sh", "-c", "exec \"$@\"", "sh"]);
+        assert_eq!(l[0].host, None);
+        let c = l[0].proofbench(Some("/lib/libx.so"), &["worker"]);
+        let argv: Vec<_> = std::iter::once(c.get_program()).chain(c.get_args()).map(|s| s.to_string_lossy().into_owned()).collect();
+        assert_eq!(argv, ["sh", "-c", "exec \"$@\"", "sh", "env", "LD_PRELOAD=/lib/libx.so", "/opt/pb", "worker"]);
+        assert_eq!(l[0].display(&["a b"]), "sh -c 'exec \"$@\"' sh 'a b'");
+    }
+
+    #[test]
+    fn hosts_give_one_launcher_each_with_the_host_in_place() {
+        let l = from_args(&args(&["--launcher", "ssh -o BatchMode=yes {host}", "--hosts", "a,b.example"])).unwrap();
+        assert_eq!(l.iter().map(|l| l.prefix.join(" ")).collect::<Vec<_>>(), ["ssh -o BatchMode=yes a", "ssh -o BatchMode=yes b.example"]);
+        assert_eq!(l[1].host.as_deref(), Some("b.example"));
+        assert_eq!(l[1].name(), "--launcher 'ssh -o BatchMode=yes {host}' for host b.example");
+        // The default remote binary is this one.
+        assert_eq!(l[0].remote_exe, std::env::current_exe().unwrap().display().to_string());
+    }
+
+    #[test]
+    fn bad_combinations_are_usage_errors_naming_the_flag() {
+        assert!(usage(&["--launcher", "ssh a", "--hosts", "a,b"]).contains("--hosts needs {host}"));
+        assert!(usage(&["--launcher", "ssh {host}"]).contains("--hosts"));
+        assert!(usage(&["--hosts", "a"]).contains("--hosts needs --launcher"));
+        assert!(usage(&["--remote-exe", "/x"]).contains("--remote-exe needs --launcher"));
+        assert!(usage(&["--launcher", "ssh 'a"]).contains("unbalanced quotes"));
+        assert!(usage(&["--launcher", "  "]).contains("--launcher is empty"));
+        assert!(usage(&["--launcher", "ssh {host}", "--hosts", "a,a"]).contains("a is given twice"));
+        assert!(usage(&["--launcher", "ssh {host}", "--hosts", "a,,b"]).contains("is not a host name"));
+        assert!(usage(&["--launcher", "ssh {host}", "--hosts", "a", "--run-dir", "x"]).contains("--out"));
+    }
+
+    #[test]
+    fn capture_reports_output_exit_codes_and_timeouts() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let out = capture(c, Duration::from_secs(30)).unwrap().unwrap();
+        assert_eq!((out.stdout.as_str(), out.stderr.as_str(), out.code), ("out\n", "err\n", Some(3)));
+        assert_eq!(out.last_error_line(), "err");
+        let mut c = Command::new("sh");
+        c.args(["-c", "sleep 30"]);
+        assert!(capture(c, Duration::from_millis(200)).unwrap().is_none(), "a hang is reported as no answer");
+        assert!(capture(Command::new("/no/such/program"), Duration::from_secs(1)).is_err());
+    }
+}

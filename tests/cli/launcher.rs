@@ -1,0 +1,404 @@
+//! `run --launcher`: the same plan through a command prefix. A wrapper
+//! launcher gives the same rows as a local run; the envelope, the planning
+//! topology and the workers come from the launched side (another hostname,
+//! another CPU set, another user or network namespace); a crash or hang
+//! through a launcher gets the local statuses; bad launchers are refused
+//! before anything is written; `--hosts` stores one run per host.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{FAST, SMALL_PRIMES, Sandbox, bin, row, rows_of, text};
+
+/// A launcher script in a directory every user may read: it appends one
+/// line per invocation to `log` (its uid, network namespace, allowed CPUs
+/// and arguments) and execs its arguments. With `host`, its first argument
+/// is a host name, logged and dropped.
+struct Wrapper {
+    dir: tempfile::TempDir,
+}
+
+impl Wrapper {
+    fn new(host: bool) -> Wrapper {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let take_host = if host { "host=\"$1\"; shift\n" } else { "host=-\n" };
+        let script = format!(
+            "#!/bin/sh\n{take_host}cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$$/status)\n\
+             echo \"host=$host uid=$(id -u) net=$(readlink /proc/$$/ns/net) cpus=$cpus :: $*\" >> {log}\nexec \"$@\"\n",
+            log = dir.path().join("log").display()
+        );
+        let w = Wrapper { dir };
+        std::fs::write(w.script(), script).unwrap();
+        std::fs::set_permissions(w.script(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(w.log_path(), "").unwrap();
+        // Writable by a launched side that runs as another user.
+        std::fs::set_permissions(w.log_path(), std::fs::Permissions::from_mode(0o666)).unwrap();
+        w
+    }
+
+    fn script(&self) -> PathBuf {
+        self.dir.path().join("launch.sh")
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.path().join("log")
+    }
+
+    fn path(&self) -> String {
+        self.script().display().to_string()
+    }
+
+    fn log(&self) -> Vec<String> {
+        std::fs::read_to_string(self.log_path()).unwrap().lines().map(str::to_string).collect()
+    }
+
+    /// The log lines of one subcommand (`env --json`, `worker`...).
+    fn calls(&self, what: &str) -> Vec<String> {
+        self.log().into_iter().filter(|l| l.ends_with(&format!(" {what}"))).collect()
+    }
+}
+
+/// Whether `cmd` runs and exits 0 here (a capability probe for a skip).
+fn works(cmd: &[&str]) -> bool {
+    Command::new(cmd[0]).args(&cmd[1..]).output().is_ok_and(|o| o.status.success())
+}
+
+/// (row id, status) of every row.
+fn ids_and_statuses(rows: &[Value]) -> Vec<(String, String)> {
+    rows.iter().map(|r| (r["cell"]["row_id"].as_str().unwrap().to_string(), r["status"].as_str().unwrap().to_string())).collect()
+}
+
+const TINY: &[&str] = &["selftest.tiny", "cpu.primes", "--include-selftest", "--workers", "1,2"];
+
+#[test]
+fn a_wrapper_launcher_gives_the_rows_of_a_local_run_and_records_the_launcher() {
+    let local = Sandbox::new();
+    let out = local.run(&[TINY, FAST, SMALL_PRIMES].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let w = Wrapper::new(false);
+    let sb = Sandbox::new();
+    let out = sb.run(&[TINY, FAST, SMALL_PRIMES, &["--launcher", &w.path()]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = sb.rows();
+    assert_eq!(ids_and_statuses(&rows), ids_and_statuses(&local.rows()));
+    assert!(rows.iter().all(|r| r["status"] == "ok"));
+
+    // One envelope probe before and one after, one worker per row, one
+    // scratch directory made and removed per row: all through the wrapper.
+    let exe = bin().display().to_string();
+    assert_eq!(w.calls("env --json").len(), 2, "{:#?}", w.log());
+    assert!(w.calls("env --json").iter().all(|l| l.ends_with(&format!(":: {exe} env --json"))));
+    assert_eq!(w.calls("worker").len(), rows.len(), "{:#?}", w.log());
+    assert_eq!(w.log().iter().filter(|l| l.contains(":: mkdir -- ")).count(), rows.len());
+    assert_eq!(w.log().iter().filter(|l| l.contains(":: rm -rf -- ")).count(), rows.len());
+
+    let run = sb.run_json();
+    assert_eq!(run["launcher"]["template"], w.path());
+    assert_eq!(run["launcher"]["prefix"], serde_json::json!([w.path()]));
+    assert_eq!(run["launcher"]["remote_exe"], exe);
+    assert!(run["launcher"]["host"].is_null());
+    assert!(run["envelope"]["load_avg_after"].is_array(), "read through the launcher: {}", run["envelope"]["load_avg_after"]);
+    assert!(local.run_json().get("launcher").is_none(), "a local run has no launcher record");
+    assert!(text(&out.stderr).contains(&format!("through `{}`", w.path())), "{}", text(&out.stderr));
+}
+
+#[test]
+fn the_envelope_is_the_launched_sides_hostname() {
+    let unshare = if works(&["unshare", "--uts", "true"]) {
+        "unshare --uts"
+    } else if works(&["unshare", "-r", "-u", "true"]) {
+        "unshare -r -u"
+    } else {
+        eprintln!("skipped: neither `unshare --uts` nor `unshare -r -u` works here (no UTS namespaces for this user)");
+        return;
+    };
+    let launcher = format!("{unshare} sh -c 'hostname pb-launched-side && exec \"$@\"' sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("results");
+    let out = Command::new(bin())
+        .args([&["run", "--out", out_dir.to_str().unwrap(), "--launcher", &launcher], TINY, FAST, SMALL_PRIMES].concat())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let dirs: Vec<PathBuf> = std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(dirs.len(), 1);
+    let name = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.contains("-pb-launched-side-"), "the directory is named after the launched host: {name}");
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(dirs[0].join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["envelope"]["hostname"], "pb-launched-side");
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert_eq!(run["launcher"]["launched_from"], here.trim());
+    // The run's own command line, not the probe's.
+    assert!(run["envelope"]["command_line"].as_array().unwrap().iter().any(|a| a == "--launcher"));
+    assert!(rows_of(&dirs[0]).iter().all(|r| r["status"] == "ok"));
+}
+
+/// The allowed CPUs of this test process, from /proc/self/status.
+fn allowed_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string();
+    list.split(',')
+        .flat_map(|part| {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn under_taskset_the_plan_and_the_workers_use_the_launched_cpu_set() {
+    if !works(&["taskset", "-c", "0", "true"]) && !works(&["taskset", "--version"]) {
+        eprintln!("skipped: taskset is not installed");
+        return;
+    }
+    // The last CPU this process may use: pinning to it proves the plan came
+    // from the launched side (a local plan of two workers would pin to 0 and 1).
+    let cpu = *allowed_cpus().last().unwrap();
+    let w = Wrapper::new(false);
+    let sb = Sandbox::new();
+    let launcher = format!("taskset -c {cpu} {}", w.path());
+    let out = sb.run(&[&["cpu.primes", "--workers", "auto", "--pin", "linear", "--launcher", &launcher], FAST, SMALL_PRIMES].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run = sb.run_json();
+    assert_eq!(run["envelope"]["cpu_limits"]["allowed"], serde_json::json!([cpu]));
+    let rows = sb.rows();
+    assert_eq!(rows.len(), 1, "one allowed CPU on the launched side: one worker count");
+    let r = row(&rows, "cpu.primes");
+    assert_eq!(r["status"], "ok", "{}", r["reason"]);
+    assert_eq!(r["cell"]["workers"], 1);
+    assert_eq!(r["cell"]["placement"]["cpus"], serde_json::json!([cpu]));
+    let workers = w.calls("worker");
+    assert_eq!(workers.len(), 1);
+    assert!(workers[0].contains(&format!(" cpus={cpu} ")), "the worker was launched on CPU {cpu}: {}", workers[0]);
+}
+
+#[test]
+fn a_launched_side_in_another_network_namespace_or_user_runs_the_rows() {
+    let own_net = std::fs::read_link("/proc/self/ns/net").unwrap().display().to_string();
+    let w = Wrapper::new(false);
+    let exe = bin().display().to_string();
+    let setpriv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+    let mut tried = 0;
+    if works(&["unshare", "-n", "true"]) || works(&["unshare", "-r", "-n", "true"]) {
+        tried += 1;
+        let unshare = if works(&["unshare", "-n", "true"]) { "unshare -n" } else { "unshare -r -n" };
+        let sb = Sandbox::new();
+        let out = sb.run(&[TINY, FAST, SMALL_PRIMES, &["--launcher", &format!("{unshare} {}", w.path())]].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(sb.rows().iter().all(|r| r["status"] == "ok"));
+        let workers = w.calls("worker");
+        assert!(!workers.is_empty());
+        assert!(workers.iter().all(|l| l.contains(" net=net:") && !l.contains(&format!(" net={own_net} "))), "{workers:#?}");
+    } else {
+        eprintln!("skipped the network namespace: `unshare -n` does not work here");
+    }
+    if works(&[&setpriv[..], &[&exe, "--version"]].concat()) {
+        tried += 1;
+        let w = Wrapper::new(false);
+        // The scratch directories are made by the launched user, in a
+        // directory that user may write.
+        let io = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(io.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let sb = Sandbox::new();
+        let launcher = format!("{} {}", setpriv.join(" "), w.path());
+        let args = ["selftest.tiny", "os.readdir", "--include-selftest", "-p", "entries=10", "--io-dir", io.path().to_str().unwrap()];
+        let out = sb.run(&[&args[..], FAST, &["--launcher", &launcher]].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let rows = sb.rows();
+        assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:#?}");
+        assert!(!w.calls("worker").is_empty());
+        assert!(w.log().iter().any(|l| l.contains(":: rm -rf -- ")));
+        assert!(w.log().iter().all(|l| l.contains(" uid=65534 ")), "{:#?}", w.log());
+        assert_eq!(std::fs::read_dir(io.path()).unwrap().count(), 0, "a scratch directory was left behind");
+    } else {
+        eprintln!("skipped the other user: `setpriv --reuid=65534` cannot run {exe} here (not root, or the binary is not readable)");
+    }
+    if tried == 0 {
+        eprintln!("skipped: no network namespace and no other user available");
+    }
+}
+
+#[test]
+fn a_crash_and_a_hang_through_a_launcher_get_the_local_statuses() {
+    let args: &[&str] = &["selftest.crash", "selftest.hang", "cpu.primes", "--workers", "1", "--timeout", "2s"];
+    let local = Sandbox::new();
+    let out = local.run(&[args, FAST, SMALL_PRIMES].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let w = Wrapper::new(false);
+    let sb = Sandbox::new();
+    let out = sb.run(&[args, FAST, SMALL_PRIMES, &["--launcher", &w.path()]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let (rows, local_rows) = (sb.rows(), local.rows());
+    assert_eq!(ids_and_statuses(&rows), ids_and_statuses(&local_rows));
+    let crash = row(&rows, "selftest.crash");
+    assert_eq!(crash["status"], "failed");
+    assert_eq!(crash["process"]["signal_name"], "SIGSEGV");
+    let hang = row(&rows, "selftest.hang");
+    assert_eq!(hang["status"], "timeout");
+    assert_eq!(hang["process"]["signal_name"], row(&local_rows, "selftest.hang")["process"]["signal_name"]);
+    assert_eq!(row(&rows, "cpu.primes")["status"], "ok");
+    assert_eq!(w.calls("worker").len(), 3);
+}
+
+#[test]
+fn a_launcher_that_cannot_start_is_refused_before_anything_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("results");
+    let run = |extra: &[&str]| {
+        Command::new(bin())
+            .args([&["run", "selftest.tiny", "--include-selftest", "--out", out_dir.to_str().unwrap()], extra].concat())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--launcher", "no-such-launcher-program --flag"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("proofbench: error: --launcher 'no-such-launcher-program --flag': cannot start 'no-such-launcher-program'"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let w = Wrapper::new(false);
+    let out = run(&["--launcher", &w.path(), "--remote-exe", "/no/such/proofbench"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains(&format!("--launcher '{}'", w.path())) && err.contains("--remote-exe"), "{err}");
+
+    let out = run(&["--launcher", "echo"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("did not print a proofbench envelope"), "{}", text(&out.stderr));
+
+    for (extra, says) in [
+        (&["--launcher", "ssh a", "--hosts", "a,b"][..], "--hosts needs {host} in --launcher"),
+        (&["--launcher", "ssh {host}"][..], "give the hosts with --hosts"),
+        (&["--hosts", "a,b"][..], "--hosts needs --launcher"),
+        (&["--launcher", "ssh 'a"][..], "unbalanced quotes"),
+    ] {
+        let out = run(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(text(&out.stderr).contains(says), "{extra:?}: {}", text(&out.stderr));
+    }
+    assert!(!out_dir.exists(), "a refused run wrote {}", out_dir.display());
+    assert!(w.calls("worker").is_empty(), "nothing may run: {:#?}", w.log());
+}
+
+#[test]
+fn a_launched_proofbench_of_another_version_is_refused() {
+    // A "remote" proofbench that reports another version of itself.
+    let w = Wrapper::new(false);
+    let fake = w.dir.path().join("other-version");
+    let real = bin().display().to_string();
+    let ours = format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    std::fs::write(&fake, format!("#!/bin/sh\n'{real}' \"$@\" | sed 's/{ours}/\"version\": \"999.0.0\"/'\n")).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sb = Sandbox::new();
+    let out = sb.run(&["selftest.tiny", "--include-selftest", "--launcher", &w.path(), "--remote-exe", fake.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("--remote-exe") && err.contains("999.0.0") && err.contains(env!("CARGO_PKG_VERSION")), "{err}");
+    assert!(!sb.run_dir().exists());
+    assert!(w.calls("worker").is_empty());
+}
+
+#[test]
+fn a_preload_library_is_checked_through_the_launcher() {
+    let w = Wrapper::new(false);
+    for (lib, why) in [("libnot-a-library-anywhere.so.1", "does not load on the launched side"), ("libm.so.6", "malloc stays bound to")] {
+        let sb = Sandbox::new();
+        let out = sb.run(&["alloc.random-mixed", "--allocator", &format!("preload:{lib}"), "--launcher", &w.path()]);
+        assert_eq!(out.status.code(), Some(2), "{lib}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(err.contains(&format!("--allocator preload:{lib}: ")) && err.contains(why), "{lib}: {err}");
+        assert!(!sb.run_dir().exists(), "{lib}: no run directory for a refused run");
+        assert!(
+            w.log().iter().any(|l| l.contains(&format!(":: env LD_PRELOAD={lib} ")) && l.ends_with(" malloc-provider")),
+            "{:#?}",
+            w.log()
+        );
+    }
+    assert!(w.calls("worker").is_empty());
+
+    // A library that does replace malloc reaches the launched worker through its argv.
+    let dirs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"];
+    let Some(lib) = dirs.iter().map(|d| Path::new(d).join("libjemalloc.so.2")).find(|p| p.is_file()) else {
+        eprintln!("skipped the preloaded run: no libjemalloc.so.2 installed (apt-get install libjemalloc2)");
+        return;
+    };
+    let lib = lib.display().to_string();
+    let sb = Sandbox::new();
+    let allocators = format!("system,preload:{lib}");
+    let out =
+        sb.run(&[&["alloc.random-mixed", "--allocator", &allocators, "-p", "iterations=5000", "--launcher", &w.path()], FAST].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for r in sb.rows() {
+        assert_eq!(r["status"], "ok", "{}", r["reason"]);
+        let provider = r["details"]["malloc_provider"].as_str().unwrap();
+        let preloaded = r["cell"]["params"]["allocator"] != "system";
+        assert_eq!(provider.ends_with("libjemalloc.so.2"), preloaded, "{}: malloc from {provider}", r["cell"]["row_id"]);
+    }
+    assert_eq!(w.calls("worker").iter().filter(|l| l.contains(&format!(":: env LD_PRELOAD={lib} "))).count(), 1, "{:#?}", w.log());
+}
+
+#[test]
+fn hosts_run_the_plan_once_per_host_into_directories_labelled_by_host() {
+    let w = Wrapper::new(true);
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("results");
+    let launcher = format!("{} {{host}}", w.path());
+    let out = Command::new(bin())
+        .args(
+            [
+                &[
+                    "run",
+                    "selftest.tiny",
+                    "--include-selftest",
+                    "--out",
+                    out_dir.to_str().unwrap(),
+                    "--launcher",
+                    &launcher,
+                    "--hosts",
+                    "h1,h2",
+                ],
+                FAST,
+            ]
+            .concat(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Runs by host:"), "{stdout}");
+    for host in ["h1", "h2"] {
+        let line = stdout.lines().find(|l| l.trim_start().starts_with(&format!("{host} "))).unwrap_or_else(|| panic!("{stdout}"));
+        let dir = Path::new(line.split_whitespace().nth(1).unwrap());
+        let run: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+        assert_eq!(run["label"], host);
+        assert_eq!(run["launcher"]["host"], host);
+        assert_eq!(run["launcher"]["prefix"], serde_json::json!([w.path(), host]));
+        assert!(rows_of(dir).iter().all(|r| r["status"] == "ok" && r["cell"]["label"] == host));
+        // Every process of this host's run went through its own launcher.
+        let worker_hosts: Vec<String> = w.calls("worker").iter().map(|l| l.split_whitespace().next().unwrap().to_string()).collect();
+        assert!(worker_hosts.contains(&format!("host={host}")), "{worker_hosts:?}");
+    }
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 2);
+    assert_eq!(w.calls("worker").len(), 2);
+
+    // --label prefixes the host.
+    let out = Command::new(bin())
+        .args(
+            [&["run", "selftest.tiny", "--include-selftest", "--out", out_dir.to_str().unwrap(), "--label", "base"], FAST]
+                .concat()
+                .into_iter()
+                .chain(["--launcher", &launcher, "--hosts", "h3"]),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::read_dir(&out_dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with("-base-h3")));
+}
