@@ -1,0 +1,2 @@
+//! Claims tests: parsing (forms, suffixes, errors with line and key) and the
+//! status of each claim against synthetic rows.
