@@ -183,7 +183,12 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
             work.map(|w| w.n.to_string()).unwrap_or_else(|| "0".into()),
         ]);
         if let (Some(m), Some(w)) = (r.median(), work) {
-            let key = if labels.len() > 1 { format!("{} {}", r.cell.label, axes_text(r)) } else { axes_text(r) };
+            let axes = axes_text(r);
+            let key = match (labels.len() > 1, axes.as_str()) {
+                (_, "-") => r.cell.label.clone(),
+                (true, _) => format!("{} {axes}", r.cell.label),
+                (false, _) => axes,
+            };
             lines.entry(key).or_default().push((run_ticks.len() as f64, m, w.ci95.lo, w.ci95.hi));
         }
     }

@@ -403,4 +403,4 @@ pub fn record_after_run(run_dir: &Path, db: Option<&Path>, quiet: bool) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
