@@ -114,8 +114,10 @@ fn update_doc(file: &std::path::Path, stored: &crate::evidence::StoredRun) -> an
 pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     use crate::cli::CompareFormat;
     use crate::compare::{self, Verdict};
-    let ((base, base_name), (candidate, candidate_name)) =
-        (crate::history::command::read_run_or_id(&args.base, &args.db)?, crate::history::command::read_run_or_id(&args.candidate, &args.db)?);
+    let ((base, base_name), (candidate, candidate_name)) = (
+        crate::history::command::read_run_or_id(&args.base, &args.db)?,
+        crate::history::command::read_run_or_id(&args.candidate, &args.db)?,
+    );
     let opts = compare::Options {
         threshold: args.threshold.unwrap_or(args.noise) / 100.0,
         across_machines: args.across_machines,

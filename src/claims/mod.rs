@@ -130,7 +130,9 @@ impl<'de> Deserialize<'de> for RangeText {
         let s = String::deserialize(d)?;
         let bad = |why: &str| de::Error::custom(format!("expect = \"{s}\": {why} (use e.g. \"58M..65M\", \"58M..\" or \"..65M\")"));
         let (lo, hi) = s.split_once("..").ok_or_else(|| bad("not a range LO..HI"))?;
-        let side = |t: &str| if t.trim().is_empty() { Ok(None) } else { parse_suffixed(t).map(Some).ok_or_else(|| bad(&format!("'{t}' is not a number"))) };
+        let side = |t: &str| {
+            if t.trim().is_empty() { Ok(None) } else { parse_suffixed(t).map(Some).ok_or_else(|| bad(&format!("'{t}' is not a number"))) }
+        };
         let r = RangeText { lo: side(lo)?, hi: side(hi)? };
         match (r.lo, r.hi) {
             (None, None) => Err(bad("both ends are empty")),
@@ -167,7 +169,13 @@ impl<'de> Deserialize<'de> for Tolerance {
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Tolerance, E> {
                 let bad = || E::custom(format!("tolerance = \"{v}\" is not a tolerance (use e.g. \"5%\" or 2M)"));
                 match v.trim().strip_suffix('%') {
-                    Some(p) => p.trim().parse::<f64>().ok().filter(|p| p.is_finite() && *p >= 0.0).map(|p| Tolerance::Relative(p / 100.0)).ok_or_else(bad),
+                    Some(p) => p
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|p| p.is_finite() && *p >= 0.0)
+                        .map(|p| Tolerance::Relative(p / 100.0))
+                        .ok_or_else(bad),
                     None => parse_suffixed(v).map(|x| Tolerance::Absolute(x.abs())).ok_or_else(bad),
                 }
             }

@@ -196,9 +196,9 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
     let ticks: Vec<String> = run_ticks.iter().map(|id| format!("h:{id}")).collect();
     let lines: Vec<TrendLine> = lines.into_iter().map(|(label, points)| TrendLine { label, points }).collect();
     let svg = trend_svg(&format!("{workload}: median per run"), unit, &ticks, &lines);
-    let plot_path = plot.map(Path::to_path_buf).unwrap_or_else(|| {
-        db.parent().unwrap_or(Path::new(".")).join(format!("trend-{}.svg", workload.replace(['/', ' '], "_")))
-    });
+    let plot_path = plot
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| db.parent().unwrap_or(Path::new(".")).join(format!("trend-{}.svg", workload.replace(['/', ' '], "_"))));
     crate::evidence::dir::write_atomic(&plot_path, svg.as_bytes()).with_context(|| format!("writing the plot {}", plot_path.display()))?;
     let filter_text = if filters.is_empty() {
         String::new()

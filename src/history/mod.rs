@@ -24,8 +24,8 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::cli::UsageError;
 use crate::envelope::Envelope;
-use crate::evidence::{ROW_SCHEMA, RUN_SCHEMA, Row, RunRecord, Status, StoredRun, read_run};
 use crate::evidence::dir::parse_record;
+use crate::evidence::{ROW_SCHEMA, RUN_SCHEMA, Row, RunRecord, Status, StoredRun, read_run};
 use crate::report::axes_text;
 
 /// The database file name, beside the run directories.
@@ -367,7 +367,7 @@ impl Store {
     fn run_record(&self, id: i64) -> anyhow::Result<RunRecord> {
         let text: Option<String> = self.conn.query_row("SELECT run_json FROM runs WHERE id = ?1", [id], |r| r.get(0)).optional()?;
         let text = text.ok_or_else(|| UsageError(format!("{}: no run h:{id} (see 'proofbench history list')", self.path.display())))?;
-        Ok(parse_record(&text, RUN_SCHEMA, &self.path, None).with_context(|| format!("run h:{id}"))?)
+        parse_record(&text, RUN_SCHEMA, &self.path, None).with_context(|| format!("run h:{id}"))
     }
 
     /// Rebuilds run `id` from the database alone, as `read_run` reads a directory.
@@ -398,7 +398,9 @@ pub fn record_after_run(run_dir: &Path, db: Option<&Path>, quiet: bool) {
     match Store::open(&db).and_then(|mut s| s.record_dir(run_dir)) {
         Ok(rec) if !quiet => eprintln!("proofbench: recorded as h:{} in {}", rec.id(), db.display()),
         Ok(_) => {}
-        Err(e) => eprintln!("proofbench: warning: the run is kept in {} but was not recorded in {}: {e:#}", run_dir.display(), db.display()),
+        Err(e) => {
+            eprintln!("proofbench: warning: the run is kept in {} but was not recorded in {}: {e:#}", run_dir.display(), db.display())
+        }
     }
 }
 

@@ -12,8 +12,14 @@ pub struct TrendLine {
 
 const SIZE: (u32, u32) = (800, 460);
 
-const COLORS: [RGBColor; 6] =
-    [RGBColor(31, 119, 180), RGBColor(214, 39, 40), RGBColor(44, 160, 44), RGBColor(148, 103, 189), RGBColor(140, 86, 75), RGBColor(23, 190, 207)];
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(23, 190, 207),
+];
 
 /// An SVG of `lines` over the runs named `runs` (x = 1 is `runs[0]`).
 pub fn trend_svg(title: &str, unit: &str, runs: &[String], lines: &[TrendLine]) -> String {
@@ -76,8 +82,10 @@ mod tests {
     #[test]
     fn a_trend_is_svg_with_its_run_ticks_and_legend() {
         let runs = vec!["h:1".to_string(), "h:2".to_string(), "h:3".to_string()];
-        let lines =
-            vec![TrendLine { label: "size=256".into(), points: vec![(1.0, 10.0, 9.0, 11.0), (2.0, 12.0, 11.0, 13.0), (3.0, 30.0, 29.0, 31.0)] }];
+        let lines = vec![TrendLine {
+            label: "size=256".into(),
+            points: vec![(1.0, 10.0, 9.0, 11.0), (2.0, 12.0, 11.0, 13.0), (3.0, 30.0, 29.0, 31.0)],
+        }];
         let svg = trend_svg("alloc.x: median per run", "ns/op", &runs, &lines);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
         for want in ["h:1", "h:3", "size=256", "alloc.x: median per run"] {

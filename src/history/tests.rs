@@ -236,11 +236,16 @@ fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
 fn a_step_between_machines_is_not_comparable_and_failed_rows_leave_the_series() {
     let tmp = tempfile::tempdir().unwrap();
     let mut store = Store::open(&tmp.path().join("h.sqlite")).unwrap();
-    let (run, text) = fake_run("bad", "2026-01-05T00:00:00Z", None, vec![{
-        let mut r = noisy_row(900.0);
-        r.status = Status::Invalid;
-        r
-    }]);
+    let (run, text) = fake_run(
+        "bad",
+        "2026-01-05T00:00:00Z",
+        None,
+        vec![{
+            let mut r = noisy_row(900.0);
+            r.status = Status::Invalid;
+            r
+        }],
+    );
     store.record(&run, &text).unwrap();
     for (i, c) in [100.0, 300.0].iter().enumerate() {
         let (run, text) = fake_run(&format!("r{i}"), &format!("2026-01-0{}T00:00:00Z", i + 1), None, vec![noisy_row(*c)]);
