@@ -32,6 +32,12 @@ pub enum Command {
     /// Compare two stored runs row by row: ratio of medians with a 95% CI,
     /// Mann-Whitney U p-value, and a verdict per row.
     Compare(CompareArgs),
+    /// The SQLite history of runs: import, list, show a workload's trend,
+    /// find the steps that regressed.
+    History(HistoryArgs),
+    /// Check a claims file (expected values or ranges per workload) against
+    /// a run: a claims-vs-actual table.
+    CheckClaims(CheckClaimsArgs),
     /// Internal: run one cell (JSON on stdin), print one report line.
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -215,6 +221,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
 
+    /// The commit of the system under test, recorded in run.json and the
+    /// history (default: `git rev-parse HEAD` of the current directory when
+    /// it is in a git repository; `none` records none).
+    #[arg(long, value_name = "REV")]
+    pub commit: Option<String>,
+
+    /// The history database the run is recorded in (default
+    /// `history.sqlite` in the directory that holds the run directory).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// Do not record the run in the history database.
+    #[arg(long, conflicts_with = "db")]
+    pub no_history: bool,
+
     /// Seed for every random choice of the run (inputs, bootstrap).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -313,11 +334,15 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The base run directory.
+    /// The base run: a run directory, or a history id (`h:12` or `#12`).
     pub base: PathBuf,
 
-    /// The candidate run directory.
+    /// The candidate run: a run directory, or a history id.
     pub candidate: PathBuf,
+
+    /// The history database that history ids refer to.
+    #[arg(long, value_name = "PATH", default_value = "results/history.sqlite")]
+    pub db: PathBuf,
 
     /// Noise threshold in percent: a row regresses or improves only when the
     /// whole 95% CI of its ratio lies beyond it (and p < 0.05).
@@ -351,6 +376,76 @@ pub enum CompareFormat {
     Markdown,
     /// The comparison record (`proofbench.compare/1`).
     Json,
+}
+
+/// `proofbench history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The history database.
+    #[arg(long, value_name = "PATH", default_value = "results/history.sqlite", global = true)]
+    pub db: PathBuf,
+
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+}
+
+/// The subcommands of `proofbench history`.
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Record stored run directories (a run already held is skipped).
+    Import {
+        /// Run directories written by `proofbench run`.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+    },
+    /// Every recorded run: id, date, label, commit, machine, rows ok/total.
+    List,
+    /// The median of a workload per run (with commit and label), and an SVG trend plot.
+    Show {
+        /// A workload id (`cpu.primes`).
+        workload: String,
+        /// Only rows whose parameter NAME has VALUE (repeatable).
+        #[arg(short = 'p', long = "params", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Where to write the trend plot (default `trend-<workload>.svg`
+        /// beside the database).
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
+    },
+    /// Compare each run with the next along every row series (as `compare`
+    /// judges two runs) and flag the steps that regressed.
+    Regressions {
+        /// A workload id, a group or a glob (default: every workload).
+        workload: Option<String>,
+        /// Noise threshold in percent (as `compare --noise`).
+        #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_threshold)]
+        noise: f64,
+        /// Judge steps between runs on different machines too.
+        #[arg(long)]
+        across_machines: bool,
+        /// Exit 1 when any step regressed.
+        #[arg(long)]
+        fail_on_regression: bool,
+    },
+}
+
+/// `proofbench check-claims`.
+#[derive(Debug, Args)]
+pub struct CheckClaimsArgs {
+    /// The claims file (TOML, `[[claim]]` tables; see docs/RECORD-FORMAT.md).
+    pub claims: PathBuf,
+
+    /// The run: a run directory, or a history id (`h:12`).
+    pub run: PathBuf,
+
+    /// Exit 1 when any claim is not within its expected range (a claim not
+    /// measured counts as not met).
+    #[arg(long)]
+    pub strict: bool,
+
+    /// The history database that a history id refers to.
+    #[arg(long, value_name = "PATH", default_value = "results/history.sqlite")]
+    pub db: PathBuf,
 }
 
 #[derive(Debug, Args)]

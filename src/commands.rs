@@ -114,20 +114,16 @@ fn update_doc(file: &std::path::Path, stored: &crate::evidence::StoredRun) -> an
 pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     use crate::cli::CompareFormat;
     use crate::compare::{self, Verdict};
-    let read = |p: &std::path::Path| {
-        let stored = read_run(p).with_context(|| format!("reading run directory {}", p.display()))?;
-        for w in &stored.warnings {
-            eprintln!("proofbench: warning: {}: {w}", p.display());
-        }
-        anyhow::Ok(stored)
-    };
-    let (base, candidate) = (read(&args.base)?, read(&args.candidate)?);
+    let ((base, base_name), (candidate, candidate_name)) = (
+        crate::history::command::read_run_or_id(&args.base, &args.db)?,
+        crate::history::command::read_run_or_id(&args.candidate, &args.db)?,
+    );
     let opts = compare::Options {
         threshold: args.threshold.unwrap_or(args.noise) / 100.0,
         across_machines: args.across_machines,
         seed: base.run.seed,
     };
-    let c = compare::compare(&base, &candidate, &args.base.display().to_string(), &args.candidate.display().to_string(), &opts);
+    let c = compare::compare(&base, &candidate, &base_name, &candidate_name, &opts);
     let warnings = compare::warnings(&c, args.across_machines);
     let text = match args.format {
         CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&c)?),

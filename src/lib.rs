@@ -5,11 +5,13 @@
 //! `workloads` with `measure`) -> `evidence` -> `stats` -> `report`.
 //! `topology` and `envelope` describe the machine.
 
+pub mod claims;
 pub mod cli;
 pub mod commands;
 pub mod compare;
 pub mod envelope;
 pub mod evidence;
+pub mod history;
 pub mod measure;
 pub mod plan;
 pub mod report;

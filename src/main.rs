@@ -19,6 +19,8 @@ fn main() -> ExitCode {
         Command::Env(args) => commands::env(&args),
         Command::Report(args) => commands::report(&args),
         Command::Compare(args) => commands::compare(&args),
+        Command::History(args) => proofbench::history::command::history(&args),
+        Command::CheckClaims(args) => proofbench::claims::check(&args),
         Command::Worker(_) => proofbench::worker::main().map(|_| ExitCode::SUCCESS),
         Command::Noop { token } => {
             println!("{token}");

@@ -104,8 +104,9 @@ fn differences(pairs: Vec<(&str, String, String)>) -> Vec<String> {
     pairs.into_iter().filter(|(_, a, b)| a != b).map(|(f, a, b)| format!("{f} ({a} vs {b})")).collect()
 }
 
-/// The machine identity: what makes two runs the same machine.
-fn machine_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
+/// The machine identity: what makes two runs the same machine. Returns
+/// `field (a vs b)` for each identity field that differs (empty: same machine).
+pub fn machine_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
     // Total memory moves by a few MiB between boots: compare whole GiB.
     let gib =
         |r: &Reading<u64>| r.ok().map(|b| format!("{} GiB", (*b as f64 / (1u64 << 30) as f64).round())).unwrap_or_else(|| "absent".into());
@@ -156,7 +157,11 @@ fn timed_values(r: &Row) -> Vec<f64> {
     r.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect()
 }
 
-fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&str>) -> RowComparison {
+/// Judges one matched pair of rows: the one code path for "did this row
+/// regress between two runs" (`compare` and `history regressions` both call
+/// it). `machines_differ` names the machine differences that make the pair
+/// not comparable (`None` to judge it).
+pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&str>) -> RowComparison {
     let mut out = RowComparison {
         workload: base.cell.workload.clone(),
         axes: axes_text(base),

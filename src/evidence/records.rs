@@ -328,6 +328,11 @@ pub struct RunRecord {
     /// The run directory's name.
     pub id: String,
     pub label: String,
+    /// The commit of the system under test (`--commit`, default the `git
+    /// rev-parse HEAD` of the directory proofbench ran in; `None` outside a
+    /// git repository). Absent in runs written before it existed.
+    #[serde(default)]
+    pub commit: Option<String>,
     pub profile: Profile,
     pub seed: u64,
     pub options: RunOptions,

@@ -241,6 +241,7 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
         schema: RUN_SCHEMA.to_string(),
         id: dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         label,
+        commit: crate::history::commit_of(args.commit.as_deref()),
         profile: args.profile,
         seed,
         options,
@@ -350,6 +351,9 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
     // `proofbench report DIR` gives the same bytes.
     let stored = read_run(dir.path())?;
     dir.write_file("report.md", &report::render(&stored))?;
+    if !args.no_history {
+        crate::history::record_after_run(dir.path(), args.db.as_deref(), args.quiet);
+    }
     let summary = format!("{}\nResults: {}\n", report::footer(&stored.run, &stored.rows), dir.path().display());
     if args.json {
         if !args.quiet {

@@ -8,6 +8,7 @@ mod compare;
 mod counters;
 mod cpu_patterns;
 mod errors;
+mod history;
 mod hw;
 mod io;
 mod launcher;

@@ -1,0 +1,162 @@
+//! Claims tests: parsing (forms, suffixes, errors with line and key) and the
+//! status of each claim against synthetic rows.
+
+use serde_json::json;
+
+use super::*;
+use crate::history::tests::{fake_row, fake_run};
+use crate::workloads::contract::Unit;
+
+const FILE: &str = r#"
+# claims of a README
+[[claim]]
+workload = "alloc.random-mixed"
+params = { size = "256", iterations = "10M" }
+expect = "58M..65M"
+unit = "ops/s"
+note = "README table"
+
+[[claim]]
+workload = "cpu.primes"
+min = "1.5K"
+max = 2000
+
+[[claim]]
+workload = "cpu.checksum"
+value = "2G"
+tolerance = "5%"
+"#;
+
+#[test]
+fn suffixes_read_as_powers_of_ten() {
+    assert_eq!(parse_suffixed("58M"), Some(58e6));
+    assert_eq!(parse_suffixed("1.5G"), Some(1.5e9));
+    assert_eq!(parse_suffixed("10k"), Some(1e4));
+    assert_eq!(parse_suffixed("10_000"), Some(1e4));
+    assert_eq!(parse_suffixed("256"), Some(256.0));
+    assert_eq!(parse_suffixed("lots"), None);
+    assert_eq!(parse_suffixed(""), None);
+}
+
+#[test]
+fn the_three_forms_of_expectation_parse_to_ranges() {
+    let c = parse(FILE, "claims.toml").unwrap();
+    assert_eq!(c.len(), 3);
+    assert_eq!((c[0].lo, c[0].hi, c[0].expected.as_str(), c[0].line), (Some(58e6), Some(65e6), "58M..65M", 3));
+    assert_eq!(c[0].params.get("iterations").map(String::as_str), Some("10M"));
+    assert_eq!(c[0].unit.as_deref(), Some("ops/s"));
+    assert_eq!(c[0].note.as_deref(), Some("README table"));
+    assert_eq!((c[1].lo, c[1].hi), (Some(1500.0), Some(2000.0)));
+    assert_eq!((c[2].lo, c[2].hi), (Some(1.9e9), Some(2.1e9)));
+    assert_eq!(c[2].expected, "2G ± 5%");
+    let open = parse("[[claim]]\nworkload = \"a.b\"\nexpect = \"..10\"\n", "f").unwrap();
+    assert_eq!((open[0].lo, open[0].hi), (None, Some(10.0)));
+}
+
+#[test]
+fn params_match_as_text_or_as_the_same_number() {
+    let params: Params = [("iterations".to_string(), json!(10_000_000)), ("mode".to_string(), json!("fast"))].into_iter().collect();
+    assert!(param_matches(&params, "iterations", "10M"));
+    assert!(param_matches(&params, "iterations", "10000000"));
+    assert!(!param_matches(&params, "iterations", "1M"));
+    assert!(param_matches(&params, "mode", "fast"));
+    assert!(!param_matches(&params, "mode", "slow"));
+    assert!(!param_matches(&params, "size", "256"));
+}
+
+fn error(text: &str) -> String {
+    parse(text, "claims.toml").unwrap_err().to_string()
+}
+
+#[test]
+fn a_malformed_file_names_the_file_line_and_key() {
+    let e = error("[[claim]]\nworkload = \"a.b\"\nexpcet = \"1..2\"\n");
+    assert!(e.starts_with("claims.toml line 3"), "{e}");
+    assert!(e.contains("expcet"), "{e}");
+    let e = error("[[claim]]\nworkload = \"a.b\"\nexpect = \"1..lots\"\n");
+    assert!(e.starts_with("claims.toml line 3"), "{e}");
+    assert!(e.contains("expect") && e.contains("'lots' is not a number"), "{e}");
+    let e = error("[[claim]]\nworkload = \"a.b\"\nexpect = \"9..2\"\n");
+    assert!(e.contains("low end is above the high end"), "{e}");
+    let e = error("[[claim]]\nworkload = \"a.b\"\nmin = 1\n[[claim]]\nworkload = \"c.d\"\nexpect = \"1..2\"\nmin = 1\n");
+    assert!(e.starts_with("claims.toml line 4: claim for c.d: give one expectation"), "{e}");
+    let e = error("[[claim]]\nworkload = \"a.b\"\n");
+    assert!(e.contains("line 1") && e.contains("no expectation"), "{e}");
+    let e = error("[[claim]]\nworkload = \"a.b\"\nvalue = 3\n");
+    assert!(e.contains("'value' and 'tolerance' go together"), "{e}");
+    let e = error("[[claim]]\nworkload = \"a.b\"\nvalue = 3\ntolerance = \"lots%\"\n");
+    assert!(e.starts_with("claims.toml line 4") && e.contains("tolerance"), "{e}");
+    let e = error("[[claim]]\nworkload = \"a.b\"\nexpect = \"1..2\"\nunit = \"furlongs\"\n");
+    assert!(e.contains("unit 'furlongs'"), "{e}");
+    let e = error("[[claim]\n");
+    assert!(e.starts_with("claims.toml line 1"), "{e}");
+    let e = error("[[claim]]\nexpect = \"1..2\"\n");
+    assert!(e.contains("workload"), "{e}");
+}
+
+#[test]
+fn each_claim_gets_within_above_below_or_not_measured() {
+    let row = |w: &str, size: i64, center: f64, status: Status| {
+        let values: Vec<f64> = (0..5).map(|i| center + i as f64).collect();
+        let mut r = fake_row(w, &[("size", json!(size))], &values, status, Unit::OpsPerSec);
+        r.cell.row_id = format!("{w}-{size}");
+        r
+    };
+    let (run, _) = fake_run(
+        "r",
+        "2026-01-01T00:00:00Z",
+        None,
+        vec![
+            row("a.x", 256, 60e6, Status::Ok),
+            row("a.x", 512, 70e6, Status::Ok),
+            row("a.x", 1024, 50e6, Status::Ok),
+            row("a.y", 1, 10.0, Status::Failed),
+        ],
+    );
+    let text = r#"
+[[claim]]
+workload = "a.x"
+params = { size = 256 }
+expect = "58M..65M"
+[[claim]]
+workload = "a.x"
+params = { size = "512" }
+expect = "58M..65M"
+[[claim]]
+workload = "a.x"
+params = { size = "1K" }
+expect = "58M..65M"
+[[claim]]
+workload = "a.x"
+params = { size = "1024" }
+expect = "58M.."
+[[claim]]
+workload = "a.y"
+min = 1
+[[claim]]
+workload = "a.z"
+min = 1
+[[claim]]
+workload = "a.x"
+params = { size = 256 }
+min = 1
+unit = "ns/op"
+[[claim]]
+workload = "a.x"
+max = "100M"
+"#;
+    let claims = parse(text, "f").unwrap();
+    let checked = check_run(&claims, &run);
+    let statuses: Vec<ClaimStatus> = checked.iter().map(|c| c.status).collect();
+    use ClaimStatus::*;
+    // The last claim names no size: it matches all three rows of a.x.
+    assert_eq!(statuses, vec![Within, Above, NotMeasured, Below, NotMeasured, NotMeasured, NotMeasured, Within, Within, Within]);
+    assert!(checked[2].why.as_deref().unwrap().contains("no row"), "1K is 1000, not 1024");
+    assert_eq!(checked[4].why.as_deref(), Some("row failed"));
+    assert!(checked[6].why.as_deref().unwrap().contains("claim in ns/op"));
+    let table = render(&checked, "run-dir", "f");
+    assert!(table.contains("10 checked: 4 within, 1 above, 1 below, 4 not measured."), "{table}");
+    assert!(table.contains("| a.x size=256 "), "{table}");
+    assert!(table.contains("58M..65M ops/s"), "{table}");
+    assert!(table.contains("not measured (row failed)"), "{table}");
+}

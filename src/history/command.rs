@@ -1,0 +1,234 @@
+//! `proofbench history ...`: import, list, show, regressions; and the run
+//! argument of `compare` and `check-claims` (a directory or a history id).
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::cli::{HistoryArgs, HistoryCommand, UsageError};
+use crate::compare::{self, Verdict};
+use crate::envelope::Envelope;
+use crate::evidence::{Row, StoredRun, read_run};
+use crate::report::table::{Align, Table};
+use crate::report::terminal::Out;
+use crate::report::{axes_text, format};
+
+use super::plot::{TrendLine, trend_svg};
+use super::{Recorded, RunEntry, Store, regress};
+
+/// Reads a run given as a directory or, when `arg` is a history id (`h:12`,
+/// `#12`) and no such path exists, from the database `db`. Returns the run
+/// and the name to print for it.
+pub fn read_run_or_id(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, String)> {
+    let text = arg.to_string_lossy();
+    if let Some(id) = super::parse_id(&text).filter(|_| !arg.exists()) {
+        let store = Store::open_existing(db)?;
+        let stored = store.load(id)?;
+        return Ok((stored, format!("h:{id}")));
+    }
+    let stored = read_run(arg).with_context(|| format!("reading run directory {}", arg.display()))?;
+    for w in &stored.warnings {
+        eprintln!("proofbench: warning: {}: {w}", arg.display());
+    }
+    Ok((stored, arg.display().to_string()))
+}
+
+/// `proofbench history`.
+pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
+    match &args.command {
+        HistoryCommand::Import { dirs } => import(&args.db, dirs),
+        HistoryCommand::List => list(&args.db),
+        HistoryCommand::Show { workload, params, plot } => show(&args.db, workload, params, plot.as_deref()),
+        HistoryCommand::Regressions { workload, noise, across_machines, fail_on_regression } => {
+            regressions(&args.db, workload.as_deref(), *noise / 100.0, *across_machines, *fail_on_regression)
+        }
+    }
+}
+
+fn import(db: &Path, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let mut store = Store::open(db)?;
+    let mut out = String::new();
+    for d in dirs {
+        match store.record_dir(d)? {
+            Recorded::New(id) => out.push_str(&format!("h:{id} imported {}\n", d.display())),
+            Recorded::Existing(id) => out.push_str(&format!("h:{id} already held {}\n", d.display())),
+        }
+    }
+    out.push_str(&format!("History: {}\n", store.path().display()));
+    Out::new().print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(db: &Path) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(db)?;
+    let mut t = Table::new(&[
+        ("Id", Align::Left),
+        ("Started", Align::Left),
+        ("Label", Align::Left),
+        ("Commit", Align::Left),
+        ("Machine", Align::Left),
+        ("Profile", Align::Left),
+        ("Rows ok/total", Align::Right),
+        ("Run", Align::Left),
+    ]);
+    let runs = store.runs()?;
+    for r in &runs {
+        t.push(vec![
+            format!("h:{}", r.id),
+            r.started_utc.clone(),
+            r.label.clone(),
+            r.short_commit(),
+            r.machine.clone(),
+            r.profile.clone(),
+            format!("{}/{}", r.rows_ok, r.rows_total),
+            r.name.clone(),
+        ]);
+    }
+    let text = format!("{}\n{} runs in {}\n", t.render(), runs.len(), store.path().display());
+    Out::new().print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `NAME=VALUE` filters, as typed to `--params`.
+fn parse_filters(params: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    params
+        .iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+            _ => Err(UsageError(format!("--params {p}: expected NAME=VALUE")).into()),
+        })
+        .collect()
+}
+
+/// The workloads held that `pattern` names: an id, a group, or a glob.
+fn matching_workloads(store: &Store, pattern: Option<&str>) -> anyhow::Result<Vec<String>> {
+    let all = store.workloads()?;
+    let Some(p) = pattern else { return Ok(all) };
+    let glob = glob::Pattern::new(p).ok();
+    let hits: Vec<String> = all
+        .iter()
+        .filter(|w| w.as_str() == p || w.split('.').next() == Some(p) || glob.as_ref().is_some_and(|g| g.matches(w)))
+        .cloned()
+        .collect();
+    if hits.is_empty() {
+        let held = if all.is_empty() { "none".to_string() } else { all.join(", ") };
+        return Err(UsageError(format!("no rows of '{p}' in {} (workloads held: {held})", store.path().display())).into());
+    }
+    Ok(hits)
+}
+
+/// The (run, row) pairs of a workload that pass every filter, in run order.
+fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &[(String, String)]) -> anyhow::Result<Vec<(RunEntry, Row)>> {
+    let by_id: HashMap<i64, &RunEntry> = runs.iter().map(|r| (r.id, r)).collect();
+    let pos: HashMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    let mut rows: Vec<(RunEntry, Row)> = store
+        .rows_of(workload)?
+        .into_iter()
+        .filter(|(_, row)| filters.iter().all(|(k, v)| crate::claims::param_matches(&row.cell.params, k, v)))
+        .filter_map(|(id, row)| by_id.get(&id).map(|e| ((*e).clone(), row)))
+        .collect();
+    rows.sort_by_key(|(e, r)| (pos[&e.id], r.cell.index));
+    Ok(rows)
+}
+
+fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let filters = parse_filters(params)?;
+    let store = Store::open_existing(db)?;
+    let names = matching_workloads(&store, Some(workload))?;
+    if !names.iter().any(|n| n == workload) {
+        return Err(UsageError(format!("'{workload}' is not a workload id held in {} (held: {})", db.display(), names.join(", "))).into());
+    }
+    let runs = store.runs()?;
+    let rows = filtered_rows(&store, &runs, workload, &filters)?;
+    if rows.is_empty() {
+        return Err(UsageError(format!("no rows of {workload} match --params {}", params.join(" "))).into());
+    }
+    let mut t = Table::new(&[
+        ("Run", Align::Left),
+        ("Started", Align::Left),
+        ("Label", Align::Left),
+        ("Commit", Align::Left),
+        ("Axes", Align::Left),
+        ("Status", Align::Left),
+        ("Median", Align::Right),
+        ("95% CI", Align::Right),
+        ("n", Align::Right),
+    ]);
+    // The trend: one line per (axes, label); x = the position of the run
+    // among the runs that hold this workload.
+    let mut run_ticks: Vec<i64> = Vec::new();
+    let mut lines: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+    let labels: std::collections::BTreeSet<&str> = rows.iter().map(|(_, r)| r.cell.label.as_str()).collect();
+    for (e, r) in &rows {
+        if run_ticks.last() != Some(&e.id) {
+            run_ticks.push(e.id);
+        }
+        let work = r.stats.as_ref().map(|s| &s.work);
+        let (median, ci) = match (r.median(), work) {
+            (Some(m), Some(w)) => (format::value(m, r.unit), format!("{}..{}", format::number(w.ci95.lo), format::number(w.ci95.hi))),
+            _ => ("n/a".to_string(), "n/a".to_string()),
+        };
+        t.push(vec![
+            format!("h:{}", e.id),
+            e.started_utc.clone(),
+            e.label.clone(),
+            e.short_commit(),
+            axes_text(r),
+            r.status.as_str().to_string(),
+            median,
+            ci,
+            work.map(|w| w.n.to_string()).unwrap_or_else(|| "0".into()),
+        ]);
+        if let (Some(m), Some(w)) = (r.median(), work) {
+            let axes = axes_text(r);
+            let key = match (labels.len() > 1, axes.as_str()) {
+                (_, "-") => r.cell.label.clone(),
+                (true, _) => format!("{} {axes}", r.cell.label),
+                (false, _) => axes,
+            };
+            lines.entry(key).or_default().push((run_ticks.len() as f64, m, w.ci95.lo, w.ci95.hi));
+        }
+    }
+    let unit = rows[0].1.unit.as_str();
+    let ticks: Vec<String> = run_ticks.iter().map(|id| format!("h:{id}")).collect();
+    let lines: Vec<TrendLine> = lines.into_iter().map(|(label, points)| TrendLine { label, points }).collect();
+    let svg = trend_svg(&format!("{workload}: median per run"), unit, &ticks, &lines);
+    let plot_path = plot
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| db.parent().unwrap_or(Path::new(".")).join(format!("trend-{}.svg", workload.replace(['/', ' '], "_"))));
+    crate::evidence::dir::write_atomic(&plot_path, svg.as_bytes()).with_context(|| format!("writing the plot {}", plot_path.display()))?;
+    let filter_text = if filters.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", filters.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
+    };
+    let text = format!("# {workload}{filter_text}: median per run\n\n{}\nPlot: {}\n", t.render(), plot_path.display());
+    Out::new().print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn regressions(db: &Path, pattern: Option<&str>, threshold: f64, across_machines: bool, fail: bool) -> anyhow::Result<ExitCode> {
+    let store = Store::open_existing(db)?;
+    let runs = store.runs()?;
+    let mut rows = Vec::new();
+    for w in matching_workloads(&store, pattern)? {
+        rows.extend(store.rows_of(&w)?);
+    }
+    let series = regress::series(&runs, rows);
+    let envelopes: RefCell<HashMap<i64, Option<Envelope>>> = RefCell::new(HashMap::new());
+    let envelope = |id: i64| envelopes.borrow_mut().entry(id).or_insert_with(|| store.envelope(id).ok()).clone();
+    let machines = |a: i64, b: i64| match (envelope(a), envelope(b)) {
+        (Some(x), Some(y)) => compare::machine_differences(&x, &y),
+        _ => vec!["envelope unreadable".to_string()],
+    };
+    let opts = compare::Options { threshold, across_machines, seed: crate::runner::DEFAULT_SEED };
+    let steps = regress::steps(&series, &opts, &machines);
+    Out::new().print(&regress::render(&steps, threshold))?;
+    if fail && steps.iter().any(|s| s.judged.verdict == Verdict::Regressed) {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,138 @@
+//! history regressions: walk each row series in time order and judge every
+//! consecutive pair of runs with `compare::judge` (the same test as
+//! `proofbench compare`: ratio of medians, bootstrap CI, Mann-Whitney p,
+//! noise band), flagging each step that regressed. Pure: the caller reads
+//! the database.
+
+use std::collections::BTreeMap;
+
+use crate::compare::{Options, RowComparison, Verdict, judge};
+use crate::evidence::{Row, Status};
+use crate::report::axes_text;
+use crate::report::format;
+use crate::report::table::{Align, Table};
+
+use super::RunEntry;
+
+/// The ok rows of one cell across runs: one workload, one set of axis
+/// values, one system label, oldest run first.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub workload: String,
+    pub axes: String,
+    pub label: String,
+    pub points: Vec<(RunEntry, Row)>,
+}
+
+/// One step of a series: the row of one run against the row of the next.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub label: String,
+    pub from: RunEntry,
+    pub to: RunEntry,
+    /// `compare`'s judgement (base = `from`, candidate = `to`).
+    pub judged: RowComparison,
+}
+
+/// Groups `rows` (history id of the run, row) into series, in the order of
+/// `runs` (oldest first). Rows that are not ok are left out: a failed run
+/// neither starts nor ends a step.
+pub fn series(runs: &[RunEntry], rows: Vec<(i64, Row)>) -> Vec<Series> {
+    let order: BTreeMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    let mut map: BTreeMap<(String, String, String), Vec<(usize, Row)>> = BTreeMap::new();
+    for (run, row) in rows {
+        let Some(&pos) = order.get(&run) else { continue };
+        if row.status != Status::Ok {
+            continue;
+        }
+        map.entry((row.cell.workload.clone(), axes_text(&row), row.cell.label.clone())).or_default().push((pos, row));
+    }
+    map.into_iter()
+        .map(|((workload, axes, label), mut points)| {
+            points.sort_by_key(|(pos, _)| *pos);
+            Series { workload, axes, label, points: points.into_iter().map(|(pos, row)| (runs[pos].clone(), row)).collect() }
+        })
+        .collect()
+}
+
+/// Judges every consecutive pair of every series. `machines` gives the
+/// machine differences between two runs (by history id); a pair on
+/// different machines is not comparable unless `opts.across_machines`.
+pub fn steps(series: &[Series], opts: &Options, machines: &dyn Fn(i64, i64) -> Vec<String>) -> Vec<Step> {
+    let mut out = Vec::new();
+    for s in series {
+        for pair in s.points.windows(2) {
+            let ((a, base), (b, cand)) = (&pair[0], &pair[1]);
+            let diff = machines(a.id, b.id).join(", ");
+            let stop = (!diff.is_empty() && !opts.across_machines).then_some(diff.as_str());
+            out.push(Step { label: s.label.clone(), from: a.clone(), to: b.clone(), judged: judge(base, cand, opts, stop) });
+        }
+    }
+    out
+}
+
+fn run_text(r: &RunEntry) -> String {
+    format!("h:{} {}", r.id, r.short_commit())
+}
+
+/// The steps as a table, with the regressed ones listed again at the end.
+pub fn render(steps: &[Step], threshold: f64) -> String {
+    let mut t = Table::new(&[
+        ("Workload", Align::Left),
+        ("Axes", Align::Left),
+        ("System", Align::Left),
+        ("From", Align::Left),
+        ("To", Align::Left),
+        ("From median", Align::Right),
+        ("To median", Align::Right),
+        ("Ratio", Align::Right),
+        ("95% CI", Align::Right),
+        ("p", Align::Right),
+        ("Verdict", Align::Left),
+    ]);
+    let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
+        (Some(v), Some(u)) => format::value(v, u),
+        (Some(v), None) => format::number(v),
+        (None, _) => "n/a".into(),
+    };
+    for s in steps {
+        let j = &s.judged;
+        let verdict = if j.verdict == Verdict::Regressed { "REGRESSED".to_string() } else { j.verdict.as_str().to_string() };
+        t.push(vec![
+            j.workload.clone(),
+            j.axes.clone(),
+            s.label.clone(),
+            run_text(&s.from),
+            run_text(&s.to),
+            value(j, j.base_median),
+            value(j, j.candidate_median),
+            j.ratio.map(|x| format!("{x:.3}")).unwrap_or_else(|| "n/a".into()),
+            j.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
+            j.p_value.map(|p| format!("{p:.3}")).unwrap_or_else(|| "n/a".into()),
+            if j.verdict == Verdict::NotComparable { format!("{verdict} ({})", j.reason) } else { verdict },
+        ]);
+    }
+    let mut out = format!(
+        "# proofbench history regressions\n\nEach step compares a row with the same row of the next run of its series (ratio = to / from; regressed only when p < 0.05 and the whole 95% CI lies beyond the noise band of {}).\n\n",
+        format::percent(threshold)
+    );
+    if steps.is_empty() {
+        out.push_str("No series has two ok runs yet.\n");
+        return out;
+    }
+    out.push_str(&t.render());
+    let regressed: Vec<&Step> = steps.iter().filter(|s| s.judged.verdict == Verdict::Regressed).collect();
+    out.push_str(&format!("\n{} steps, {} regressed.\n", steps.len(), regressed.len()));
+    for s in regressed {
+        out.push_str(&format!(
+            "regressed: {} [{}] {} from {} to {}: ratio {}\n",
+            s.judged.workload,
+            s.judged.axes,
+            s.label,
+            run_text(&s.from),
+            run_text(&s.to),
+            s.judged.ratio.map(|x| format!("{x:.3}")).unwrap_or_default()
+        ));
+    }
+    out
+}

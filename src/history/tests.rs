@@ -1,0 +1,292 @@
+//! History tests on synthetic runs: schema round trip, idempotent import,
+//! regressions along a series, concurrent writers.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde_json::json;
+
+use super::*;
+use crate::cli::{PinStrategy, Profile};
+use crate::compare::{Options, Verdict};
+use crate::evidence::{ProcessRecord, RowStats, SampleRecord};
+use crate::plan::{Cell, CpuClass, MeasureSpec, Placement};
+use crate::workloads::contract::{TableShape, Unit};
+
+/// A row of `workload` with the given parameters (none of them axes) and
+/// timed samples.
+pub(crate) fn fake_row(workload: &str, params: &[(&str, serde_json::Value)], values: &[f64], status: Status, unit: Unit) -> Row {
+    let samples: Vec<SampleRecord> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| SampleRecord {
+            index: i as u32,
+            warmup: false,
+            iters: 1,
+            ops: 1,
+            bytes: 0,
+            work_ns: *v as u64,
+            total_ns: None,
+            value: *v,
+            total_value: None,
+        })
+        .collect();
+    let cell = Cell {
+        schema: crate::plan::cell::CELL_SCHEMA.into(),
+        index: 0,
+        row_id: format!("000-{workload}"),
+        workload: workload.into(),
+        group: workload.split('.').next().unwrap_or_default().into(),
+        label: "box".into(),
+        profile: Profile::Quick,
+        params: params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        axes: Vec::new(),
+        workers: None,
+        placement: Placement { class: CpuClass::Physical, pin: PinStrategy::None, cpus: None, note: None },
+        measure: MeasureSpec::for_profile(Profile::Quick),
+        seed: 1,
+        fault: None,
+        scratch_dir: None,
+    };
+    Row {
+        schema: ROW_SCHEMA.into(),
+        cell,
+        summary: "A test".into(),
+        shape: TableShape::Scaling,
+        unit,
+        direction: unit.direction(),
+        timed_region: "t".into(),
+        total_window: None,
+        status,
+        reason: (status != Status::Ok).then(|| "broken".into()),
+        verifier: None,
+        measurement: None,
+        stats: RowStats::of(&samples, 1),
+        samples,
+        details: serde_json::Value::Null,
+        process: ProcessRecord::default(),
+        rusage_measured: None,
+        counters: None,
+        stderr_tail: String::new(),
+        log: String::new(),
+        raw: None,
+        started_utc: String::new(),
+        finished_utc: String::new(),
+    }
+}
+
+/// This machine's envelope, read once.
+fn envelope() -> Envelope {
+    static E: OnceLock<Envelope> = OnceLock::new();
+    E.get_or_init(|| Envelope::collect(Path::new("/"), vec!["proofbench".into()], 1)).clone()
+}
+
+/// A run named `name` that started at `started` holding `rows`, and the
+/// text of its run.json.
+pub(crate) fn fake_run(name: &str, started: &str, commit: Option<&str>, rows: Vec<Row>) -> (StoredRun, String) {
+    let options = json!({
+        "selection": [], "profile": "quick", "workers": null, "oversubscribe": false, "pin": ["none"],
+        "runtime": null, "allocator": null, "compare": null, "runs": null, "time_budget_ms": null,
+        "timeout_ms": 60000, "warmup": null, "settle_ms": null, "ci_target_pct": null, "params": [],
+        "include_selftest": true, "io_dir": null, "inject_fault": null
+    });
+    let run = RunRecord {
+        schema: RUN_SCHEMA.into(),
+        id: name.into(),
+        label: "box".into(),
+        commit: commit.map(String::from),
+        profile: Profile::Quick,
+        seed: 1,
+        options: serde_json::from_value(options).expect("options"),
+        envelope: envelope(),
+        plan: rows.iter().map(|r| r.cell.clone()).collect(),
+        started_utc: started.into(),
+        finished_utc: Some(started.into()),
+        wall_s: Some(1.0),
+        cpu: None,
+        interrupted: false,
+        complete: true,
+        counts: Some(crate::evidence::StatusCounts::of(rows.iter().map(|r| &r.status))),
+        not_run: Vec::new(),
+    };
+    let text = serde_json::to_string_pretty(&run).unwrap();
+    (StoredRun { dir: PathBuf::from(format!("/nowhere/{name}")), run, rows, warnings: Vec::new() }, text)
+}
+
+/// Ten samples around `center`, spread by 0.5%.
+fn around(center: f64) -> Vec<f64> {
+    (0..10).map(|i| center * (1.0 + (i as f64 - 4.5) * 0.001)).collect()
+}
+
+fn noisy_row(center: f64) -> Row {
+    fake_row("selftest.noisy", &[("base_us", json!(1000))], &around(center), Status::Ok, Unit::Ns)
+}
+
+#[test]
+fn a_recorded_run_loads_back_whole_from_the_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&tmp.path().join("h.sqlite")).unwrap();
+    let failed = {
+        let mut r = fake_row("cpu.primes", &[("range", json!(20000))], &[], Status::Failed, Unit::NsPerOp);
+        r.cell.row_id = "001-cpu.primes".into();
+        r.cell.index = 1;
+        r
+    };
+    let (run, text) = fake_run("r1", "2026-01-01T00:00:00Z", Some("abc123"), vec![noisy_row(100.0), failed]);
+    let id = store.record(&run, &text).unwrap();
+    assert!(matches!(id, Recorded::New(1)), "{id:?}");
+    let back = store.load(1).unwrap();
+    assert_eq!(back.run, run.run);
+    assert_eq!(back.rows, run.rows);
+    let entries = store.runs().unwrap();
+    assert_eq!(entries.len(), 1);
+    let e = &entries[0];
+    assert_eq!((e.name.as_str(), e.label.as_str(), e.commit.as_deref(), e.rows_ok, e.rows_total), ("r1", "box", Some("abc123"), 1, 2));
+    assert_eq!(e.short_commit(), "abc123");
+    assert!(e.machine.contains("CPUs"), "{}", e.machine);
+    assert_eq!(store.workloads().unwrap(), vec!["cpu.primes".to_string(), "selftest.noisy".to_string()]);
+    let rows = store.rows_of("selftest.noisy").unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].0, 1);
+    assert_eq!(rows[0].1.median(), run.rows[0].median());
+    // The query columns agree with the row.
+    let (median, status, n): (Option<f64>, String, i64) = store
+        .conn
+        .query_row("SELECT median, status, n FROM rows WHERE row_id = '000-selftest.noisy'", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap();
+    assert_eq!((median, status.as_str(), n), (run.rows[0].median(), "ok", 10));
+    assert!(store.load(7).is_err());
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn importing_the_same_run_twice_keeps_one_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    {
+        let mut rd = crate::evidence::RunDir::create_at(&dir).unwrap();
+        let (run, _) = fake_run("run", "2026-01-01T00:00:00Z", None, vec![noisy_row(100.0)]);
+        rd.write_run(&run.run).unwrap();
+        rd.append_row(&run.rows[0]).unwrap();
+    }
+    let db = tmp.path().join("h.sqlite");
+    let first = Store::open(&db).unwrap().record_dir(&dir).unwrap();
+    let second = Store::open(&db).unwrap().record_dir(&dir).unwrap();
+    assert_eq!(first, Recorded::New(1));
+    assert_eq!(second, Recorded::Existing(1));
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.runs().unwrap().len(), 1);
+    let n: i64 = store.conn.query_row("SELECT COUNT(*) FROM rows", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 1);
+    // Reformatting run.json does not make it another run.
+    let text = std::fs::read_to_string(dir.join("run.json")).unwrap();
+    let compact = serde_json::to_string(&serde_json::from_str::<serde_json::Value>(&text).unwrap()).unwrap();
+    assert_eq!(run_uid(&text).unwrap(), run_uid(&compact).unwrap());
+}
+
+#[test]
+fn a_database_of_a_newer_schema_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite");
+    drop(Store::open(&db).unwrap());
+    rusqlite::Connection::open(&db).unwrap().execute("INSERT INTO schema_version (version) VALUES (99)", []).unwrap();
+    let e = Store::open(&db).err().unwrap();
+    assert!(format!("{e:#}").contains("newer than this proofbench reads"), "{e:#}");
+    assert_eq!(crate::exit_code_of(&e), 2);
+    let e = Store::open_existing(&tmp.path().join("missing.sqlite")).err().unwrap();
+    assert!(e.to_string().contains("--db"), "{e}");
+}
+
+#[test]
+fn history_ids_parse_as_h_colon_or_hash() {
+    assert_eq!(parse_id("h:12"), Some(12));
+    assert_eq!(parse_id("#3"), Some(3));
+    assert_eq!(parse_id("12"), None);
+    assert_eq!(parse_id("h:0"), None);
+    assert_eq!(parse_id("h:x"), None);
+}
+
+fn series_of(store: &mut Store, centers: &[f64]) -> Vec<regress::Step> {
+    for (i, c) in centers.iter().enumerate() {
+        let (run, text) = fake_run(&format!("r{i}"), &format!("2026-01-0{}T00:00:00Z", i + 1), Some(&format!("c{i}")), vec![noisy_row(*c)]);
+        store.record(&run, &text).unwrap();
+    }
+    let runs = store.runs().unwrap();
+    let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap());
+    assert_eq!(series.len(), 1);
+    assert_eq!(series[0].points.len(), centers.len());
+    let opts = Options { threshold: 0.02, across_machines: false, seed: 1 };
+    regress::steps(&series, &opts, &|_, _| Vec::new())
+}
+
+#[test]
+fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&tmp.path().join("h.sqlite")).unwrap();
+    let steps = series_of(&mut store, &[100.0, 100.0, 150.0, 150.0]);
+    let verdicts: Vec<Verdict> = steps.iter().map(|s| s.judged.verdict).collect();
+    assert_eq!(verdicts, vec![Verdict::Unchanged, Verdict::Regressed, Verdict::Unchanged]);
+    assert_eq!((steps[1].from.commit.as_deref(), steps[1].to.commit.as_deref()), (Some("c1"), Some("c2")));
+    let text = regress::render(&steps, 0.02);
+    assert!(text.contains("3 steps, 1 regressed."), "{text}");
+    assert!(text.contains("regressed: selftest.noisy [-] box from h:2 c1 to h:3 c2"), "{text}");
+}
+
+#[test]
+fn a_step_between_machines_is_not_comparable_and_failed_rows_leave_the_series() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&tmp.path().join("h.sqlite")).unwrap();
+    let (run, text) = fake_run(
+        "bad",
+        "2026-01-05T00:00:00Z",
+        None,
+        vec![{
+            let mut r = noisy_row(900.0);
+            r.status = Status::Invalid;
+            r
+        }],
+    );
+    store.record(&run, &text).unwrap();
+    for (i, c) in [100.0, 300.0].iter().enumerate() {
+        let (run, text) = fake_run(&format!("r{i}"), &format!("2026-01-0{}T00:00:00Z", i + 1), None, vec![noisy_row(*c)]);
+        store.record(&run, &text).unwrap();
+    }
+    let runs = store.runs().unwrap();
+    let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap());
+    assert_eq!(series[0].points.len(), 2, "the invalid row is not a point");
+    let opts = Options { threshold: 0.02, across_machines: false, seed: 1 };
+    let steps = regress::steps(&series, &opts, &|_, _| vec!["hostname (a vs b)".into()]);
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].judged.verdict, Verdict::NotComparable);
+    assert!(steps[0].judged.reason.contains("different machine"), "{}", steps[0].judged.reason);
+    let across = regress::steps(&series, &Options { across_machines: true, ..opts }, &|_, _| vec!["hostname (a vs b)".into()]);
+    assert_eq!(across[0].judged.verdict, Verdict::Regressed);
+}
+
+#[test]
+fn two_writers_with_their_own_connections_lose_no_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite");
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut store = Store::open(&db).unwrap();
+                for i in 0..25 {
+                    let (run, text) = fake_run(&format!("w{w}-{i}"), "2026-01-01T00:00:00Z", None, vec![noisy_row(100.0 + i as f64)]);
+                    assert!(matches!(store.record(&run, &text).unwrap(), Recorded::New(_)));
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    assert_eq!(store.runs().unwrap().len(), 50);
+    let n: i64 = store.conn.query_row("SELECT COUNT(*) FROM rows", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 50);
+    let mode: String = store.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+}

@@ -1,0 +1,191 @@
+//! The run history (`history import|list|show|regressions`, `compare h:ID`)
+//! and `check-claims`: two runs of `selftest.noisy` into one database, the
+//! second slowed 4x; and two processes writing one database at once.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::common::{bin, text};
+
+/// `proofbench ARGS` in `dir`, waited for.
+fn pb(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin()).args(args).current_dir(dir).output().expect("proofbench runs")
+}
+
+/// One run of selftest.noisy (1 ms sleeps scaled by `slowdown_pct`) into
+/// `<dir>/results`, recording commit `commit`; returns its run directory.
+fn noisy(dir: &Path, slowdown_pct: u32, commit: &str) -> PathBuf {
+    let slow = format!("slowdown_pct={slowdown_pct}");
+    let out = pb(
+        dir,
+        &[
+            "run",
+            "selftest.noisy",
+            "--include-selftest",
+            "--runs",
+            "10",
+            "--warmup",
+            "1",
+            "--settle",
+            "0",
+            "-p",
+            "base_us=1000",
+            "-p",
+            "jitter_us=20",
+            "-p",
+            &slow,
+            "--commit",
+            commit,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("recorded as h:"), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let line = stdout.lines().find_map(|l| l.strip_prefix("Results: ")).expect("the run prints its directory");
+    dir.join(line.trim())
+}
+
+fn ok(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(0), "stderr: {}\nstdout: {}", text(&out.stderr), text(&out.stdout));
+    text(&out.stdout)
+}
+
+#[test]
+fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let base = noisy(dir, 100, "aaaaaaa111");
+    let slowed = noisy(dir, 400, "bbbbbbb222");
+    let db = dir.join("results/history.sqlite");
+    assert!(db.is_file(), "the runs record themselves beside their directories");
+    let run_json: Value = serde_json::from_str(&std::fs::read_to_string(base.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["commit"], "aaaaaaa111");
+
+    let list = ok(&pb(dir, &["history", "list"]));
+    assert!(list.contains("| h:1 ") && list.contains("| h:2 "), "{list}");
+    assert!(list.contains("aaaaaaa111") && list.contains("bbbbbbb222"), "{list}");
+    assert!(list.contains("1/1") && list.contains("2 runs in"), "{list}");
+
+    let plot = dir.join("trend.svg");
+    let show = ok(&pb(dir, &["history", "show", "selftest.noisy", "--params", "base_us=1000", "--plot", plot.to_str().unwrap()]));
+    assert!(show.contains("| h:1 ") && show.contains("| h:2 ") && show.contains("bbbbbbb222"), "{show}");
+    assert!(show.contains(" ns |"), "medians with their unit: {show}");
+    let svg = std::fs::read_to_string(&plot).expect("the trend plot is written");
+    assert!(svg.starts_with("<svg") && svg.contains("h:2"), "{svg}");
+    let none = pb(dir, &["history", "show", "selftest.noisy", "--params", "base_us=5"]);
+    assert_eq!(none.status.code(), Some(2), "{}", text(&none.stderr));
+    let unknown = pb(dir, &["history", "show", "cpu.nothing"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(text(&unknown.stderr).starts_with("proofbench: error: "), "{}", text(&unknown.stderr));
+
+    let reg = ok(&pb(dir, &["history", "regressions", "selftest"]));
+    assert!(reg.contains("REGRESSED") && reg.contains("1 steps, 1 regressed."), "{reg}");
+    assert!(reg.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{reg}");
+    assert_eq!(pb(dir, &["history", "regressions", "--fail-on-regression"]).status.code(), Some(1));
+
+    let cmp = ok(&pb(dir, &["compare", "h:1", "#2", "--format", "json"]));
+    let v: Value = serde_json::from_str(&cmp).unwrap();
+    assert_eq!(v["base"], "h:1");
+    assert_eq!(v["rows"][0]["verdict"], "regressed", "{cmp}");
+    let missing = pb(dir, &["compare", "h:1", "h:9"]);
+    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing.stderr));
+    assert!(text(&missing.stderr).contains("no run h:9"), "{}", text(&missing.stderr));
+
+    let again = ok(&pb(dir, &["history", "import", base.to_str().unwrap(), slowed.to_str().unwrap()]));
+    assert!(again.contains("h:1 already held") && again.contains("h:2 already held"), "{again}");
+    assert!(ok(&pb(dir, &["history", "list"])).contains("2 runs in"));
+}
+
+#[test]
+fn claims_are_checked_against_a_run_directory_or_a_history_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let run = noisy(dir, 100, "none");
+    let claims = dir.join("claims.toml");
+    std::fs::write(
+        &claims,
+        r#"
+[[claim]]
+workload = "selftest.noisy"
+params = { base_us = "1K" }
+expect = "500K..20M"
+unit = "ns"
+note = "a millisecond sleep"
+
+[[claim]]
+workload = "selftest.noisy"
+max = 1
+
+[[claim]]
+workload = "cpu.primes"
+min = "1M"
+"#,
+    )
+    .unwrap();
+    let out = pb(dir, &["check-claims", claims.to_str().unwrap(), run.to_str().unwrap()]);
+    let table = ok(&out);
+    assert!(table.contains("3 checked: 1 within, 1 above, 0 below, 1 not measured."), "{table}");
+    assert!(table.contains("a millisecond sleep") && table.contains("500K..20M ns"), "{table}");
+    let strict = pb(dir, &["check-claims", "--strict", claims.to_str().unwrap(), "h:1"]);
+    assert_eq!(strict.status.code(), Some(1), "{}", text(&strict.stderr));
+    assert!(text(&strict.stdout).contains("Run: h:1"));
+
+    std::fs::write(&claims, "[[claim]]\nworkload = \"selftest.noisy\"\nexpect = \"500K..20M\"\n").unwrap();
+    let within = pb(dir, &["check-claims", "--strict", claims.to_str().unwrap(), run.to_str().unwrap()]);
+    assert_eq!(within.status.code(), Some(0), "{}", text(&within.stdout));
+
+    std::fs::write(&claims, "[[claim]]\nworkload = \"selftest.noisy\"\n\nexpcet = \"1..2\"\n").unwrap();
+    let bad = pb(dir, &["check-claims", claims.to_str().unwrap(), run.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    let e = text(&bad.stderr);
+    assert!(e.starts_with(&format!("proofbench: error: {} line 4", claims.display())) && e.contains("expcet"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+#[test]
+fn two_processes_importing_into_one_database_lose_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let original = noisy(dir, 100, "none");
+    // Forty distinct runs: copies of one whose run.json names differ.
+    let run_json: Value = serde_json::from_str(&std::fs::read_to_string(original.join("run.json")).unwrap()).unwrap();
+    let rows = std::fs::read_to_string(original.join("rows.jsonl")).unwrap();
+    let mut dirs: Vec<Vec<String>> = vec![Vec::new(), Vec::new()];
+    for i in 0..40 {
+        let d = dir.join(format!("copies/run-{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        let mut v = run_json.clone();
+        v["id"] = Value::from(format!("run-{i}"));
+        std::fs::write(d.join("run.json"), serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        std::fs::write(d.join("rows.jsonl"), &rows).unwrap();
+        dirs[i % 2].push(d.display().to_string());
+    }
+    let db = dir.join("shared.sqlite");
+    // Both writers start before either ends.
+    let children: Vec<_> = dirs
+        .iter()
+        .map(|ds| {
+            Command::new(bin())
+                .args(["history", "--db", db.to_str().unwrap(), "import"])
+                .args(ds)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout).matches(" imported ").count(), 20, "{}", text(&out.stdout));
+    }
+    let store = proofbench::history::Store::open(&db).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 40, "every run is held once");
+    for i in 0..40 {
+        assert!(runs.iter().any(|r| r.name == format!("run-{i}")), "run-{i} is missing");
+    }
+}
