@@ -189,3 +189,54 @@ fn two_processes_importing_into_one_database_lose_nothing() {
         assert!(runs.iter().any(|r| r.name == format!("run-{i}")), "run-{i} is missing");
     }
 }
+
+#[test]
+fn two_runs_at_once_record_into_one_database_and_no_history_records_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let db = dir.join("db/h.sqlite");
+    let args = |out: &str| -> Vec<String> {
+        ["run", "selftest.noisy", "--include-selftest", "--runs", "3", "--warmup", "0", "--settle", "0", "-p", "base_us=200", "--quiet"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--out".into(), out.into(), "--db".into(), db.display().to_string()])
+            .collect()
+    };
+    let children: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|out| {
+            Command::new(bin())
+                .args(args(out))
+                .current_dir(dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(!text(&out.stderr).contains("warning"), "{}", text(&out.stderr));
+    }
+    let store = proofbench::history::Store::open(&db).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    assert_eq!(store.runs().unwrap().len(), 2);
+    assert!(!dir.join("a/history.sqlite").exists(), "--db replaces the default");
+
+    let out = pb(dir, &["run", "selftest.noisy", "--include-selftest", "--runs", "3", "--out", "c", "--no-history", "-p", "base_us=200"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!dir.join("c/history.sqlite").exists());
+
+    // A database that cannot be written is a warning; the run is kept.
+    std::fs::write(dir.join("not-a-dir"), "").unwrap();
+    let out = pb(
+        dir,
+        &["run", "selftest.noisy", "--include-selftest", "--runs", "3", "--out", "d", "--db", "not-a-dir/h.sqlite", "-p", "base_us=200"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("proofbench: warning: the run is kept in"), "{}", text(&out.stderr));
+    let kept: Vec<_> = std::fs::read_dir(dir.join("d")).unwrap().collect();
+    assert_eq!(kept.len(), 1);
+    assert!(kept[0].as_ref().unwrap().path().join("report.md").is_file());
+}

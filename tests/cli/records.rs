@@ -139,7 +139,14 @@ fn runs_under_out_get_their_own_directories() {
         let out = run("box");
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     }
-    let dirs: Vec<_> = std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    // The run directories, beside the history database the runs recorded themselves in.
+    let dirs: Vec<_> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().into_string().unwrap())
+        .collect();
+    assert!(out_dir.join("history.sqlite").is_file());
     assert_eq!(dirs.len(), 2, "{dirs:?}");
     assert!(dirs.iter().all(|d| d.ends_with("-box") || d.ends_with("-box-2")), "{dirs:?}");
 }
