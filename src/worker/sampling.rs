@@ -90,7 +90,11 @@ impl Loop<'_> {
         let value = match timer.value() {
             Some(v) => v,
             None => self.spec.unit.value(work_ns, iters, work).ok_or_else(|| {
-                Halt::Failed(format!("a work window of {work_ns} ns with {} operations has no value in {}", work.ops, self.spec.unit.as_str()))
+                Halt::Failed(format!(
+                    "a work window of {work_ns} ns with {} operations has no value in {}",
+                    work.ops,
+                    self.spec.unit.as_str()
+                ))
             })?,
         };
         if keep {

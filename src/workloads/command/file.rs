@@ -147,7 +147,8 @@ pub fn parse(path: &Path, text: &str, builtin: &[WorkloadSpec]) -> Result<Vec<Co
 }
 
 fn compile(src: &Source, s: &Spanned<String>, key: &str, capture: bool) -> Result<String, UsageError> {
-    let re = Regex::new(s.get_ref()).map_err(|e| src.err(&s.span(), key, format!("the regex does not compile: {}", one_line(&e.to_string()))))?;
+    let re = Regex::new(s.get_ref())
+        .map_err(|e| src.err(&s.span(), key, format!("the regex does not compile: {}", one_line(&e.to_string()))))?;
     if capture && re.captures_len() < 2 {
         return Err(src.err(&s.span(), key, format!("the regex `{}` needs a capture group, e.g. `cycles=(\\d+)`", s.get_ref())));
     }
@@ -190,9 +191,7 @@ pub fn find_program(program: &str, cwd: &Path) -> Option<PathBuf> {
         let p = cwd.join(program);
         return runnable(&p).then_some(p);
     }
-    std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).map(|d| d.join(program)).find(|p| runnable(p)))
-        .unwrap_or(None)
+    std::env::var_os("PATH").and_then(|path| std::env::split_paths(&path).map(|d| d.join(program)).find(|p| runnable(p)))
 }
 
 fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: &[WorkloadSpec]) -> Result<CommandDef, UsageError> {
@@ -267,7 +266,11 @@ fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: 
                     if !(tolerance.0.is_finite() && tolerance.0 >= 0.0) {
                         return Err(src.err(&tolerance.1, "verify.value.tolerance", "must be a number >= 0"));
                     }
-                    Some(ValueCheck { regex: compile(src, &c.regex, "verify.value.regex", true)?, expected: c.expected, tolerance: tolerance.0 })
+                    Some(ValueCheck {
+                        regex: compile(src, &c.regex, "verify.value.regex", true)?,
+                        expected: c.expected,
+                        tolerance: tolerance.0,
+                    })
                 }
             },
         },
@@ -309,7 +312,11 @@ fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: 
         for t in texts {
             if let Some(n) = placeholder::names(t).into_iter().find(|n| !axis_names.contains(&n.as_str())) {
                 let have = if axis_names.is_empty() { "none".to_string() } else { axis_names.join(", ") };
-                return Err(src.err(s, key, format!("placeholder `{{{n}}}` is not an axis (axes: {have}); define it under [workload.axes]")));
+                return Err(src.err(
+                    s,
+                    key,
+                    format!("placeholder `{{{n}}}` is not an axis (axes: {have}); define it under [workload.axes]"),
+                ));
             }
         }
         Ok(())
@@ -346,7 +353,11 @@ fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: 
     for (key, s, a) in &commands {
         let program = &a[0];
         if placeholder::names(program).is_empty() && (cwd_fixed || !program.contains('/')) && find_program(program, &cwd).is_none() {
-            let where_ = if program.contains('/') { format!("{} is not an executable file", cwd.join(program).display()) } else { "not found on PATH".to_string() };
+            let where_ = if program.contains('/') {
+                format!("{} is not an executable file", cwd.join(program).display())
+            } else {
+                "not found on PATH".to_string()
+            };
             return Err(src.err(s, key, format!("program `{program}`: {where_}")));
         }
     }

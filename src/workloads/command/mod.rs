@@ -105,9 +105,9 @@ impl CommandDef {
     pub fn timed_region(&self) -> String {
         let cmd = shown(&self.command);
         match &self.metric {
-            None => format!(
-                "one run of `{cmd}`, from spawn to exit (wall time, output captured); prepare and cleanup commands are outside it"
-            ),
+            None => {
+                format!("one run of `{cmd}`, from spawn to exit (wall time, output captured); prepare and cleanup commands are outside it")
+            }
             Some(m) => format!(
                 "what the command measures itself: the number the regex `{}` reads from the output of one run of `{cmd}`{}; the run's wall time is the work window recorded beside it",
                 m.regex,
@@ -159,7 +159,11 @@ impl CommandDef {
             measures: leak(self.measures.clone().unwrap_or_else(|| self.summary.clone())),
             unit: self.unit,
             timed_region: leak(self.timed_region()),
-            total_window: self.metric.as_ref().and_then(|m| m.total_regex.as_ref()).map(|r| leak(format!("the number the regex `{r}` reads from the same output"))),
+            total_window: self
+                .metric
+                .as_ref()
+                .and_then(|m| m.total_regex.as_ref())
+                .map(|r| leak(format!("the number the regex `{r}` reads from the same output"))),
             verifier: leak(self.verifier_text()),
             batched: false,
             params,

@@ -55,7 +55,8 @@ fn walk<'a>(text: &'a str, mut f: impl FnMut(Piece<'a>)) {
             start = i;
             continue;
         }
-        if b == b'{' && (i == 0 || bytes[i - 1] != b'$')
+        if b == b'{'
+            && (i == 0 || bytes[i - 1] != b'$')
             && let Some(len) = text[i + 1..].find('}')
             && is_name(&text[i + 1..i + 1 + len])
         {

@@ -53,7 +53,7 @@ fn a_good_file_gives_checked_definitions() {
 
 #[test]
 fn the_workers_axis_varies_fastest() {
-    let d = &parse_text(&with("mode = \"fast\"", "workers = [1, 2]\nzeta = [\"a\"]")).unwrap()[0];
+    let d = &parse_text(&with("mode = \"fast\"", "mode = \"fast\"\nworkers = [1, 2]\nzeta = [\"a\"]")).unwrap()[0];
     assert_eq!(d.axes.last().unwrap().name, "workers");
 }
 
