@@ -5,7 +5,7 @@
 //! a spec (id, unit, timed region, verifier, axes) that `list` and the
 //! records print, and an instance that runs the command once per sample and
 //! verifies its exit code and output. The file is read and checked once, in
-//! the parent, before anything runs ([`file`]); the validated definition
+//! the parent, before anything runs ([`mod@file`]); the validated definition
 //! ([`CommandDef`]) then travels inside each cell, so that a worker builds
 //! the workload without the file ([`exec`]).
 //!

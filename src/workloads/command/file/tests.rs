@@ -112,7 +112,7 @@ fn ids_must_not_clash_with_built_in_workloads_or_groups() {
     assert!(e.starts_with("bench.toml:3: key `id`") && e.contains("built-in group 'cpu'"), "{e}");
     let e = err(&with("demo.sweep", "nodot"));
     assert!(e.contains("GROUP.NAME"), "{e}");
-    let twice = format!("{GOOD}\n{}", GOOD.replace("[workload.", "[workload."));
+    let twice = format!("{GOOD}\n{GOOD}");
     assert!(err(&twice).contains("defined twice"));
 }
 
