@@ -235,3 +235,79 @@ pub fn attach(cells: &mut [Cell], defs: &[CommandDef]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::contract::{Instance, Timer};
+
+    const FILE: &str = r#"
+[[workload]]
+id = "demo.echo"
+summary = "Prints its axis"
+unit = "ns"
+direction = "lower-is-better"
+command = ["sh", "-c", "echo v={n}; echo sum=10"]
+metric = { regex = 'v=(\d+)', scale = 1000 }
+[workload.axes]
+n = [3, 4]
+[workload.verify]
+value = { regex = 'sum=(\d+)', expected = 10 }
+"#;
+
+    fn def(text: &str) -> CommandDef {
+        file::parse(Path::new("demo.toml"), text, &crate::workloads::registry::specs()).unwrap().remove(0)
+    }
+
+    fn cell(n: i64) -> Cell {
+        crate::workloads::os::fs_common::test_cell("demo.echo", serde_json::json!({ "n": n }), None, Path::new("/nonexistent"))
+    }
+
+    fn instance(def: &CommandDef, n: i64) -> Box<dyn Instance> {
+        match (CommandWorkload { def: def.clone() }).prepare(&cell(n)).unwrap() {
+            Prepared::Ready(i) => i,
+            Prepared::Skip(why) => panic!("skipped: {why}"),
+        }
+    }
+
+    #[test]
+    fn built_in_cells_serialize_without_a_command_and_command_cells_round_trip() {
+        let plain = cell(3);
+        assert!(!serde_json::to_string(&plain).unwrap().contains("\"command\""));
+        let mut cells = vec![plain];
+        attach(&mut cells, &[def(FILE)]);
+        let text = serde_json::to_string(&cells[0]).unwrap();
+        let back: Cell = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, cells[0]);
+        assert_eq!(back.command.unwrap().id, "demo.echo");
+    }
+
+    #[test]
+    fn a_sample_records_the_metric_read_from_the_output_and_verifies_it() {
+        let d = def(FILE);
+        for n in [3, 4] {
+            let mut inst = instance(&d, n);
+            let mut t = Timer::new();
+            inst.sample(1, &mut t).unwrap();
+            assert_eq!(t.value(), Some(n as f64 * 1000.0));
+            assert!(t.work_ns().is_some(), "the run's wall time is the work window");
+            assert!(inst.verify().passed);
+            assert_eq!(inst.details()["command"][2], format!("echo v={n}; echo sum=10"));
+        }
+    }
+
+    #[test]
+    fn a_wrong_value_or_exit_code_fails_the_verifier_and_a_missing_metric_fails_the_sample() {
+        let mut inst = instance(&def(&FILE.replace("expected = 10", "expected = 11")), 3);
+        inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed && v.observed.contains("read 10"), "{v:?}");
+        let mut inst = instance(&def(&FILE.replace("echo sum=10\"", "echo sum=10; exit 3\"")), 3);
+        inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed && v.observed.starts_with("exit code 3"), "{v:?}");
+        let mut inst = instance(&def(&FILE.replace("v=(\\d+)", "w=(\\d+)")), 3);
+        let e = inst.sample(1, &mut Timer::new()).unwrap_err().to_string();
+        assert!(e.contains("no match for `w=(\\d+)`"), "{e}");
+    }
+}
