@@ -281,6 +281,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub hosts: Option<Vec<String>>,
 
+    /// A TOML file of command workloads (`[[workload]]` entries, see
+    /// docs/COMMAND-WORKLOADS.md); repeatable. Default: ./proofbench.toml
+    /// when it exists.
+    #[arg(long, value_name = "FILE.toml")]
+    pub workloads: Vec<PathBuf>,
+
     /// Break the selected workloads that know this fault, to prove their
     /// verifiers fail (for tests).
     #[arg(long, value_name = "NAME", hide = true)]
@@ -298,6 +304,10 @@ pub struct ListArgs {
     /// Also list the selftest workloads.
     #[arg(long)]
     pub include_selftest: bool,
+    /// Also list the command workloads of this TOML file; repeatable.
+    /// Default: ./proofbench.toml when it exists.
+    #[arg(long, value_name = "FILE.toml")]
+    pub workloads: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -33,7 +33,9 @@ pub fn usage_error(e: clap::Error) -> ExitCode {
 
 /// `proofbench list`.
 pub fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let specs: Vec<_> = registry::specs().into_iter().filter(|s| args.include_selftest || !s.hidden()).collect();
+    let defs = crate::workloads::command::load(&args.workloads, &registry::specs())?;
+    let specs = crate::workloads::command::specs_with(registry::specs(), &defs);
+    let specs: Vec<_> = specs.into_iter().filter(|s| args.include_selftest || !s.hidden()).collect();
     let text = if args.json {
         format!("{}\n", serde_json::to_string_pretty(&specs)?)
     } else if args.markdown {

@@ -7,72 +7,23 @@ use std::sync::OnceLock;
 use serde_json::json;
 
 use super::*;
-use crate::cli::{PinStrategy, Profile};
+use crate::cli::Profile;
 use crate::compare::{Options, Verdict};
-use crate::evidence::{ProcessRecord, RowStats, SampleRecord};
-use crate::plan::{Cell, CpuClass, MeasureSpec, Placement};
-use crate::workloads::contract::{TableShape, Unit};
+use crate::plan::CpuClass;
+use crate::workloads::contract::Unit;
 
 /// A row of `workload` with the given parameters (none of them axes) and
-/// timed samples.
+/// timed samples: the report tests' fake row, renamed.
 pub(crate) fn fake_row(workload: &str, params: &[(&str, serde_json::Value)], values: &[f64], status: Status, unit: Unit) -> Row {
-    let samples: Vec<SampleRecord> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| SampleRecord {
-            index: i as u32,
-            warmup: false,
-            iters: 1,
-            ops: 1,
-            bytes: 0,
-            work_ns: *v as u64,
-            total_ns: None,
-            value: *v,
-            total_value: None,
-        })
-        .collect();
-    let cell = Cell {
-        schema: crate::plan::cell::CELL_SCHEMA.into(),
-        index: 0,
-        row_id: format!("000-{workload}"),
-        workload: workload.into(),
-        group: workload.split('.').next().unwrap_or_default().into(),
-        label: "box".into(),
-        profile: Profile::Quick,
-        params: params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-        axes: Vec::new(),
-        workers: None,
-        placement: Placement { class: CpuClass::Physical, pin: PinStrategy::None, cpus: None, note: None },
-        measure: MeasureSpec::for_profile(Profile::Quick),
-        seed: 1,
-        fault: None,
-        scratch_dir: None,
-    };
-    Row {
-        schema: ROW_SCHEMA.into(),
-        cell,
-        summary: "A test".into(),
-        shape: TableShape::Scaling,
-        unit,
-        direction: unit.direction(),
-        timed_region: "t".into(),
-        total_window: None,
-        status,
-        reason: (status != Status::Ok).then(|| "broken".into()),
-        verifier: None,
-        measurement: None,
-        stats: RowStats::of(&samples, 1),
-        samples,
-        details: serde_json::Value::Null,
-        process: ProcessRecord::default(),
-        rusage_measured: None,
-        counters: None,
-        stderr_tail: String::new(),
-        log: String::new(),
-        raw: None,
-        started_utc: String::new(),
-        finished_utc: String::new(),
-    }
+    let mut r = crate::report::tests::fake_row(0, CpuClass::Physical, values, None, status, unit);
+    let c = &mut r.cell;
+    c.row_id = format!("000-{workload}");
+    c.workload = workload.into();
+    c.group = workload.split('.').next().unwrap_or_default().into();
+    c.params = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    c.axes = Vec::new();
+    c.workers = None;
+    r
 }
 
 /// This machine's envelope, read once.
@@ -108,6 +59,7 @@ pub(crate) fn fake_run(name: &str, started: &str, commit: Option<&str>, rows: Ve
         complete: true,
         counts: Some(crate::evidence::StatusCounts::of(rows.iter().map(|r| &r.status))),
         not_run: Vec::new(),
+        launcher: None,
     };
     let text = serde_json::to_string_pretty(&run).unwrap();
     (StoredRun { dir: PathBuf::from(format!("/nowhere/{name}")), run, rows, warnings: Vec::new() }, text)

@@ -134,6 +134,11 @@ pub struct Cell {
     /// before the worker starts and removed after it ends, however it ends
     /// (`null` in the plan).
     pub scratch_dir: Option<String>,
+    /// The definition of a command workload (read from a `--workloads`
+    /// file), carried in the cell so that the worker needs no file; absent
+    /// for built-in workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<crate::workloads::command::CommandDef>,
 }
 
 impl Cell {

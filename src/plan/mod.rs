@@ -243,6 +243,7 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
                 seed,
                 fault: req.inject_fault.clone().filter(|f| spec.faults.contains(&f.as_str())),
                 scratch_dir: None,
+                command: None,
             });
         }
     }

@@ -246,4 +246,4 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

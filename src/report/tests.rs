@@ -45,6 +45,7 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         seed: 1,
         fault: None,
         scratch_dir: None,
+        command: None,
     };
     Row {
         schema: ROW_SCHEMA.into(),

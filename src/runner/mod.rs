@@ -159,7 +159,9 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
     // This process may have been exec'd by another (cargo run does that), whose
     // CPU time and reaped children the kernel's counters still hold: count from here.
     let (cpu_self0, cpu_children0) = (Rusage::this_process(), Rusage::children());
-    let specs = registry::specs();
+    // A bad workload file stops the run here, before anything is created.
+    let commands = crate::workloads::command::load(&args.workloads, &registry::specs())?;
+    let specs = crate::workloads::command::specs_with(registry::specs(), &commands);
     let seed = args.seed.unwrap_or(DEFAULT_SEED);
     let timeout = args.timeout.unwrap_or_else(|| args.profile.default_timeout());
     let (envelope, launcher) = match target {
@@ -203,7 +205,8 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
         io_dir: args.io_dir.as_ref().map(|p| p.display().to_string()),
         inject_fault: args.inject_fault.clone(),
     };
-    let Plan { cells } = plan::build(&options, &label, seed, &specs, &topo)?;
+    let Plan { mut cells } = plan::build(&options, &label, seed, &specs, &topo)?;
+    crate::workloads::command::attach(&mut cells, &commands);
     let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
     let scratch_root = match &launcher {
         None => {

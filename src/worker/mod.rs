@@ -22,7 +22,8 @@ use crate::measure::counters::Probe;
 use crate::measure::{affinity, clock};
 use crate::plan::Cell;
 use crate::plan::cell::CELL_SCHEMA;
-use crate::workloads::contract::Prepared;
+use crate::workloads::command::CommandWorkload;
+use crate::workloads::contract::{Prepared, Workload};
 use crate::workloads::registry;
 
 static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
@@ -70,8 +71,12 @@ pub fn main() -> anyhow::Result<()> {
 
 /// Prepares and measures one cell; every failure becomes a report.
 pub fn run_cell(cell: &Cell) -> WorkerReport {
-    let Some(workload) = registry::find(&cell.workload) else {
-        return WorkerReport::new(Status::Failed, Some(format!("this worker has no workload '{}'", cell.workload)));
+    let workload: Box<dyn Workload> = match &cell.command {
+        Some(def) => Box::new(CommandWorkload { def: def.clone() }),
+        None => match registry::find(&cell.workload) {
+            Some(w) => w,
+            None => return WorkerReport::new(Status::Failed, Some(format!("this worker has no workload '{}'", cell.workload))),
+        },
     };
     let spec = workload.spec();
     if let Some(cpu) = cell.cpu_for(0)

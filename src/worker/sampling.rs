@@ -87,9 +87,16 @@ impl Loop<'_> {
             v.checked_samples = self.checked;
         }
         let work_ns = timer.work_ns().ok_or_else(|| Halt::Failed("the workload did not record a work window".into()))?;
-        let value = self.spec.unit.value(work_ns, iters, work).ok_or_else(|| {
-            Halt::Failed(format!("a work window of {work_ns} ns with {} operations has no value in {}", work.ops, self.spec.unit.as_str()))
-        })?;
+        let value = match timer.value() {
+            Some(v) => v,
+            None => self.spec.unit.value(work_ns, iters, work).ok_or_else(|| {
+                Halt::Failed(format!(
+                    "a work window of {work_ns} ns with {} operations has no value in {}",
+                    work.ops,
+                    self.spec.unit.as_str()
+                ))
+            })?,
+        };
         if keep {
             self.samples.push(SampleRecord {
                 index: self.samples.len() as u32,
@@ -100,7 +107,7 @@ impl Loop<'_> {
                 work_ns,
                 total_ns: timer.total_ns(),
                 value,
-                total_value: timer.total_ns().and_then(|t| self.spec.unit.value(t, iters, work)),
+                total_value: timer.total_value().or_else(|| timer.total_ns().and_then(|t| self.spec.unit.value(t, iters, work))),
             });
         }
         if !verdict.passed {

@@ -38,6 +38,11 @@ pub enum Unit {
     /// count operations.
     #[serde(rename = "Mop/s")]
     MopsPerSec,
+    /// CPU or timer cycles a system counted itself (a guest reporting its
+    /// own cycle counts). Only workloads that record their value directly
+    /// ([`Timer::record_value`]) use it: there is no value to derive.
+    #[serde(rename = "cycles")]
+    Cycles,
 }
 
 impl Unit {
@@ -48,12 +53,13 @@ impl Unit {
             Unit::OpsPerSec => "ops/s",
             Unit::MbPerSec => "MB/s",
             Unit::MopsPerSec => "Mop/s",
+            Unit::Cycles => "cycles",
         }
     }
 
     pub fn direction(self) -> Direction {
         match self {
-            Unit::Ns | Unit::NsPerOp => Direction::LowerIsBetter,
+            Unit::Ns | Unit::NsPerOp | Unit::Cycles => Direction::LowerIsBetter,
             Unit::OpsPerSec | Unit::MbPerSec | Unit::MopsPerSec => Direction::HigherIsBetter,
         }
     }
@@ -88,6 +94,7 @@ impl Unit {
                 }
                 work.ops as f64 * 1e3 / ns
             }
+            Unit::Cycles => return None,
         };
         v.is_finite().then_some(v)
     }
@@ -373,6 +380,8 @@ pub struct Timer {
     started: Option<u64>,
     work_ns: Option<u64>,
     total_ns: Option<u64>,
+    value: Option<f64>,
+    total_value: Option<f64>,
     counters: Option<TimerCounters>,
 }
 
@@ -435,6 +444,29 @@ impl Timer {
 
     pub fn record_total(&mut self, ns: u64) {
         self.total_ns = Some(ns);
+    }
+
+    /// Records the sample's value in the row's unit directly, for workloads
+    /// whose number is not derived from a window (a metric a command prints
+    /// about itself); the harness then uses it instead of deriving one.
+    pub fn record_value(&mut self, value: f64) {
+        self.value = Some(value);
+    }
+
+    /// Records the total window's value in the row's unit directly (see
+    /// [`Timer::record_value`]).
+    pub fn record_total_value(&mut self, value: f64) {
+        self.total_value = Some(value);
+    }
+
+    /// The value recorded with [`Timer::record_value`], if any.
+    pub fn value(&self) -> Option<f64> {
+        self.value
+    }
+
+    /// The value recorded with [`Timer::record_total_value`], if any.
+    pub fn total_value(&self) -> Option<f64> {
+        self.total_value
     }
 
     pub fn work_ns(&self) -> Option<u64> {

@@ -2,6 +2,7 @@
 //! The contract every workload follows is in `contract.rs`.
 
 pub mod alloc;
+pub mod command;
 pub mod contract;
 pub mod cpu;
 pub mod hw;

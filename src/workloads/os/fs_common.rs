@@ -97,6 +97,7 @@ pub fn test_cell(workload: &str, params: serde_json::Value, fault: Option<&str>,
         seed: 42,
         fault: fault.map(String::from),
         scratch_dir: Some(scratch.display().to_string()),
+        command: None,
     }
 }
 

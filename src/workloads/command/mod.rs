@@ -1,0 +1,313 @@
+//! Command workloads: benchmarks a project brings itself, as `[[workload]]`
+//! entries of a TOML file (`run --workloads FILE.toml`, or `./proofbench.toml`).
+//!
+//! Each entry becomes a workload with the same contract as a built-in one:
+//! a spec (id, unit, timed region, verifier, axes) that `list` and the
+//! records print, and an instance that runs the command once per sample and
+//! verifies its exit code and output. The file is read and checked once, in
+//! the parent, before anything runs ([`mod@file`]); the validated definition
+//! ([`CommandDef`]) then travels inside each cell, so that a worker builds
+//! the workload without the file ([`exec`]).
+//!
+//! The format is documented in docs/COMMAND-WORKLOADS.md.
+
+pub mod exec;
+pub mod file;
+pub mod placeholder;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cli::UsageError;
+use crate::plan::Cell;
+use crate::workloads::contract::{ParamKind, ParamSpec, Prepared, TableShape, Unit, Workload, WorkloadSpec};
+
+/// The file read when no `--workloads` is given, if it exists.
+pub const DEFAULT_FILE: &str = "proofbench.toml";
+
+/// One axis of a command workload: its name and the values it sweeps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AxisDef {
+    pub name: String,
+    /// Integers or strings (one kind per axis); one value fixes a parameter,
+    /// several sweep it.
+    pub values: Vec<Value>,
+}
+
+/// A number read from the command's output with a regular expression.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricDef {
+    /// Its first capture group is the sample's value (before `scale`).
+    pub regex: String,
+    /// Reads the total window's value the same way, when given.
+    pub total_regex: Option<String>,
+    /// Multiplies what the regexes read (e.g. 1e6 for milliseconds in a
+    /// `ns` row).
+    pub scale: f64,
+}
+
+/// A number read from the output that must equal an expected one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ValueCheck {
+    /// Its first capture group is the observed number.
+    pub regex: String,
+    pub expected: f64,
+    /// The largest accepted |observed - expected|.
+    pub tolerance: f64,
+}
+
+/// How the result of a run of the command is checked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VerifyDef {
+    pub exit_code: i32,
+    /// Regexes that must each match the output.
+    pub must_match: Vec<String>,
+    /// Regexes none of which may match the output.
+    pub must_not_match: Vec<String>,
+    pub value: Option<ValueCheck>,
+}
+
+/// A validated command workload: what a cell carries to its worker.
+/// Commands are argument lists with `{axis}` placeholders; a shell command
+/// is stored as `sh -c SCRIPT`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandDef {
+    pub id: String,
+    pub summary: String,
+    pub measures: Option<String>,
+    pub unit: Unit,
+    /// The file and line the workload was defined at.
+    pub source: String,
+    pub command: Vec<String>,
+    pub shell: bool,
+    /// Absolute, or with placeholders; relative paths were resolved against
+    /// the file's directory.
+    pub cwd: String,
+    pub env: BTreeMap<String, String>,
+    pub prepare: Option<Vec<String>>,
+    pub cleanup: Option<Vec<String>>,
+    pub axes: Vec<AxisDef>,
+    /// `None`: a sample is the wall time of one run of the command.
+    pub metric: Option<MetricDef>,
+    pub verify: VerifyDef,
+}
+
+impl CommandDef {
+    /// The group: the id up to its first dot.
+    pub fn group(&self) -> &str {
+        self.id.split('.').next().unwrap_or(&self.id)
+    }
+
+    /// The timed region, in words.
+    pub fn timed_region(&self) -> String {
+        let cmd = shown(&self.command);
+        match &self.metric {
+            None => {
+                format!("one run of `{cmd}`, from spawn to exit (wall time, output captured); prepare and cleanup commands are outside it")
+            }
+            Some(m) => format!(
+                "what the command measures itself: the number the regex `{}` reads from the output of one run of `{cmd}`{}; the run's wall time is the work window recorded beside it",
+                m.regex,
+                if m.scale != 1.0 { format!(", times {}", m.scale) } else { String::new() }
+            ),
+        }
+    }
+
+    /// The verifier, in words.
+    pub fn verifier_text(&self) -> String {
+        let v = &self.verify;
+        let mut parts = vec![format!("exit code {}", v.exit_code)];
+        parts.extend(v.must_match.iter().map(|r| format!("the output matches `{r}`")));
+        parts.extend(v.must_not_match.iter().map(|r| format!("the output does not match `{r}`")));
+        if let Some(c) = &v.value {
+            parts.push(format!("`{}` reads {} ± {}", c.regex, c.expected, c.tolerance));
+        }
+        format!("{} (from {}; checked after every run)", parts.join("; "), self.source)
+    }
+
+    /// The spec `list`, the plan and the records use. Its texts are leaked:
+    /// a process builds a handful of them, once.
+    pub fn spec(&self) -> WorkloadSpec {
+        let group = leak(self.group().to_string());
+        let params = self
+            .axes
+            .iter()
+            .map(|a| {
+                let kind = if a.values.iter().all(Value::is_i64) {
+                    ParamKind::Int { min: i64::MIN, max: i64::MAX }
+                } else {
+                    ParamKind::Choice { choices: a.values.iter().map(|v| leak(crate::plan::value_text(v))).collect() }
+                };
+                ParamSpec {
+                    name: leak(a.name.clone()),
+                    help: leak(format!("axis from {}", self.source)),
+                    kind,
+                    quick: a.values.clone(),
+                    full: a.values.clone(),
+                    seed: a.values.clone(),
+                    treatment: false,
+                }
+            })
+            .collect();
+        WorkloadSpec {
+            id: leak(self.id.clone()),
+            group,
+            summary: leak(self.summary.clone()),
+            measures: leak(self.measures.clone().unwrap_or_else(|| self.summary.clone())),
+            unit: self.unit,
+            timed_region: leak(self.timed_region()),
+            total_window: self
+                .metric
+                .as_ref()
+                .and_then(|m| m.total_regex.as_ref())
+                .map(|r| leak(format!("the number the regex `{r}` reads from the same output"))),
+            verifier: leak(self.verifier_text()),
+            batched: false,
+            params,
+            faults: &[],
+            shape: TableShape::Scaling,
+        }
+    }
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// An argument list as one line (for texts, not for a shell).
+pub fn shown(argv: &[String]) -> String {
+    if argv.len() == 3 && argv[0] == "sh" && argv[1] == "-c" {
+        return argv[2].clone();
+    }
+    argv.iter().map(|a| if a.contains(' ') || a.is_empty() { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ")
+}
+
+/// A command workload, built from its definition (in the parent from the
+/// file, in the worker from the cell).
+pub struct CommandWorkload {
+    pub def: CommandDef,
+}
+
+impl Workload for CommandWorkload {
+    fn spec(&self) -> WorkloadSpec {
+        self.def.spec()
+    }
+
+    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+        exec::prepare(&self.def, cell)
+    }
+}
+
+/// The command workloads of a run or a listing: the `--workloads` files, or
+/// `./proofbench.toml` when none is given and it exists. Checked against
+/// each other and against `builtin` (ids and groups must not clash); every
+/// error is a usage error naming the file, line and key.
+pub fn load(files: &[PathBuf], builtin: &[WorkloadSpec]) -> Result<Vec<CommandDef>, UsageError> {
+    let default = Path::new(DEFAULT_FILE);
+    let files: Vec<PathBuf> = if files.is_empty() && default.is_file() { vec![default.to_path_buf()] } else { files.to_vec() };
+    let mut defs: Vec<CommandDef> = Vec::new();
+    for f in &files {
+        for d in file::read(f, builtin)? {
+            if let Some(other) = defs.iter().find(|o| o.id == d.id) {
+                return Err(UsageError(format!("{}: key `id`: '{}' is already defined at {}", d.source, d.id, other.source)));
+            }
+            defs.push(d);
+        }
+    }
+    Ok(defs)
+}
+
+/// The built-in specs followed by the command workloads' specs.
+pub fn specs_with(builtin: Vec<WorkloadSpec>, defs: &[CommandDef]) -> Vec<WorkloadSpec> {
+    let mut specs = builtin;
+    specs.extend(defs.iter().map(CommandDef::spec));
+    specs
+}
+
+/// Gives each planned cell of a command workload its definition.
+pub fn attach(cells: &mut [Cell], defs: &[CommandDef]) {
+    for c in cells {
+        if let Some(d) = defs.iter().find(|d| d.id == c.workload) {
+            c.command = Some(d.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::contract::{Instance, Timer};
+
+    const FILE: &str = r#"
+[[workload]]
+id = "demo.echo"
+summary = "Prints its axis"
+unit = "ns"
+direction = "lower-is-better"
+command = ["sh", "-c", "echo v={n}; echo sum=10"]
+metric = { regex = 'v=(\d+)', scale = 1000 }
+[workload.axes]
+n = [3, 4]
+[workload.verify]
+value = { regex = 'sum=(\d+)', expected = 10 }
+"#;
+
+    fn def(text: &str) -> CommandDef {
+        file::parse(Path::new("demo.toml"), text, &crate::workloads::registry::specs()).unwrap().remove(0)
+    }
+
+    fn cell(n: i64) -> Cell {
+        crate::workloads::os::fs_common::test_cell("demo.echo", serde_json::json!({ "n": n }), None, Path::new("/nonexistent"))
+    }
+
+    fn instance(def: &CommandDef, n: i64) -> Box<dyn Instance> {
+        match (CommandWorkload { def: def.clone() }).prepare(&cell(n)).unwrap() {
+            Prepared::Ready(i) => i,
+            Prepared::Skip(why) => panic!("skipped: {why}"),
+        }
+    }
+
+    #[test]
+    fn built_in_cells_serialize_without_a_command_and_command_cells_round_trip() {
+        let plain = cell(3);
+        assert!(!serde_json::to_string(&plain).unwrap().contains("\"command\""));
+        let mut cells = vec![plain];
+        attach(&mut cells, &[def(FILE)]);
+        let text = serde_json::to_string(&cells[0]).unwrap();
+        let back: Cell = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, cells[0]);
+        assert_eq!(back.command.unwrap().id, "demo.echo");
+    }
+
+    #[test]
+    fn a_sample_records_the_metric_read_from_the_output_and_verifies_it() {
+        let d = def(FILE);
+        for n in [3, 4] {
+            let mut inst = instance(&d, n);
+            let mut t = Timer::new();
+            inst.sample(1, &mut t).unwrap();
+            assert_eq!(t.value(), Some(n as f64 * 1000.0));
+            assert!(t.work_ns().is_some(), "the run's wall time is the work window");
+            assert!(inst.verify().passed);
+            assert_eq!(inst.details()["command"][2], format!("echo v={n}; echo sum=10"));
+        }
+    }
+
+    #[test]
+    fn a_wrong_value_or_exit_code_fails_the_verifier_and_a_missing_metric_fails_the_sample() {
+        let mut inst = instance(&def(&FILE.replace("expected = 10", "expected = 11")), 3);
+        inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed && v.observed.contains("read 10"), "{v:?}");
+        let mut inst = instance(&def(&FILE.replace("echo sum=10\"", "echo sum=10; exit 3\"")), 3);
+        inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed && v.observed.starts_with("exit code 3"), "{v:?}");
+        let mut inst = instance(&def(&FILE.replace("v=(\\d+)", "w=(\\d+)")), 3);
+        let e = inst.sample(1, &mut Timer::new()).unwrap_err().to_string();
+        assert!(e.contains("no match for `w=(\\d+)`"), "{e}");
+    }
+}
