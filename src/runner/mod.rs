@@ -201,7 +201,13 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
             // Plots as each group ends, as RustFiber draws them while its runs go on.
             for p in report::group_plots(&rows, &cell.group) {
                 dir.write_file(&format!("plots/{}", p.file), &p.svg)?;
+                match report::plot::png::png(&p.svg) {
+                    Ok(png) => dir.write_bytes(&format!("plots/{}", report::plot::png::file_name(&p.file)), &png)?,
+                    Err(e) => eprintln!("proofbench: warning: plots/{}: no PNG copy: {e:#}", p.file),
+                }
             }
+            // report.html while the run goes on, from the records as stored so far.
+            dir.write_file("report.html", &report::html::render(&read_run(dir.path())?))?;
             if show_tables {
                 let mut text = report::group_section(&rows, &cell.group);
                 if args.counters {
@@ -233,6 +239,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     // `proofbench report DIR` gives the same bytes.
     let stored = read_run(dir.path())?;
     dir.write_file("report.md", &report::render(&stored))?;
+    dir.write_file("report.html", &report::html::render(&stored))?;
     let summary = format!("{}\nResults: {}\n", report::footer(&stored.run, &stored.rows), dir.path().display());
     if args.json {
         if !args.quiet {

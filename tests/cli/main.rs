@@ -8,6 +8,7 @@ mod compare;
 mod counters;
 mod cpu_patterns;
 mod errors;
+mod html;
 mod hw;
 mod io;
 mod npb_ep_cg;
