@@ -123,7 +123,7 @@ fn svg_of(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Result<(), DrawErr>)
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        let _ = root.fill(&WHITE).map_err(DrawErr::from).and_then(|_| draw(&root));
+        let _ = root.fill(&WHITE).and_then(|_| draw(&root));
         let _ = root.present();
     }
     svg

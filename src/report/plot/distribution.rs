@@ -65,8 +65,11 @@ pub fn chart(title: &str, x_desc: &str, y_desc: &str, dists: &[Samples]) -> Stri
     svg_of((width, SIZE.1 + 40), |root| draw(root, title, x_desc, y_desc, dists))
 }
 
+/// Low whisker, first quartile, median, third quartile, high whisker.
+type Five = (f64, f64, f64, f64, f64);
+
 /// Quartiles and Tukey whiskers of `xs` (not empty).
-fn five(xs: &[f64]) -> (f64, f64, f64, f64, f64) {
+fn five(xs: &[f64]) -> Five {
     let mut s = xs.to_vec();
     s.sort_by(f64::total_cmp);
     let (q1, m, q3) = (quantile(&s, 0.25), quantile(&s, 0.5), quantile(&s, 0.75));
@@ -100,7 +103,7 @@ fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Sampl
         .y_label_formatter(&|v| super::super::format::number(*v))
         .draw()?;
     let color = COLORS[0];
-    let boxes: Vec<(f64, (f64, f64, f64, f64, f64))> =
+    let boxes: Vec<(f64, Five)> =
         dists.iter().enumerate().filter(|(_, d)| !d.timed.is_empty()).map(|(i, d)| (i as f64 + 1.0, five(&d.timed))).collect();
     let half = 0.2;
     chart
