@@ -340,6 +340,11 @@ pub struct ReportArgs {
     /// Print the rows in another format.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub export: Option<crate::report::export::ExportFormat>,
+
+    /// Write the report as one self-contained HTML page (tables and plots
+    /// inline) to FILE; without FILE to DIR/report.html; `--html -` prints it.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, conflicts_with_all = ["counters", "update_doc", "list_tables", "export"])]
+    pub html: Option<Option<PathBuf>>,
 }
 
 #[derive(Debug, Args)]

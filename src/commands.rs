@@ -77,6 +77,9 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(file) = &args.update_doc {
         return update_doc(file, &stored);
     }
+    if let Some(target) = &args.html {
+        return html(target.as_deref(), &stored);
+    }
     let text = if args.list_tables {
         let tables = report::doc::tables(&stored);
         let width = tables.iter().map(|t| t.id.len()).max().unwrap_or(0);
@@ -89,6 +92,21 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         report::render(&stored)
     };
     Out::new().print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `report --html [FILE]`: report.html to FILE (atomically), to
+/// DIR/report.html without FILE, or to stdout for `-`.
+fn html(target: Option<&Path>, stored: &crate::evidence::StoredRun) -> anyhow::Result<ExitCode> {
+    let page = report::html::render(stored);
+    if target == Some(Path::new("-")) {
+        Out::new().print(&page)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let file = target.map(Path::to_path_buf).unwrap_or_else(|| stored.dir.join("report.html"));
+    crate::evidence::dir::write_atomic(&file, page.as_bytes())
+        .map_err(|e| UsageError(format!("--html {}: cannot write it: {e}", file.display())))?;
+    eprintln!("proofbench: wrote {}", file.display());
     Ok(ExitCode::SUCCESS)
 }
 

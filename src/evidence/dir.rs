@@ -138,6 +138,11 @@ impl RunDir {
     pub fn write_file(&self, rel: &str, text: &str) -> Result<(), EvidenceError> {
         write_atomic(&self.path.join(rel), text.as_bytes())
     }
+
+    /// Writes a whole binary file (a PNG plot) atomically.
+    pub fn write_bytes(&self, rel: &str, bytes: &[u8]) -> Result<(), EvidenceError> {
+        write_atomic(&self.path.join(rel), bytes)
+    }
 }
 
 /// The CSV of a row's samples.

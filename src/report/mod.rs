@@ -6,6 +6,7 @@ pub mod counters;
 pub mod doc;
 pub mod export;
 pub mod format;
+pub mod html;
 pub mod plot;
 pub mod primitive;
 pub mod scaling;

@@ -1,8 +1,15 @@
 //! Plots of a workload's rows as SVG text: speedup against workers with the
-//! ideal line, the median against workers (per-task cost for ns/op rows), and
-//! the median per pinning strategy with its 95% CI. Axes start at zero, so a
-//! small overhead is not drawn as a large one. Rendering only: the runner
-//! writes the files through the results directory.
+//! ideal line, the median against workers (per-task cost for ns/op rows), bars
+//! of the median with its 95% CI per value of a categorical axis (pinning
+//! strategy, allocator, engine, runtime, ...; [`bars`]), and the distribution
+//! of every row's samples ([`distribution`]). Axes start at zero, so a small
+//! overhead is not drawn as a large one. Text is XML-escaped by plotters' SVG
+//! backend. Rendering only: the runner writes the files (SVG, and PNG through
+//! [`png`]) through the results directory.
+
+pub mod bars;
+pub mod distribution;
+pub mod png;
 
 use std::collections::BTreeMap;
 
@@ -14,7 +21,11 @@ use crate::workloads::contract::Direction;
 
 /// A plot of one workload: its file name under `plots/` and its SVG.
 pub struct Plot {
+    /// The file name under `plots/` (`<workload>-<kind>.svg`).
     pub file: String,
+    /// Its title, as in the caption drawn on it (unescaped text).
+    pub title: String,
+    /// The SVG document.
     pub svg: String,
 }
 
@@ -72,18 +83,23 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
         if !speedups.is_empty() {
             let max_k = speedups.iter().flat_map(|l| &l.points).map(|p| p.0).fold(1.0, f64::max);
             let ideal = Line { label: "ideal".into(), points: vec![(0.0, 0.0, 0.0, 0.0), (max_k, max_k, max_k, max_k)] };
+            let title = format!("{workload}: speedup over 1 worker");
             out.push(Plot {
                 file: format!("{workload}-speedup.svg"),
-                svg: line_chart(&format!("{workload}: speedup over 1 worker"), "workers", "speedup (x)", &speedups, Some(&ideal)),
+                svg: line_chart(&title, "workers", "speedup (x)", &speedups, Some(&ideal)),
+                title,
             });
         }
         let cost_title =
             if unit.as_str() == "ns/op" { format!("{workload}: cost per operation") } else { format!("{workload}: median by workers") };
-        out.push(Plot { file: format!("{workload}-median.svg"), svg: line_chart(&cost_title, "workers", unit.as_str(), &lines, None) });
+        out.push(Plot {
+            file: format!("{workload}-median.svg"),
+            svg: line_chart(&cost_title, "workers", unit.as_str(), &lines, None),
+            title: cost_title,
+        });
     }
-    if let Some(svg) = strategies_chart(workload, rows) {
-        out.push(Plot { file: format!("{workload}-strategies.svg"), svg });
-    }
+    out.extend(bars::plots(workload, rows));
+    out.extend(distribution::plot(workload, rows));
     out
 }
 
@@ -101,44 +117,65 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(255, 127, 14),
 ];
 
-/// How the x axis reads.
-enum XAxis<'a> {
-    /// Worker counts: integer ticks only.
-    Workers,
-    /// Categories at 1, 2, ...: their names as ticks, points not joined.
-    Categories(&'a [String]),
-}
-
-/// Lines with points and CI whiskers on zero-based axes.
-fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>) -> String {
-    chart(title, x_desc, y_desc, lines, ideal, XAxis::Workers)
-}
-
-fn chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>, x: XAxis<'_>) -> String {
+/// The SVG of a drawing of `size` pixels; a drawing error leaves what was
+/// drawn so far (plotters only fails on its backend, here a string).
+fn svg_of(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Result<(), DrawErr>) -> String {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        let _ = draw_lines(&root, title, x_desc, y_desc, lines, ideal, &x);
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        let _ = root.fill(&WHITE).and_then(|_| draw(&root));
         let _ = root.present();
     }
     svg
 }
 
-fn draw_lines(
-    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    lines: &[Line],
-    ideal: Option<&Line>,
-    x: &XAxis<'_>,
-) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
-    root.fill(&WHITE)?;
+/// The drawing area of an SVG plot.
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+/// A drawing error of the SVG backend.
+type DrawErr = DrawingAreaErrorKind<std::io::Error>;
+
+/// An x axis of `n` categories drawn at x = 1, 2, ..., n, ticked there only.
+struct CategoryAxis {
+    range: plotters::coord::types::RangedCoordf64,
+    n: usize,
+}
+
+impl Ranged for CategoryAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.range.map(value, limit)
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, _hint: Hint) -> Vec<f64> {
+        (1..=self.n).map(|i| i as f64).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.range()
+    }
+}
+
+/// Categories drawn at x = 1, 2, ... with their names as the only ticks.
+fn category_axis(n: usize) -> CategoryAxis {
+    CategoryAxis { range: (0.5..n as f64 + 0.5).into(), n }
+}
+
+/// The name of category `v` (1-based) for the tick at `v`.
+fn category_name(names: &[String], v: f64) -> String {
+    let i = v.round() as usize;
+    if (v - i as f64).abs() > 1e-9 || i == 0 { String::new() } else { names.get(i - 1).cloned().unwrap_or_default() }
+}
+
+/// Lines with points and CI whiskers on zero-based axes; x is the worker count.
+fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>) -> String {
+    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, lines, ideal))
+}
+
+fn draw_lines(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>) -> Result<(), DrawErr> {
     let all = lines.iter().chain(ideal).flat_map(|l| &l.points);
-    let x_max = match x {
-        XAxis::Workers => all.clone().map(|p| p.0).fold(1.0, f64::max) * 1.05,
-        XAxis::Categories(names) => names.len() as f64 + 0.5,
-    };
+    let x_max = all.clone().map(|p| p.0).fold(1.0, f64::max) * 1.05;
     let y_max = all.map(|p| p.3.max(p.1)).fold(0.0, f64::max).max(f64::MIN_POSITIVE) * 1.1;
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 18))
@@ -146,28 +183,15 @@ fn draw_lines(
         .x_label_area_size(40)
         .y_label_area_size(90)
         .build_cartesian_2d(0.0..x_max, 0.0..y_max)?;
-    let x_label = |v: &f64| -> String {
-        if v.fract() != 0.0 {
-            return String::new();
-        }
-        match x {
-            XAxis::Workers => format!("{v:.0}"),
-            XAxis::Categories(names) => names.get((*v as usize).wrapping_sub(1)).cloned().unwrap_or_default(),
-        }
-    };
-    let x_ticks = match x {
-        XAxis::Workers => (x_max.ceil() as usize + 1).min(17),
-        XAxis::Categories(names) => names.len() * 2 + 2,
-    };
+    let x_label = |v: &f64| -> String { if v.fract() != 0.0 { String::new() } else { format!("{v:.0}") } };
     chart
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .x_labels(x_ticks)
+        .x_labels((x_max.ceil() as usize + 1).min(17))
         .x_label_formatter(&x_label)
         .y_label_formatter(&|v| super::format::number(*v))
         .draw()?;
-    let joined = matches!(x, XAxis::Workers);
     if let Some(ideal) = ideal {
         chart
             .draw_series(LineSeries::new(ideal.points.iter().map(|p| (p.0, p.1)), BLACK.mix(0.4).stroke_width(1)))?
@@ -176,9 +200,8 @@ fn draw_lines(
     }
     for (i, l) in lines.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
-        let series = if joined { l.points.iter().map(|p| (p.0, p.1)).collect() } else { Vec::new() };
         chart
-            .draw_series(LineSeries::new(series, color.stroke_width(2)))?
+            .draw_series(LineSeries::new(l.points.iter().map(|p| (p.0, p.1)), color.stroke_width(2)))?
             .label(l.label.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         chart.draw_series(l.points.iter().map(|p| Circle::new((p.0, p.1), 3, color.filled())))?;
@@ -186,37 +209,6 @@ fn draw_lines(
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
     Ok(())
-}
-
-/// The median per pinning strategy, with its CI, when the rows have a `pin`
-/// axis with more than one strategy: one chart per worker count and mode.
-fn strategies_chart(workload: &str, rows: &[&Row]) -> Option<String> {
-    let ok: Vec<&&Row> = rows.iter().filter(|r| r.status == Status::Ok && r.cell.axes.iter().any(|a| a == "pin")).collect();
-    let strategies: Vec<String> = {
-        let mut v: Vec<String> = Vec::new();
-        for r in &ok {
-            let s = r.cell.placement.pin.as_str().to_string();
-            if !v.contains(&s) {
-                v.push(s);
-            }
-        }
-        v
-    };
-    if strategies.len() < 2 {
-        return None;
-    }
-    // One line per (label, other axes, workers): x = strategy index.
-    let mut map: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
-    for r in &ok {
-        let Some(st) = &r.stats else { continue };
-        let mode: Vec<String> =
-            r.cell.axis_values().into_iter().filter(|(a, _)| a != "pin").map(|(a, v)| format!("{a}={}", value_text(&v))).collect();
-        let x = strategies.iter().position(|s| s == r.cell.placement.pin.as_str()).unwrap_or(0) as f64 + 1.0;
-        map.entry(format!("{} {}", r.cell.label, mode.join(" "))).or_default().push((x, st.work.median, st.work.ci95.lo, st.work.ci95.hi));
-    }
-    let lines: Vec<Line> = map.into_iter().map(|(label, points)| Line { label, points }).collect();
-    let unit = ok[0].unit.as_str();
-    Some(chart(&format!("{workload}: median by pinning strategy"), "pinning strategy", unit, &lines, None, XAxis::Categories(&strategies)))
 }
 
 #[cfg(test)]
@@ -230,5 +222,77 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
         assert!(svg.contains("box &lt;rayon&gt;"), "labels are escaped");
         assert!(svg.contains(">\n0\n<") || svg.contains(">0<") || svg.contains(">\n0.0\n<"), "the y axis starts at zero");
+    }
+
+    /// Rows of `w.x` at 1 and 2 workers under two allocators (a categorical axis).
+    fn allocator_rows() -> Vec<Row> {
+        use crate::plan::CpuClass;
+        use crate::report::tests::fake_row;
+        use crate::workloads::contract::Unit;
+        let mut rows = Vec::new();
+        for (alloc, base) in [("system", 100.0), ("<script>alert(1)</script>", 80.0)] {
+            for k in [1usize, 2] {
+                let v = base / k as f64;
+                let mut r = fake_row(k, CpuClass::Physical, &[v, v * 1.01, v * 0.99], None, Status::Ok, Unit::Ns);
+                r.cell.axes = vec!["allocator".into(), "workers".into()];
+                r.cell.params.insert("allocator".into(), serde_json::json!(alloc));
+                r.samples.insert(0, crate::evidence::SampleRecord { warmup: true, value: v * 3.0, ..r.samples[0].clone() });
+                rows.push(r);
+            }
+        }
+        rows
+    }
+
+    #[test]
+    fn a_categorical_axis_gets_bars_with_ci_whiskers_and_escaped_names() {
+        let rows = allocator_rows();
+        let refs: Vec<&Row> = rows.iter().collect();
+        let plots = plots("w.x", &refs);
+        let files: Vec<&str> = plots.iter().map(|p| p.file.as_str()).collect();
+        assert_eq!(files, ["w.x-speedup.svg", "w.x-median.svg", "w.x-by-allocator.svg", "w.x-samples.svg"]);
+        let bars = &plots[2];
+        assert_eq!(bars.title, "w.x: median by allocator");
+        assert!(bars.svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !bars.svg.contains("<script"), "{}", bars.svg);
+        assert!(bars.svg.contains("95% CI of the median") && bars.svg.contains("box workers=2"), "{}", bars.svg);
+        // Four bars (2 series x 2 allocators) as filled rects, besides the legend's.
+        assert!(bars.svg.matches("<rect").count() >= 4 + 2, "{}", bars.svg);
+        // One allocator only: no bars.
+        let one: Vec<&Row> = rows.iter().filter(|r| r.cell.params["allocator"] == "system").collect();
+        assert!(super::plots("w.x", &one).iter().all(|p| !p.file.contains("by-allocator")));
+    }
+
+    #[test]
+    fn the_distribution_plot_has_one_box_per_row_and_marks_warmup_samples() {
+        let rows = allocator_rows();
+        let refs: Vec<&Row> = rows.iter().collect();
+        let plots = plots("w.x", &refs);
+        let dist = plots.iter().find(|p| p.file == "w.x-samples.svg").expect("a samples plot");
+        assert!(dist.svg.contains("warmup sample (kept, not in the statistics)"), "{}", dist.svg);
+        assert!(dist.svg.contains("workers, allocator") || dist.svg.contains("allocator, workers"), "the x axis names the varying axes");
+        // The timed dots: 4 rows x 3 samples, plus the legend's one.
+        assert_eq!(dist.svg.matches("<circle").count(), 12 + 1, "{}", dist.svg);
+        // Warmup crosses are drawn as paths apart from the dots; without warmup samples there are none.
+        let no_warmup: Vec<Row> = rows
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.samples.retain(|s| !s.warmup);
+                r
+            })
+            .collect();
+        let refs: Vec<&Row> = no_warmup.iter().collect();
+        let plain = distribution::plot("w.x", &refs).unwrap();
+        assert!(plain.svg.matches("<polyline").count() < dist.svg.matches("<polyline").count());
+        // Rows that are not ok have no box.
+        let bad: Vec<Row> = rows
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.status = Status::Invalid;
+                r
+            })
+            .collect();
+        let refs: Vec<&Row> = bad.iter().collect();
+        assert!(distribution::plot("w.x", &refs).is_none());
     }
 }

@@ -316,7 +316,13 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
             // Plots as each group ends, as RustFiber draws them while its runs go on.
             for p in report::group_plots(&rows, &cell.group) {
                 dir.write_file(&format!("plots/{}", p.file), &p.svg)?;
+                match report::plot::png::png(&p.svg) {
+                    Ok(png) => dir.write_bytes(&format!("plots/{}", report::plot::png::file_name(&p.file)), &png)?,
+                    Err(e) => eprintln!("proofbench: warning: plots/{}: no PNG copy: {e:#}", p.file),
+                }
             }
+            // report.html while the run goes on, from the records as stored so far.
+            dir.write_file("report.html", &report::html::render(&read_run(dir.path())?))?;
             if show_tables {
                 let mut text = report::group_section(&rows, &cell.group);
                 if args.counters {
@@ -354,6 +360,7 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
     // `proofbench report DIR` gives the same bytes.
     let stored = read_run(dir.path())?;
     dir.write_file("report.md", &report::render(&stored))?;
+    dir.write_file("report.html", &report::html::render(&stored))?;
     if !args.no_history {
         crate::history::record_after_run(dir.path(), args.db.as_deref(), args.quiet);
     }

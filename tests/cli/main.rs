@@ -10,6 +10,7 @@ mod counters;
 mod cpu_patterns;
 mod errors;
 mod history;
+mod html;
 mod hw;
 mod io;
 mod launcher;

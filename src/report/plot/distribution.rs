@@ -1,0 +1,157 @@
+//! The distribution of a workload's samples: one box per ok row (quartiles
+//! of the timed samples, the median marked, whiskers to the farthest timed
+//! sample within 1.5 IQR of the box), every timed sample drawn as a dot beside
+//! it, and the warmup samples drawn apart as crosses (kept in the record, not
+//! in the statistics). The axis starts at zero, like every plot's.
+
+use plotters::prelude::*;
+
+use super::{Area, COLORS, DrawErr, Plot, SIZE, category_axis, category_name, svg_of};
+use crate::evidence::{Row, Status};
+use crate::plan::value_text;
+use crate::stats::quantile;
+
+/// The samples of one row, in the row's unit.
+pub struct Samples {
+    /// The row's name on the x axis.
+    pub name: String,
+    /// Timed samples (the ones the statistics use).
+    pub timed: Vec<f64>,
+    /// Warmup samples.
+    pub warmup: Vec<f64>,
+}
+
+/// The colour of warmup samples (distinct from the timed ones).
+const WARMUP: RGBColor = RGBColor(255, 127, 14);
+
+/// The distribution figure of a workload, when an ok row has timed samples.
+pub fn plot(workload: &str, rows: &[&Row]) -> Option<Plot> {
+    let ok: Vec<&Row> = rows.iter().copied().filter(|r| r.status == Status::Ok && r.samples.iter().any(|s| !s.warmup)).collect();
+    let first = ok.first()?;
+    // Name each row by the axis values that differ between the rows.
+    let mut varying: Vec<String> = Vec::new();
+    for r in &ok {
+        for (a, v) in r.cell.axis_values() {
+            if !varying.contains(&a) && ok.iter().any(|o| o.cell.params.get(&a) != Some(&v)) {
+                varying.push(a);
+            }
+        }
+    }
+    let labels_differ = ok.iter().any(|r| r.cell.label != first.cell.label);
+    let dists: Vec<Samples> = ok
+        .iter()
+        .map(|r| {
+            let mut parts: Vec<String> = Vec::new();
+            if labels_differ || varying.is_empty() {
+                parts.push(r.cell.label.clone());
+            }
+            parts.extend(varying.iter().filter_map(|a| r.cell.params.get(a).map(value_text)));
+            Samples {
+                name: parts.join(" "),
+                timed: r.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect(),
+                warmup: r.samples.iter().filter(|s| s.warmup).map(|s| s.value).collect(),
+            }
+        })
+        .collect();
+    let x_desc = if varying.is_empty() { "system".to_string() } else { varying.join(", ") };
+    let title = format!("{workload}: samples per row");
+    let svg = chart(&title, &x_desc, first.unit.as_str(), &dists);
+    Some(Plot { file: format!("{workload}-samples.svg"), title, svg })
+}
+
+/// Box, dots and warmup crosses of each row, on a zero-based axis.
+pub fn chart(title: &str, x_desc: &str, y_desc: &str, dists: &[Samples]) -> String {
+    let width = (200 + dists.len() * 90).clamp(SIZE.0 as usize, 2400) as u32;
+    svg_of((width, SIZE.1 + 40), |root| draw(root, title, x_desc, y_desc, dists))
+}
+
+/// Low whisker, first quartile, median, third quartile, high whisker.
+type Five = (f64, f64, f64, f64, f64);
+
+/// Quartiles and Tukey whiskers of `xs` (not empty).
+fn five(xs: &[f64]) -> Five {
+    let mut s = xs.to_vec();
+    s.sort_by(f64::total_cmp);
+    let (q1, m, q3) = (quantile(&s, 0.25), quantile(&s, 0.5), quantile(&s, 0.75));
+    let iqr = q3 - q1;
+    let lo = s.iter().copied().find(|&x| x >= q1 - 1.5 * iqr).unwrap_or(q1);
+    let hi = s.iter().rev().copied().find(|&x| x <= q3 + 1.5 * iqr).unwrap_or(q3);
+    (lo, q1, m, q3, hi)
+}
+
+/// A fixed spread of the dots of a box, so that equal values stay visible
+/// and the same samples always give the same picture.
+fn jitter(k: usize) -> f64 {
+    ((k as f64 * 0.618_033_988_7).fract() - 0.5) * 0.16
+}
+
+fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Samples]) -> Result<(), DrawErr> {
+    let y_max = dists.iter().flat_map(|d| d.timed.iter().chain(&d.warmup)).copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE) * 1.1;
+    let names: Vec<String> = dists.iter().map(|d| d.name.clone()).collect();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(90)
+        .build_cartesian_2d(category_axis(dists.len()), 0.0..y_max)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| category_name(&names, *v))
+        .y_label_formatter(&|v| super::super::format::number(*v))
+        .draw()?;
+    let color = COLORS[0];
+    let boxes: Vec<(f64, Five)> =
+        dists.iter().enumerate().filter(|(_, d)| !d.timed.is_empty()).map(|(i, d)| (i as f64 + 1.0, five(&d.timed))).collect();
+    let half = 0.2;
+    chart
+        .draw_series(
+            boxes.iter().map(|&(x, (_, q1, _, q3, _))| Rectangle::new([(x - half, q1), (x + half, q3)], color.mix(0.15).filled())),
+        )?
+        .label("timed samples: box = quartiles, whiskers to 1.5 IQR")
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.mix(0.3).filled()));
+    chart
+        .draw_series(boxes.iter().map(|&(x, (_, q1, _, q3, _))| Rectangle::new([(x - half, q1), (x + half, q3)], color.stroke_width(1))))?;
+    chart
+        .draw_series(boxes.iter().map(|&(x, (_, _, m, _, _))| PathElement::new(vec![(x - half, m), (x + half, m)], BLACK.stroke_width(2))))?
+        .label("median")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK.stroke_width(2)));
+    chart.draw_series(boxes.iter().flat_map(|&(x, (lo, q1, _, q3, hi))| {
+        [
+            PathElement::new(vec![(x, q3), (x, hi)], color.stroke_width(1)),
+            PathElement::new(vec![(x, q1), (x, lo)], color.stroke_width(1)),
+            PathElement::new(vec![(x - half / 2.0, hi), (x + half / 2.0, hi)], color.stroke_width(1)),
+            PathElement::new(vec![(x - half / 2.0, lo), (x + half / 2.0, lo)], color.stroke_width(1)),
+        ]
+    }))?;
+    let dots = dists.iter().enumerate().flat_map(|(i, d)| d.timed.iter().enumerate().map(move |(k, &v)| (i as f64 + 1.0 + jitter(k), v)));
+    chart
+        .draw_series(dots.map(|p| Circle::new(p, 2, color.mix(0.7).filled())))?
+        .label("timed sample")
+        .legend(move |(x, y)| Circle::new((x + 8, y), 3, color.mix(0.7).filled()));
+    let warm = dists
+        .iter()
+        .enumerate()
+        .flat_map(|(i, d)| d.warmup.iter().enumerate().map(move |(k, &v)| (i as f64 + 1.0 + half + 0.1 + jitter(k) / 4.0, v)));
+    chart
+        .draw_series(warm.map(|p| Cross::new(p, 4, WARMUP.stroke_width(2))))?
+        .label("warmup sample (kept, not in the statistics)")
+        .legend(|(x, y)| Cross::new((x + 8, y), 4, WARMUP.stroke_width(2)));
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn five_numbers_fence_an_outlier_out_of_the_whiskers() {
+        let (lo, q1, m, q3, hi) = five(&[10.0, 11.0, 12.0, 13.0, 100.0]);
+        assert_eq!((q1, m, q3), (11.0, 12.0, 13.0));
+        assert_eq!(lo, 10.0);
+        assert_eq!(hi, 13.0, "100 lies beyond q3 + 1.5 IQR = 16");
+    }
+}
