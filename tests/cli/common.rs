@@ -96,3 +96,11 @@ pub fn saw_scratch_file(sb: &Sandbox, args: &[&str], io: &Path, file: &str) -> b
     }
     seen
 }
+
+/// The run directories under an `--out` folder (beside them lies the history
+/// database the runs recorded themselves in).
+pub fn run_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    dirs
+}

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{FAST, SMALL_PRIMES, Sandbox, bin, row, rows_of, text};
+use crate::common::{FAST, SMALL_PRIMES, Sandbox, bin, row, rows_of, run_dirs, text};
 
 /// A launcher script in a directory every user may read: it appends one
 /// line per invocation to `log` (its uid, network namespace, allowed CPUs
@@ -125,7 +125,7 @@ fn the_envelope_is_the_launched_sides_hostname() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let dirs: Vec<PathBuf> = std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let dirs = run_dirs(&out_dir);
     assert_eq!(dirs.len(), 1);
     let name = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.contains("-pb-launched-side-"), "the directory is named after the launched host: {name}");
@@ -386,7 +386,7 @@ fn hosts_run_the_plan_once_per_host_into_directories_labelled_by_host() {
         let worker_hosts: Vec<String> = w.calls("worker").iter().map(|l| l.split_whitespace().next().unwrap().to_string()).collect();
         assert!(worker_hosts.contains(&format!("host={host}")), "{worker_hosts:?}");
     }
-    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 2);
+    assert_eq!(run_dirs(&out_dir).len(), 2);
     assert_eq!(w.calls("worker").len(), 2);
 
     // --label prefixes the host.

@@ -5,7 +5,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{FAST, SMALL_CHECKSUM, SMALL_PRIMES, Sandbox, bin, row, rows_of, text};
+use crate::common::{FAST, SMALL_CHECKSUM, SMALL_PRIMES, Sandbox, bin, row, rows_of, run_dirs, text};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -140,12 +140,7 @@ fn runs_under_out_get_their_own_directories() {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     }
     // The run directories, beside the history database the runs recorded themselves in.
-    let dirs: Vec<_> = std::fs::read_dir(&out_dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().into_string().unwrap())
-        .collect();
+    let dirs: Vec<String> = run_dirs(&out_dir).iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
     assert!(out_dir.join("history.sqlite").is_file());
     assert_eq!(dirs.len(), 2, "{dirs:?}");
     assert!(dirs.iter().all(|d| d.ends_with("-box") || d.ends_with("-box-2")), "{dirs:?}");
