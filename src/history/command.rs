@@ -16,8 +16,8 @@ use crate::report::table::{Align, Table};
 use crate::report::terminal::Out;
 use crate::report::{axes_text, format};
 
-use super::plot::{TrendLine, trend_svg};
 use super::{Recorded, RunEntry, Store, regress};
+use crate::report::plot::{Line, trend_chart};
 
 /// Reads a run given as a directory or, when `arg` is a history id (`h:12`,
 /// `#12`) and no such path exists, from the database `db`. Returns the run
@@ -194,8 +194,8 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
     }
     let unit = rows[0].1.unit.as_str();
     let ticks: Vec<String> = run_ticks.iter().map(|id| format!("h:{id}")).collect();
-    let lines: Vec<TrendLine> = lines.into_iter().map(|(label, points)| TrendLine { label, points }).collect();
-    let svg = trend_svg(&format!("{workload}: median per run"), unit, &ticks, &lines);
+    let lines: Vec<Line> = lines.into_iter().map(|(label, points)| Line { label, points }).collect();
+    let svg = trend_chart(&format!("{workload}: median per run"), unit, &ticks, &lines);
     let plot_path = plot
         .map(Path::to_path_buf)
         .unwrap_or_else(|| db.parent().unwrap_or(Path::new(".")).join(format!("trend-{}.svg", workload.replace(['/', ' '], "_"))));

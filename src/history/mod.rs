@@ -13,7 +13,6 @@
 //! of its run.json (`uid`), so recording the same run twice keeps one copy.
 
 pub mod command;
-pub mod plot;
 pub mod regress;
 
 use std::path::{Path, PathBuf};

@@ -242,3 +242,17 @@ fn two_writers_with_their_own_connections_lose_no_run() {
     let mode: String = store.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal");
 }
+
+#[test]
+fn a_trend_is_svg_with_its_run_ticks_and_legend() {
+    use crate::report::plot::{Line, trend_chart};
+    let runs = vec!["h:1".to_string(), "h:2".to_string(), "h:3".to_string()];
+    let lines =
+        vec![Line { label: "size=256".into(), points: vec![(1.0, 10.0, 9.0, 11.0), (2.0, 12.0, 11.0, 13.0), (3.0, 30.0, 29.0, 31.0)] }];
+    let svg = trend_chart("alloc.x: median per run", "ns/op", &runs, &lines);
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
+    for want in ["h:1", "h:3", "size=256", "alloc.x: median per run"] {
+        assert!(svg.contains(want), "missing {want}");
+    }
+    assert!(!svg.contains("h:4"), "only the runs given are ticked");
+}

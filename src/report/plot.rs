@@ -30,9 +30,11 @@ pub struct Plot {
 }
 
 /// A line of a plot: its label and (x, median, ci lo, ci hi) points.
-struct Line {
-    label: String,
-    points: Vec<(f64, f64, f64, f64)>,
+pub struct Line {
+    /// The legend's name of the line.
+    pub label: String,
+    /// (x, median, ci lo, ci hi), in x order.
+    pub points: Vec<(f64, f64, f64, f64)>,
 }
 
 /// The series of a workload's ok rows with a `workers` axis, keyed by label
@@ -170,25 +172,75 @@ fn category_name(names: &[String], v: f64) -> String {
 
 /// Lines with points and CI whiskers on zero-based axes; x is the worker count.
 fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>) -> String {
-    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, lines, ideal))
+    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, lines, ideal, None))
 }
 
-fn draw_lines(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>) -> Result<(), DrawErr> {
+/// The trend of `history show`: lines over runs at x = 1, 2, ... named by
+/// `runs` (oldest first), with CI whiskers, y from zero.
+pub fn trend_chart(title: &str, y_desc: &str, runs: &[String], lines: &[Line]) -> String {
+    let width = (200 + runs.len() * 60).clamp(SIZE.0 as usize, 1600) as u32;
+    svg_of((width, SIZE.1), |root| draw_lines(root, title, "run (oldest first)", y_desc, lines, None, Some(runs)))
+}
+
+/// The top of a zero-based y axis over data reaching `data_max`, with room
+/// above the data for a legend of `entries` lines, so that the legend (drawn
+/// in the upper right by [`legend`]) never covers a point, bar or whisker.
+fn y_top(data_max: f64, entries: usize) -> f64 {
+    // The plotting area is about 340 of the 440 pixels; a legend line takes
+    // about 19, its frame and margin about 25.
+    let legend = ((entries * 19 + 25) as f64 / 340.0).min(0.6);
+    data_max.max(f64::MIN_POSITIVE) * 1.05 / (1.0 - legend)
+}
+
+/// A chart on `root` with the caption, margins and label areas every plot
+/// here shares.
+fn frame<'a, 'b, DB: DrawingBackend>(root: &'a DrawingArea<DB, plotters::coord::Shift>, title: &str) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, ("sans-serif", 18)).margin(12).x_label_area_size(40).y_label_area_size(90);
+    b
+}
+
+/// The legend, in the upper right, in the room [`y_top`] left above the data.
+fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    chart.configure_series_labels().position(SeriesLabelPosition::UpperRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()
+}
+
+/// Lines over worker counts (`runs` = None) or over named runs.
+fn draw_lines(
+    root: &Area<'_>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+    ideal: Option<&Line>,
+    runs: Option<&[String]>,
+) -> Result<(), DrawErr> {
     let all = lines.iter().chain(ideal).flat_map(|l| &l.points);
-    let x_max = all.clone().map(|p| p.0).fold(1.0, f64::max) * 1.05;
-    let y_max = all.map(|p| p.3.max(p.1)).fold(0.0, f64::max).max(f64::MIN_POSITIVE) * 1.1;
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(90)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)?;
-    let x_label = |v: &f64| -> String { if v.fract() != 0.0 { String::new() } else { format!("{v:.0}") } };
+    let data_max = all.clone().map(|p| p.3.max(p.1)).fold(0.0, f64::max);
+    let y_max = y_top(data_max, lines.len() + usize::from(ideal.is_some()));
+    let (x_min, x_max) = match runs {
+        None => (0.0, all.map(|p| p.0).fold(1.0, f64::max) * 1.05),
+        Some(runs) => (0.5, runs.len() as f64 + 0.5),
+    };
+    let mut chart = frame(root, title).build_cartesian_2d(x_min..x_max, 0.0..y_max)?;
+    let x_label = |v: &f64| -> String {
+        match runs {
+            _ if v.fract() != 0.0 => String::new(),
+            None => format!("{v:.0}"),
+            Some(runs) => runs.get((*v as usize).wrapping_sub(1)).cloned().unwrap_or_default(),
+        }
+    };
+    let ticks = match runs {
+        None => (x_max.ceil() as usize + 1).min(17),
+        Some(runs) => (runs.len() * 2 + 1).min(41),
+    };
     chart
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .x_labels((x_max.ceil() as usize + 1).min(17))
+        .x_labels(ticks)
         .x_label_formatter(&x_label)
         .y_label_formatter(&|v| super::format::number(*v))
         .draw()?;
@@ -207,8 +259,7 @@ fn draw_lines(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, lines: &
         chart.draw_series(l.points.iter().map(|p| Circle::new((p.0, p.1), 3, color.filled())))?;
         chart.draw_series(l.points.iter().filter(|p| p.2 != p.3).map(|p| PathElement::new(vec![(p.0, p.2), (p.0, p.3)], color)))?;
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
-    Ok(())
+    legend(&mut chart)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use plotters::prelude::*;
 
-use super::{Area, COLORS, DrawErr, Plot, SIZE, category_axis, category_name, svg_of};
+use super::{Area, COLORS, DrawErr, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
 use crate::evidence::{Row, Status};
 use crate::plan::value_text;
 
@@ -92,13 +92,9 @@ pub fn chart(title: &str, x_desc: &str, y_desc: &str, categories: &[String], ser
 }
 
 fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, categories: &[String], series: &[Bars]) -> Result<(), DrawErr> {
-    let y_max = series.iter().flat_map(|s| &s.bars).map(|b| b.1.max(b.3)).fold(0.0, f64::max).max(f64::MIN_POSITIVE) * 1.15;
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(90)
-        .build_cartesian_2d(category_axis(categories.len()), 0.0..y_max)?;
+    let data_max = series.iter().flat_map(|s| &s.bars).map(|b| b.1.max(b.3)).fold(0.0, f64::max);
+    let y_max = y_top(data_max, series.len() + 1);
+    let mut chart = frame(root, title).build_cartesian_2d(category_axis(categories.len()), 0.0..y_max)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -131,6 +127,5 @@ fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, categories: &[
         .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?
         .label("95% CI of the median")
         .legend(|(x, y)| PathElement::new(vec![(x + 8, y - 6), (x + 8, y + 6)], BLACK.stroke_width(1)));
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
-    Ok(())
+    legend(&mut chart)
 }

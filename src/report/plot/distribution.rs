@@ -6,7 +6,7 @@
 
 use plotters::prelude::*;
 
-use super::{Area, COLORS, DrawErr, Plot, SIZE, category_axis, category_name, svg_of};
+use super::{Area, COLORS, DrawErr, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
 use crate::evidence::{Row, Status};
 use crate::plan::value_text;
 use crate::stats::quantile;
@@ -86,14 +86,9 @@ fn jitter(k: usize) -> f64 {
 }
 
 fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Samples]) -> Result<(), DrawErr> {
-    let y_max = dists.iter().flat_map(|d| d.timed.iter().chain(&d.warmup)).copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE) * 1.1;
+    let y_max = y_top(dists.iter().flat_map(|d| d.timed.iter().chain(&d.warmup)).copied().fold(0.0, f64::max), 4);
     let names: Vec<String> = dists.iter().map(|d| d.name.clone()).collect();
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(90)
-        .build_cartesian_2d(category_axis(dists.len()), 0.0..y_max)?;
+    let mut chart = frame(root, title).build_cartesian_2d(category_axis(dists.len()), 0.0..y_max)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -139,8 +134,7 @@ fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Sampl
         .draw_series(warm.map(|p| Cross::new(p, 4, WARMUP.stroke_width(2))))?
         .label("warmup sample (kept, not in the statistics)")
         .legend(|(x, y)| Cross::new((x + 8, y), 4, WARMUP.stroke_width(2)));
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
-    Ok(())
+    legend(&mut chart)
 }
 
 #[cfg(test)]
