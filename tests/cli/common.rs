@@ -104,3 +104,32 @@ pub fn run_dirs(out: &Path) -> Vec<PathBuf> {
     dirs.sort();
     dirs
 }
+
+/// The arguments of one run of selftest.noisy at 10 timed samples: 1 ms
+/// sleeps with 20 us of jitter, scaled by `slowdown_pct` (long enough that a
+/// loaded machine's late wake-ups do not blur a 4x slowdown).
+pub fn noisy_args(slowdown_pct: u32) -> Vec<String> {
+    let fixed = [
+        "selftest.noisy",
+        "--include-selftest",
+        "--runs",
+        "10",
+        "--warmup",
+        "1",
+        "--settle",
+        "0",
+        "-p",
+        "base_us=1000",
+        "-p",
+        "jitter_us=20",
+    ];
+    fixed.iter().map(|s| s.to_string()).chain(["-p".into(), format!("slowdown_pct={slowdown_pct}")]).collect()
+}
+
+/// Starts every command at once (output captured), then waits for each;
+/// returns their outputs in order.
+pub fn all_at_once(commands: impl IntoIterator<Item = Command>) -> Vec<Output> {
+    let children: Vec<_> =
+        commands.into_iter().map(|mut c| c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("proofbench starts")).collect();
+    children.into_iter().map(|c| c.wait_with_output().expect("proofbench ends")).collect()
+}

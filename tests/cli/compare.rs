@@ -7,33 +7,12 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, bin, text};
+use crate::common::{Sandbox, bin, noisy_args, text};
 
-/// selftest.noisy at 10 timed samples: 1 ms sleeps with 20 us of jitter,
-/// scaled by `slowdown_pct` (long enough that a loaded machine's late
-/// wake-ups do not blur a 4x slowdown).
+/// One run of [`noisy_args`] in `sb`, with `extra` arguments.
 fn noisy(sb: &Sandbox, slowdown_pct: u32, extra: &[&str]) {
-    let slow = format!("slowdown_pct={slowdown_pct}");
-    let args = [
-        &[
-            "selftest.noisy",
-            "--include-selftest",
-            "--runs",
-            "10",
-            "--warmup",
-            "1",
-            "--settle",
-            "0",
-            "-p",
-            "base_us=1000",
-            "-p",
-            "jitter_us=20",
-            "-p",
-            &slow,
-        ][..],
-        extra,
-    ]
-    .concat();
+    let noisy = noisy_args(slowdown_pct);
+    let args: Vec<&str> = noisy.iter().map(String::as_str).chain(extra.iter().copied()).collect();
     let out = sb.run(&args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::{bin, text};
+use crate::common::{all_at_once, bin, noisy_args, text};
 
 /// `proofbench ARGS` in `dir`, waited for.
 fn pb(dir: &Path, args: &[&str]) -> Output {
@@ -17,29 +17,9 @@ fn pb(dir: &Path, args: &[&str]) -> Output {
 /// One run of selftest.noisy (1 ms sleeps scaled by `slowdown_pct`) into
 /// `<dir>/results`, recording commit `commit`; returns its run directory.
 fn noisy(dir: &Path, slowdown_pct: u32, commit: &str) -> PathBuf {
-    let slow = format!("slowdown_pct={slowdown_pct}");
-    let out = pb(
-        dir,
-        &[
-            "run",
-            "selftest.noisy",
-            "--include-selftest",
-            "--runs",
-            "10",
-            "--warmup",
-            "1",
-            "--settle",
-            "0",
-            "-p",
-            "base_us=1000",
-            "-p",
-            "jitter_us=20",
-            "-p",
-            &slow,
-            "--commit",
-            commit,
-        ],
-    );
+    let noisy = noisy_args(slowdown_pct);
+    let args: Vec<&str> = ["run"].into_iter().chain(noisy.iter().map(String::as_str)).chain(["--commit", commit]).collect();
+    let out = pb(dir, &args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("recorded as h:"), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -164,20 +144,12 @@ fn two_processes_importing_into_one_database_lose_nothing() {
     }
     let db = dir.join("shared.sqlite");
     // Both writers start before either ends.
-    let children: Vec<_> = dirs
-        .iter()
-        .map(|ds| {
-            Command::new(bin())
-                .args(["history", "--db", db.to_str().unwrap(), "import"])
-                .args(ds)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
+    let outs = all_at_once(dirs.iter().map(|ds| {
+        let mut c = Command::new(bin());
+        c.args(["history", "--db", db.to_str().unwrap(), "import"]).args(ds);
+        c
+    }));
+    for out in outs {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         assert_eq!(text(&out.stdout).matches(" imported ").count(), 20, "{}", text(&out.stdout));
     }
@@ -202,20 +174,12 @@ fn two_runs_at_once_record_into_one_database_and_no_history_records_nothing() {
             .chain(["--out".into(), out.into(), "--db".into(), db.display().to_string()])
             .collect()
     };
-    let children: Vec<_> = ["a", "b"]
-        .iter()
-        .map(|out| {
-            Command::new(bin())
-                .args(args(out))
-                .current_dir(dir)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
+    let outs = all_at_once(["a", "b"].iter().map(|out| {
+        let mut c = Command::new(bin());
+        c.args(args(out)).current_dir(dir);
+        c
+    }));
+    for out in outs {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         assert!(!text(&out.stderr).contains("warning"), "{}", text(&out.stderr));
     }
