@@ -35,7 +35,9 @@ fn verdicts(v: &Value) -> Vec<String> {
 fn a_run_against_itself_is_unchanged_and_a_slowed_run_regresses() {
     let (base, slowed) = (Sandbox::new(), Sandbox::new());
     noisy(&base, 100, &[]);
-    noisy(&slowed, 400, &[]);
+    // Eight times the sleep: even a loaded machine's late wake-ups in the base
+    // run (several times 1 ms) leave the whole CI beyond a 20% band.
+    noisy(&slowed, 800, &[]);
 
     let same = json(&base.run_dir(), &base.run_dir(), &[]);
     assert_eq!(verdicts(&same), vec!["unchanged"]);
@@ -44,7 +46,7 @@ fn a_run_against_itself_is_unchanged_and_a_slowed_run_regresses() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("0 improved, 0 regressed, 1 unchanged, 0 not comparable."));
 
-    // Four times the sleep: regressed, and the gate fails.
+    // Eight times the sleep: regressed, and the gate fails.
     let out = compare(&base.run_dir(), &slowed.run_dir(), &["--fail-on-regression"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("| regressed |"), "{}", text(&out.stdout));
@@ -57,9 +59,9 @@ fn a_run_against_itself_is_unchanged_and_a_slowed_run_regresses() {
     assert!(lo <= r["ratio"].as_f64().unwrap() && r["ratio"].as_f64().unwrap() <= hi && hi < 0.98);
     assert!(r["p_value"].as_f64().unwrap() < 0.05);
 
-    // The rvOS rule: a 20% band still sees the slowdown; a 900% band does not (ratio band 0.1x..10x).
+    // The rvOS rule: a 20% band still sees the slowdown; a 1000% band does not (ratio band 0.09x..11x).
     assert_eq!(verdicts(&json(&base.run_dir(), &slowed.run_dir(), &["--threshold", "20%"])), vec!["regressed"]);
-    assert_eq!(verdicts(&json(&base.run_dir(), &slowed.run_dir(), &["--threshold", "900%"])), vec!["unchanged"]);
+    assert_eq!(verdicts(&json(&base.run_dir(), &slowed.run_dir(), &["--threshold", "1000%"])), vec!["unchanged"]);
 }
 
 #[test]
