@@ -275,12 +275,12 @@ mod tests {
             .collect();
         let page = render(&stored(rows));
         assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
-        for f in ["w.x-speedup.svg", "w.x-median.svg", "w.x-samples.svg"] {
+        for f in ["w.x-speedup.svg", "w.x-efficiency.svg", "w.x-median.svg", "w.x-samples.svg"] {
             assert!(page.contains(&format!("<figure class=\"plot\" data-plot=\"{f}\"")), "{f} inline");
         }
-        assert_eq!(page.matches("<figure").count(), 3);
-        assert_eq!(page.matches("<svg").count(), 3);
-        assert!(page.contains("data-expected=\"3\""));
+        assert_eq!(page.matches("<figure").count(), 4);
+        assert_eq!(page.matches("<svg").count(), 4);
+        assert!(page.contains("data-expected=\"4\""));
         assert!(!page.contains("Plots: "), "the plots list became the figures");
         assert!(page.contains("<h2>w</h2>") && page.contains("<h3>w.x</h3>") && page.contains("<h2>Not ok</h2>"));
         for external in ["src=", "href=", "@import", "url("] {

@@ -1,5 +1,5 @@
-//! Plots of a workload's rows as SVG text: speedup against workers with the
-//! ideal line, the median against workers (per-task cost for ns/op rows), bars
+//! Plots of a workload's rows as SVG text: speedup and parallel efficiency
+//! (speedup / workers) against workers with the ideal line, the median against workers (per-task cost for ns/op rows), bars
 //! of the median with its 95% CI per value of a categorical axis (pinning
 //! strategy, allocator, engine, runtime, ...; [`bars`]), and the distribution
 //! of every row's samples ([`distribution`]). Axes start at zero, so a small
@@ -89,6 +89,18 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
             out.push(Plot {
                 file: format!("{workload}-speedup.svg"),
                 svg: line_chart(&title, "workers", "speedup (x)", &speedups, Some(&ideal)),
+                title,
+            });
+            // Efficiency: speedup per worker; the ideal is 1 at every count.
+            let efficiency: Vec<Line> = speedups
+                .iter()
+                .map(|l| Line { label: l.label.clone(), points: l.points.iter().map(|p| (p.0, p.1 / p.0, p.1 / p.0, p.1 / p.0)).collect() })
+                .collect();
+            let ideal = Line { label: "ideal".into(), points: vec![(0.0, 1.0, 1.0, 1.0), (max_k, 1.0, 1.0, 1.0)] };
+            let title = format!("{workload}: parallel efficiency (speedup / workers)");
+            out.push(Plot {
+                file: format!("{workload}-efficiency.svg"),
+                svg: line_chart(&title, "workers", "efficiency", &efficiency, Some(&ideal)),
                 title,
             });
         }
@@ -300,8 +312,8 @@ mod tests {
         let refs: Vec<&Row> = rows.iter().collect();
         let plots = plots("w.x", &refs);
         let files: Vec<&str> = plots.iter().map(|p| p.file.as_str()).collect();
-        assert_eq!(files, ["w.x-speedup.svg", "w.x-median.svg", "w.x-by-allocator.svg", "w.x-samples.svg"]);
-        let bars = &plots[2];
+        assert_eq!(files, ["w.x-speedup.svg", "w.x-efficiency.svg", "w.x-median.svg", "w.x-by-allocator.svg", "w.x-samples.svg"]);
+        let bars = &plots[3];
         assert_eq!(bars.title, "w.x: median by allocator");
         assert!(bars.svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !bars.svg.contains("<script"), "{}", bars.svg);
         assert!(bars.svg.contains("95% CI of the median") && bars.svg.contains("box workers=2"), "{}", bars.svg);

@@ -12,8 +12,8 @@ use crate::common::{FAST, SMALL_PRIMES, Sandbox, bin, text};
 /// (labels may not hold '/', so the tag stays open).
 const XSS: &str = "<script>alert(1)";
 
-/// A run of `cpu.primes` at 1 and 2 workers (speedup, median and samples
-/// plots), labelled with a script tag.
+/// A run of `cpu.primes` at 1 and 2 workers (speedup, efficiency, median
+/// and samples plots), labelled with a script tag.
 fn small_run() -> Sandbox {
     let sb = Sandbox::new();
     let out = sb.run(&[&["cpu.primes", "--workers", "1,2", "--label", XSS, "--quiet"], FAST, SMALL_PRIMES].concat());
@@ -37,7 +37,7 @@ fn run_writes_report_html_and_a_png_beside_every_svg_plot() {
     let sb = small_run();
     let dir = sb.run_dir();
     let svgs = svg_plots(&dir);
-    assert_eq!(svgs, ["cpu.primes-median.svg", "cpu.primes-samples.svg", "cpu.primes-speedup.svg"]);
+    assert_eq!(svgs, ["cpu.primes-efficiency.svg", "cpu.primes-median.svg", "cpu.primes-samples.svg", "cpu.primes-speedup.svg"]);
     for svg in &svgs {
         let png = std::fs::read(dir.join("plots").join(svg.replace(".svg", ".png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{svg}: a PNG copy");
