@@ -177,11 +177,28 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = ["pin", "workers"])]
     pub compare_strategies: bool,
 
-    /// Take exactly N timed samples per cell instead of the stopping rule.
+    /// Take exactly N timed samples in each trial instead of the stopping rule.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub runs: Option<u32>,
 
-    /// Time budget for the timed samples of one cell (e.g. `5s`, `500ms`).
+    /// Measure every cell in N trials, each a fresh worker process (default
+    /// 3 quick, 5 full and seed, with more for rows whose interval stays
+    /// wide; exactly N when given without --max-trials).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub trials: Option<u32>,
+
+    /// The most trials a cell may get while its 95% interval is wider than
+    /// --ci-target (default 6 quick, 10 full and seed).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_trials: Option<u32>,
+
+    /// No round of extra trials starts once the run has taken this long
+    /// (default 150 s quick, 4 h full, 8 h seed).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub run_budget: Option<Duration>,
+
+    /// Time budget for the timed samples of one cell, shared by its trials
+    /// (e.g. `5s`, `500ms`; default 900 ms quick, 10 s full, 20 s seed).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub time_budget: Option<Duration>,
 
@@ -198,8 +215,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub settle: Option<Duration>,
 
-    /// Stop sampling when the 95% CI half-width of the median is within
-    /// this percentage of the median.
+    /// Stop a trial's sampling when the 95% CI half-width of its median is
+    /// within this percentage of it, and give a row more trials while its
+    /// interval is wider.
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
     pub ci_target: Option<f64>,
 

@@ -141,7 +141,6 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     let opts = compare::Options {
         threshold: args.threshold.unwrap_or(args.noise) / 100.0,
         across_machines: args.across_machines,
-        seed: base.run.seed,
     };
     let c = compare::compare(&base, &candidate, &base_name, &candidate_name, &opts);
     let warnings = compare::warnings(&c, args.across_machines);

@@ -352,7 +352,7 @@ fn judge(claim: &Claim, row: &Row) -> Checked {
         claim: claim.clone(),
         axes: axes_text(row),
         median: row.median(),
-        ci95: row.median().and(row.stats.as_ref()).map(|s| [s.work.ci95.lo, s.work.ci95.hi]),
+        ci95: row.interval().map(|(lo, hi)| [lo, hi]),
         unit: Some(row.unit.as_str().to_string()),
         status: ClaimStatus::NotMeasured,
         why: None,

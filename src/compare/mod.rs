@@ -1,23 +1,23 @@
 //! compare: two stored runs, row by row. Rows match by workload and the
 //! values of their axes; each matched pair gets the ratio of medians
-//! (candidate / base) with a bootstrap 95% CI, a Mann-Whitney U p-value, and
-//! a verdict. "regressed" and "improved" need p < 0.05 *and* the whole CI
-//! beyond the noise threshold in one direction (ARCHITECTURE.md); anything
+//! (candidate / base) with a 95% interval from the trials of both runs
+//! (Welch's t on the logs of the trial medians: the trial, a process, is the
+//! unit of replication; samples of one process are not independent
+//! replicates), and a verdict. "regressed" and "improved" need the whole
+//! interval beyond the noise band on one side (ARCHITECTURE.md); anything
 //! else that matched is "unchanged", and what cannot be judged is "not
-//! comparable" with the reason.
+//! comparable" with the reason (one trial on a side among them).
 
 use serde::Serialize;
 
 use crate::envelope::{Envelope, Reading};
-use crate::evidence::{Row, Status, StoredRun};
+use crate::evidence::{Row, RunRecord, Status, StoredRun};
+use crate::measure::interference::DISTURBED_SHARE;
 use crate::plan::value_text;
 use crate::report::table::{Align, Table};
 use crate::report::{axes_text, format};
-use crate::stats::{mann_whitney_u, ratio_of_medians_ci};
+use crate::stats::{LEVEL, ratio};
 use crate::workloads::contract::{Direction, Unit};
-
-/// Bootstrap resamples for the ratio CI.
-const RESAMPLES: usize = 2000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -51,9 +51,12 @@ pub struct RowComparison {
     pub candidate_median: Option<f64>,
     /// candidate median / base median.
     pub ratio: Option<f64>,
+    /// The ratio's 95% interval from the trials of both rows.
     pub ratio_ci95: Option<[f64; 2]>,
-    /// Two-sided Mann-Whitney U p-value of the timed samples.
-    pub p_value: Option<f64>,
+    /// Trials (with timed samples) of the base and of the candidate.
+    pub trials: [usize; 2],
+    /// Trials of the base and of the candidate that other processes disturbed.
+    pub disturbed: [usize; 2],
     pub verdict: Verdict,
     /// Why a row is not comparable, or what decided the verdict.
     pub reason: String,
@@ -73,6 +76,9 @@ pub struct Comparison {
     /// Other envelope differences worth knowing (kernel release...), which
     /// do not stop the comparison: they are often what is being compared.
     pub setting_differences: Vec<String>,
+    /// How busy the machine was with other work in each run, when it
+    /// differs enough to matter (one line).
+    pub interference: Option<String>,
     pub rows: Vec<RowComparison>,
 }
 
@@ -85,11 +91,10 @@ impl Comparison {
 /// How to compare.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
-    /// Changes whose CI does not lie wholly beyond this fraction are noise.
+    /// Changes whose interval does not lie wholly beyond this fraction are noise.
     pub threshold: f64,
     /// Compare rows even when the machines differ.
     pub across_machines: bool,
-    pub seed: u64,
 }
 
 fn reading_text<T: std::fmt::Debug>(r: &Reading<T>) -> String {
@@ -153,8 +158,9 @@ fn parameter_differences(a: &Row, b: &Row) -> Vec<String> {
         .collect()
 }
 
-fn timed_values(r: &Row) -> Vec<f64> {
-    r.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect()
+/// A row's trial medians.
+fn trial_medians(r: &Row) -> Vec<f64> {
+    r.stats.as_ref().map(|s| s.headline.trial_medians.clone()).unwrap_or_default()
 }
 
 /// Judges one matched pair of rows: the one code path for "did this row
@@ -171,7 +177,8 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         candidate_median: cand.median(),
         ratio: None,
         ratio_ci95: None,
-        p_value: None,
+        trials: [trial_medians(base).len(), trial_medians(cand).len()],
+        disturbed: [base.disturbed_trials(), cand.disturbed_trials()],
         verdict: Verdict::NotComparable,
         reason: String::new(),
     };
@@ -192,32 +199,39 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
     if !params.is_empty() {
         return not(out, format!("different parameters: {}", params.join("; ")));
     }
-    let (b, c) = (timed_values(base), timed_values(cand));
+    let (b, c) = (trial_medians(base), trial_medians(cand));
     if b.is_empty() || c.is_empty() {
         return not(out, "no timed samples".into());
     }
-    let (ratio, ci) = ratio_of_medians_ci(&b, &c, 0.95, RESAMPLES, opts.seed);
-    let p = mann_whitney_u(&b, &c).p_two_sided;
-    out.ratio = Some(ratio);
-    out.ratio_ci95 = Some([ci.lo, ci.hi]);
-    out.p_value = Some(p);
+    out.ratio = Some(crate::stats::median(&c) / crate::stats::median(&b));
+    if b.len() < 2 || c.len() < 2 {
+        let few = |side: &str, n: usize| format!("{side} {n} trial{}", if n == 1 { "" } else { "s" });
+        return not(
+            out,
+            format!("{} and {}: an interval needs at least 2 trials on each side (--trials)", few("base", b.len()), few("candidate", c.len())),
+        );
+    }
+    let Some(r) = ratio(&b, &c, LEVEL) else {
+        return not(out, "no interval: a trial median is not positive, or neither side has any spread".into());
+    };
+    out.ratio_ci95 = Some([r.lo, r.hi]);
     // Worse means a larger ratio for lower-is-better units, a smaller one otherwise.
     let (hi_bound, lo_bound) = (1.0 + opts.threshold, 1.0 / (1.0 + opts.threshold));
     let (worse, better) = match base.direction {
-        Direction::LowerIsBetter => (ci.lo > hi_bound, ci.hi < lo_bound),
-        Direction::HigherIsBetter => (ci.hi < lo_bound, ci.lo > hi_bound),
+        Direction::LowerIsBetter => (r.lo > hi_bound, r.hi < lo_bound),
+        Direction::HigherIsBetter => (r.hi < lo_bound, r.lo > hi_bound),
     };
-    let significant = p < 0.05;
     let band = format!("{}..{}", format::speedup(lo_bound), format::speedup(hi_bound));
-    (out.verdict, out.reason) = if significant && worse {
-        (Verdict::Regressed, format!("p < 0.05 and the whole CI is beyond the noise band {band} on the worse side"))
-    } else if significant && better {
-        (Verdict::Improved, format!("p < 0.05 and the whole CI is beyond the noise band {band} on the better side"))
-    } else if !significant {
-        (Verdict::Unchanged, format!("p = {p:.3} (not below 0.05)"))
+    (out.verdict, out.reason) = if worse {
+        (Verdict::Regressed, format!("the whole interval is beyond the noise band {band} on the worse side"))
+    } else if better {
+        (Verdict::Improved, format!("the whole interval is beyond the noise band {band} on the better side"))
     } else {
-        (Verdict::Unchanged, format!("the CI reaches into the noise band {band}"))
+        (Verdict::Unchanged, format!("the interval reaches into the noise band {band}"))
     };
+    if out.disturbed != [0, 0] {
+        out.reason.push_str(&format!("; disturbed trials: {} in the base, {} in the candidate", out.disturbed[0], out.disturbed[1]));
+    }
     out
 }
 
@@ -231,7 +245,8 @@ fn unmatched(r: &Row, side: &str) -> RowComparison {
         candidate_median: None,
         ratio: None,
         ratio_ci95: None,
-        p_value: None,
+        trials: [0, 0],
+        disturbed: [0, 0],
         verdict: Verdict::NotComparable,
         reason: format!("missing in the {side}"),
     }
@@ -259,14 +274,23 @@ pub fn compare(base: &StoredRun, candidate: &StoredRun, base_name: &str, candida
         rows.push(r);
     }
     Comparison {
-        schema: "proofbench.compare/1",
+        schema: "proofbench.compare/2",
         base: base_name.to_string(),
         candidate: candidate_name.to_string(),
         threshold: opts.threshold,
         machine_differences: machine,
         setting_differences: setting_differences(&base.run.envelope, &candidate.run.envelope),
+        interference: interference_difference(&base.run, &candidate.run),
         rows,
     }
+}
+
+/// One line when the two runs' machines were busy with other work to a
+/// different degree (one of them disturbed, or shares 10 points apart).
+fn interference_difference(base: &RunRecord, cand: &RunRecord) -> Option<String> {
+    let (b, c) = (base.interference.as_ref()?, cand.interference.as_ref()?);
+    let apart = (b.others_share - c.others_share).abs() >= DISTURBED_SHARE || (b.steal_share - c.steal_share).abs() >= DISTURBED_SHARE;
+    (b.disturbed != c.disturbed || apart).then(|| format!("the machine was not equally quiet: base run {}; candidate run {}", b.text(), c.text()))
 }
 
 /// The one-line warnings about the envelopes ("" when they agree).
@@ -283,6 +307,9 @@ pub fn warnings(c: &Comparison, across_machines: bool) -> String {
     if !c.setting_differences.is_empty() {
         out.push_str(&format!("note: the envelopes differ in: {}\n", c.setting_differences.join(", ")));
     }
+    if let Some(i) = &c.interference {
+        out.push_str(&format!("warning: {i}\n"));
+    }
     out
 }
 
@@ -295,7 +322,7 @@ pub fn render(c: &Comparison) -> String {
         ("Candidate median", Align::Right),
         ("Ratio", Align::Right),
         ("95% CI", Align::Right),
-        ("p", Align::Right),
+        ("Trials", Align::Right),
         ("Verdict", Align::Left),
         ("Why", Align::Left),
     ]);
@@ -312,13 +339,13 @@ pub fn render(c: &Comparison) -> String {
             value(r, r.candidate_median),
             r.ratio.map(|x| format!("{x:.3}")).unwrap_or_else(|| "n/a".into()),
             r.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
-            r.p_value.map(|p| format!("{p:.3}")).unwrap_or_else(|| "n/a".into()),
+            format!("{} vs {}", r.trials[0], r.trials[1]),
             r.verdict.as_str().to_string(),
             r.reason.clone(),
         ]);
     }
     let mut out = format!(
-        "# proofbench compare\n\nBase: {}\nCandidate: {}\nNoise threshold: {} (ratio = candidate / base; regressed or improved only when p < 0.05 and the whole 95% CI lies beyond the threshold)\n\n",
+        "# proofbench compare\n\nBase: {}\nCandidate: {}\nNoise threshold: {} (ratio = candidate / base, with a 95% interval from the trials of both runs; regressed or improved only when the whole interval lies beyond the threshold)\n\n",
         c.base,
         c.candidate,
         format::percent(c.threshold)

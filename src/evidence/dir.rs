@@ -126,11 +126,12 @@ impl RunDir {
         Ok(rel)
     }
 
-    /// Creates `logs/<row id>.log` for a worker's stderr.
+    /// Opens `logs/<row id>.log` for a worker's stderr, appending: every
+    /// trial of the row writes into it, one after the other.
     pub fn log_file(&self, row_id: &str) -> Result<(File, String), EvidenceError> {
         let rel = format!("logs/{row_id}.log");
         let p = self.path.join(&rel);
-        let f = File::create(&p).map_err(|e| EvidenceError::io(&p, e))?;
+        let f = OpenOptions::new().append(true).create(true).open(&p).map_err(|e| EvidenceError::io(&p, e))?;
         Ok((f, rel))
     }
 
@@ -147,11 +148,12 @@ impl RunDir {
 
 /// The CSV of a row's samples.
 pub fn raw_csv(row: &Row) -> String {
-    let mut s = String::from("index,phase,iters,ops,bytes,work_ns,total_ns,value,total_value\n");
+    let mut s = String::from("trial,index,phase,iters,ops,bytes,work_ns,total_ns,value,total_value\n");
     let opt = |v: Option<String>| v.unwrap_or_default();
     for x in &row.samples {
         s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            x.trial,
             x.index,
             if x.warmup { "warmup" } else { "timed" },
             x.iters,
@@ -219,7 +221,7 @@ pub fn read_run(dir: &Path) -> Result<StoredRun, EvidenceError> {
                 if line.trim().is_empty() {
                     continue;
                 }
-                match parse_record::<Row>(line, ROW_SCHEMA, &rows_path, Some(i + 1)) {
+                match parse_row(line, &rows_path, Some(i + 1)) {
                     Ok(r) => rows.push(r),
                     // A last line without its newline: the writer died mid-row.
                     Err(EvidenceError::Parse { .. }) if i + 1 == lines.len() && !text.ends_with('\n') => {
@@ -232,7 +234,28 @@ pub fn read_run(dir: &Path) -> Result<StoredRun, EvidenceError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => warnings.push(format!("{}: missing, no rows", rows_path.display())),
         Err(e) => return Err(EvidenceError::io(&rows_path, e)),
     }
+    // Rows are written as their last trial is decided; readers get plan order.
+    rows.sort_by_key(|r| r.cell.index);
     Ok(StoredRun { dir: dir.to_path_buf(), run, rows, warnings })
+}
+
+/// Parses one row, upgrading a `proofbench.row/1` record (written before
+/// trials: one worker per row, statistics over its samples) to the current
+/// shape: one trial, its statistics recomputed.
+pub fn parse_row(text: &str, path: &Path, line: Option<usize>) -> Result<Row, EvidenceError> {
+    let mut value = parse_value(text, ROW_SCHEMA, path, line)?;
+    let major = value.get("schema").and_then(|s| s.as_str()).and_then(schema_parts).map_or(0, |(_, m)| m);
+    if major >= 2 {
+        return from_value(value, path, line);
+    }
+    // The old statistics (a bootstrap over one process's samples) are not
+    // the current ones: dropped and recomputed from the samples.
+    if let Some(o) = value.as_object_mut() {
+        o.insert("stats".into(), serde_json::Value::Null);
+    }
+    let mut row: Row = from_value(value, path, line)?;
+    row.upgrade_from_v1();
+    Ok(row)
 }
 
 /// Splits `proofbench.row/1` into ("row", 1).
@@ -245,6 +268,17 @@ fn schema_parts(s: &str) -> Option<(&str, u32)> {
 
 /// Parses one record, checking its schema kind and major version first.
 pub fn parse_record<T: DeserializeOwned>(text: &str, expected: &str, path: &Path, line: Option<usize>) -> Result<T, EvidenceError> {
+    from_value(parse_value(text, expected, path, line)?, path, line)
+}
+
+/// A record of a known schema as JSON, into its type.
+fn from_value<T: DeserializeOwned>(value: serde_json::Value, path: &Path, line: Option<usize>) -> Result<T, EvidenceError> {
+    let found = value.get("schema").and_then(|s| s.as_str()).unwrap_or_default().to_string();
+    serde_json::from_value(value).map_err(|e| EvidenceError::Parse { path: path.to_path_buf(), line, why: format!("malformed {found} record ({e})") })
+}
+
+/// Parses one record as JSON, checking its schema kind and major version.
+fn parse_value(text: &str, expected: &str, path: &Path, line: Option<usize>) -> Result<serde_json::Value, EvidenceError> {
     let perr = |why: String| EvidenceError::Parse { path: path.to_path_buf(), line, why };
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| perr(format!("not JSON ({e})")))?;
     let found = value.get("schema").and_then(|s| s.as_str()).ok_or_else(|| perr("record has no \"schema\" field".into()))?.to_string();
@@ -256,7 +290,7 @@ pub fn parse_record<T: DeserializeOwned>(text: &str, expected: &str, path: &Path
     if major > want_major {
         return Err(EvidenceError::NewerSchema { path: path.to_path_buf(), found: found.clone(), supported: expected.to_string() });
     }
-    serde_json::from_value(value).map_err(|e| perr(format!("malformed {found} record ({e})")))
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -265,14 +299,14 @@ mod tests {
 
     #[test]
     fn schema_versions_parse_and_newer_majors_are_refused() {
-        assert_eq!(schema_parts("proofbench.row/1"), Some(("row", 1)));
+        assert_eq!(schema_parts("proofbench.row/2"), Some(("row", 2)));
         assert_eq!(schema_parts("proofbench.run/2.3"), Some(("run", 2)));
         assert_eq!(schema_parts("other.row/1"), None);
         let p = Path::new("x");
         let e = parse_record::<serde_json::Value>(r#"{"schema":"proofbench.row/9"}"#, ROW_SCHEMA, p, Some(1)).unwrap_err();
         assert!(matches!(e, EvidenceError::NewerSchema { .. }), "{e}");
         let e = parse_record::<serde_json::Value>(r#"{"schema":"proofbench.run/1"}"#, ROW_SCHEMA, p, Some(1)).unwrap_err();
-        assert!(e.to_string().contains("expected a proofbench.row/1 record"), "{e}");
+        assert!(e.to_string().contains("expected a proofbench.row/2 record"), "{e}");
         let e = parse_record::<serde_json::Value>("{", ROW_SCHEMA, p, Some(4)).unwrap_err();
         assert!(e.to_string().contains("line 4"), "{e}");
     }

@@ -9,13 +9,14 @@ use crate::cli::Profile;
 use crate::envelope::Envelope;
 use crate::measure::counters::CounterRecord;
 use crate::measure::rusage::Rusage;
-use crate::plan::{Cell, RunOptions};
-use crate::stats::{Sample, Summary};
+use crate::plan::{Cell, RunOptions, TrialPlan};
+use crate::measure::interference::Interference;
+use crate::stats::{Sample, Summary, TrialEstimate};
 use crate::workloads::contract::{Direction, TableShape, Unit};
 
-pub const RUN_SCHEMA: &str = "proofbench.run/1";
-pub const ROW_SCHEMA: &str = "proofbench.row/1";
-pub const WORKER_SCHEMA: &str = "proofbench.worker-report/1";
+pub const RUN_SCHEMA: &str = "proofbench.run/2";
+pub const ROW_SCHEMA: &str = "proofbench.row/2";
+pub const WORKER_SCHEMA: &str = "proofbench.worker-report/2";
 
 /// The verdict of a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -52,15 +53,15 @@ impl Status {
     }
 }
 
-/// Why sampling stopped.
+/// Why a trial stopped taking samples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StopReason {
     /// `--runs N` samples were taken.
     Fixed,
-    /// The CI half-width of the median reached the target.
+    /// The CI half-width of the trial's median reached the target.
     CiTarget,
-    /// The cell's time budget was used up.
+    /// The trial's share of the cell's time budget was used up.
     Budget,
     /// The sample cap was reached.
     Cap,
@@ -80,7 +81,10 @@ impl StopReason {
 /// One sample: one timed execution of the cell's work.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleRecord {
-    /// Order taken, from 0, warmup samples first.
+    /// The trial (worker process) that took it, from 0.
+    #[serde(default)]
+    pub trial: u32,
+    /// Order taken within its trial, from 0, warmup samples first.
     pub index: u32,
     /// Warmup samples are kept but excluded from the statistics.
     pub warmup: bool,
@@ -158,6 +162,24 @@ pub struct WorkerReport {
     /// Software and hardware counters over the timed samples.
     #[serde(default)]
     pub counters: Option<CounterRecord>,
+    /// Where the worker ran and what else ran meanwhile.
+    #[serde(default)]
+    pub facts: Option<TrialFacts>,
+}
+
+/// What a trial's worker saw of the machine over its warmup and timed
+/// samples: where its threads ran, how its memory was backed, and what else
+/// took the CPUs it could use.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrialFacts {
+    /// The CPUs the worker was allowed when it started (affinity and cpuset).
+    pub allowed_cpus: Vec<usize>,
+    /// The CPUs its live threads last ran on when the samples ended.
+    pub thread_cpus: Vec<usize>,
+    /// AnonHugePages of the whole worker when the samples ended, bytes.
+    pub anon_huge_bytes: Option<u64>,
+    /// Other processes' CPU time, steal and CPU pressure over the samples.
+    pub interference: Option<Interference>,
 }
 
 impl WorkerReport {
@@ -172,6 +194,7 @@ impl WorkerReport {
             details: Value::Null,
             rusage_measured: None,
             counters: None,
+            facts: None,
         }
     }
 }
@@ -193,38 +216,144 @@ pub struct ProcessRecord {
 /// The cold first sample against the steady state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ColdStart {
-    /// The first sample of the cell (a warmup sample when there is one).
+    /// The first sample of each trial (a warmup sample when there is one):
+    /// their median.
     pub first_value: f64,
-    /// Median of the timed samples.
+    /// The row's headline median.
     pub steady_median: f64,
     /// first_value / steady_median.
     pub ratio: f64,
 }
 
-/// Statistics of a row's timed samples.
+/// Statistics of a row: the headline over trials, and the descriptive
+/// statistics of every timed sample pooled.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RowStats {
-    /// Of the work-window values.
+    /// The work window over trials: the median of the trial medians, its
+    /// 95% interval, the spreads within and between trials, sensitivity.
+    pub headline: TrialEstimate,
+    /// The total window over trials, where the workload records one.
+    pub total_headline: Option<TrialEstimate>,
+    /// Of the work-window values of every timed sample, pooled.
     pub work: Summary,
     /// Of the total-window values, where the workload records them.
     pub total: Option<Summary>,
     pub cold: Option<ColdStart>,
 }
 
+/// The timed values of each trial, in trial order (trials without timed
+/// samples left out).
+fn by_trial(samples: &[SampleRecord], value: impl Fn(&SampleRecord) -> Option<f64>) -> Vec<Vec<f64>> {
+    let mut trials: Vec<(u32, Vec<f64>)> = Vec::new();
+    for s in samples.iter().filter(|s| !s.warmup) {
+        let Some(v) = value(s) else { continue };
+        match trials.iter_mut().find(|(t, _)| *t == s.trial) {
+            Some((_, vs)) => vs.push(v),
+            None => trials.push((s.trial, vec![v])),
+        }
+    }
+    trials.sort_by_key(|(t, _)| *t);
+    trials.into_iter().map(|(_, v)| v).collect()
+}
+
 impl RowStats {
-    /// Statistics of the timed (non-warmup) samples; `None` without any.
-    pub fn of(samples: &[SampleRecord], seed: u64) -> Option<RowStats> {
-        let timed: Vec<&SampleRecord> = samples.iter().filter(|s| !s.warmup).collect();
-        let work_values: Vec<f64> = timed.iter().map(|s| s.value).collect();
-        let work = Summary::of(&Sample::new(&work_values).ok()?, seed);
-        let totals: Vec<f64> = timed.iter().filter_map(|s| s.total_value).collect();
-        let total = (totals.len() == timed.len()).then(|| Sample::new(&totals).ok()).flatten().map(|s| Summary::of(&s, seed));
-        let cold = samples.first().map(|first| ColdStart {
-            first_value: first.value,
-            steady_median: work.median,
-            ratio: if work.median != 0.0 { first.value / work.median } else { f64::NAN },
+    /// Statistics of the timed (non-warmup) samples, grouped by trial;
+    /// `noise` is the band the sensitivity is computed for. `None` without
+    /// any timed sample.
+    pub fn of(samples: &[SampleRecord], noise: f64) -> Option<RowStats> {
+        let work_trials = by_trial(samples, |s| Some(s.value));
+        let slices: Vec<&[f64]> = work_trials.iter().map(Vec::as_slice).collect();
+        let headline = crate::stats::estimate(&slices, noise)?;
+        let all: Vec<f64> = work_trials.concat();
+        let work = Summary::of(&Sample::new(&all).ok()?);
+        let timed = samples.iter().filter(|s| !s.warmup).count();
+        let totals = by_trial(samples, |s| s.total_value);
+        let (total, total_headline) = if totals.iter().map(Vec::len).sum::<usize>() == timed {
+            let slices: Vec<&[f64]> = totals.iter().map(Vec::as_slice).collect();
+            (Sample::new(&totals.concat()).ok().map(|s| Summary::of(&s)), crate::stats::estimate(&slices, noise))
+        } else {
+            (None, None)
+        };
+        let mut firsts: Vec<(u32, f64)> = Vec::new();
+        for s in samples {
+            if !firsts.iter().any(|(t, _)| *t == s.trial) {
+                firsts.push((s.trial, s.value));
+            }
+        }
+        let first_values: Vec<f64> = firsts.iter().map(|(_, v)| *v).collect();
+        let cold = (!first_values.is_empty()).then(|| {
+            let first_value = crate::stats::median(&first_values);
+            ColdStart {
+                first_value,
+                steady_median: headline.median,
+                ratio: if headline.median != 0.0 { first_value / headline.median } else { f64::NAN },
+            }
         });
-        Some(RowStats { work, total, cold })
+        Some(RowStats { headline, total_headline, work, total, cold })
+    }
+}
+
+/// Why a row stopped adding trials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RowStop {
+    /// `--trials N`: exactly the trials asked for.
+    Fixed,
+    /// The interval's half-width was within the target.
+    CiTarget,
+    /// Still wider than the target at `--max-trials`.
+    MaxTrials,
+    /// Still wider than the target, but the run's budget had no room for more.
+    RunBudget,
+    /// A trial was not ok (failed, invalid, timed out or skipped): no more were run.
+    NotOk,
+    /// The run was interrupted before the planned trials.
+    Interrupted,
+}
+
+impl RowStop {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowStop::Fixed => "fixed",
+            RowStop::CiTarget => "ci-target",
+            RowStop::MaxTrials => "max-trials",
+            RowStop::RunBudget => "run-budget",
+            RowStop::NotOk => "not-ok",
+            RowStop::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One trial of a row: one worker process, as the parent saw it end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// From 0, in the order the row's trials ran.
+    pub trial: u32,
+    /// The round it ran in, from 0.
+    pub round: u32,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub started_utc: String,
+    pub finished_utc: String,
+    /// How the worker process ended (pid, exit, wall time, rusage).
+    pub process: ProcessRecord,
+    pub warmup_samples: u32,
+    pub timed_samples: u32,
+    /// Median of its timed samples.
+    pub median: Option<f64>,
+    /// Whether its verifier passed every sample it checked (`None`: it never ran).
+    pub verified: Option<bool>,
+    /// How it sampled (batch size, stopping reason...).
+    pub measurement: Option<MeasurementRecord>,
+    pub rusage_measured: Option<Rusage>,
+    /// Where it ran and what else ran meanwhile (absent when it measured nothing).
+    pub facts: Option<TrialFacts>,
+}
+
+impl TrialRecord {
+    /// Whether other processes or the hypervisor took a share of its CPUs.
+    pub fn disturbed(&self) -> bool {
+        self.facts.as_ref().and_then(|f| f.interference.as_ref()).is_some_and(|i| i.disturbed)
     }
 }
 
@@ -244,19 +373,42 @@ pub struct Row {
     pub timed_region: String,
     /// What the total window adds, where there is one.
     pub total_window: Option<String>,
+    /// The worst of its trials' statuses (ok only when every trial is ok).
     pub status: Status,
     pub reason: Option<String>,
+    /// The first failing trial's verifier, else the last trial's, with the
+    /// samples checked over every trial.
     pub verifier: Option<VerifierRecord>,
+    /// How the first trial sampled (each trial's is in `trials`).
     pub measurement: Option<MeasurementRecord>,
+    /// Every sample of every trial, each with its trial number.
     pub samples: Vec<SampleRecord>,
     pub stats: Option<RowStats>,
+    /// The first trial's workload-specific facts.
     pub details: Value,
+    /// The worker processes together: wall time and rusage summed, the
+    /// last trial's pid and ending.
     pub process: ProcessRecord,
+    /// Every trial's own account over its samples, summed.
     pub rusage_measured: Option<Rusage>,
-    /// Counters over the timed samples (software always; hardware where
-    /// permitted, else why not). Absent in rows without timed samples.
+    /// Counters over the timed samples of every trial (software always;
+    /// hardware where permitted, else why not). Absent in rows without
+    /// timed samples.
     #[serde(default)]
     pub counters: Option<CounterRecord>,
+    /// The trials, in the order they ran.
+    #[serde(default)]
+    pub trials: Vec<TrialRecord>,
+    /// The trials the plan asked for (`--trials`, or the profile's minimum).
+    #[serde(default)]
+    pub trials_planned: u32,
+    /// Why the row stopped adding trials.
+    #[serde(default)]
+    pub stop: Option<RowStop>,
+    /// When the trials disagree beyond their samples' noise: by how much,
+    /// and the likely cause from what the trials recorded.
+    #[serde(default)]
+    pub disagreement: Option<String>,
     /// Last lines of the worker's stderr (the whole of it is in `log`).
     pub stderr_tail: String,
     /// Paths relative to the run directory.
@@ -271,14 +423,62 @@ impl Row {
         &self.cell.row_id
     }
 
-    /// Headline median, for ok rows with samples.
+    /// Headline median (the median of the trial medians), for ok rows with samples.
     pub fn median(&self) -> Option<f64> {
-        (self.status == Status::Ok).then(|| self.stats.as_ref().map(|s| s.work.median)).flatten()
+        (self.status == Status::Ok).then(|| self.stats.as_ref().map(|s| s.headline.median)).flatten()
+    }
+
+    /// The headline's 95% interval, for ok rows that have one.
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        (self.status == Status::Ok).then(|| self.stats.as_ref().and_then(|s| s.headline.bounds())).flatten()
+    }
+
+    /// `(median, lo, hi)` for ok rows, the bounds equal to the median when
+    /// there is no interval (a plot then draws no whisker).
+    pub fn median_with_bounds(&self) -> Option<(f64, f64, f64)> {
+        let m = self.median()?;
+        let (lo, hi) = self.interval().unwrap_or((m, m));
+        Some((m, lo, hi))
+    }
+
+    /// The headline over trials, for ok rows.
+    pub fn headline(&self) -> Option<&TrialEstimate> {
+        (self.status == Status::Ok).then(|| self.stats.as_ref().map(|s| &s.headline)).flatten()
     }
 
     /// Median of the total window, for ok rows that have one.
     pub fn total_median(&self) -> Option<f64> {
-        (self.status == Status::Ok).then(|| self.stats.as_ref().and_then(|s| s.total.as_ref()).map(|t| t.median)).flatten()
+        (self.status == Status::Ok).then(|| self.stats.as_ref().and_then(|s| s.total_headline.as_ref()).map(|t| t.median)).flatten()
+    }
+
+    /// Trials whose interference made them disturbed.
+    pub fn disturbed_trials(&self) -> usize {
+        self.trials.iter().filter(|t| t.disturbed()).count()
+    }
+
+    /// A row recorded before trials (`proofbench.row/1`) as one trial of
+    /// the current shape, its statistics recomputed from its samples.
+    pub fn upgrade_from_v1(&mut self) {
+        let timed: Vec<f64> = self.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect();
+        self.trials = vec![TrialRecord {
+            trial: 0,
+            round: 0,
+            status: self.status,
+            reason: self.reason.clone(),
+            started_utc: self.started_utc.clone(),
+            finished_utc: self.finished_utc.clone(),
+            process: self.process.clone(),
+            warmup_samples: self.samples.iter().filter(|s| s.warmup).count() as u32,
+            timed_samples: timed.len() as u32,
+            median: (!timed.is_empty()).then(|| crate::stats::median(&timed)),
+            verified: self.verifier.as_ref().map(|v| v.passed),
+            measurement: self.measurement.clone(),
+            rusage_measured: self.rusage_measured,
+            facts: None,
+        }];
+        self.trials_planned = 1;
+        self.stop = Some(RowStop::Fixed);
+        self.stats = RowStats::of(&self.samples, crate::stats::DEFAULT_NOISE);
     }
 }
 
@@ -353,6 +553,27 @@ pub struct RunRecord {
     /// run. The envelope is then the launched side's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launcher: Option<LauncherRecord>,
+    /// How many trials each cell gets (absent in runs before trials: one each).
+    #[serde(default)]
+    pub trials: Option<TrialPlan>,
+    /// The rounds as they ran: each cell's next trial, in a shuffled order.
+    #[serde(default)]
+    pub rounds: Vec<RoundRecord>,
+    /// What else took this machine's CPUs over the whole run (a local run only).
+    #[serde(default)]
+    pub interference: Option<Interference>,
+}
+
+/// One round: every cell still measuring runs its next trial, in an order
+/// shuffled from the run's seed and the round's number.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    /// From 0.
+    pub index: u32,
+    /// Cell indices (`cell.index`) in the order their trials ran.
+    pub order: Vec<usize>,
+    pub started_utc: String,
+    pub finished_utc: Option<String>,
 }
 
 /// How a run reached the machine it ran on (`run --launcher`).

@@ -167,10 +167,8 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
             run_ticks.push(e.id);
         }
         let work = r.stats.as_ref().map(|s| &s.work);
-        let (median, ci) = match (r.median(), work) {
-            (Some(m), Some(w)) => (format::value(m, r.unit), format!("{}..{}", format::number(w.ci95.lo), format::number(w.ci95.hi))),
-            _ => ("n/a".to_string(), "n/a".to_string()),
-        };
+        let median = r.median().map_or_else(|| "n/a".to_string(), |m| format::value(m, r.unit));
+        let ci = r.interval().map_or_else(|| "n/a".to_string(), |(lo, hi)| format!("{}..{}", format::number(lo), format::number(hi)));
         t.push(vec![
             format!("h:{}", e.id),
             e.started_utc.clone(),
@@ -182,14 +180,14 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
             ci,
             work.map(|w| w.n.to_string()).unwrap_or_else(|| "0".into()),
         ]);
-        if let (Some(m), Some(w)) = (r.median(), work) {
+        if let Some((m, lo, hi)) = r.median_with_bounds() {
             let axes = axes_text(r);
             let key = match (labels.len() > 1, axes.as_str()) {
                 (_, "-") => r.cell.label.clone(),
                 (true, _) => format!("{} {axes}", r.cell.label),
                 (false, _) => axes,
             };
-            lines.entry(key).or_default().push((run_ticks.len() as f64, m, w.ci95.lo, w.ci95.hi));
+            lines.entry(key).or_default().push((run_ticks.len() as f64, m, lo, hi));
         }
     }
     let unit = rows[0].1.unit.as_str();
@@ -224,7 +222,7 @@ fn regressions(db: &Path, pattern: Option<&str>, threshold: f64, across_machines
         (Some(x), Some(y)) => compare::machine_differences(&x, &y),
         _ => vec!["envelope unreadable".to_string()],
     };
-    let opts = compare::Options { threshold, across_machines, seed: crate::runner::DEFAULT_SEED };
+    let opts = compare::Options { threshold, across_machines };
     let steps = regress::steps(&series, &opts, &machines);
     Out::new().print(&regress::render(&steps, threshold))?;
     if fail && steps.iter().any(|s| s.judged.verdict == Verdict::Regressed) {

@@ -23,8 +23,8 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::cli::UsageError;
 use crate::envelope::Envelope;
-use crate::evidence::dir::parse_record;
-use crate::evidence::{ROW_SCHEMA, RUN_SCHEMA, Row, RunRecord, Status, StoredRun, read_run};
+use crate::evidence::dir::{parse_record, parse_row};
+use crate::evidence::{RUN_SCHEMA, Row, RunRecord, Status, StoredRun, read_run};
 use crate::report::axes_text;
 
 /// The database file name, beside the run directories.
@@ -287,7 +287,7 @@ impl Store {
             )?;
             for row in &stored.rows {
                 let work = row.stats.as_ref().map(|s| &s.work);
-                let ci = row.median().and(work.map(|w| (w.ci95.lo, w.ci95.hi)));
+                let ci = row.interval();
                 insert.execute(params![
                     id,
                     row.id(),
@@ -352,7 +352,7 @@ impl Store {
         let raw = q.query_map([workload], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?.collect::<Result<Vec<_>, _>>()?;
         raw.into_iter()
             .map(|(run, text)| {
-                let row: Row = parse_record(&text, ROW_SCHEMA, &self.path, None).with_context(|| format!("a row of run h:{run}"))?;
+                let row: Row = parse_row(&text, &self.path, None).with_context(|| format!("a row of run h:{run}"))?;
                 Ok((run, row))
             })
             .collect()
@@ -377,7 +377,7 @@ impl Store {
         let texts = q.query_map([id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
         let mut rows: Vec<Row> = texts
             .iter()
-            .map(|t| parse_record(t, ROW_SCHEMA, &self.path, None).with_context(|| format!("a row of run h:{id}")))
+            .map(|t| parse_row(t, &self.path, None).with_context(|| format!("a row of run h:{id}")))
             .collect::<anyhow::Result<_>>()?;
         rows.sort_by_key(|r| r.cell.index);
         Ok(StoredRun { dir: PathBuf::from(dir), run, rows, warnings: Vec::new() })

@@ -87,7 +87,7 @@ pub fn render(steps: &[Step], threshold: f64) -> String {
         ("To median", Align::Right),
         ("Ratio", Align::Right),
         ("95% CI", Align::Right),
-        ("p", Align::Right),
+        ("Trials", Align::Right),
         ("Verdict", Align::Left),
     ]);
     let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
@@ -108,12 +108,12 @@ pub fn render(steps: &[Step], threshold: f64) -> String {
             value(j, j.candidate_median),
             j.ratio.map(|x| format!("{x:.3}")).unwrap_or_else(|| "n/a".into()),
             j.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
-            j.p_value.map(|p| format!("{p:.3}")).unwrap_or_else(|| "n/a".into()),
+            format!("{} vs {}", j.trials[0], j.trials[1]),
             if j.verdict == Verdict::NotComparable { format!("{verdict} ({})", j.reason) } else { verdict },
         ]);
     }
     let mut out = format!(
-        "# proofbench history regressions\n\nEach step compares a row with the same row of the next run of its series (ratio = to / from; regressed only when p < 0.05 and the whole 95% CI lies beyond the noise band of {}).\n\n",
+        "# proofbench history regressions\n\nEach step compares a row with the same row of the next run of its series (ratio = to / from, with a 95% interval from the trials of both runs; regressed only when the whole interval lies beyond the noise band of {}).\n\n",
         format::percent(threshold)
     );
     if steps.is_empty() {

@@ -60,6 +60,9 @@ pub(crate) fn fake_run(name: &str, started: &str, commit: Option<&str>, rows: Ve
         counts: Some(crate::evidence::StatusCounts::of(rows.iter().map(|r| &r.status))),
         not_run: Vec::new(),
         launcher: None,
+        trials: None,
+        rounds: Vec::new(),
+        interference: None,
     };
     let text = serde_json::to_string_pretty(&run).unwrap();
     (StoredRun { dir: PathBuf::from(format!("/nowhere/{name}")), run, rows, warnings: Vec::new() }, text)
@@ -167,7 +170,7 @@ fn series_of(store: &mut Store, centers: &[f64]) -> Vec<regress::Step> {
     let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap());
     assert_eq!(series.len(), 1);
     assert_eq!(series[0].points.len(), centers.len());
-    let opts = Options { threshold: 0.02, across_machines: false, seed: 1 };
+    let opts = Options { threshold: 0.02, across_machines: false };
     regress::steps(&series, &opts, &|_, _| Vec::new())
 }
 
@@ -206,7 +209,7 @@ fn a_step_between_machines_is_not_comparable_and_failed_rows_leave_the_series() 
     let runs = store.runs().unwrap();
     let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap());
     assert_eq!(series[0].points.len(), 2, "the invalid row is not a point");
-    let opts = Options { threshold: 0.02, across_machines: false, seed: 1 };
+    let opts = Options { threshold: 0.02, across_machines: false };
     let steps = regress::steps(&series, &opts, &|_, _| vec!["hostname (a vs b)".into()]);
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0].judged.verdict, Verdict::NotComparable);

@@ -125,6 +125,57 @@ impl CounterRecord {
     pub fn per_sample(&self, total: u64) -> f64 {
         total as f64 / f64::from(self.samples.max(1))
     }
+
+    /// The counters of two trials of one row as one record: sums over both
+    /// trials' timed samples, the threads of both processes listed, the
+    /// window `sample` if either was. Hardware counts add where both
+    /// trials have them; a refusal stays a refusal.
+    pub fn merged(self, other: &CounterRecord) -> CounterRecord {
+        let add = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(x, y)| x + y);
+        let (a, b) = (&self.software, &other.software);
+        let software = SoftwareCounters {
+            voluntary_ctx_switches: a.voluntary_ctx_switches + b.voluntary_ctx_switches,
+            involuntary_ctx_switches: a.involuntary_ctx_switches + b.involuntary_ctx_switches,
+            minor_faults: a.minor_faults + b.minor_faults,
+            major_faults: a.major_faults + b.major_faults,
+            cpu_migrations: add(a.cpu_migrations, b.cpu_migrations),
+            run_ns: a.run_ns + b.run_ns,
+            run_queue_wait_ns: a.run_queue_wait_ns + b.run_queue_wait_ns,
+            timeslices: a.timeslices + b.timeslices,
+            threads_exited: a.threads_exited + b.threads_exited,
+        };
+        let hardware = match (self.hardware, &other.hardware) {
+            (Reading::Present(x), Reading::Present(y)) => {
+                let (cycles, instructions) = (add(x.cycles, y.cycles), add(x.instructions, y.instructions));
+                Reading::Present(HardwareCounters {
+                    cycles,
+                    instructions,
+                    ipc: match (instructions, cycles) {
+                        (Some(i), Some(c)) if c > 0 => Some(i as f64 / c as f64),
+                        _ => None,
+                    },
+                    cache_references: add(x.cache_references, y.cache_references),
+                    cache_misses: add(x.cache_misses, y.cache_misses),
+                    dtlb_load_misses: add(x.dtlb_load_misses, y.dtlb_load_misses),
+                    branch_misses: add(x.branch_misses, y.branch_misses),
+                    user_space_only: x.user_space_only || y.user_space_only,
+                    min_running_fraction: x.min_running_fraction.min(y.min_running_fraction),
+                    unavailable: x.unavailable.into_iter().chain(y.unavailable.iter().cloned()).fold(Vec::new(), |mut v, u| {
+                        if !v.contains(&u) {
+                            v.push(u);
+                        }
+                        v
+                    }),
+                })
+            }
+            (Reading::Present(_), absent) => absent.clone(),
+            (absent, _) => absent,
+        };
+        let window = if self.window == CounterWindow::Work && other.window == CounterWindow::Work { CounterWindow::Work } else { CounterWindow::Sample };
+        let mut threads = self.threads;
+        threads.extend(other.threads.iter().cloned());
+        CounterRecord { window, samples: self.samples + other.samples, software, threads, hardware }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

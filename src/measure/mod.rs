@@ -5,4 +5,5 @@
 pub mod affinity;
 pub mod clock;
 pub mod counters;
+pub mod interference;
 pub mod rusage;

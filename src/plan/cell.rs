@@ -45,20 +45,23 @@ pub struct Placement {
     pub note: Option<String>,
 }
 
-/// How a cell is sampled.
+/// How each trial of a cell is sampled.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MeasureSpec {
     /// Warmup samples before the timed ones (kept, marked warmup).
     pub warmup: u32,
-    /// Stopping rule: at least this many timed samples...
+    /// Stopping rule: at least this many timed samples per trial (fewer
+    /// when samples are long, see `worker::stopping`)...
     pub min_samples: u32,
     /// ...and at most this many.
     pub max_samples: u32,
-    /// `--runs N`: exactly N timed samples, no stopping rule.
+    /// `--runs N`: exactly N timed samples per trial, no stopping rule.
     pub fixed_runs: Option<u32>,
-    /// Time budget for the timed samples, milliseconds.
+    /// Time budget for the timed samples of one trial, milliseconds: the
+    /// cell's budget shared by its planned trials.
     pub budget_ms: u64,
-    /// Stop when the CI half-width of the median is within this % of it.
+    /// Stop when the CI half-width of the trial's median is within this %
+    /// of it (and add trials while the row's is wider).
     pub ci_target_pct: f64,
     /// Pause after prepare, before the first sample, milliseconds.
     pub settle_ms: u64,
@@ -66,26 +69,53 @@ pub struct MeasureSpec {
     pub target_sample_ms: f64,
 }
 
+/// A profile's defaults for trials and their samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProfileDefaults {
+    /// Trials every cell gets.
+    pub trials: u32,
+    /// Trials a cell may get while its interval is wider than the target.
+    pub max_trials: u32,
+    /// Time budget for the timed samples of one cell, over its trials, ms.
+    pub cell_budget_ms: u64,
+    /// No extra round starts after this much of the run, ms.
+    pub run_budget_ms: u64,
+}
+
+impl ProfileDefaults {
+    /// The defaults of a profile (docs/METHODOLOGY.md says why these).
+    pub fn of(profile: Profile) -> ProfileDefaults {
+        match profile {
+            Profile::Quick => ProfileDefaults { trials: 3, max_trials: 6, cell_budget_ms: 900, run_budget_ms: 150_000 },
+            Profile::Full => ProfileDefaults { trials: 5, max_trials: 10, cell_budget_ms: 10_000, run_budget_ms: 4 * 3_600_000 },
+            Profile::Seed => ProfileDefaults { trials: 5, max_trials: 10, cell_budget_ms: 20_000, run_budget_ms: 8 * 3_600_000 },
+        }
+    }
+}
+
 impl MeasureSpec {
-    /// The defaults of a profile.
+    /// The defaults of a profile, for one trial of the profile's default
+    /// trial count.
     pub fn for_profile(profile: Profile) -> MeasureSpec {
+        let d = ProfileDefaults::of(profile);
+        let budget_ms = d.cell_budget_ms / u64::from(d.trials);
         match profile {
             Profile::Quick => MeasureSpec {
                 warmup: 1,
-                min_samples: 5,
+                min_samples: 3,
                 max_samples: 50,
                 fixed_runs: None,
-                budget_ms: 1_500,
+                budget_ms,
                 ci_target_pct: 2.0,
-                settle_ms: 20,
+                settle_ms: 10,
                 target_sample_ms: 2.0,
             },
             Profile::Full => MeasureSpec {
                 warmup: 2,
-                min_samples: 10,
+                min_samples: 5,
                 max_samples: 200,
                 fixed_runs: None,
-                budget_ms: 10_000,
+                budget_ms,
                 ci_target_pct: 1.0,
                 settle_ms: 20,
                 target_sample_ms: 10.0,
@@ -95,13 +125,28 @@ impl MeasureSpec {
                 min_samples: 5,
                 max_samples: 100,
                 fixed_runs: None,
-                budget_ms: 20_000,
+                budget_ms,
                 ci_target_pct: 2.0,
                 settle_ms: 20,
                 target_sample_ms: 10.0,
             },
         }
     }
+}
+
+/// How many trials each cell of a run gets (run.json `trials`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrialPlan {
+    /// Trials every cell gets (rounds every cell takes part in).
+    pub min: u32,
+    /// Trials a cell may get while its interval is wider than the target
+    /// (equal to `min` when `--trials` fixed the count).
+    pub max: u32,
+    /// No extra round starts once the run has taken this long, ms.
+    pub run_budget_ms: u64,
+    /// A row gets more trials while its interval's half-width is wider than
+    /// this percentage of its median.
+    pub ci_target_pct: f64,
 }
 
 /// One workload with every parameter fixed.

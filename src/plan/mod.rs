@@ -9,7 +9,7 @@ pub mod workers;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use cell::{Cell, CpuClass, MeasureSpec, Placement, value_text};
+pub use cell::{Cell, CpuClass, MeasureSpec, Placement, ProfileDefaults, TrialPlan, value_text};
 pub use workers::WorkersSpec;
 
 use crate::cli::{PinStrategy, Profile};
@@ -31,6 +31,8 @@ pub enum PlanError {
     BadLabel { label: String, why: String },
     #[error("--warmup/--runs: {0}")]
     BadMeasure(String),
+    #[error("{flag} {value}: {why}")]
+    BadTrials { flag: &'static str, value: String, why: String },
     #[error("--inject-fault {fault}: no selected workload has that fault ({have})")]
     BadFault { fault: String, have: String },
 }
@@ -53,6 +55,15 @@ pub struct RunOptions {
     /// `--compare-cores` or `--compare-strategies`.
     pub compare: Option<CompareMode>,
     pub runs: Option<u32>,
+    /// `--trials N`: trials per cell (exactly N unless `--max-trials`).
+    #[serde(default)]
+    pub trials: Option<u32>,
+    /// `--max-trials N`: the most trials a cell may get.
+    #[serde(default)]
+    pub max_trials: Option<u32>,
+    /// `--run-budget`: no extra round starts after this much of the run, ms.
+    #[serde(default)]
+    pub run_budget_ms: Option<u64>,
     pub time_budget_ms: Option<u64>,
     pub timeout_ms: u64,
     pub warmup: Option<u32>,
@@ -76,10 +87,54 @@ pub enum CompareMode {
     Strategies,
 }
 
-/// The ordered cells of a run.
+/// The ordered cells of a run and how many trials each gets.
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub cells: Vec<Cell>,
+    pub trials: TrialPlan,
+}
+
+/// The least time budget one trial's timed samples may have.
+pub const MIN_TRIAL_BUDGET_MS: u64 = 10;
+/// The most trials a cell may have.
+pub const MAX_TRIALS: u32 = 1000;
+
+/// The trials of a run from `--trials`, `--max-trials`, `--run-budget`,
+/// `--ci-target` and the profile, checked against the cell's time budget
+/// (every trial needs [`MIN_TRIAL_BUDGET_MS`] of it).
+pub fn trial_plan(req: &RunOptions) -> Result<TrialPlan, PlanError> {
+    let d = ProfileDefaults::of(req.profile);
+    let bad = |flag: &'static str, value: u32, why: String| PlanError::BadTrials { flag, value: value.to_string(), why };
+    let min = req.trials.unwrap_or(d.trials);
+    let max = match (req.trials, req.max_trials) {
+        (_, Some(m)) => m,
+        (Some(n), None) => n,
+        (None, None) => d.max_trials,
+    };
+    if !(1..=MAX_TRIALS).contains(&min) {
+        return Err(bad("--trials", min, format!("must be between 1 and {MAX_TRIALS}")));
+    }
+    if max < min || max > MAX_TRIALS {
+        return Err(bad("--max-trials", max, format!("must be between the trials every cell gets ({min}) and {MAX_TRIALS}")));
+    }
+    let cell_budget = req.time_budget_ms.unwrap_or(d.cell_budget_ms);
+    let most = cell_budget / MIN_TRIAL_BUDGET_MS;
+    if u64::from(min) > most {
+        return Err(bad(
+            "--trials",
+            min,
+            format!(
+                "the {cell_budget} ms time budget of a cell's timed samples allows at most {most} trials ({MIN_TRIAL_BUDGET_MS} ms each); \
+                 give a larger --time-budget or fewer trials"
+            ),
+        ));
+    }
+    Ok(TrialPlan {
+        min,
+        max,
+        run_budget_ms: req.run_budget_ms.unwrap_or(d.run_budget_ms),
+        ci_target_pct: req.ci_target_pct.unwrap_or_else(|| MeasureSpec::for_profile(req.profile).ci_target_pct),
+    })
 }
 
 /// One `--param` after parsing: which workloads it applies to and its values.
@@ -167,13 +222,13 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
         return Err(PlanError::BadFault { fault: f.clone(), have });
     }
 
+    let trials = trial_plan(req)?;
     let mut measure = MeasureSpec::for_profile(req.profile);
     if let Some(n) = req.runs {
         measure.fixed_runs = Some(n);
     }
-    if let Some(b) = req.time_budget_ms {
-        measure.budget_ms = b;
-    }
+    // Each trial gets its share of the cell's budget.
+    measure.budget_ms = req.time_budget_ms.unwrap_or(ProfileDefaults::of(req.profile).cell_budget_ms) / u64::from(trials.min);
     if let Some(w) = req.warmup {
         if w > 1000 {
             return Err(PlanError::BadMeasure(format!("{w} warmup samples is more than 1000")));
@@ -247,7 +302,7 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
             });
         }
     }
-    Ok(Plan { cells })
+    Ok(Plan { cells, trials })
 }
 
 fn placement_for(strategy: PinStrategy, topo: &Topology, workers: Option<usize>) -> Placement {

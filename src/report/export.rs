@@ -35,9 +35,14 @@ pub struct ExportRow {
     pub status: String,
     pub unit: Unit,
     pub direction: Direction,
+    /// The headline: the median of the trial medians.
     pub median: Option<f64>,
+    /// Its 95% interval over trials.
     pub ci95_lo: Option<f64>,
     pub ci95_hi: Option<f64>,
+    /// Trials with timed samples.
+    pub trials: Option<usize>,
+    /// Timed samples over every trial (mean, stddev, CV, min and max are of them).
     pub n: Option<usize>,
     pub mean: Option<f64>,
     pub stddev: Option<f64>,
@@ -61,13 +66,14 @@ pub fn rows(stored: &StoredRun) -> Vec<ExportRow> {
                 status: r.status.as_str().into(),
                 unit: r.unit,
                 direction: r.direction,
-                median: s.map(|s| s.median),
-                ci95_lo: s.map(|s| s.ci95.lo),
-                ci95_hi: s.map(|s| s.ci95.hi),
+                median: r.median(),
+                ci95_lo: r.interval().map(|i| i.0),
+                ci95_hi: r.interval().map(|i| i.1),
+                trials: r.headline().map(|h| h.trials),
                 n: s.map(|s| s.n),
                 mean: s.map(|s| s.mean),
                 stddev: s.map(|s| s.stddev),
-                cv: s.map(|s| s.cv),
+                cv: s.and_then(|s| s.cv),
                 min: s.map(|s| s.min),
                 max: s.map(|s| s.max),
             }
@@ -104,7 +110,7 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
         ExportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&rows)?),
         ExportFormat::Csv => {
             let mut out =
-                String::from("row_id,workload,group,axes,params,status,unit,direction,median,ci95_lo,ci95_hi,n,mean,stddev,cv,min,max\n");
+                String::from("row_id,workload,group,axes,params,status,unit,direction,median,ci95_lo,ci95_hi,trials,n,mean,stddev,cv,min,max\n");
             for r in &rows {
                 let fields = [
                     csv_field(&r.row_id),
@@ -118,6 +124,7 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
                     opt(r.median),
                     opt(r.ci95_lo),
                     opt(r.ci95_hi),
+                    r.trials.map(|n| n.to_string()).unwrap_or_default(),
                     r.n.map(|n| n.to_string()).unwrap_or_default(),
                     opt(r.mean),
                     opt(r.stddev),
@@ -137,6 +144,7 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
                 ("Status", Align::Left),
                 ("Median", Align::Right),
                 ("95% CI", Align::Right),
+                ("Trials", Align::Right),
                 ("n", Align::Right),
                 ("CV", Align::Right),
             ]);
@@ -150,6 +158,7 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
                         (Some(lo), Some(hi), Some(m)) => format::ci_relative(lo, hi, m),
                         _ => "n/a".into(),
                     },
+                    r.trials.map(|n| n.to_string()).unwrap_or_else(|| "n/a".into()),
                     r.n.map(|n| n.to_string()).unwrap_or_else(|| "n/a".into()),
                     r.cv.map(format::percent).unwrap_or_else(|| "n/a".into()),
                 ]);

@@ -240,6 +240,9 @@ mod tests {
             counts: None,
             not_run: Vec::new(),
             launcher: None,
+            trials: None,
+            rounds: Vec::new(),
+            interference: None,
         };
         StoredRun { dir: std::path::PathBuf::new(), run, rows, warnings: Vec::new() }
     }

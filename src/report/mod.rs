@@ -80,6 +80,9 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> String {
     if run.interrupted {
         warnings.push(format!("the run was interrupted: {} planned cells have no row", run.not_run.len()));
     }
+    if let Some(w) = busy_warning(run) {
+        warnings.push(w);
+    }
     for w in warnings {
         out.push_str(&format!("\n> warning: {w}\n"));
     }
@@ -88,6 +91,22 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> String {
 
 fn counts_text(c: &StatusCounts, planned: usize) -> String {
     format!("{} ok, {} invalid, {} failed, {} timeout, {} skipped (of {planned} planned)", c.ok, c.invalid, c.failed, c.timeout, c.skipped)
+}
+
+/// A row's trials: `3`, or `2 of 3` when it has fewer than planned.
+pub fn trials_text(r: &Row) -> String {
+    let n = r.trials.len();
+    if (n as u32) < r.trials_planned { format!("{n} of {}", r.trials_planned) } else { n.to_string() }
+}
+
+/// A row's 95% interval relative to its median (`-1.20% / +2.31%`), or why
+/// it has none (`n/a: 1 trial`).
+pub fn interval_text(r: &Row) -> String {
+    match (r.median(), r.interval(), r.headline()) {
+        (Some(m), Some((lo, hi)), _) => format::ci_relative(lo, hi, m),
+        (_, _, Some(h)) => format!("n/a: {}", h.no_interval.as_deref().unwrap_or("no interval")),
+        _ => "n/a".into(),
+    }
 }
 
 /// The axis values of a row as text (`workers=2`), or `-`.
@@ -156,39 +175,65 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
         ("Row", Align::Left),
         ("Median", Align::Right),
         ("95% CI", Align::Right),
+        ("Trials", Align::Right),
         ("n", Align::Right),
-        ("CV", Align::Right),
-        ("Variance", Align::Left),
-        ("Outliers mz/2s", Align::Right),
+        ("Between", Align::Right),
+        ("Within", Align::Right),
+        ("Sees", Align::Right),
         ("First/steady", Align::Right),
         ("Stop", Align::Left),
     ]);
     let mut marked = false;
+    let mut notes: Vec<String> = Vec::new();
     for r in ok {
-        let Some(st) = &r.stats else { continue };
-        let s = &st.work;
+        let (Some(st), Some(h)) = (&r.stats, r.headline()) else { continue };
         // RustFiber marks the sizes where constant overhead dominates.
         let overhead = r.details.get("overhead_dominated").and_then(|v| v.as_bool()) == Some(true);
         marked |= overhead;
+        let spread = |v: Option<f64>| v.map_or_else(|| "n/a".into(), format::percent);
         t.push(vec![
             if overhead { format!("{} (*)", axes_text(r)) } else { axes_text(r) },
-            format::value(s.median, r.unit),
-            format::ci_relative(s.ci95.lo, s.ci95.hi, s.median),
-            s.n.to_string(),
-            format::percent(s.cv),
-            s.variance.as_str().into(),
-            format!("{}/{}", s.outliers_modified_z.len(), s.outliers_2sigma.len()),
+            format::value(h.median, r.unit),
+            interval_text(r),
+            trials_text(r),
+            st.work.n.to_string(),
+            spread(h.between),
+            spread(h.within),
+            h.sensitivity.map_or_else(|| "n/a".into(), |s| format!(">= {}", format::percent(s))),
             st.cold.as_ref().map(|c| format!("{:.2}", c.ratio)).unwrap_or_else(|| "n/a".into()),
-            r.measurement.as_ref().and_then(|m| m.stop_reason).map(|s| s.as_str()).unwrap_or("n/a").into(),
+            r.stop.map_or("n/a", |s| s.as_str()).into(),
         ]);
+        if let Some(d) = &r.disagreement {
+            notes.push(format!("- {}: {d}.", axes_text(r)));
+        }
+        let disturbed = r.disturbed_trials();
+        if disturbed > 0 {
+            let what: Vec<String> = r
+                .trials
+                .iter()
+                .filter(|t| t.disturbed())
+                .filter_map(|t| t.facts.as_ref()?.interference.as_ref().map(|i| format!("trial {}: {}", t.trial + 1, i.text())))
+                .collect();
+            notes.push(format!("- {}: {disturbed} of {} trials disturbed ({}).", axes_text(r), r.trials.len(), what.join("; ")));
+        }
     }
     out.push('\n');
     out.push_str(&t.render());
+    out.push_str(
+        "\nMedian: of the trial medians; 95% CI: over trials (a rerun's median falls in it); Between / Within: spread of the trial \
+         medians / of the samples inside a trial (standard deviation of their logs); Sees: the smallest change `compare` of two such \
+         runs calls at the default 2% noise band.\n",
+    );
     if marked {
         out.push_str(
             "\n(*) overhead-dominated: too few operations or too short a window for the figure to reflect the work \
                       (constant costs of starting and ending the parallel section dominate).\n",
         );
+    }
+    if !notes.is_empty() {
+        out.push('\n');
+        out.push_str(&notes.join("\n"));
+        out.push('\n');
     }
     out.push_str(&stats_tables::workload_tables(&mine));
     out
@@ -211,11 +256,58 @@ pub fn group_plots(rows: &[Row], group: &str) -> Vec<plot::Plot> {
         .collect()
 }
 
+/// The warning of a run during which other work took the machine.
+pub fn busy_warning(run: &RunRecord) -> Option<String> {
+    let i = run.interference.as_ref().filter(|i| i.disturbed)?;
+    Some(format!(
+        "the machine was busy with other work during the run: {}; its figures may not reproduce on a quiet machine",
+        i.text()
+    ))
+}
+
+/// What the rows can tell: how small a change each can see on this machine
+/// (their sensitivity), and which rows' trials disagree or were disturbed.
+pub fn reproducibility(rows: &[Row]) -> String {
+    let sens: Vec<f64> = rows.iter().filter_map(|r| r.headline()?.sensitivity).collect();
+    let ok = rows.iter().filter(|r| r.status == Status::Ok).count();
+    let mut out = String::from("## Reproducibility\n\n");
+    if sens.is_empty() {
+        out.push_str(&format!(
+            "No row has two trials or more, so none has an interval or a sensitivity (of {ok} ok rows); run with --trials 3 or more.\n"
+        ));
+        return out;
+    }
+    let within = |limit: f64| sens.iter().filter(|&&s| s <= limit).count();
+    out.push_str(&format!(
+        "Of {} ok rows with an interval, {} can see a 5% change on this machine, {} a 10% change and {} a 20% change; {} only a \
+         larger one. (A row sees a change when `compare` of two runs like this one would call it at the default 2% noise band.)\n",
+        sens.len(),
+        within(0.05),
+        within(0.10),
+        within(0.20),
+        sens.len() - within(0.20)
+    ));
+    let disagree = rows.iter().filter(|r| r.disagreement.is_some()).count();
+    let disturbed = rows.iter().filter(|r| r.disturbed_trials() > 0).count();
+    if disagree > 0 || disturbed > 0 {
+        out.push_str(&format!(
+            "\n{disagree} rows have trials that disagree beyond their samples' noise, and {disturbed} rows have trials that other \
+             processes disturbed (each workload's notes name them and the likely cause).\n"
+        ));
+    }
+    out
+}
+
 /// Every row that is not ok, with its reason; then the run's wall and CPU time.
 pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
-    let mut out = String::from("## Not ok\n\n");
+    let mut out = reproducibility(rows);
+    if let Some(w) = busy_warning(run) {
+        out.push_str(&format!("\nwarning: {w}.\n"));
+    }
+    out.push_str("\n## Not ok\n\n");
     let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok).collect();
-    if bad.is_empty() && run.not_run.is_empty() {
+    let short = rows.iter().any(|r| r.stop == Some(crate::evidence::RowStop::Interrupted));
+    if bad.is_empty() && run.not_run.is_empty() && !short {
         out.push_str("Every row is ok.\n");
     } else {
         let mut t = Table::new(&[("Row", Align::Left), ("Status", Align::Left), ("Reason", Align::Left)]);
@@ -224,6 +316,13 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
         }
         for id in &run.not_run {
             t.push(vec![id.clone(), "not run".into(), "the run was interrupted before this cell".into()]);
+        }
+        for r in rows.iter().filter(|r| r.stop == Some(crate::evidence::RowStop::Interrupted)) {
+            t.push(vec![
+                r.cell.display_name(),
+                format!("{} ({})", r.status.as_str(), trials_text(r)),
+                "the run was interrupted before its planned trials; it is kept with the trials that finished".into(),
+            ]);
         }
         out.push_str(&t.render());
     }

@@ -42,10 +42,10 @@ pub struct Line {
 fn series(rows: &[&Row]) -> Vec<Line> {
     let mut map: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.status == Status::Ok) {
-        let (Some(k), Some(st)) = (r.cell.workers, &r.stats) else { continue };
+        let (Some(k), Some((m, lo, hi))) = (r.cell.workers, r.median_with_bounds()) else { continue };
         let mode: Vec<String> = r.cell.axis_values().into_iter().filter(|(a, _)| a != "workers").map(|(_, v)| value_text(&v)).collect();
         let label = if mode.is_empty() { r.cell.label.clone() } else { format!("{} {}", r.cell.label, mode.join(" ")) };
-        map.entry(label).or_default().push((k as f64, st.work.median, st.work.ci95.lo, st.work.ci95.hi));
+        map.entry(label).or_default().push((k as f64, m, lo, hi));
     }
     map.into_iter()
         .map(|(label, mut points)| {

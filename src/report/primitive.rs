@@ -39,14 +39,14 @@ pub fn section(rows: &[&Row]) -> Option<String> {
         let iters: u64 = timed.iter().map(|s| s.ops).sum();
         let total_ns: u64 = timed.iter().map(|s| s.work_ns).sum();
         let per_op: Vec<f64> = timed.iter().filter(|s| s.ops > 0).map(|s| s.work_ns as f64 / s.ops as f64).collect();
-        let Some(st) = &r.stats else { continue };
-        let mbps = if r.unit == Unit::MbPerSec { format::number(st.work.median) } else { String::new() };
+        let Some(median) = r.median() else { continue };
+        let mbps = if r.unit == Unit::MbPerSec { format::number(median) } else { String::new() };
         t.push(vec![
             benchmark_name(r),
             format::count(iters),
             format::number(total_ns as f64 / 1e3),
             format::number(stats::median(&per_op)),
-            format::ci_relative(st.work.ci95.lo, st.work.ci95.hi, st.work.median),
+            super::interval_text(r),
             mbps,
         ]);
     }
@@ -58,7 +58,7 @@ pub fn section(rows: &[&Row]) -> Option<String> {
         out.push('\n');
         out.push_str(
             "Per(ns) is the median over timed samples of the work window divided by the operations; Iters and Total(us) sum the timed \
-             samples; the 95% CI is that of the row's median value.\n\n",
+             samples; the 95% CI is that of the row's median over its trials.\n\n",
         );
     }
     out.push_str(&format!(

@@ -125,7 +125,7 @@ pub fn tables(rows: &[&Row]) -> Vec<Table> {
     if has_total {
         // The capOS thread-scale shape: work and total speedups side by side.
         let mut headers =
-            vec![("System / mode".to_string(), Align::Left), ("Placement".into(), Align::Left), ("Runs".into(), Align::Right)];
+            vec![("System / mode".to_string(), Align::Left), ("Placement".into(), Align::Left), ("Trials".into(), Align::Right)];
         for &k in &speedup_counts {
             headers.push((format!("{} work", speedup_header(k)), Align::Right));
             headers.push((format!("{} total", speedup_header(k)), Align::Right));
@@ -133,7 +133,7 @@ pub fn tables(rows: &[&Row]) -> Vec<Table> {
         headers.push(("Notes".into(), Align::Left));
         let mut t = Table::with_headers(headers);
         for (key, s) in &series {
-            let runs = s.by_workers.values().filter_map(|r| r.stats.as_ref().map(|st| st.work.n)).min().unwrap_or(0);
+            let runs = s.by_workers.values().filter_map(|r| r.headline().map(|h| h.trials)).min().unwrap_or(0);
             let mut line = vec![system(key), placement(s), runs.to_string()];
             let base = s.by_workers.get(&base_k).copied();
             for &k in &speedup_counts {

@@ -1,6 +1,7 @@
 //! Statistics tables in the shape of HAKMEM's benchmark report: per row the
-//! full descriptive statistics (n, mean, median, stddev, CV, min, max, range,
-//! 95% CI, outliers, variance assessment); per workload with an `allocator`
+//! full descriptive statistics of its samples (n, mean, median, stddev, CV,
+//! min, max, range, outliers, variance assessment) beside the row's median
+//! and 95% interval over trials; per workload with an `allocator`
 //! axis each allocator against the system's; per workload with an
 //! `iterations` axis the cold-start factor (the longest run's throughput over
 //! the shortest's); per group the run-to-run variance of every row, sorted
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::evidence::{Row, Status};
 use crate::plan::value_text;
-use crate::stats::{DEFAULT_RESAMPLES, ratio_of_medians_ci};
+use crate::stats::{LEVEL, ratio};
 use crate::workloads::contract::Direction;
 
 use super::format;
@@ -19,9 +20,9 @@ use super::table::{Align, Table};
 /// A cold-start factor above this says the shortest run is not steady state.
 pub const COLD_START_WARNING: f64 = 1.10;
 
-/// The timed samples' values of a row.
-fn timed(r: &Row) -> Vec<f64> {
-    r.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect()
+/// The trial medians of a row.
+fn trial_medians(r: &Row) -> Vec<f64> {
+    r.headline().map(|h| h.trial_medians.clone()).unwrap_or_default()
 }
 
 fn ok<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
@@ -70,6 +71,7 @@ pub fn statistics(rows: &[&Row]) -> Option<String> {
     let first = rows.first()?;
     let mut t = Table::new(&[
         ("Row", Align::Left),
+        ("Trials", Align::Right),
         ("n", Align::Right),
         ("Mean", Align::Right),
         ("Median", Align::Right),
@@ -78,40 +80,52 @@ pub fn statistics(rows: &[&Row]) -> Option<String> {
         ("Min", Align::Right),
         ("Max", Align::Right),
         ("Range (% of mean)", Align::Right),
-        ("95% CI of the median", Align::Right),
+        ("Median over trials", Align::Right),
+        ("95% CI over trials", Align::Right),
         ("Outliers 2s", Align::Right),
         ("Outliers mz", Align::Right),
         ("Variance", Align::Left),
     ]);
+    let mut small = false;
     for r in &rows {
         let s = &r.stats.as_ref().expect("ok rows have stats").work;
+        small |= s.outliers_2sigma.is_none();
         t.push(vec![
             super::axes_text(r),
+            super::trials_text(r),
             s.n.to_string(),
             format::number(s.mean),
             format::number(s.median),
             format::number(s.stddev),
-            format::percent(s.cv),
+            s.cv.map_or_else(|| "n/a".into(), format::percent),
             format::number(s.min),
             format::number(s.max),
             format!("{} ({:.1}%)", format::number(s.range), s.range_pct_of_mean),
-            format!("{} .. {}", format::number(s.ci95.lo), format::number(s.ci95.hi)),
-            s.outliers_2sigma.len().to_string(),
+            r.median().map_or_else(|| "n/a".into(), format::number),
+            r.interval().map_or_else(|| super::interval_text(r), |(lo, hi)| format!("{} .. {}", format::number(lo), format::number(hi))),
+            s.outliers_2sigma.as_ref().map_or_else(|| "n/a (n <= 5)".into(), |o| o.len().to_string()),
             s.outliers_modified_z.len().to_string(),
             s.variance.as_str().into(),
         ]);
     }
-    Some(format!(
-        "Statistics of the timed samples ({}; stddev with n - 1; CI by bootstrap; outliers beyond 2 stddev and by modified z > 3.5, \
-         reported, never removed):\n\n{}",
+    let mut out = format!(
+        "Statistics of the timed samples of every trial together ({}; stddev with n - 1; outliers beyond 2 stddev and by modified \
+         z > 3.5, reported, never removed), beside the row's median and 95% interval over its trials:\n\n{}",
         first.unit.as_str(),
         t.render()
-    ))
+    );
+    if small {
+        out.push_str(
+            "\nThe 2-sigma rule cannot mark any of 5 values or fewer (no value of n lies more than (n - 1) / sqrt(n) standard \
+             deviations from their mean, 1.79 at n = 5): n/a there; the modified z-score can.\n",
+        );
+    }
+    Some(out)
 }
 
 /// Each allocator's median against the `system` allocator's, per value of the
 /// other axes: the ratio ("x of system", above 1 = faster than system) with a
-/// bootstrap CI of the ratio of medians.
+/// 95% interval from the trials of both rows.
 pub fn allocator_vs_system(rows: &[&Row]) -> Option<String> {
     let rows = ok(rows);
     if !rows.iter().any(|r| r.cell.axes.iter().any(|a| a == "allocator")) {
@@ -134,22 +148,27 @@ pub fn allocator_vs_system(rows: &[&Row]) -> Option<String> {
         if members.len() < 2 {
             continue;
         }
-        let base_values = timed(base);
+        let (Some(base_median), base_trials) = (base.median(), trial_medians(base)) else { continue };
         for r in members {
             let name = r.cell.params.get("allocator").map(value_text).unwrap_or_default();
-            let (ratio, ci) = ratio_of_medians_ci(&base_values, &timed(r), 0.95, DEFAULT_RESAMPLES, r.cell.seed);
+            let Some(median) = r.median() else { continue };
+            let interval = ratio(&base_trials, &trial_medians(r), LEVEL).map(|x| (x.lo, x.hi));
             // Faster than system reads above 1 whatever the unit's direction.
-            let (ratio, lo, hi) = match r.direction {
-                Direction::HigherIsBetter => (ratio, ci.lo, ci.hi),
-                Direction::LowerIsBetter => (1.0 / ratio, 1.0 / ci.hi, 1.0 / ci.lo),
+            let (faster, bounds) = match r.direction {
+                Direction::HigherIsBetter => (median / base_median, interval),
+                Direction::LowerIsBetter => (base_median / median, interval.map(|(lo, hi)| (1.0 / hi, 1.0 / lo))),
             };
             t.push(vec![
                 key.0.clone(),
                 key.1.clone(),
                 name,
-                format::value(r.stats.as_ref().expect("ok rows have stats").work.median, r.unit),
-                format::speedup(ratio),
-                if std::ptr::eq(*r, *base) { "-".into() } else { format!("{} .. {}", format::speedup(lo), format::speedup(hi)) },
+                format::value(median, r.unit),
+                format::speedup(faster),
+                match bounds {
+                    _ if std::ptr::eq(*r, *base) => "-".into(),
+                    Some((lo, hi)) => format!("{} .. {}", format::speedup(lo), format::speedup(hi)),
+                    None => "n/a (no interval)".into(),
+                },
             ]);
         }
     }
@@ -188,7 +207,7 @@ pub fn cold_start(rows: &[&Row]) -> Option<String> {
         if iters(short) == iters(long) {
             continue;
         }
-        let (ms, ml) = (short.stats.as_ref().expect("ok").work.median, long.stats.as_ref().expect("ok").work.median);
+        let (Some(ms), Some(ml)) = (short.median(), long.median()) else { continue };
         let factor = match short.direction {
             Direction::HigherIsBetter => ml / ms,
             Direction::LowerIsBetter => ms / ml,
@@ -239,16 +258,16 @@ pub fn variance_table(rows: &[&Row]) -> Option<String> {
     if rows.is_empty() {
         return None;
     }
-    let cv = |r: &Row| r.stats.as_ref().map(|s| s.work.cv.abs()).unwrap_or(f64::NAN);
+    let cv = |r: &Row| r.stats.as_ref().and_then(|s| s.work.cv).map_or(f64::NAN, f64::abs);
     rows.sort_by(|a, b| cv(a).total_cmp(&cv(b)));
     let mut t = Table::new(&[("Row", Align::Left), ("n", Align::Right), ("CV", Align::Right), ("Assessment", Align::Left)]);
     for r in rows {
         let s = &r.stats.as_ref().expect("ok rows have stats").work;
-        t.push(vec![r.cell.display_name(), s.n.to_string(), format::percent(s.cv), s.variance.as_str().into()]);
+        t.push(vec![r.cell.display_name(), s.n.to_string(), s.cv.map_or_else(|| "n/a".into(), format::percent), s.variance.as_str().into()]);
     }
     Some(format!(
-        "\n### Run-to-run variance\n\nEvery ok row by its coefficient of variation (outstanding < 1%, good < 5%, acceptable < 10%, \
-         noisy otherwise):\n\n{}",
+        "\n### Run-to-run variance\n\nEvery ok row by the coefficient of variation of its samples, every trial together (outstanding \
+         < 1%, good < 5%, acceptable < 10%, noisy otherwise; undefined when the mean is 0):\n\n{}",
         t.render()
     ))
 }

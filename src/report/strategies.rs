@@ -37,12 +37,12 @@ pub fn table(rows: &[&Row]) -> Option<Table> {
     for (name, g) in groups {
         let base = g.iter().find(|r| r.cell.placement.pin.as_str() == "none").or(g.first()).copied();
         for r in &g {
-            let Some(st) = &r.stats else { continue };
+            let Some(median) = r.median() else { continue };
             let vs = match base.and_then(Row::median) {
-                Some(b) if b > 0.0 && st.work.median > 0.0 => {
+                Some(b) if b > 0.0 && median > 0.0 => {
                     let ratio = match r.direction {
-                        Direction::LowerIsBetter => b / st.work.median,
-                        Direction::HigherIsBetter => st.work.median / b,
+                        Direction::LowerIsBetter => b / median,
+                        Direction::HigherIsBetter => median / b,
                     };
                     format!("{} ({})", format::speedup(ratio), base.map(|b| b.cell.placement.pin.as_str()).unwrap_or(""))
                 }
@@ -52,8 +52,8 @@ pub fn table(rows: &[&Row]) -> Option<Table> {
             t.push(vec![
                 name.clone(),
                 r.cell.placement.pin.as_str().into(),
-                format::value(st.work.median, r.unit),
-                format::ci_relative(st.work.ci95.lo, st.work.ci95.hi, st.work.median),
+                format::value(median, r.unit),
+                super::interval_text(r),
                 vs,
                 cpus,
                 r.cell.placement.note.clone().unwrap_or_default(),

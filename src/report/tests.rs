@@ -8,12 +8,15 @@ use crate::evidence::{ProcessRecord, ROW_SCHEMA, RowStats, SampleRecord};
 use crate::plan::{Cell, CpuClass, MeasureSpec, Placement};
 use crate::workloads::contract::Unit;
 
+/// A row of workload `w.x` whose trials each took one of `values` (so its
+/// median over trials is the median of `values`).
 pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: Option<&[f64]>, status: Status, unit: Unit) -> Row {
     let samples: Vec<SampleRecord> = values
         .iter()
         .enumerate()
         .map(|(i, v)| SampleRecord {
-            index: i as u32,
+            trial: i as u32,
+            index: 0,
             warmup: false,
             iters: 1,
             ops: 1,
@@ -60,7 +63,11 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         reason: (status != Status::Ok).then(|| "broken".into()),
         verifier: None,
         measurement: None,
-        stats: RowStats::of(&samples, 1),
+        stats: RowStats::of(&samples, crate::stats::DEFAULT_NOISE),
+        trials: samples.iter().map(|s| fake_trial(s.trial, s.value, status)).collect(),
+        trials_planned: values.len() as u32,
+        stop: Some(crate::evidence::RowStop::CiTarget),
+        disagreement: None,
         samples,
         details: serde_json::Value::Null,
         process: ProcessRecord::default(),
@@ -71,6 +78,26 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         raw: None,
         started_utc: String::new(),
         finished_utc: String::new(),
+    }
+}
+
+/// A trial that took one sample of `value`.
+pub(crate) fn fake_trial(trial: u32, value: f64, status: Status) -> crate::evidence::TrialRecord {
+    crate::evidence::TrialRecord {
+        trial,
+        round: trial,
+        status,
+        reason: None,
+        started_utc: String::new(),
+        finished_utc: String::new(),
+        process: ProcessRecord::default(),
+        warmup_samples: 0,
+        timed_samples: 1,
+        median: Some(value),
+        verified: Some(true),
+        measurement: None,
+        rusage_measured: None,
+        facts: None,
     }
 }
 
@@ -185,7 +212,9 @@ fn primitives_table_has_the_rvos_columns_and_group_times() {
     ];
     let refs: Vec<&Row> = rows.iter().collect();
     let s = primitive::section(&refs).unwrap();
-    assert!(s.contains("| Benchmark | Iters | Total(us) | Per(ns) |            95% CI |  MB/s |"), "{s}");
+    assert!(s.contains("| Benchmark | Iters | Total(us) | Per(ns) |             95% CI |  MB/s |"), "{s}");
+    // Three trials of 2, 4 and 3 us: exp(mean(log) -+ t.ppf(0.975, 2) std(log, ddof=1) / sqrt(3)) around the median 3.
+    assert!(s.contains("| -59.52% / +128.37% |"), "{s}");
     // 3 timed samples of 1000 ops: 3000 iterations in 9 us, 3 ns each at the median.
     assert!(s.contains("| ipc (1)   | 3,000 |      9.00 |    3.00 |"), "{s}");
     assert!(s.contains("| ipc (2)   | 3,000 |      9.00 |    3.00 |"), "{s}");
@@ -209,7 +238,8 @@ fn the_strategies_table_compares_each_strategy_with_none() {
     let rows = [mk(PinStrategy::None, 100.0), mk(PinStrategy::Linear, 80.0), mk(PinStrategy::Compact, 200.0)];
     let refs: Vec<&Row> = rows.iter().collect();
     let t = strategies::table(&refs).unwrap().render();
-    assert!(t.contains("| box (workers=2) | linear   | 80.0 ns | +0.00% / +0.00% | 1.250x (none) | 0-1  |"), "{t}");
+    // Three trials with one value: no spread, so no interval (never a zero-width one).
+    assert!(t.contains("| box (workers=2) | linear   | 80.0 ns | n/a: every trial gave the same median | 1.250x (none) | 0-1  |"), "{t}");
     assert!(t.contains("| compact  |  200 ns |") && t.contains("0.500x (none)"), "{t}");
     assert!(strategies::table(&refs[..1]).is_none(), "one strategy: no table");
     let plots = plot::plots("w.x", &refs);

@@ -1,14 +1,18 @@
-//! Turns a cell, its workload's declaration and how its worker ended into the
-//! row's evidence record, deciding the row's status.
+//! Turns how a worker ended into a trial record (deciding the trial's
+//! status), and a cell's trials into the row's evidence record.
 
 use std::path::Path;
 use std::time::Duration;
 
-use crate::evidence::{ROW_SCHEMA, Row, RowStats, Status, WORKER_SCHEMA, WorkerReport, dir::parse_record};
+use crate::evidence::{ProcessRecord, ROW_SCHEMA, Row, RowStats, RowStop, Status, TrialRecord, VerifierRecord, WORKER_SCHEMA, WorkerReport};
+use crate::evidence::dir::parse_record;
+use crate::measure::interference::cpu_list;
 use crate::plan::Cell;
+use crate::stats::{DEFAULT_NOISE, TrialEstimate};
 use crate::workloads::contract::WorkloadSpec;
 
 use super::spawn::WorkerRun;
+use super::trial::Finished;
 
 /// The last `max_lines` lines of a log file (at most 4 KiB of its end).
 pub fn log_tail(path: &Path, max_lines: usize) -> String {
@@ -91,52 +95,176 @@ fn status_of(
     }
 }
 
-/// Everything known about a finished cell, as a row.
-pub struct Finished<'a> {
-    pub cell: &'a Cell,
-    pub spec: &'a WorkloadSpec,
-    pub run: &'a WorkerRun,
-    pub timeout: Duration,
-    pub log_rel: String,
-    pub stderr_tail: String,
-    pub started_utc: String,
-    pub finished_utc: String,
-}
-
-/// Builds the row (without its raw-file path, which the writer sets).
-pub fn row(f: Finished) -> Row {
-    let (report, bad) = match parse_report(&f.run.stdout) {
+/// The record of one trial from how its worker ended, with the worker's
+/// report (an empty one when it printed none).
+pub fn trial(run: &WorkerRun, timeout: Duration, stderr_tail: &str, trial: u32, round: u32, started_utc: String, finished_utc: String)
+-> (TrialRecord, WorkerReport) {
+    let (report, bad) = match parse_report(&run.stdout) {
         Ok(r) => (r, None),
         Err(e) => (None, Some(e)),
     };
-    let (status, reason) = status_of(report.as_ref(), bad.as_deref(), f.run, f.timeout, &f.stderr_tail);
-    let report = report.unwrap_or_else(|| WorkerReport::new(status, reason.clone()));
-    let stats = RowStats::of(&report.samples, f.cell.seed);
-    Row {
-        schema: ROW_SCHEMA.to_string(),
-        cell: f.cell.clone(),
-        summary: f.spec.summary.to_string(),
-        shape: f.spec.shape,
-        unit: f.spec.unit,
-        direction: f.spec.direction(),
-        timed_region: f.spec.timed_region.to_string(),
-        total_window: f.spec.total_window.map(str::to_string),
+    let (status, reason) = status_of(report.as_ref(), bad.as_deref(), run, timeout, stderr_tail);
+    let mut report = report.unwrap_or_else(|| WorkerReport::new(status, reason.clone()));
+    for s in &mut report.samples {
+        s.trial = trial;
+    }
+    let timed: Vec<f64> = report.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect();
+    let record = TrialRecord {
+        trial,
+        round,
         status,
         reason,
-        verifier: report.verifier,
-        measurement: report.measurement,
-        samples: report.samples,
-        stats,
-        details: report.details,
-        process: f.run.process.clone(),
+        started_utc,
+        finished_utc,
+        process: run.process.clone(),
+        warmup_samples: report.samples.iter().filter(|s| s.warmup).count() as u32,
+        timed_samples: timed.len() as u32,
+        median: (!timed.is_empty()).then(|| crate::stats::median(&timed)),
+        verified: report.verifier.as_ref().map(|v| v.passed),
+        measurement: report.measurement.clone(),
         rusage_measured: report.rusage_measured,
-        counters: report.counters,
-        stderr_tail: f.stderr_tail,
-        log: f.log_rel,
+        facts: report.facts.clone(),
+    };
+    (record, report)
+}
+
+/// A cell's trials, to be made into its row.
+pub struct RowInput<'a> {
+    pub cell: &'a Cell,
+    pub spec: &'a WorkloadSpec,
+    /// At least one, in the order they ran.
+    pub trials: Vec<Finished>,
+    pub planned: u32,
+    pub stop: RowStop,
+}
+
+/// The verifiers of every trial as one record: the first failing trial's,
+/// else the last trial's, with the samples checked over every trial.
+fn merged_verifier(trials: &[Finished]) -> Option<VerifierRecord> {
+    let all: Vec<&VerifierRecord> = trials.iter().filter_map(|t| t.report.verifier.as_ref()).collect();
+    let pick = all.iter().find(|v| !v.passed).or(all.last())?;
+    Some(VerifierRecord { checked_samples: all.iter().map(|v| v.checked_samples).sum(), ..(*pick).clone() })
+}
+
+/// The worker processes of every trial as one: wall time and rusage summed,
+/// the deciding trial's pid and ending.
+fn merged_process(trials: &[Finished], deciding: &Finished) -> ProcessRecord {
+    let rusage = trials.iter().filter_map(|t| t.record.process.rusage).reduce(|a, b| a.plus(&b));
+    ProcessRecord { wall_ms: trials.iter().map(|t| t.record.process.wall_ms).sum(), rusage, ..deciding.record.process.clone() }
+}
+
+/// Builds the row of a cell from its trials (without its raw-file path,
+/// which the writer sets). Its status is the first trial that is not ok,
+/// else ok.
+pub fn row(input: RowInput) -> Row {
+    let RowInput { cell, spec, trials, planned, stop } = input;
+    let last = trials.last().expect("a row has at least one trial");
+    let deciding = trials.iter().find(|t| t.record.status != Status::Ok).unwrap_or(last);
+    let (status, reason) = match deciding.record.status {
+        Status::Ok => (Status::Ok, None),
+        s => {
+            let why = deciding.record.reason.clone().unwrap_or_default();
+            let reason = if trials.len() == 1 { why } else { format!("trial {} of {}: {why}", deciding.record.trial + 1, trials.len()) };
+            (s, Some(reason))
+        }
+    };
+    let samples: Vec<_> = trials.iter().flat_map(|t| t.report.samples.iter().cloned()).collect();
+    let stats = RowStats::of(&samples, DEFAULT_NOISE);
+    let records: Vec<TrialRecord> = trials.iter().map(|t| t.record.clone()).collect();
+    let disagreement = stats.as_ref().and_then(|s| disagreement(&records, &s.headline));
+    Row {
+        schema: ROW_SCHEMA.to_string(),
+        cell: cell.clone(),
+        summary: spec.summary.to_string(),
+        shape: spec.shape,
+        unit: spec.unit,
+        direction: spec.direction(),
+        timed_region: spec.timed_region.to_string(),
+        total_window: spec.total_window.map(str::to_string),
+        status,
+        reason,
+        verifier: merged_verifier(&trials),
+        measurement: trials[0].report.measurement.clone(),
+        samples,
+        stats,
+        details: trials.iter().map(|t| &t.report.details).find(|d| !d.is_null()).cloned().unwrap_or_default(),
+        process: merged_process(&trials, deciding),
+        rusage_measured: trials.iter().filter_map(|t| t.report.rusage_measured).reduce(|a, b| a.plus(&b)),
+        counters: trials.iter().filter_map(|t| t.report.counters.clone()).reduce(|a, b| a.merged(&b)),
+        trials: records,
+        trials_planned: planned,
+        stop: Some(stop),
+        disagreement,
+        stderr_tail: deciding.stderr_tail.clone(),
+        log: last.log_rel.clone(),
         raw: None,
-        started_utc: f.started_utc,
-        finished_utc: f.finished_utc,
+        started_utc: trials[0].record.started_utc.clone(),
+        finished_utc: last.record.finished_utc.clone(),
     }
+}
+
+/// When the trials disagree beyond their samples' noise: by how much, and
+/// the likely cause from what they recorded (which CPUs their threads ran
+/// on, how their memory was backed, what else took the CPUs).
+pub fn disagreement(trials: &[TrialRecord], est: &TrialEstimate) -> Option<String> {
+    if !est.disagree {
+        return None;
+    }
+    let ok: Vec<&TrialRecord> = trials.iter().filter(|t| t.median.is_some()).collect();
+    let (lo, hi) = est.trial_medians.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &m| (a.min(m), b.max(m)));
+    let mut text = format!(
+        "trials disagree: their medians span {:.0}% ({} to {})",
+        100.0 * est.span.unwrap_or(0.0),
+        crate::report::format::number(lo),
+        crate::report::format::number(hi)
+    );
+    if let Some(w) = est.within {
+        text.push_str(&format!(" while the samples of one trial spread {:.1}%", 100.0 * w));
+    }
+    // Trials grouped by a fact: "trial 1: x; trials 2, 3: y" when they differ.
+    let by = |fact: &dyn Fn(&TrialRecord) -> Option<String>| -> Option<String> {
+        let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+        for t in &ok {
+            let f = fact(t)?;
+            match groups.iter_mut().find(|(g, _)| *g == f) {
+                Some((_, ts)) => ts.push(t.trial + 1),
+                None => groups.push((f, vec![t.trial + 1])),
+            }
+        }
+        (groups.len() > 1).then(|| {
+            let parts: Vec<String> = groups
+                .iter()
+                .map(|(f, ts)| {
+                    let which: Vec<String> = ts.iter().map(u32::to_string).collect();
+                    format!("{} {}: {f}", if ts.len() == 1 { "trial" } else { "trials" }, which.join(", "))
+                })
+                .collect();
+            parts.join("; ")
+        })
+    };
+    let mut causes = Vec::new();
+    if let Some(g) = by(&|t| t.facts.as_ref().map(|f| format!("CPUs {}", cpu_list(&f.thread_cpus)))) {
+        causes.push(format!("their threads ran on different CPUs ({g})"));
+    }
+    if let Some(g) = by(&|t| t.facts.as_ref().and_then(|f| f.anon_huge_bytes).map(|b| format!("{} MiB", b >> 20))) {
+        causes.push(format!("their memory had different transparent huge page backing ({g})"));
+    }
+    let disturbed: Vec<String> = ok
+        .iter()
+        .filter(|t| t.disturbed())
+        .filter_map(|t| t.facts.as_ref()?.interference.as_ref().map(|i| format!("trial {}: {}", t.trial + 1, i.text())))
+        .collect();
+    if !disturbed.is_empty() {
+        causes.push(format!("other processes took their CPUs ({})", disturbed.join("; ")));
+    }
+    if causes.is_empty() {
+        text.push_str(
+            "; likely cause: process-level state (memory layout, physical pages): the trials recorded the same CPUs, huge page backing and no interference",
+        );
+    } else {
+        text.push_str(&format!("; likely cause: {}", causes.join("; ")));
+    }
+    Some(text)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Percentile bootstrap confidence intervals for the median and for a ratio
-//! of medians.
+//! Percentile bootstrap confidence interval of the median (the stopping
+//! rule inside a trial uses it; rows and comparisons use `trials`).
 //!
 //! Resampling draws indices with `rand::distr::Uniform` over `0..n` from a
 //! [`Xoshiro256PlusPlus`] seeded with `seed_from_u64(seed)`. The uniform
@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand::distr::{Distribution, Uniform};
 use rand::rngs::Xoshiro256PlusPlus;
 
-use super::estimators::{median, median_in_place, quantile};
+use super::estimators::{median_in_place, quantile};
 
 /// Number of bootstrap resamples used by [`super::Summary::of`] (and the
 /// suggested default elsewhere).
@@ -104,44 +104,11 @@ pub fn bootstrap_median_ci(xs: &[f64], level: f64, resamples: usize, seed: u64) 
     percentile_interval(medians, level, resamples, seed)
 }
 
-/// Ratio of medians `median(candidate) / median(base)` with a percentile
-/// bootstrap CI: each of the `resamples` resamples resamples both sides
-/// independently with replacement (one Xoshiro256PlusPlus seeded by `seed`,
-/// base first then candidate) and takes the ratio of the two medians; the
-/// interval is the `(1-level)/2` and `(1+level)/2` type 7 quantiles of those
-/// ratios. A ratio above 1 means the candidate's median is larger.
-///
-/// Degenerate cases: either side empty gives a NaN ratio and NaN bounds;
-/// `resamples == 0` or `level` outside `[0, 1]` give NaN bounds. If the base
-/// median (or a resampled one) is 0, ratios are infinite or NaN.
-///
-/// Cost: O(resamples * (n_base + n_candidate)) time plus
-/// O(resamples log resamples); O(n_base + n_candidate + resamples) memory.
-pub fn ratio_of_medians_ci(base: &[f64], candidate: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, ConfidenceInterval) {
-    let (Ok(base_dist), Ok(cand_dist)) = (Uniform::new(0, base.len()), Uniform::new(0, candidate.len())) else {
-        return (f64::NAN, ConfidenceInterval::nan(level, resamples, seed));
-    };
-    let point = median(candidate) / median(base);
-    if resamples == 0 {
-        return (point, ConfidenceInterval::nan(level, resamples, seed));
-    }
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut base_scratch = vec![0.0; base.len()];
-    let mut cand_scratch = vec![0.0; candidate.len()];
-    let ratios: Vec<f64> = (0..resamples)
-        .map(|_| {
-            let b = resampled_median(base, &mut base_scratch, &base_dist, &mut rng);
-            let c = resampled_median(candidate, &mut cand_scratch, &cand_dist, &mut rng);
-            c / b
-        })
-        .collect();
-    (point, percentile_interval(ratios, level, resamples, seed))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::testdata::{BOOT_DATA, HAKMEM, OUTLIER, RATIO_CAND, assert_rel};
+    use super::super::estimators::median;
+    use crate::stats::testdata::{BOOT_DATA, HAKMEM, OUTLIER, assert_rel};
 
     #[test]
     fn same_seed_same_interval_other_seeds_differ() {
@@ -177,8 +144,6 @@ mod tests {
         assert!(ci.lo.is_nan() && ci.hi.is_nan());
         let ci = bootstrap_median_ci(&[1.0, 2.0], 1.5, 100, 1);
         assert!(ci.lo.is_nan() && ci.hi.is_nan());
-        let (r, ci) = ratio_of_medians_ci(&[], &[1.0], 0.95, 100, 1);
-        assert!(r.is_nan() && ci.lo.is_nan() && ci.hi.is_nan());
     }
 
     #[test]
@@ -207,43 +172,6 @@ mod tests {
         let ci = bootstrap_median_ci(&BOOT_DATA, 0.95, 20_000, DEFAULT_SEED);
         assert_rel(ci.lo, scipy_lo, 0.02);
         assert_rel(ci.hi, scipy_hi, 0.02);
-    }
-
-    #[test]
-    fn ratio_point_is_ratio_of_medians() {
-        let base = &BOOT_DATA[..80];
-        let (r, _) = ratio_of_medians_ci(base, &RATIO_CAND, 0.95, 100, 9);
-        assert_eq!(r, median(&RATIO_CAND) / median(base));
-        // numpy.median(RATIO_CAND) / numpy.median(BOOT_DATA[:80]), numpy 2.4.6,
-        // from src/stats/reference.py
-        assert_rel(r, 1.0172757389587361, 1e-14);
-    }
-
-    #[test]
-    fn ratio_ci_agrees_with_scipy() {
-        // scipy.stats.bootstrap((BOOT_DATA[:80], RATIO_CAND), median(c)/median(b),
-        // paired=False, n_resamples=20000, method="percentile", rng=default_rng(2))
-        // with scipy 1.17.1, from src/stats/reference.py.
-        let (scipy_lo, scipy_hi) = (0.8041231362732131, 1.297637359609555);
-        let (_, ci) = ratio_of_medians_ci(&BOOT_DATA[..80], &RATIO_CAND, 0.95, 20_000, 11);
-        assert_rel(ci.lo, scipy_lo, 0.02);
-        assert_rel(ci.hi, scipy_hi, 0.02);
-    }
-
-    #[test]
-    fn ratio_of_identical_inputs_contains_one() {
-        for data in [&HAKMEM[..], &BOOT_DATA[..]] {
-            let (r, ci) = ratio_of_medians_ci(data, data, 0.95, DEFAULT_RESAMPLES, DEFAULT_SEED);
-            assert_eq!(r, 1.0);
-            assert!(ci.lo <= 1.0 && 1.0 <= ci.hi, "{ci:?}");
-        }
-    }
-
-    #[test]
-    fn ratio_is_deterministic() {
-        let a = ratio_of_medians_ci(&HAKMEM, &OUTLIER, 0.95, 300, 5);
-        let b = ratio_of_medians_ci(&HAKMEM, &OUTLIER, 0.95, 300, 5);
-        assert_eq!(a, b);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Everything in this module is a pure function of its arguments: it works on
 //! `&[f64]` (or a validated [`Sample`]), does no I/O, reads no clock and keeps
-//! no global state. The only randomness is the bootstrap, which draws from a
+//! no global state. The only randomness is the bootstrap (inside a trial), which draws from a
 //! [`rand::rngs::Xoshiro256PlusPlus`] seeded by an explicit `seed` argument, so
 //! the same input and seed always give the same result (for the `rand` version
 //! pinned in `Cargo.lock`).
@@ -11,9 +11,10 @@
 //! - [`Sample`] and [`StatsError`]: validated input (here);
 //! - `estimators`: [`median`], [`quantile`], [`mean`], [`stddev`], [`mad`];
 //! - `outliers`: [`modified_z_scores`], [`outliers_modified_z`], [`outliers_sigma`];
-//! - `bootstrap`: [`ConfidenceInterval`], [`bootstrap_median_ci`], [`ratio_of_medians_ci`];
+//! - `bootstrap`: [`ConfidenceInterval`], [`bootstrap_median_ci`] (within one trial);
 //! - `summary`: [`Summary`] and [`VarianceClass`];
-//! - `compare`: [`mann_whitney_u`] (with an accurate `erfc` in `special`).
+//! - `trials`: the headline of a row over its trials ([`estimate`]), the
+//!   ratio of two rows ([`ratio`]), [`sensitivity`], [`t_quantile`].
 //!
 //! The free functions over `&[f64]` assume finite input (no NaN, no infinity);
 //! build a [`Sample`] to have that checked. None of them panics: degenerate
@@ -23,19 +24,18 @@
 //! `src/stats/reference.py`, never from this module itself.
 
 mod bootstrap;
-mod compare;
 mod estimators;
 mod outliers;
-mod special;
 mod summary;
 #[cfg(test)]
 mod testdata;
+mod trials;
 
-pub use bootstrap::{ConfidenceInterval, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_median_ci, ratio_of_medians_ci};
-pub use compare::{MannWhitney, mann_whitney_u};
+pub use bootstrap::{ConfidenceInterval, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_median_ci};
 pub use estimators::{mad, mean, median, quantile, stddev};
 pub use outliers::{modified_z_scores, outliers_modified_z, outliers_sigma};
 pub use summary::{Summary, VarianceClass};
+pub use trials::{DEFAULT_NOISE, LEVEL, RatioEstimate, Scale, TrialEstimate, TrialInterval, estimate, ratio, sensitivity, t_quantile, trial_interval};
 
 /// Why a set of values cannot be a [`Sample`].
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -90,50 +90,21 @@ res = scipy.stats.bootstrap((BOOT,), np.median, n_resamples=20000, method="perce
 show("BOOT_CI95  # scipy.stats.bootstrap(percentile, median, 20000, rng=default_rng(1))",
      [res.confidence_interval.low, res.confidence_interval.high])
 
-# ratio of medians, two independent samples (candidate about 10% slower).
-RB = BOOT[:80]
-RC = gen.lognormal(mean=np.log(1100.0), sigma=0.5, size=90)
-show("RATIO_CAND  # same generator, then .lognormal(log(1100), 0.5, 90)", RC)
-show("RATIO_POINT  # numpy.median(cand)/numpy.median(base), base = BOOT_DATA[:80]",
-     np.median(RC) / np.median(RB))
-res = scipy.stats.bootstrap((RB, RC), lambda b, c, axis: np.median(c, axis=axis) / np.median(b, axis=axis),
-                            n_resamples=20000, method="percentile", confidence_level=0.95,
-                            vectorized=True, paired=False, rng=np.random.default_rng(2))
-show("RATIO_CI95  # scipy.stats.bootstrap((base, cand), median(c)/median(b), percentile, 20000)",
-     [res.confidence_interval.low, res.confidence_interval.high])
+# ---- trial-level estimates (src/stats/trials.rs)
+print("\n# ---- scipy.stats.t.ppf(p, df)")
+for p, df in [(0.975, 1), (0.975, 2), (0.975, 4), (0.975, 9), (0.975, 2.5), (0.975, 1e6), (0.5, 3), (0.025, 4)]:
+    print(f"({p!r}, {df!r}, {float(scipy.stats.t.ppf(p, df))!r}),")
 
-# ---- Mann-Whitney U, asymptotic, continuity-corrected, two-sided
-print("\n# ---- mann-whitney: scipy.stats.mannwhitneyu(x, y, alternative='two-sided',"
-      " method='asymptotic', use_continuity=True)")
-MW_TIES_X = [1, 2, 2, 3, 4, 4, 4, 5]
-MW_TIES_Y = [2, 3, 3, 4, 5, 6, 6, 7, 8]
-MW_DIFF_X = [100.1, 99.5, 101.2, 100.8, 99.9, 100.4, 100.0, 101.0, 99.7, 100.6, 100.3, 99.8]
-MW_DIFF_Y = [110.2, 109.1, 111.0, 108.7, 110.5, 109.9, 110.8, 111.4, 109.3, 110.1,
-             108.9, 110.6, 109.6, 111.2, 110.0]
-MW_SAME = [3.1, 2.7, 5.0, 4.4, 3.9]
-MW_ALLTIED_X = [5.0, 5.0, 5.0]
-MW_ALLTIED_Y = [5.0, 5.0]
-gen2 = np.random.default_rng(7)
-MW_OVERLAP_X = np.round(gen2.normal(10.0, 1.0, 40), 1)
-MW_OVERLAP_Y = np.round(gen2.normal(10.5, 1.0, 50), 1)
-show("MW_OVERLAP_X  # numpy.round(default_rng(7).normal(10, 1, 40), 1)", MW_OVERLAP_X)
-show("MW_OVERLAP_Y  # same generator, numpy.round(.normal(10.5, 1, 50), 1)", MW_OVERLAP_Y)
-for name, x, y in [("TIES", MW_TIES_X, MW_TIES_Y), ("DIFF", MW_DIFF_X, MW_DIFF_Y),
-                   ("SAME", MW_SAME, MW_SAME), ("ALLTIED", MW_ALLTIED_X, MW_ALLTIED_Y),
-                   ("OVERLAP", MW_OVERLAP_X, MW_OVERLAP_Y),
-                   ("DIFF_SWAPPED", MW_DIFF_Y, MW_DIFF_X)]:
-    r = scipy.stats.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic",
-                                 use_continuity=True)
-    show(f"MW_{name}  # (U, p)", [r.statistic, r.pvalue])
+# Three trial medians, one process 38% slower: t interval on the logs.
+TM = np.log([231.0, 167.0, 170.0])
+hw = scipy.stats.t.ppf(0.975, 2) * np.std(TM, ddof=1) / np.sqrt(3)
+show("TRIAL_CI95  # exp(mean(log x) -+ t.ppf(0.975, 2) std(log x, ddof=1) / sqrt(3))",
+     [np.exp(TM.mean() - hw), np.exp(TM.mean() + hw)])
+show("TRIAL_SD_LOG  # numpy.std(log x, ddof=1)", np.std(TM, ddof=1))
 
-# ---- erfc
-print("\n# ---- erfc: scipy.special.erfc")
-ERFC_X = [-3.0, -1.0, -0.5, 0.0, 1e-10, 0.1, 0.3, 0.5, 0.75, 1.0, 1.5, 1.9, 1.99, 2.0,
-          2.01, 2.5, 3.0, 4.0, 5.0, 7.0, 10.0, 15.0, 20.0, 26.0]
-for v in ERFC_X:
-    print(f"({v!r}, {float(scipy.special.erfc(v))!r}),")
-
-# ---- standard normal survival function
-print("\n# ---- scipy.stats.norm.sf")
-for z in [0.0, 1.959963984540054, 5.0]:
-    print(f"({z!r}, {float(scipy.stats.norm.sf(z))!r}),")
+# Two runs' trial medians: Welch's interval on the difference of the mean logs.
+WB, WC = np.log([100.0, 103.0, 98.0]), np.log([110.0, 108.0, 113.0, 111.0])
+w = scipy.stats.ttest_ind(WC, WB, equal_var=False)
+ci = w.confidence_interval(0.95)
+show("WELCH_DF  # scipy.stats.ttest_ind(log C, log B, equal_var=False).df", w.df)
+show("WELCH_RATIO_CI95  # exp(confidence_interval(0.95))", [np.exp(ci.low), np.exp(ci.high)])

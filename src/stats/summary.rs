@@ -2,13 +2,13 @@
 //! classification it carries.
 
 use super::Sample;
-use super::bootstrap::{ConfidenceInterval, DEFAULT_RESAMPLES, bootstrap_median_ci};
 use super::estimators::{mad, mean, median, min_max, stddev};
 use super::outliers::{outliers_modified_z, outliers_sigma};
 
 /// How noisy a set of runs is, by coefficient of variation (stddev / mean):
 /// `Outstanding` below 1%, `Good` below 5%, `Acceptable` below 10%, `Noisy`
-/// from 10% up. Serialized in lowercase ("outstanding", ...).
+/// from 10% up, `Undefined` when the mean is 0 (no CV). Serialized in
+/// lowercase ("outstanding", ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum VarianceClass {
@@ -20,6 +20,8 @@ pub enum VarianceClass {
     Acceptable,
     /// CV >= 10% (or not a number).
     Noisy,
+    /// No CV: the mean is 0.
+    Undefined,
 }
 
 impl VarianceClass {
@@ -39,6 +41,11 @@ impl VarianceClass {
         }
     }
 
+    /// The class of an optional CV: `Undefined` without one. O(1).
+    pub fn of(cv: Option<f64>) -> Self {
+        cv.map_or(VarianceClass::Undefined, VarianceClass::from_cv)
+    }
+
     /// The lowercase name, identical to the serialized form. O(1).
     pub fn as_str(&self) -> &'static str {
         match self {
@@ -46,6 +53,7 @@ impl VarianceClass {
             VarianceClass::Good => "good",
             VarianceClass::Acceptable => "acceptable",
             VarianceClass::Noisy => "noisy",
+            VarianceClass::Undefined => "undefined",
         }
     }
 }
@@ -57,16 +65,13 @@ pub struct Summary {
     pub n: usize,
     /// Median (mean of the two middle values for even n).
     pub median: f64,
-    /// 95% percentile bootstrap CI of the median ([`DEFAULT_RESAMPLES`]
-    /// resamples; its `seed` field records the seed).
-    pub ci95: ConfidenceInterval,
     /// Arithmetic mean.
     pub mean: f64,
     /// Sample standard deviation (n - 1 denominator); 0 when n == 1.
     pub stddev: f64,
     /// Coefficient of variation `stddev / mean` as a fraction (not percent);
-    /// 0 when the mean is 0.
-    pub cv: f64,
+    /// `None` when the mean is 0 (a zero mean makes no spread outstanding).
+    pub cv: Option<f64>,
     /// Smallest value.
     pub min: f64,
     /// Largest value.
@@ -79,30 +84,32 @@ pub struct Summary {
     pub mad: f64,
     /// Indices (input order) with |modified z-score| > 3.5.
     pub outliers_modified_z: Vec<usize>,
-    /// Indices (input order) with |x - mean| > 2 stddev.
-    pub outliers_2sigma: Vec<usize>,
-    /// Classification of `cv`, see [`VarianceClass::from_cv`].
+    /// Indices (input order) with |x - mean| > 2 stddev; `None` at n <= 5,
+    /// where no value can be that far: the largest |x - mean| / stddev of n
+    /// values is (n - 1) / sqrt(n), 1.79 at n = 5.
+    pub outliers_2sigma: Option<Vec<usize>>,
+    /// Classification of `cv`, see [`VarianceClass::of`].
     pub variance: VarianceClass,
 }
 
+/// The fewest values at which the 2-sigma rule can mark one.
+pub const SIGMA_RULE_MIN_N: usize = 6;
+
 impl Summary {
-    /// Summarizes `sample`: every field of [`Summary`], with the median CI from
-    /// [`bootstrap_median_ci`] at level 0.95 with [`DEFAULT_RESAMPLES`]
-    /// resamples and the given `seed`, outliers by modified z > 3.5 and by the
-    /// 2-sigma rule.
+    /// Summarizes `sample`: every field of [`Summary`], outliers by modified
+    /// z > 3.5 and by the 2-sigma rule (from [`SIGMA_RULE_MIN_N`] values).
     ///
-    /// Cost: O(DEFAULT_RESAMPLES * n), dominated by the bootstrap.
-    pub fn of(sample: &Sample, seed: u64) -> Summary {
+    /// Cost: O(n log n).
+    pub fn of(sample: &Sample) -> Summary {
         let xs = sample.values();
         let mean = mean(xs);
         let stddev = stddev(xs);
         let (min, max) = min_max(xs);
         let range = max - min;
-        let (cv, range_pct_of_mean) = if mean == 0.0 { (0.0, 0.0) } else { (stddev / mean, 100.0 * range / mean) };
+        let (cv, range_pct_of_mean) = if mean == 0.0 { (None, 0.0) } else { (Some(stddev / mean), 100.0 * range / mean) };
         Summary {
             n: xs.len(),
             median: median(xs),
-            ci95: bootstrap_median_ci(xs, 0.95, DEFAULT_RESAMPLES, seed),
             mean,
             stddev,
             cv,
@@ -112,8 +119,8 @@ impl Summary {
             range_pct_of_mean,
             mad: mad(xs),
             outliers_modified_z: outliers_modified_z(xs, 3.5),
-            outliers_2sigma: outliers_sigma(xs, 2.0),
-            variance: VarianceClass::from_cv(cv),
+            outliers_2sigma: (xs.len() >= SIGMA_RULE_MIN_N).then(|| outliers_sigma(xs, 2.0)),
+            variance: VarianceClass::of(cv),
         }
     }
 }
@@ -121,11 +128,10 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::DEFAULT_SEED;
     use crate::stats::testdata::{HAKMEM, MAD_ZERO, OUTLIER, assert_rel};
 
     fn summary(xs: &[f64]) -> Summary {
-        Summary::of(&Sample::new(xs).expect("valid test data"), DEFAULT_SEED)
+        Summary::of(&Sample::new(xs).expect("valid test data"))
     }
 
     #[test]
@@ -136,17 +142,14 @@ mod tests {
         assert_eq!(s.median, 16150602.0); // numpy.median
         assert_rel(s.mean, 16266559.9, 1e-14); // numpy.mean
         assert_rel(s.stddev, 1004754.2396479571, 1e-13); // numpy.std(ddof=1)
-        assert_rel(s.cv, 0.061768084083221375, 1e-13); // numpy.std(ddof=1)/numpy.mean
+        assert_rel(s.cv.unwrap(), 0.061768084083221375, 1e-13); // numpy.std(ddof=1)/numpy.mean
         assert_eq!((s.min, s.max, s.range), (15012939.0, 17857934.0, 2844995.0));
         assert_rel(s.range_pct_of_mean, 17.48983815563855, 1e-13); // 100*ptp/mean
         assert_eq!(s.mad, 816665.0); // scipy.stats.median_abs_deviation(scale=1)
         assert!(s.outliers_modified_z.is_empty());
-        assert!(s.outliers_2sigma.is_empty());
+        assert_eq!(s.outliers_2sigma, Some(vec![]));
         // 5% <= numpy's CV (6.18%) < 10%.
         assert_eq!(s.variance, VarianceClass::Acceptable);
-        assert!(s.ci95.lo <= s.median && s.median <= s.ci95.hi);
-        assert_eq!((s.ci95.level, s.ci95.resamples), (0.95, DEFAULT_RESAMPLES));
-        assert_eq!(s.ci95.seed, DEFAULT_SEED);
     }
 
     #[test]
@@ -175,12 +178,12 @@ mod tests {
         assert_eq!(s.median, 100.2);
         assert_rel(s.mean, 103.2818181818182, 1e-14);
         assert_rel(s.stddev, 10.52262497495926, 1e-13);
-        assert_rel(s.cv, 0.10188264653160096, 1e-13);
+        assert_rel(s.cv.unwrap(), 0.10188264653160096, 1e-13);
         assert_rel(s.range, 35.3, 1e-15);
         assert_rel(s.range_pct_of_mean, 34.17832937241439, 1e-13);
         assert_rel(s.mad, 0.20000000000000284, 1e-14);
         assert_eq!(s.outliers_modified_z, vec![7]);
-        assert_eq!(s.outliers_2sigma, vec![7]);
+        assert_eq!(s.outliers_2sigma, Some(vec![7]));
         assert_eq!(s.variance, VarianceClass::Noisy); // CV 10.19% >= 10%
     }
 
@@ -189,25 +192,39 @@ mod tests {
         // numpy 2.4.6 / scipy 1.17.1 values for DATA_C from src/stats/reference.py.
         let s = summary(&MAD_ZERO);
         assert_eq!((s.median, s.mad, s.stddev, s.range), (50.0, 0.0, 4.0, 12.0));
-        assert_rel(s.cv, 0.07792207792207792, 1e-14);
+        assert_rel(s.cv.unwrap(), 0.07792207792207792, 1e-14);
         assert_rel(s.range_pct_of_mean, 23.376623376623375, 1e-14);
         assert_eq!(s.outliers_modified_z, vec![7]);
-        assert_eq!(s.outliers_2sigma, vec![7]);
+        assert_eq!(s.outliers_2sigma, Some(vec![7]));
         assert_eq!(s.variance, VarianceClass::Acceptable); // CV 7.79%
     }
 
     #[test]
-    fn zero_mean_gives_zero_cv() {
+    fn a_zero_mean_has_no_cv_and_is_not_outstanding() {
         let s = summary(&[-1.0, 1.0]);
-        assert_eq!((s.cv, s.range_pct_of_mean), (0.0, 0.0));
-        assert_eq!(s.variance, VarianceClass::Outstanding);
+        assert_eq!((s.cv, s.range_pct_of_mean), (None, 0.0));
+        assert_eq!(s.variance, VarianceClass::Undefined);
     }
 
     #[test]
     fn single_value_summary() {
         let s = summary(&[42.0]);
-        assert_eq!((s.n, s.median, s.stddev, s.cv, s.range), (1, 42.0, 0.0, 0.0, 0.0));
-        assert_eq!((s.ci95.lo, s.ci95.hi), (42.0, 42.0));
+        assert_eq!((s.n, s.median, s.stddev, s.cv, s.range), (1, 42.0, 0.0, Some(0.0), 0.0));
+    }
+
+    #[test]
+    fn the_two_sigma_rule_is_not_applied_where_it_cannot_fire() {
+        // (n - 1) / sqrt(n) < 2 up to n = 5: even a wild value is not 2 sigma out.
+        let five = summary(&[1.0, 1.0, 1.0, 1.0, 1000.0]);
+        assert_eq!(five.outliers_2sigma, None);
+        assert_eq!(five.outliers_modified_z, vec![4], "the modified z-score can fire at n = 5");
+        let six = summary(&[1.0, 1.0, 1.0, 1.0, 1.0, 1000.0]);
+        assert_eq!(six.outliers_2sigma, Some(vec![5]));
+        for n in 2..=5 {
+            let xs: Vec<f64> = (0..n).map(|i| if i + 1 == n { 1e9 } else { 0.0 }).collect();
+            let z = (xs[n - 1] - mean(&xs)) / stddev(&xs);
+            assert!(z < 2.0 && (z - (n as f64 - 1.0) / (n as f64).sqrt()).abs() < 1e-9, "n {n}: z {z}");
+        }
     }
 
     #[test]
@@ -232,7 +249,7 @@ mod tests {
 
     #[test]
     fn variance_class_serializes_as_its_name() {
-        for c in [VarianceClass::Outstanding, VarianceClass::Good, VarianceClass::Acceptable, VarianceClass::Noisy] {
+        for c in [VarianceClass::Outstanding, VarianceClass::Good, VarianceClass::Acceptable, VarianceClass::Noisy, VarianceClass::Undefined] {
             let json = serde_json::to_string(&c).expect("serialize");
             assert_eq!(json, format!("\"{}\"", c.as_str()));
             let back: VarianceClass = serde_json::from_str(&json).expect("deserialize");
@@ -249,10 +266,8 @@ mod tests {
         let json = serde_json::to_string(&s).expect("serialize");
         let back: Summary = serde_json::from_str(&json).expect("deserialize");
         assert_eq!((back.n, &back.outliers_modified_z, &back.outliers_2sigma), (s.n, &s.outliers_modified_z, &s.outliers_2sigma));
-        assert_eq!((back.variance, back.ci95.resamples, back.ci95.seed), (s.variance, 2000, DEFAULT_SEED));
-        let floats = |v: &Summary| {
-            [v.median, v.ci95.lo, v.ci95.hi, v.ci95.level, v.mean, v.stddev, v.cv, v.min, v.max, v.range, v.range_pct_of_mean, v.mad]
-        };
+        assert_eq!(back.variance, s.variance);
+        let floats = |v: &Summary| [v.median, v.mean, v.stddev, v.cv.unwrap(), v.min, v.max, v.range, v.range_pct_of_mean, v.mad];
         for (b, o) in floats(&back).into_iter().zip(floats(&s)) {
             assert_rel(b, o, 1e-15);
         }
@@ -262,7 +277,7 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use crate::stats::{bootstrap_median_ci, mann_whitney_u, quantile};
+    use crate::stats::{bootstrap_median_ci, quantile};
     use proptest::prelude::*;
 
     fn finite_values(max_len: usize) -> impl Strategy<Value = Vec<f64>> {
@@ -280,10 +295,9 @@ mod properties {
         }
 
         #[test]
-        fn summary_is_ordered(xs in finite_values(30), seed in any::<u64>()) {
-            let s = Summary::of(&Sample::new(&xs).expect("finite"), seed);
-            prop_assert!(s.min <= s.ci95.lo && s.ci95.lo <= s.median);
-            prop_assert!(s.median <= s.ci95.hi && s.ci95.hi <= s.max);
+        fn summary_is_ordered(xs in finite_values(30)) {
+            let s = Summary::of(&Sample::new(&xs).expect("finite"));
+            prop_assert!(s.min <= s.median && s.median <= s.max);
             prop_assert!(s.stddev >= 0.0 && s.mad >= 0.0 && s.range >= 0.0);
         }
 
@@ -302,17 +316,6 @@ mod properties {
             s.sort_by(f64::total_cmp);
             let (qa, qb) = (quantile(&s, a.min(b)), quantile(&s, a.max(b)));
             prop_assert!(s[0] <= qa && qa <= qb && qb <= s[s.len() - 1]);
-        }
-
-        #[test]
-        fn mann_whitney_u_is_consistent(x in finite_values(20), y in finite_values(20)) {
-            let (n1, n2) = (x.len() as f64, y.len() as f64);
-            let xy = mann_whitney_u(&x, &y);
-            let yx = mann_whitney_u(&y, &x);
-            prop_assert!((0.0..=n1 * n2).contains(&xy.u));
-            prop_assert_eq!(xy.u + yx.u, n1 * n2);
-            prop_assert!((0.0..=1.0).contains(&xy.p_two_sided));
-            prop_assert_eq!(xy.p_two_sided, yx.p_two_sided);
         }
 
         #[test]

@@ -6,9 +6,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::evidence::{MeasurementRecord, SampleRecord, Status, VerifierRecord, WorkerReport};
+use crate::evidence::{MeasurementRecord, SampleRecord, Status, TrialFacts, VerifierRecord, WorkerReport};
 use crate::measure::clock;
 use crate::measure::counters::{Accumulator, Probe, Snapshot};
+use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
 use crate::plan::Cell;
 use crate::workloads::contract::{Instance, Timer, WorkloadSpec};
@@ -99,6 +100,7 @@ impl Loop<'_> {
         };
         if keep {
             self.samples.push(SampleRecord {
+                trial: 0,
                 index: self.samples.len() as u32,
                 warmup,
                 iters,
@@ -163,6 +165,7 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         ci_rel_half_width_at_stop: None,
     };
     let mut ru_start = None;
+    let mut watch: Option<Watch> = None;
     let outcome = (|| -> Result<(), Halt> {
         if spec.batched {
             // Grow the batch until one sample lasts the target and the clock's
@@ -193,6 +196,7 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
             rec.loop_overhead_ns_per_iter = Some(clock::loop_overhead_ns(1 << 20, 5));
         }
         ru_start = Some(Rusage::this_process());
+        watch = Some(Watch::start());
         for _ in 0..m.warmup {
             lp.sample(rec.iters_per_sample, true, true)?;
             rec.warmup_samples += 1;
@@ -227,6 +231,7 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         }
     })();
     let rusage_measured = ru_start.map(|r0| Rusage::this_process().since(&r0));
+    let facts = watch.map(Watch::finish);
     let (status, reason) = match outcome {
         Ok(()) => (Status::Ok, None),
         Err(Halt::Invalid) => {
@@ -250,6 +255,35 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         details,
         rusage_measured,
         counters,
+        facts,
         ..WorkerReport::new(status, reason)
+    }
+}
+
+/// What the trial's samples ran beside: opened before the first warmup
+/// sample, closed after the last timed one (both outside every sample).
+struct Watch {
+    machine: interference::Snapshot,
+    own: Rusage,
+    children: Rusage,
+    t0: u64,
+}
+
+impl Watch {
+    fn start() -> Watch {
+        Watch { machine: interference::Snapshot::read(), own: Rusage::this_process(), children: Rusage::children(), t0: clock::now_ns() }
+    }
+
+    fn finish(self) -> TrialFacts {
+        let window_ms = (clock::now_ns() - self.t0) as f64 / 1e6;
+        let own = Rusage::this_process().since(&self.own).plus(&Rusage::children().since(&self.children));
+        let allowed = super::initial_allowed();
+        let machine = interference::Snapshot::read();
+        TrialFacts {
+            interference: Some(Interference::between(&self.machine, &machine, &allowed, own.cpu_seconds() * 1e3, window_ms)),
+            thread_cpus: interference::thread_cpus(),
+            anon_huge_bytes: interference::anon_huge_bytes(),
+            allowed_cpus: allowed,
+        }
     }
 }

@@ -13,33 +13,38 @@ pub struct Decision {
     pub ci_rel_half_width: Option<f64>,
 }
 
-/// The fewest timed samples of a cell whose samples are longer than half
-/// its time budget.
-pub const LONG_SAMPLE_MIN: u32 = 3;
+/// The fewest timed samples a trial needs before it may stop, after a
+/// timed sample of `last_sample_ns`: the profile's minimum, or as many of
+/// such samples as fit in the trial's budget when fewer do (at least one: a
+/// trial of long samples is one sample, and the row's trials give it its
+/// spread).
+pub fn min_samples(m: &MeasureSpec, last_sample_ns: u64) -> u32 {
+    let budget_ns = m.budget_ms.saturating_mul(1_000_000);
+    let fit = budget_ns.checked_div(last_sample_ns).unwrap_or(u64::MAX);
+    m.min_samples.min(u32::try_from(fit).unwrap_or(u32::MAX)).max(1)
+}
 
-/// Decides whether to stop after the timed samples `values` took
+/// Decides whether to stop after the timed samples `values` of a trial took
 /// `elapsed_ns` in all, the last of them `last_sample_ns`.
 ///
-/// `--runs N` stops at exactly N. Otherwise: never before `min_samples`
-/// (or before [`LONG_SAMPLE_MIN`] when one sample takes more than half the
-/// time budget: such a cell would otherwise overrun its budget several
-/// times over); then stop at the sample cap, when the bootstrap 95% CI half-width of the
-/// median is within `ci_target_pct` of the median, or when one more sample of
-/// the last one's length would overrun the time budget.
+/// `--runs N` stops at exactly N. Otherwise: never before [`min_samples`];
+/// then stop at the sample cap, when one more sample of the last one's
+/// length would overrun the trial's budget, or when the bootstrap 95% CI
+/// half-width of the median (two samples or more) is within
+/// `ci_target_pct` of the median.
 pub fn decide(values: &[f64], elapsed_ns: u64, last_sample_ns: u64, m: &MeasureSpec, seed: u64) -> Decision {
     let n = values.len() as u32;
     if let Some(fixed) = m.fixed_runs {
         let stop = (n >= fixed).then_some(StopReason::Fixed);
         return Decision { stop, ci_rel_half_width: None };
     }
-    let budget_ns = m.budget_ms.saturating_mul(1_000_000);
-    let min = if last_sample_ns.saturating_mul(2) > budget_ns { m.min_samples.min(LONG_SAMPLE_MIN) } else { m.min_samples };
-    if n < min.max(1) {
+    if n < min_samples(m, last_sample_ns) {
         return Decision { stop: None, ci_rel_half_width: None };
     }
     let median = stats::median(values);
-    let ci = stats::bootstrap_median_ci(values, 0.95, stats::DEFAULT_RESAMPLES, seed);
-    let rel = if median != 0.0 { Some(ci.half_width() / median.abs()) } else { None };
+    let rel = (n >= 2 && median != 0.0)
+        .then(|| stats::bootstrap_median_ci(values, 0.95, stats::DEFAULT_RESAMPLES, seed).half_width() / median.abs());
+    let budget_ns = m.budget_ms.saturating_mul(1_000_000);
     let stop = if n >= m.max_samples {
         Some(StopReason::Cap)
     } else if rel.is_some_and(|r| r * 100.0 <= m.ci_target_pct) {
@@ -68,13 +73,19 @@ mod tests {
     }
 
     #[test]
-    fn samples_longer_than_half_the_budget_stop_at_three() {
-        // 600 ms samples against a 1 s budget: three, with the budget as reason.
+    fn long_samples_take_as_many_as_fit_in_the_budget_and_at_least_one() {
+        // 600 ms samples against a 1 s budget: one, with the budget as reason.
+        assert_eq!(min_samples(&spec(), 600_000_000), 1);
+        assert_eq!(decide(&[1.0], 600_000_000, 600_000_000, &spec(), 1).stop, Some(StopReason::Budget));
+        // 300 ms samples: three fit; a fourth would overrun.
+        assert_eq!(min_samples(&spec(), 300_000_000), 3);
         let noisy = [1.0, 1.3, 0.8];
-        assert_eq!(decide(&noisy[..2], 1_200_000_000, 600_000_000, &spec(), 1).stop, None);
-        assert_eq!(decide(&noisy, 1_800_000_000, 600_000_000, &spec(), 1).stop, Some(StopReason::Budget));
-        // 400 ms samples keep the minimum of five.
-        assert_eq!(decide(&noisy, 1_200_000_000, 400_000_000, &spec(), 1).stop, None);
+        assert_eq!(decide(&noisy[..2], 600_000_000, 300_000_000, &spec(), 1).stop, None);
+        assert_eq!(decide(&noisy, 900_000_000, 300_000_000, &spec(), 1).stop, Some(StopReason::Budget));
+        // Short samples keep the minimum of five; a 3 s sample still runs once.
+        assert_eq!(min_samples(&spec(), 1_000), 5);
+        assert_eq!(min_samples(&spec(), 3_000_000_000), 1);
+        assert_eq!(min_samples(&spec(), 0), 5);
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
         let mut categories: Vec<String> = Vec::new();
         let mut groups: BTreeMap<String, Vec<(usize, f64, f64, f64)>> = BTreeMap::new();
         for r in &with {
-            let (Some(v), Some(st)) = (axis_value(r, axis), &r.stats) else { continue };
+            let (Some(v), Some((m, lo, hi))) = (axis_value(r, axis), r.median_with_bounds()) else { continue };
             let i = categories.iter().position(|c| *c == v).unwrap_or_else(|| {
                 categories.push(v);
                 categories.len() - 1
@@ -62,7 +62,7 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
             let others: Vec<String> =
                 r.cell.axis_values().into_iter().filter(|(a, _)| a != axis).map(|(a, v)| format!("{a}={}", value_text(&v))).collect();
             let key = if others.is_empty() { r.cell.label.clone() } else { format!("{} {}", r.cell.label, others.join(" ")) };
-            groups.entry(key).or_default().push((i, st.work.median, st.work.ci95.lo, st.work.ci95.hi));
+            groups.entry(key).or_default().push((i, m, lo, hi));
         }
         if categories.len() < 2 || groups.values().all(|g| g.len() < 2) {
             continue;

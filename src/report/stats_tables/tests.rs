@@ -23,14 +23,16 @@ const HAKMEM_RUNS: [f64; 10] = [
 ];
 
 /// A row of workload `w.x` (the report tests' `fake_row`) with axes `axes`
-/// (in order) and these timed values, after one warmup sample of `first`.
+/// (in order) and these timed values, one per trial, each after one warmup
+/// sample of `first`.
 fn row(axes: &[(&str, Value)], first: f64, values: &[f64], unit: Unit, status: Status) -> Row {
     let mut r = fake_row(0, CpuClass::Physical, values, None, status, unit);
-    r.samples.insert(0, SampleRecord { warmup: true, value: first, work_ns: 1, ..r.samples[0].clone() });
-    for (i, s) in r.samples.iter_mut().enumerate() {
-        s.index = i as u32;
-    }
-    r.stats = RowStats::of(&r.samples, 7);
+    r.samples = r
+        .samples
+        .iter()
+        .flat_map(|s| [SampleRecord { warmup: true, value: first, work_ns: 1, index: 0, ..s.clone() }, SampleRecord { index: 1, ..s.clone() }])
+        .collect();
+    r.stats = RowStats::of(&r.samples, crate::stats::DEFAULT_NOISE);
     let c = &mut r.cell;
     c.row_id = axes.iter().map(|(a, v)| format!("{a}={}", value_text(v))).collect::<Vec<_>>().join("-");
     c.params = axes.iter().map(|(a, v)| (a.to_string(), v.clone())).collect();
@@ -54,7 +56,9 @@ fn the_statistics_table_gives_hakmems_figures_for_its_runs() {
     for want in ["16,266,560", "16,150,602", "1,004,754", "6.18%", "15,012,939", "17,857,934", "2,844,995 (17.5%)", "acceptable"] {
         assert!(t.contains(want), "{want} missing:\n{t}");
     }
-    assert!(t.contains("| size=256 |  10 |"), "{t}");
+    assert!(t.contains("| size=256 |     10 |  10 |"), "ten trials of one sample each:\n{t}");
+    // Over the ten runs as trials: exp(mean(log x) -+ t.ppf(0.975, 9) std(log x, ddof=1) / sqrt(10)), scipy 1.17.1.
+    assert!(t.contains("15,540,121 .. 16,968,953"), "{t}");
     assert!(t.contains("(ops/s;"), "{t}");
 }
 
@@ -72,21 +76,23 @@ fn rows_that_are_not_ok_stay_out_of_every_table() {
 #[test]
 fn allocators_are_compared_with_system_within_each_series() {
     let rows = [
-        row(&[("size", json!("256")), ("allocator", json!("system"))], 1.0, &[100.0, 100.0, 100.0], Unit::OpsPerSec, Status::Ok),
-        row(&[("size", json!("256")), ("allocator", json!("mimalloc"))], 1.0, &[150.0, 150.0, 150.0], Unit::OpsPerSec, Status::Ok),
+        row(&[("size", json!("256")), ("allocator", json!("system"))], 1.0, &[100.0, 101.0, 99.0], Unit::OpsPerSec, Status::Ok),
+        row(&[("size", json!("256")), ("allocator", json!("mimalloc"))], 1.0, &[150.0, 153.0, 147.0], Unit::OpsPerSec, Status::Ok),
         row(&[("size", json!("512")), ("allocator", json!("system"))], 1.0, &[80.0, 80.0, 80.0], Unit::OpsPerSec, Status::Ok),
         row(&[("size", json!("512")), ("allocator", json!("jemalloc"))], 1.0, &[40.0, 40.0, 40.0], Unit::OpsPerSec, Status::Ok),
     ];
     let t = allocator_vs_system(&refs(&rows)).unwrap();
-    assert!(t.contains("| box    | size=256   | mimalloc  |  150 ops/s |    1.500x |    1.500x .. 1.500x |"), "{t}");
-    assert!(t.contains("| box    | size=512   | jemalloc  | 40.0 ops/s |    0.500x |    0.500x .. 0.500x |"), "{t}");
+    // Welch's interval on the logs of the trial medians, scipy 1.17.1: 1.4388 .. 1.5635.
+    assert!(t.contains("| box    | size=256   | mimalloc  |  150 ops/s |    1.500x |    1.439x .. 1.563x |"), "{t}");
+    assert!(t.contains("| box    | size=512   | jemalloc  | 40.0 ops/s |    0.500x |   n/a (no interval) |"), "trials without spread:\n{t}");
     assert!(t.contains("| box    | size=256   | system    |  100 ops/s |    1.000x |                   - |"), "{t}");
-    // A lower-is-better unit: half the time is twice as fast.
+    // A lower-is-better unit: half the time is twice as fast (interval 1.911 .. 2.093 by scipy).
     let ns = [
-        row(&[("allocator", json!("system"))], 1.0, &[10.0, 10.0], Unit::NsPerOp, Status::Ok),
-        row(&[("allocator", json!("jemalloc"))], 1.0, &[5.0, 5.0], Unit::NsPerOp, Status::Ok),
+        row(&[("allocator", json!("system"))], 1.0, &[10.0, 10.2, 9.8], Unit::NsPerOp, Status::Ok),
+        row(&[("allocator", json!("jemalloc"))], 1.0, &[5.0, 5.1, 4.9], Unit::NsPerOp, Status::Ok),
     ];
-    assert!(allocator_vs_system(&refs(&ns)).unwrap().contains("2.000x"));
+    let t = allocator_vs_system(&refs(&ns)).unwrap();
+    assert!(t.contains("2.000x |    1.911x .. 2.093x |"), "{t}");
     // Without a system row, or without the axis, there is nothing to compare.
     assert_eq!(allocator_vs_system(&refs(&rows[1..2])), None);
     let plain = [row(&[("size", json!("1"))], 1.0, &[1.0], Unit::OpsPerSec, Status::Ok)];

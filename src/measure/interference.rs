@@ -1,0 +1,274 @@
+//! What else took the machine while a trial measured: CPU time of other
+//! processes on the CPUs the trial could use (`/proc/stat` against the
+//! trial's own rusage), time a hypervisor stole from those CPUs, and the
+//! kernel's CPU pressure stall (`/proc/pressure/cpu`, where present); and
+//! where the trial's threads ran and how its memory was backed.
+//!
+//! `/proc/stat` counts in clock ticks (usually 10 ms), so a window shorter
+//! than a few ticks per CPU cannot tell interference from rounding: such a
+//! window is never called disturbed (its `resolution_ms` says how coarse it
+//! was). Reading is cheap (one file each side) and happens outside the
+//! timed samples.
+
+use serde::{Deserialize, Serialize};
+
+/// A share of the CPUs' time taken by other processes at or above which a
+/// window is disturbed.
+pub const DISTURBED_SHARE: f64 = 0.10;
+/// Stolen time at or above which a window is disturbed.
+pub const STOLEN_SHARE: f64 = 0.05;
+/// The fewest ticks of others' CPU time (or steal) that can make a window
+/// disturbed: below, the figure is rounding.
+const MIN_TICKS: f64 = 3.0;
+
+/// Ticks of one CPU from `/proc/stat`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTicks {
+    /// user + nice + system.
+    pub busy: u64,
+    pub steal: u64,
+}
+
+/// One reading of the machine's CPU accounting.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    /// `(cpu number, ticks)` of every online CPU.
+    pub cpus: Vec<(usize, CpuTicks)>,
+    /// `/proc/pressure/cpu` "some" total, microseconds (absent without PSI).
+    pub pressure_us: Option<u64>,
+    /// Clock ticks per second (`sysconf(_SC_CLK_TCK)`).
+    pub ticks_per_s: u64,
+}
+
+/// Parses the `cpuN ...` lines of `/proc/stat` (the aggregate `cpu` line
+/// is left out).
+pub fn parse_stat(text: &str) -> Vec<(usize, CpuTicks)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let cpu: usize = f.next()?.strip_prefix("cpu")?.parse().ok()?;
+            let v: Vec<u64> = f.map(|x| x.parse().unwrap_or(0)).collect();
+            let at = |i: usize| v.get(i).copied().unwrap_or(0);
+            // user nice system idle iowait irq softirq steal ...
+            Some((cpu, CpuTicks { busy: at(0) + at(1) + at(2), steal: at(7) }))
+        })
+        .collect()
+}
+
+/// Parses the "some" total of `/proc/pressure/cpu`, microseconds.
+pub fn parse_pressure(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    line.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
+}
+
+impl Snapshot {
+    /// Reads `/proc/stat` and `/proc/pressure/cpu` now.
+    pub fn read() -> Snapshot {
+        // SAFETY: sysconf only reads a configuration value.
+        let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        Snapshot {
+            cpus: std::fs::read_to_string("/proc/stat").map(|t| parse_stat(&t)).unwrap_or_default(),
+            pressure_us: std::fs::read_to_string("/proc/pressure/cpu").ok().and_then(|t| parse_pressure(&t)),
+            ticks_per_s: if tck > 0 { tck as u64 } else { 100 },
+        }
+    }
+
+    fn ticks(&self, cpu: usize) -> Option<CpuTicks> {
+        self.cpus.iter().find(|(c, _)| *c == cpu).map(|(_, t)| *t)
+    }
+}
+
+/// What else ran while a window was open.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interference {
+    /// The CPUs considered: those the trial's worker was allowed to use.
+    pub cpus: Vec<usize>,
+    /// The window, milliseconds of wall time.
+    pub window_ms: f64,
+    /// The worker's own CPU time in the window (its threads and the
+    /// children it reaped), milliseconds.
+    pub own_cpu_ms: f64,
+    /// Busy time (user, nice, system) of the considered CPUs, milliseconds.
+    pub busy_ms: f64,
+    /// Busy time not the worker's: other processes (and the kernel's own
+    /// threads), milliseconds, at least 0.
+    pub others_cpu_ms: f64,
+    /// `others_cpu_ms` over the CPUs' capacity in the window (`cpus x window`).
+    pub others_share: f64,
+    /// Time a hypervisor took from those CPUs, milliseconds.
+    pub steal_ms: f64,
+    pub steal_share: f64,
+    /// CPU pressure stall ("some" tasks waiting for a CPU, the worker's own
+    /// included), milliseconds; absent without `/proc/pressure/cpu`.
+    pub pressure_ms: Option<f64>,
+    pub pressure_share: Option<f64>,
+    /// One clock tick of `/proc/stat`, milliseconds: the figures' grain.
+    pub resolution_ms: f64,
+    /// Others took at least 10% of the CPUs, or the hypervisor at least 5%
+    /// (and at least three ticks, so that rounding cannot).
+    pub disturbed: bool,
+}
+
+impl Interference {
+    /// The interference between two snapshots over `cpus`, given the
+    /// worker's own CPU time and the wall time between them.
+    pub fn between(a: &Snapshot, b: &Snapshot, cpus: &[usize], own_cpu_ms: f64, window_ms: f64) -> Interference {
+        let tick_ms = 1e3 / b.ticks_per_s.max(1) as f64;
+        let (mut busy, mut steal) = (0u64, 0u64);
+        let mut counted = Vec::new();
+        for &c in cpus {
+            if let (Some(x), Some(y)) = (a.ticks(c), b.ticks(c)) {
+                busy += y.busy.saturating_sub(x.busy);
+                steal += y.steal.saturating_sub(x.steal);
+                counted.push(c);
+            }
+        }
+        let busy_ms = busy as f64 * tick_ms;
+        let steal_ms = steal as f64 * tick_ms;
+        let others_cpu_ms = (busy_ms - own_cpu_ms).max(0.0);
+        let capacity = counted.len() as f64 * window_ms;
+        let share = |ms: f64| if capacity > 0.0 { ms / capacity } else { 0.0 };
+        let pressure_ms = match (a.pressure_us, b.pressure_us) {
+            (Some(x), Some(y)) => Some(y.saturating_sub(x) as f64 / 1e3),
+            _ => None,
+        };
+        let enough = |ms: f64| ms >= MIN_TICKS * tick_ms;
+        let disturbed = (share(others_cpu_ms) >= DISTURBED_SHARE && enough(others_cpu_ms))
+            || (share(steal_ms) >= STOLEN_SHARE && enough(steal_ms));
+        Interference {
+            cpus: counted,
+            window_ms,
+            own_cpu_ms,
+            busy_ms,
+            others_cpu_ms,
+            others_share: share(others_cpu_ms),
+            steal_ms,
+            steal_share: share(steal_ms),
+            pressure_ms,
+            pressure_share: pressure_ms.map(|p| if window_ms > 0.0 { p / window_ms } else { 0.0 }),
+            resolution_ms: tick_ms,
+            disturbed,
+        }
+    }
+
+    /// One line: `others 23% of CPUs 0-1, steal 0%, CPU pressure 41%`.
+    pub fn text(&self) -> String {
+        let mut s = format!("others took {:.0}% of CPUs {}", 100.0 * self.others_share, cpu_list(&self.cpus));
+        if self.steal_ms > 0.0 {
+            s.push_str(&format!(", the hypervisor stole {:.0}%", 100.0 * self.steal_share));
+        }
+        if let Some(p) = self.pressure_share {
+            s.push_str(&format!(", CPU pressure {:.0}%", 100.0 * p));
+        }
+        s
+    }
+}
+
+/// `0-3,6`: CPUs as the kernel writes lists.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j { sorted[i].to_string() } else { format!("{}-{}", sorted[i], sorted[j]) });
+        i = j + 1;
+    }
+    if parts.is_empty() { "none".into() } else { parts.join(",") }
+}
+
+/// The CPU each live thread of this process last ran on (field 39 of
+/// `/proc/self/task/<tid>/stat`), sorted and without repeats.
+pub fn thread_cpus() -> Vec<usize> {
+    let mut cpus: Vec<usize> = std::fs::read_dir("/proc/self/task")
+        .map(|d| d.flatten().filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok()).filter_map(|s| last_cpu(&s)).collect())
+        .unwrap_or_default();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+/// The `processor` field of a `stat` line.
+fn last_cpu(stat: &str) -> Option<usize> {
+    // After the command name: field 3 (state) is index 0, field 39 index 36.
+    stat.get(stat.rfind(')')? + 1..)?.split_whitespace().nth(36)?.parse().ok()
+}
+
+/// AnonHugePages of this whole process (`/proc/self/smaps_rollup`), bytes.
+pub fn anon_huge_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+    let kib: u64 = text.lines().find_map(|l| l.strip_prefix("AnonHugePages:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT_A: &str = "cpu  100 0 50 1000 0 0 0 0 0 0\ncpu0 60 0 30 500 1 0 0 2 0 0\ncpu2 40 0 20 500 0 0 0 0 0 0\nintr 1\n";
+    const STAT_B: &str = "cpu  300 0 90 1100 0 0 0 0 0 0\ncpu0 150 5 35 510 1 0 0 12 0 0\ncpu2 90 0 60 520 0 0 0 0 0 0\nintr 1\n";
+
+    fn snap(text: &str, pressure: Option<u64>) -> Snapshot {
+        Snapshot { cpus: parse_stat(text), pressure_us: pressure, ticks_per_s: 100 }
+    }
+
+    #[test]
+    fn stat_lines_keep_their_cpu_numbers_and_skip_the_total() {
+        let cpus = parse_stat(STAT_A);
+        assert_eq!(cpus, vec![(0, CpuTicks { busy: 90, steal: 2 }), (2, CpuTicks { busy: 60, steal: 0 })]);
+    }
+
+    #[test]
+    fn pressure_reads_the_some_total() {
+        let text = "some avg10=1.00 avg60=0.50 avg300=0.10 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(parse_pressure(text), Some(123_456));
+        assert_eq!(parse_pressure("garbage"), None);
+    }
+
+    #[test]
+    fn others_are_the_busy_time_the_worker_did_not_use() {
+        // CPU 0: 100 busy ticks (1,000 ms), 10 stolen; CPU 2: 90 busy ticks (900 ms).
+        let i = Interference::between(&snap(STAT_A, Some(1_000)), &snap(STAT_B, Some(501_000)), &[0, 2, 7], 1_000.0, 1_000.0);
+        assert_eq!(i.cpus, vec![0, 2], "CPU 7 is not online in the readings");
+        assert_eq!((i.busy_ms, i.others_cpu_ms, i.steal_ms), (1_900.0, 900.0, 100.0));
+        assert!((i.others_share - 0.45).abs() < 1e-12 && (i.steal_share - 0.05).abs() < 1e-12);
+        assert_eq!((i.pressure_ms, i.pressure_share), (Some(500.0), Some(0.5)));
+        assert!(i.disturbed);
+        assert!(i.text().contains("others took 45% of CPUs 0,2"), "{}", i.text());
+    }
+
+    #[test]
+    fn a_quiet_window_or_one_too_short_to_tell_is_not_disturbed() {
+        // The worker used all of CPU 2 (90 ticks).
+        let i = Interference::between(&snap(STAT_A, None), &snap(STAT_B, None), &[2], 900.0, 1_000.0);
+        assert!(!i.disturbed && i.others_cpu_ms == 0.0 && i.pressure_ms.is_none());
+        // Two ticks of others in a 20 ms window is 50%, but rounding could make it.
+        let a = snap("cpu0 0 0 0 0 0 0 0 0\n", None);
+        let b = snap("cpu0 2 0 0 0 0 0 0 0\n", None);
+        let short = Interference::between(&a, &b, &[0], 0.0, 40.0);
+        assert!(short.others_share >= 0.5 && !short.disturbed);
+    }
+
+    #[test]
+    fn cpu_lists_collapse_runs() {
+        assert_eq!(cpu_list(&[3, 0, 1, 2, 6, 8, 9]), "0-3,6,8-9");
+        assert_eq!(cpu_list(&[]), "none");
+    }
+
+    #[test]
+    fn this_process_threads_and_backing_are_read() {
+        let stat = "12 (a (b) c) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 1 0 0";
+        assert_eq!(last_cpu(stat), Some(1));
+        let cpus = thread_cpus();
+        let allowed = crate::measure::affinity::current_thread().unwrap();
+        assert!(!cpus.is_empty() && cpus.iter().all(|c| allowed.contains(c)), "{cpus:?} not within {allowed:?}");
+        assert!(anon_huge_bytes().is_some(), "smaps_rollup has AnonHugePages");
+        let now = Snapshot::read();
+        assert!(!now.cpus.is_empty() && now.ticks_per_s > 0);
+    }
+}

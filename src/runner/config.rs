@@ -1,0 +1,142 @@
+//! The first stage of a run: what the user typed, checked and resolved into
+//! everything the rounds need (ripgrep's two stages). Nothing here starts a
+//! worker or writes a file; every refusal is a usage error naming its flag.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::cli::{RunArgs, UsageError};
+use crate::envelope::{Envelope, Reading};
+use crate::plan::{self, Cell, Plan, RunOptions, TrialPlan};
+use crate::workloads::contract::WorkloadSpec;
+use crate::workloads::registry;
+
+use super::launcher::{self, Launcher};
+use super::{DEFAULT_SEED, utc_now};
+
+/// Where a run's cells run: here, or through a launcher whose side's
+/// envelope has been probed.
+pub enum Target {
+    Local,
+    Launched(Launcher, Box<Envelope>),
+}
+
+/// A validated run: the plan, the machine, and how to reach it.
+pub struct RunConfig {
+    pub seed: u64,
+    /// The per-trial timeout (a worker process is killed after it).
+    pub timeout: Duration,
+    pub label: String,
+    pub options: RunOptions,
+    pub cells: Vec<Cell>,
+    pub trials: TrialPlan,
+    /// The registry and the command workloads the cells come from.
+    pub specs: Vec<WorkloadSpec>,
+    pub envelope: Envelope,
+    pub launcher: Option<Launcher>,
+    /// The worker binary (this one).
+    pub exe: PathBuf,
+    /// Where each trial's scratch directory is made.
+    pub scratch_root: PathBuf,
+}
+
+impl RunConfig {
+    /// Checks the arguments, plans the cells for `target` and reads its
+    /// envelope. `label` overrides `--label` (one per host of `--hosts`).
+    pub fn new(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>) -> anyhow::Result<RunConfig> {
+        // A bad workload file stops the run here, before anything is created.
+        let commands = crate::workloads::command::load(&args.workloads, &registry::specs())?;
+        let specs = crate::workloads::command::specs_with(registry::specs(), &commands);
+        let seed = args.seed.unwrap_or(DEFAULT_SEED);
+        let timeout = args.timeout.unwrap_or_else(|| args.profile.default_timeout());
+        let (envelope, launcher) = match target {
+            Target::Local => (Envelope::collect(Path::new("/"), argv, seed), None),
+            Target::Launched(l, e) => {
+                // The machine is the launched side's; the run (command line,
+                // seed, start time) is this one's.
+                let envelope = Envelope { command_line: argv, seed, started_utc: utc_now(), finished_utc: None, load_avg_after: None, ..*e };
+                (envelope, Some(l))
+            }
+        };
+        let topo = match &envelope.topology {
+            Reading::Present(t) => t.clone(),
+            Reading::Absent { absent } => anyhow::bail!("cannot plan without the CPU topology: {absent}"),
+        };
+        let release = envelope.kernel.release.ok().cloned().unwrap_or_else(|| "unknown".into());
+        let label = label.unwrap_or_else(|| format!("linux-{release}"));
+        let options = options(args, timeout);
+        let Plan { mut cells, trials } = plan::build(&options, &label, seed, &specs, &topo)?;
+        crate::workloads::command::attach(&mut cells, &commands);
+        let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
+        let scratch_root = scratch_root(args, &exe, &cells, launcher.as_ref())?;
+        Ok(RunConfig { seed, timeout, label, options, cells, trials, specs, envelope, launcher, exe, scratch_root })
+    }
+
+    /// The workload declaration of a cell.
+    pub fn spec(&self, cell: &Cell) -> &WorkloadSpec {
+        self.specs.iter().find(|s| s.id == cell.workload).expect("planned from the registry")
+    }
+}
+
+/// What the user asked for, as run.json records it.
+fn options(args: &RunArgs, timeout: Duration) -> RunOptions {
+    let ms = |d: Duration| d.as_millis() as u64;
+    RunOptions {
+        selection: args.selection.clone(),
+        profile: args.profile,
+        workers: args.workers.clone(),
+        oversubscribe: args.oversubscribe,
+        pin: args.pin.clone(),
+        runtime: args.runtime.clone(),
+        allocator: args.allocator.clone(),
+        compare: if args.compare_cores {
+            Some(plan::CompareMode::Cores)
+        } else if args.compare_strategies {
+            Some(plan::CompareMode::Strategies)
+        } else {
+            None
+        },
+        runs: args.runs,
+        trials: args.trials,
+        max_trials: args.max_trials,
+        run_budget_ms: args.run_budget.map(ms),
+        time_budget_ms: args.time_budget.map(ms),
+        timeout_ms: ms(timeout),
+        warmup: args.warmup,
+        settle_ms: args.settle.map(ms),
+        ci_target_pct: args.ci_target,
+        params: args.params.clone(),
+        include_selftest: args.include_selftest,
+        io_dir: args.io_dir.as_ref().map(|p| p.display().to_string()),
+        inject_fault: args.inject_fault.clone(),
+    }
+}
+
+/// The directory each trial's scratch directory goes in, checked on the
+/// side that will use it (with the preloaded allocator libraries).
+fn scratch_root(args: &RunArgs, exe: &Path, cells: &[Cell], launcher: Option<&Launcher>) -> anyhow::Result<PathBuf> {
+    match launcher {
+        None => {
+            crate::workloads::alloc::allocator::check_cells(exe, cells).map_err(UsageError)?;
+            let root = args.io_dir.clone().unwrap_or_else(std::env::temp_dir);
+            if !root.is_dir() {
+                return Err(UsageError(format!("--io-dir {}: not a directory", root.display())).into());
+            }
+            Ok(root)
+        }
+        Some(l) => {
+            let mut seen: Vec<String> = Vec::new();
+            for lib in cells.iter().filter_map(crate::workloads::alloc::allocator::preload_env) {
+                if !seen.contains(&lib) {
+                    l.check_preload(&lib).map_err(|why| UsageError(format!("--allocator preload:{lib}: {why}")))?;
+                    seen.push(lib);
+                }
+            }
+            let root = args.io_dir.clone().unwrap_or_else(|| PathBuf::from(launcher::DEFAULT_SCRATCH_ROOT));
+            l.check_dir(&root.display().to_string()).map_err(|e| UsageError(format!("--io-dir {}: {e}", root.display())))?;
+            Ok(root)
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Observers of a run: each finished trial and row is handed to every one
+//! of them (criterion's `Report` pattern), so that the rounds know nothing
+//! of progress bars, terminal tables, JSON streams, plots or the history.
+//! Adding an output is one more implementation.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::RunArgs;
+use crate::evidence::{Row, RunDir, TrialRecord, read_run};
+use crate::plan::Cell;
+use crate::report::{self, terminal::Out};
+
+use super::progress::{Printer, Progress};
+
+/// What happens during a run, as the observers see it. Every method does
+/// nothing unless an observer overrides it.
+pub trait Observer {
+    /// Round `round` starts; `coming` trials are now planned from here on.
+    fn round_started(&mut self, _round: u32, _coming: usize) {}
+    fn trial_started(&mut self, _cell: &Cell, _trial: u32, _round: u32) {}
+    fn trial_finished(&mut self, _cell: &Cell, _trial: &TrialRecord) {}
+    /// A row was decided and written (`rows`: every row so far, it last).
+    fn row_finished(&mut self, _row: &Row, _rows: &[Row], _dir: &RunDir) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// The run's records are final in `dir`.
+    fn run_finished(&mut self, _dir: &Path) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// Every observer of a run, called in order.
+pub struct Observers {
+    list: Vec<Box<dyn Observer>>,
+}
+
+impl Observers {
+    /// The observers `run` asks for: progress, the JSON stream (`--json`),
+    /// plots, HTML and terminal tables as each group's rows are all decided,
+    /// and the history at the end (unless `--no-history`).
+    pub fn for_run(args: &RunArgs, cells: &[Cell]) -> Observers {
+        let progress = Progress::new(args.quiet);
+        let printer = progress.printer();
+        let mut list: Vec<Box<dyn Observer>> = vec![Box::new(progress)];
+        if args.json {
+            list.push(Box::new(JsonStream { out: Out::new() }));
+        }
+        list.push(Box::new(GroupOutputs {
+            cells: cells.to_vec(),
+            tables: !args.json && !args.quiet,
+            counters: args.counters,
+            printer,
+            out: Out::new(),
+        }));
+        if !args.no_history {
+            list.push(Box::new(History { db: args.db.clone(), quiet: args.quiet }));
+        }
+        Observers { list }
+    }
+
+    pub fn round_started(&mut self, round: u32, coming: usize) {
+        self.list.iter_mut().for_each(|o| o.round_started(round, coming));
+    }
+
+    pub fn trial_started(&mut self, cell: &Cell, trial: u32, round: u32) {
+        self.list.iter_mut().for_each(|o| o.trial_started(cell, trial, round));
+    }
+
+    pub fn trial_finished(&mut self, cell: &Cell, trial: &TrialRecord) {
+        self.list.iter_mut().for_each(|o| o.trial_finished(cell, trial));
+    }
+
+    pub fn row_finished(&mut self, row: &Row, rows: &[Row], dir: &RunDir) -> anyhow::Result<()> {
+        self.list.iter_mut().try_for_each(|o| o.row_finished(row, rows, dir))
+    }
+
+    pub fn run_finished(&mut self, dir: &Path) -> anyhow::Result<()> {
+        self.list.iter_mut().try_for_each(|o| o.run_finished(dir))
+    }
+}
+
+/// `--json`: each row on stdout as one JSON line when it is decided.
+struct JsonStream {
+    out: Out,
+}
+
+impl Observer for JsonStream {
+    fn row_finished(&mut self, row: &Row, _rows: &[Row], _dir: &RunDir) -> anyhow::Result<()> {
+        self.out.print(&format!("{}\n", serde_json::to_string(row)?))?;
+        Ok(())
+    }
+}
+
+/// When every row of a group is decided: its plots (as RustFiber draws them
+/// while its runs go on), report.html from the records stored so far, and
+/// the group's tables on the terminal.
+struct GroupOutputs {
+    cells: Vec<Cell>,
+    tables: bool,
+    counters: bool,
+    printer: Printer,
+    out: Out,
+}
+
+impl Observer for GroupOutputs {
+    fn row_finished(&mut self, row: &Row, rows: &[Row], dir: &RunDir) -> anyhow::Result<()> {
+        let group = &row.cell.group;
+        let planned = self.cells.iter().filter(|c| &c.group == group).count();
+        if rows.iter().filter(|r| &r.cell.group == group).count() < planned {
+            return Ok(());
+        }
+        // Rows are decided out of plan order: tables and plots follow the plan.
+        let mut ordered: Vec<Row> = rows.iter().filter(|r| &r.cell.group == group).cloned().collect();
+        ordered.sort_by_key(|r| r.cell.index);
+        for p in report::group_plots(&ordered, group) {
+            dir.write_file(&format!("plots/{}", p.file), &p.svg)?;
+            match report::plot::png::png(&p.svg) {
+                Ok(png) => dir.write_bytes(&format!("plots/{}", report::plot::png::file_name(&p.file)), &png)?,
+                Err(e) => eprintln!("proofbench: warning: plots/{}: no PNG copy: {e:#}", p.file),
+            }
+        }
+        dir.write_file("report.html", &report::html::render(&read_run(dir.path())?))?;
+        if self.tables {
+            let mut text = report::group_section(&ordered, group);
+            if self.counters {
+                text.push_str(&report::counters_section(&ordered, group));
+            }
+            self.printer.suspend(|| self.out.print(&format!("{text}\n")))?;
+        }
+        Ok(())
+    }
+}
+
+/// Records the finished run in the history database.
+struct History {
+    db: Option<PathBuf>,
+    quiet: bool,
+}
+
+impl Observer for History {
+    fn run_finished(&mut self, dir: &Path) -> anyhow::Result<()> {
+        crate::history::record_after_run(dir, self.db.as_deref(), self.quiet);
+        Ok(())
+    }
+}

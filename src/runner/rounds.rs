@@ -1,0 +1,223 @@
+//! The heart of a run: rounds of trials. Round r runs the r-th trial of
+//! every cell still measuring, in an order shuffled from the run's seed and
+//! r (randomized multiple interleaved trials), so that drift of the machine
+//! spreads over every cell instead of landing on one. After the planned
+//! trials, a row whose interval is still wider than the target may get more
+//! in later rounds while the run's budget allows. Each row is written the
+//! moment its last trial is decided, and handed to the observers.
+
+use std::time::Instant;
+
+use rand::SeedableRng;
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::seq::SliceRandom;
+
+use crate::evidence::{RoundRecord, Row, RowStats, RowStop, RunDir, Status};
+use crate::plan::TrialPlan;
+use crate::stats::DEFAULT_NOISE;
+
+use super::compose::{self, RowInput};
+use super::config::RunConfig;
+use super::observe::Observers;
+use super::trial::{self, Finished};
+use super::{signals, utc_now};
+
+/// What the rounds produced.
+pub struct Outcome {
+    /// Every row written, in the order they were decided.
+    pub rows: Vec<Row>,
+    pub rounds: Vec<RoundRecord>,
+    /// A stop signal ended the run early.
+    pub interrupted: bool,
+}
+
+/// The order of a round: `cells` shuffled by a generator seeded from the
+/// run's seed and the round's number.
+pub fn shuffled(cells: &[usize], seed: u64, round: u32) -> Vec<usize> {
+    let mut order = cells.to_vec();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    order.shuffle(&mut rng);
+    order
+}
+
+/// A cell still measuring after a round, as the decision sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standing {
+    /// Position in the plan.
+    pub cell: usize,
+    /// Trials so far (all ok).
+    pub trials: u32,
+    /// The interval's half-width relative to the median (0 without spread,
+    /// `None` when it cannot be computed).
+    pub rel_half_width: Option<f64>,
+    /// What one more trial is expected to cost, ms.
+    pub cost_ms: f64,
+}
+
+/// After a round: which cells take another trial, and why each other one
+/// stops. Below the planned trials every cell goes on; at `max`, it stops;
+/// within the target, it stops; of the rest, the widest relative to the
+/// target go on while their expected cost fits in what is left of the run
+/// budget (`elapsed_ms` used so far), and the others stop for the budget.
+pub fn decide(plan: &TrialPlan, standing: &[Standing], elapsed_ms: f64) -> (Vec<usize>, Vec<(usize, RowStop)>) {
+    let (mut more, mut stop, mut wide) = (Vec::new(), Vec::new(), Vec::new());
+    for s in standing {
+        if s.trials < plan.min {
+            more.push(s.cell);
+        } else if s.trials >= plan.max {
+            stop.push((s.cell, if plan.min == plan.max { RowStop::Fixed } else { RowStop::MaxTrials }));
+        } else if s.rel_half_width.is_some_and(|r| r * 100.0 <= plan.ci_target_pct) {
+            stop.push((s.cell, RowStop::CiTarget));
+        } else {
+            wide.push(s);
+        }
+    }
+    // The committed planned trials come first in the budget.
+    let mut spent = elapsed_ms + more.iter().filter_map(|c| standing.iter().find(|s| s.cell == *c)).map(|s| s.cost_ms).sum::<f64>();
+    wide.sort_by(|a, b| b.rel_half_width.unwrap_or(f64::INFINITY).total_cmp(&a.rel_half_width.unwrap_or(f64::INFINITY)));
+    for s in wide {
+        if spent + s.cost_ms <= plan.run_budget_ms as f64 {
+            spent += s.cost_ms;
+            more.push(s.cell);
+        } else {
+            stop.push((s.cell, RowStop::RunBudget));
+        }
+    }
+    (more, stop)
+}
+
+/// The expected cost of one more trial like the last: its process's wall
+/// time with a quarter for slack.
+fn cost_ms(trials: &[Finished]) -> f64 {
+    trials.last().map_or(0.0, |t| t.record.process.wall_ms * 1.25)
+}
+
+/// The standing of a cell whose trials so far are all ok.
+fn standing(cell: usize, trials: &[Finished]) -> Standing {
+    let samples: Vec<_> = trials.iter().flat_map(|t| t.report.samples.iter().cloned()).collect();
+    let rel_half_width = RowStats::of(&samples, DEFAULT_NOISE).map(|s| match s.headline.ci95 {
+        Some(ci) if s.headline.median != 0.0 => (ci.hi - ci.lo) / 2.0 / s.headline.median.abs(),
+        Some(_) => f64::INFINITY,
+        // Every trial gave the same median: nothing to narrow.
+        None => 0.0,
+    });
+    Standing { cell, trials: trials.len() as u32, rel_half_width, cost_ms: cost_ms(trials) }
+}
+
+/// Runs the rounds of a planned run, writing each row into `dir` as it is
+/// decided.
+pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow::Result<Outcome> {
+    let started = Instant::now();
+    let n = cfg.cells.len();
+    let mut runs: Vec<Vec<Finished>> = (0..n).map(|_| Vec::new()).collect();
+    let mut active: Vec<usize> = (0..n).collect();
+    let mut out = Outcome { rows: Vec::new(), rounds: Vec::new(), interrupted: false };
+    let mut round = 0u32;
+    while !active.is_empty() && !out.interrupted {
+        let order = shuffled(&active, cfg.seed, round);
+        let planned_later = active.len() * cfg.trials.min.saturating_sub(round + 1) as usize;
+        obs.round_started(round, order.len() + planned_later);
+        let mut record = RoundRecord { index: round, order: order.iter().map(|&i| cfg.cells[i].index).collect(), started_utc: utc_now(), finished_utc: None };
+        let mut still = Vec::new();
+        for &i in &order {
+            if signals::interrupted() {
+                out.interrupted = true;
+                break;
+            }
+            let cell = &cfg.cells[i];
+            obs.trial_started(cell, runs[i].len() as u32, round);
+            let Some(done) = trial::run(cfg, dir, cell, runs[i].len() as u32, round)? else {
+                out.interrupted = true;
+                break;
+            };
+            obs.trial_finished(cell, &done.record);
+            let ok = done.record.status == Status::Ok;
+            runs[i].push(done);
+            if ok {
+                still.push(i);
+            } else {
+                // A failed, invalid, timed-out or skipped trial decides the row.
+                finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), RowStop::NotOk)?;
+            }
+        }
+        record.finished_utc = Some(utc_now());
+        out.rounds.push(record);
+        round += 1;
+        if out.interrupted {
+            // Cells that ran in this round before the signal, and those that did not yet.
+            active.retain(|i| !runs[*i].is_empty());
+            break;
+        }
+        let standings: Vec<Standing> = still.iter().map(|&i| standing(i, &runs[i])).collect();
+        let (more, stops) = decide(&cfg.trials, &standings, started.elapsed().as_secs_f64() * 1e3);
+        for (i, why) in stops {
+            finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), why)?;
+        }
+        active = more;
+    }
+    // After a stop signal: every finished trial is kept.
+    for i in active {
+        if !runs[i].is_empty() {
+            finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), RowStop::Interrupted)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Makes the row of cell `i` from its trials, writes it and tells the observers.
+fn finish(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers, rows: &mut Vec<Row>, i: usize, trials: Vec<Finished>, stop: RowStop) -> anyhow::Result<()> {
+    let cell = &cfg.cells[i];
+    let mut row = compose::row(RowInput { cell, spec: cfg.spec(cell), trials, planned: cfg.trials.min, stop });
+    if !row.samples.is_empty() {
+        row.raw = Some(dir.write_raw(&row)?);
+    }
+    dir.append_row(&row)?;
+    rows.push(row);
+    obs.row_finished(rows.last().expect("just pushed"), rows, dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(min: u32, max: u32, budget_ms: u64) -> TrialPlan {
+        TrialPlan { min, max, run_budget_ms: budget_ms, ci_target_pct: 2.0 }
+    }
+
+    fn st(cell: usize, trials: u32, rel: f64, cost: f64) -> Standing {
+        Standing { cell, trials, rel_half_width: Some(rel), cost_ms: cost }
+    }
+
+    #[test]
+    fn every_round_is_a_permutation_that_depends_on_seed_and_round() {
+        let cells: Vec<usize> = (0..40).collect();
+        let a = shuffled(&cells, 7, 0);
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, cells);
+        assert_eq!(a, shuffled(&cells, 7, 0), "the same seed and round repeat");
+        assert_ne!(a, shuffled(&cells, 7, 1), "each round has its own order");
+        assert_ne!(a, shuffled(&cells, 8, 0), "each seed has its own order");
+        assert_ne!(a, cells, "the plan order is shuffled");
+    }
+
+    #[test]
+    fn planned_trials_always_run_and_the_maximum_stops() {
+        let (more, stop) = decide(&plan(3, 6, 0), &[st(0, 2, 0.5, 1e9), st(1, 6, 0.5, 1.0)], 1e12);
+        assert_eq!(more, vec![0], "below the planned trials even an exhausted budget runs them");
+        assert_eq!(stop, vec![(1, RowStop::MaxTrials)]);
+        let (_, stop) = decide(&plan(4, 4, 0), &[st(2, 4, 0.5, 1.0)], 0.0);
+        assert_eq!(stop, vec![(2, RowStop::Fixed)], "--trials N alone is exact");
+    }
+
+    #[test]
+    fn narrow_rows_stop_and_the_widest_get_the_budget() {
+        let rows = [st(0, 3, 0.01, 10.0), st(1, 3, 0.05, 60.0), st(2, 3, 0.20, 60.0), st(3, 3, 0.10, 60.0)];
+        // 1,000 ms of budget, 880 used: room for two trials of 60 ms.
+        let (more, stop) = decide(&plan(3, 6, 1_000), &rows, 880.0);
+        assert_eq!(more, vec![2, 3], "the widest relative to the target first");
+        assert_eq!(stop, vec![(0, RowStop::CiTarget), (1, RowStop::RunBudget)]);
+        let unknown = Standing { rel_half_width: None, ..st(4, 3, 0.0, 1.0) };
+        assert_eq!(decide(&plan(3, 6, 10_000), &[unknown], 0.0).0, vec![4], "an interval that cannot be computed is not narrow");
+    }
+}
