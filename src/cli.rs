@@ -29,8 +29,8 @@ pub enum Command {
     Env(EnvArgs),
     /// Re-render the report of a stored run from its records.
     Report(ReportArgs),
-    /// Compare two stored runs row by row: ratio of medians with a 95% CI,
-    /// Mann-Whitney U p-value, and a verdict per row.
+    /// Compare two stored runs row by row: ratio of medians with a 95%
+    /// interval from the trials of both, and a verdict per row.
     Compare(CompareArgs),
     /// The SQLite history of runs: import, list, show a workload's trend,
     /// find the steps that regressed.
@@ -188,7 +188,7 @@ pub struct RunArgs {
     pub trials: Option<u32>,
 
     /// The most trials a cell may get while its 95% interval is wider than
-    /// --ci-target (default 6 quick, 10 full and seed).
+    /// --ci-target (default 10).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_trials: Option<u32>,
 
@@ -378,7 +378,7 @@ pub struct CompareArgs {
     pub db: PathBuf,
 
     /// Noise threshold in percent: a row regresses or improves only when the
-    /// whole 95% CI of its ratio lies beyond it (and p < 0.05).
+    /// whole 95% interval of its ratio lies beyond it.
     #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_threshold, conflicts_with = "threshold")]
     pub noise: f64,
 
@@ -394,6 +394,12 @@ pub struct CompareArgs {
     /// Compare rows even when the two runs were made on different machines.
     #[arg(long)]
     pub across_machines: bool,
+
+    /// Compare rows even when this parameter differs between the runs (a
+    /// size or input changed on purpose, e.g. `--ignore-param range`);
+    /// repeatable.
+    #[arg(long = "ignore-param", value_name = "NAME")]
+    pub ignore_params: Vec<String>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = CompareFormat::Terminal)]

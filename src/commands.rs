@@ -141,6 +141,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     let opts = compare::Options {
         threshold: args.threshold.unwrap_or(args.noise) / 100.0,
         across_machines: args.across_machines,
+        ignore_params: args.ignore_params.clone(),
     };
     let c = compare::compare(&base, &candidate, &base_name, &candidate_name, &opts);
     let warnings = compare::warnings(&c, args.across_machines);

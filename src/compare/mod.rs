@@ -53,6 +53,10 @@ pub struct RowComparison {
     pub ratio: Option<f64>,
     /// The ratio's 95% interval from the trials of both rows.
     pub ratio_ci95: Option<[f64; 2]>,
+    /// Whether the base's 95% interval holds the candidate's median, and the
+    /// candidate's the base's (`None` where a side has no interval): of two
+    /// runs of the same build, about 95% should.
+    pub holds_other: [Option<bool>; 2],
     /// Trials (with timed samples) of the base and of the candidate.
     pub trials: [usize; 2],
     /// Trials of the base and of the candidate that other processes disturbed.
@@ -86,15 +90,26 @@ impl Comparison {
     pub fn count(&self, v: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == v).count()
     }
+
+    /// Of the intervals that could be checked, how many held the other
+    /// run's median: `(held, checked)` over both directions.
+    pub fn held(&self) -> (usize, usize) {
+        let all: Vec<bool> = self.rows.iter().flat_map(|r| r.holds_other).flatten().collect();
+        (all.iter().filter(|h| **h).count(), all.len())
+    }
 }
 
 /// How to compare.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Changes whose interval does not lie wholly beyond this fraction are noise.
     pub threshold: f64,
     /// Compare rows even when the machines differ.
     pub across_machines: bool,
+    /// Parameters whose values may differ between matched rows (a size
+    /// changed on purpose); every other differing parameter makes a pair
+    /// not comparable.
+    pub ignore_params: Vec<String>,
 }
 
 fn reading_text<T: std::fmt::Debug>(r: &Reading<T>) -> String {
@@ -142,20 +157,26 @@ fn key(r: &Row) -> (String, String) {
     (r.cell.workload.clone(), axes_text(r))
 }
 
-/// Parameters (not axes, not treatments) whose values differ.
-fn parameter_differences(a: &Row, b: &Row) -> Vec<String> {
+/// Parameters (not axes, not treatments, not ignored) whose values differ.
+fn parameter_differences(a: &Row, b: &Row, ignored: &[String]) -> Vec<String> {
     let treatments: Vec<&str> = crate::workloads::registry::find(&a.cell.workload)
         .map(|w| w.spec().params.iter().filter(|p| p.treatment).map(|p| p.name).collect())
         .unwrap_or_default();
     let names: std::collections::BTreeSet<&String> = a.cell.params.keys().chain(b.cell.params.keys()).collect();
     names
         .into_iter()
-        .filter(|n| !a.cell.axes.contains(n) && !treatments.contains(&n.as_str()))
+        .filter(|n| !a.cell.axes.contains(n) && !treatments.contains(&n.as_str()) && !ignored.contains(n))
         .filter_map(|n| {
             let (x, y) = (a.cell.params.get(n).map(value_text), b.cell.params.get(n).map(value_text));
             (x != y).then(|| format!("{n} {} vs {}", x.unwrap_or_else(|| "unset".into()), y.unwrap_or_else(|| "unset".into())))
         })
         .collect()
+}
+
+/// Whether `a`'s interval holds `b`'s median.
+fn holds(a: &Row, b: &Row) -> Option<bool> {
+    let ((lo, hi), m) = (a.interval()?, b.median()?);
+    Some(lo <= m && m <= hi)
 }
 
 /// A row's trial medians.
@@ -177,6 +198,7 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         candidate_median: cand.median(),
         ratio: None,
         ratio_ci95: None,
+        holds_other: [holds(base, cand), holds(cand, base)],
         trials: [trial_medians(base).len(), trial_medians(cand).len()],
         disturbed: [base.disturbed_trials(), cand.disturbed_trials()],
         verdict: Verdict::NotComparable,
@@ -195,7 +217,7 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
     if base.unit != cand.unit {
         return not(out, format!("units differ: {} vs {}", base.unit.as_str(), cand.unit.as_str()));
     }
-    let params = parameter_differences(base, cand);
+    let params = parameter_differences(base, cand, &opts.ignore_params);
     if !params.is_empty() {
         return not(out, format!("different parameters: {}", params.join("; ")));
     }
@@ -245,6 +267,7 @@ fn unmatched(r: &Row, side: &str) -> RowComparison {
         candidate_median: None,
         ratio: None,
         ratio_ci95: None,
+        holds_other: [None, None],
         trials: [0, 0],
         disturbed: [0, 0],
         verdict: Verdict::NotComparable,
@@ -358,5 +381,13 @@ pub fn render(c: &Comparison) -> String {
         c.count(Verdict::Unchanged),
         c.count(Verdict::NotComparable)
     ));
+    let (held, checked) = c.held();
+    if checked > 0 {
+        out.push_str(&format!(
+            "Each run's 95% interval held the other's median {held} times of {checked} ({:.0}%); for two runs of the same build about \
+             95% is expected.\n",
+            100.0 * held as f64 / checked as f64
+        ));
+    }
     out
 }

@@ -222,7 +222,7 @@ fn regressions(db: &Path, pattern: Option<&str>, threshold: f64, across_machines
         (Some(x), Some(y)) => compare::machine_differences(&x, &y),
         _ => vec!["envelope unreadable".to_string()],
     };
-    let opts = compare::Options { threshold, across_machines };
+    let opts = compare::Options { threshold, across_machines, ..compare::Options::default() };
     let steps = regress::steps(&series, &opts, &machines);
     Out::new().print(&regress::render(&steps, threshold))?;
     if fail && steps.iter().any(|s| s.judged.verdict == Verdict::Regressed) {

@@ -170,7 +170,7 @@ fn series_of(store: &mut Store, centers: &[f64]) -> Vec<regress::Step> {
     let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap());
     assert_eq!(series.len(), 1);
     assert_eq!(series[0].points.len(), centers.len());
-    let opts = Options { threshold: 0.02, across_machines: false };
+    let opts = Options { threshold: 0.02, ..Options::default() };
     regress::steps(&series, &opts, &|_, _| Vec::new())
 }
 
@@ -209,12 +209,12 @@ fn a_step_between_machines_is_not_comparable_and_failed_rows_leave_the_series() 
     let runs = store.runs().unwrap();
     let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap());
     assert_eq!(series[0].points.len(), 2, "the invalid row is not a point");
-    let opts = Options { threshold: 0.02, across_machines: false };
+    let opts = Options { threshold: 0.02, ..Options::default() };
     let steps = regress::steps(&series, &opts, &|_, _| vec!["hostname (a vs b)".into()]);
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0].judged.verdict, Verdict::NotComparable);
     assert!(steps[0].judged.reason.contains("different machine"), "{}", steps[0].judged.reason);
-    let across = regress::steps(&series, &Options { across_machines: true, ..opts }, &|_, _| vec!["hostname (a vs b)".into()]);
+    let across = regress::steps(&series, &Options { across_machines: true, ..opts.clone() }, &|_, _| vec!["hostname (a vs b)".into()]);
     assert_eq!(across[0].judged.verdict, Verdict::Regressed);
 }
 

@@ -193,6 +193,46 @@ pub fn thread_cpus() -> Vec<usize> {
     cpus
 }
 
+/// CPU time of the live processes descending from this one (the worker's
+/// own processes: `cpu.primes` keeps its workers alive across samples),
+/// with what they reaped, milliseconds: the `utime`, `stime`, `cutime` and
+/// `cstime` of each, found through `/proc/<pid>/task/<tid>/children`.
+pub fn descendants_cpu_ms() -> f64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut stack = children_of(std::process::id());
+    let mut ticks = 0u64;
+    let mut seen = 0;
+    while let Some(pid) = stack.pop() {
+        seen += 1;
+        if seen > 100_000 {
+            break;
+        }
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            ticks += cpu_ticks(&stat).unwrap_or(0);
+        }
+        stack.extend(children_of(pid));
+    }
+    ticks as f64 * 1e3 / tck
+}
+
+/// The children of every thread of `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|text| text.split_whitespace().filter_map(|w| w.parse().ok()).collect::<Vec<u32>>())
+        .collect()
+}
+
+/// utime + stime + cutime + cstime (fields 14 to 17) of a `stat` line, ticks.
+fn cpu_ticks(stat: &str) -> Option<u64> {
+    let f: Vec<&str> = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().collect();
+    // Field 3 is index 0: fields 14..=17 are indices 11..=14.
+    (11..=14).map(|i| f.get(i)?.parse::<i64>().ok().map(|v| v.max(0) as u64)).sum()
+}
+
 /// The `processor` field of a `stat` line.
 fn last_cpu(stat: &str) -> Option<usize> {
     // After the command name: field 3 (state) is index 0, field 39 index 36.
@@ -264,11 +304,27 @@ mod tests {
     fn this_process_threads_and_backing_are_read() {
         let stat = "12 (a (b) c) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 1 0 0";
         assert_eq!(last_cpu(stat), Some(1));
+        // utime 11, stime 12, cutime 13, cstime 14 in that line.
+        assert_eq!(cpu_ticks(stat), Some(11 + 12 + 13 + 14));
         let cpus = thread_cpus();
         let allowed = crate::measure::affinity::current_thread().unwrap();
         assert!(!cpus.is_empty() && cpus.iter().all(|c| allowed.contains(c)), "{cpus:?} not within {allowed:?}");
         assert!(anon_huge_bytes().is_some(), "smaps_rollup has AnonHugePages");
         let now = Snapshot::read();
         assert!(!now.cpus.is_empty() && now.ticks_per_s > 0);
+    }
+
+    #[test]
+    fn a_busy_child_process_counts_as_the_workers_own() {
+        let mut child = std::process::Command::new("sh").args(["-c", "i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done"]).spawn().unwrap();
+        let t = std::time::Instant::now();
+        let mut seen = 0.0f64;
+        while child.try_wait().unwrap().is_none() && t.elapsed() < std::time::Duration::from_secs(20) {
+            seen = seen.max(descendants_cpu_ms());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(seen >= 20.0, "a shell counting to two million showed {seen} ms of CPU");
     }
 }

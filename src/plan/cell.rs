@@ -86,7 +86,7 @@ impl ProfileDefaults {
     /// The defaults of a profile (docs/METHODOLOGY.md says why these).
     pub fn of(profile: Profile) -> ProfileDefaults {
         match profile {
-            Profile::Quick => ProfileDefaults { trials: 3, max_trials: 6, cell_budget_ms: 900, run_budget_ms: 150_000 },
+            Profile::Quick => ProfileDefaults { trials: 3, max_trials: 10, cell_budget_ms: 900, run_budget_ms: 150_000 },
             Profile::Full => ProfileDefaults { trials: 5, max_trials: 10, cell_budget_ms: 10_000, run_budget_ms: 4 * 3_600_000 },
             Profile::Seed => ProfileDefaults { trials: 5, max_trials: 10, cell_budget_ms: 20_000, run_budget_ms: 8 * 3_600_000 },
         }

@@ -93,6 +93,28 @@ fn counts_text(c: &StatusCounts, planned: usize) -> String {
     format!("{} ok, {} invalid, {} failed, {} timeout, {} skipped (of {planned} planned)", c.ok, c.invalid, c.failed, c.timeout, c.skipped)
 }
 
+/// `2 of 3 trials disturbed (others took 38-46% of their CPUs, ...)`, for a
+/// row with disturbed trials.
+pub fn disturbed_text(r: &Row) -> Option<String> {
+    let hit: Vec<&crate::measure::interference::Interference> =
+        r.trials.iter().filter(|t| t.disturbed()).filter_map(|t| t.facts.as_ref()?.interference.as_ref()).collect();
+    if hit.is_empty() {
+        return None;
+    }
+    let range = |f: &dyn Fn(&&crate::measure::interference::Interference) -> f64| {
+        let (lo, hi) = hit.iter().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+        if (hi - lo) < 0.005 { format!("{:.0}%", 100.0 * hi) } else { format!("{:.0}-{:.0}%", 100.0 * lo, 100.0 * hi) }
+    };
+    let mut what = vec![format!("others took {} of their CPUs", range(&|i| i.others_share))];
+    if hit.iter().any(|i| i.steal_ms > 0.0) {
+        what.push(format!("the hypervisor stole {}", range(&|i| i.steal_share)));
+    }
+    if hit.iter().any(|i| i.pressure_share.is_some()) {
+        what.push(format!("CPU pressure {}", range(&|i| i.pressure_share.unwrap_or(0.0))));
+    }
+    Some(format!("{} of {} trials disturbed ({})", hit.len(), r.trials.len(), what.join(", ")))
+}
+
 /// A row's trials: `3`, or `2 of 3` when it has fewer than planned.
 pub fn trials_text(r: &Row) -> String {
     let n = r.trials.len();
@@ -206,15 +228,8 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
         if let Some(d) = &r.disagreement {
             notes.push(format!("- {}: {d}.", axes_text(r)));
         }
-        let disturbed = r.disturbed_trials();
-        if disturbed > 0 {
-            let what: Vec<String> = r
-                .trials
-                .iter()
-                .filter(|t| t.disturbed())
-                .filter_map(|t| t.facts.as_ref()?.interference.as_ref().map(|i| format!("trial {}: {}", t.trial + 1, i.text())))
-                .collect();
-            notes.push(format!("- {}: {disturbed} of {} trials disturbed ({}).", axes_text(r), r.trials.len(), what.join("; ")));
+        if let Some(d) = disturbed_text(r) {
+            notes.push(format!("- {}: {d}.", axes_text(r)));
         }
     }
     out.push('\n');

@@ -204,62 +204,61 @@ pub fn row(input: RowInput) -> Row {
 }
 
 /// When the trials disagree beyond their samples' noise: by how much, and
-/// the likely cause from what they recorded (which CPUs their threads ran
-/// on, how their memory was backed, what else took the CPUs).
+/// the likely cause from what they recorded. Trials split into a high and a
+/// low group around the geometric middle of their medians; a recorded fact
+/// (the CPUs their threads ran on, their transparent huge page backing,
+/// whether other processes disturbed them) is named as the likely cause when
+/// it separates the groups: no value of it is shared between them.
 pub fn disagreement(trials: &[TrialRecord], est: &TrialEstimate) -> Option<String> {
     if !est.disagree {
         return None;
     }
     let ok: Vec<&TrialRecord> = trials.iter().filter(|t| t.median.is_some()).collect();
-    let (lo, hi) = est.trial_medians.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &m| (a.min(m), b.max(m)));
+    let (lo, hi) = ok.iter().filter_map(|t| t.median).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), m| (a.min(m), b.max(m)));
+    let middle = (lo * hi).sqrt();
     let mut text = format!(
         "trials disagree: their medians span {:.0}% ({} to {})",
-        100.0 * est.span.unwrap_or(0.0),
+        100.0 * (hi / lo - 1.0),
         crate::report::format::number(lo),
         crate::report::format::number(hi)
     );
     if let Some(w) = est.within {
         text.push_str(&format!(" while the samples of one trial spread {:.1}%", 100.0 * w));
     }
-    // Trials grouped by a fact: "trial 1: x; trials 2, 3: y" when they differ.
-    let by = |fact: &dyn Fn(&TrialRecord) -> Option<String>| -> Option<String> {
-        let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
-        for t in &ok {
-            let f = fact(t)?;
-            match groups.iter_mut().find(|(g, _)| *g == f) {
-                Some((_, ts)) => ts.push(t.trial + 1),
-                None => groups.push((f, vec![t.trial + 1])),
-            }
+    let high = |t: &&TrialRecord| t.median.is_some_and(|m| m >= middle);
+    let names = |ts: &[&TrialRecord]| -> String {
+        let n: Vec<String> = ts.iter().map(|t| (t.trial + 1).to_string()).collect();
+        format!("{} {}", if n.len() == 1 { "trial" } else { "trials" }, n.join(", "))
+    };
+    // "trials 1, 3 (high): CPUs 1; trial 2 (low): CPUs 0" when the fact separates the groups.
+    let separates = |fact: &dyn Fn(&TrialRecord) -> Option<String>| -> Option<String> {
+        let (up, down): (Vec<&TrialRecord>, Vec<&TrialRecord>) = ok.iter().copied().partition(high);
+        let values = |g: &[&TrialRecord]| -> Option<Vec<String>> { g.iter().map(|t| fact(t)).collect() };
+        let (a, b) = (values(&up)?, values(&down)?);
+        if a.iter().any(|v| b.contains(v)) {
+            return None;
         }
-        (groups.len() > 1).then(|| {
-            let parts: Vec<String> = groups
-                .iter()
-                .map(|(f, ts)| {
-                    let which: Vec<String> = ts.iter().map(u32::to_string).collect();
-                    format!("{} {}: {f}", if ts.len() == 1 { "trial" } else { "trials" }, which.join(", "))
-                })
-                .collect();
-            parts.join("; ")
-        })
+        let list = |v: &[String]| {
+            let mut v = v.to_vec();
+            v.dedup();
+            v.join(" or ")
+        };
+        Some(format!("{} (high): {}; {} (low): {}", names(&up), list(&a), names(&down), list(&b)))
     };
     let mut causes = Vec::new();
-    if let Some(g) = by(&|t| t.facts.as_ref().map(|f| format!("CPUs {}", cpu_list(&f.thread_cpus)))) {
+    if let Some(g) = separates(&|t| t.facts.as_ref().map(|f| format!("CPUs {}", cpu_list(&f.thread_cpus)))) {
         causes.push(format!("their threads ran on different CPUs ({g})"));
     }
-    if let Some(g) = by(&|t| t.facts.as_ref().and_then(|f| f.anon_huge_bytes).map(|b| format!("{} MiB", b >> 20))) {
+    if let Some(g) = separates(&|t| t.facts.as_ref().and_then(|f| f.anon_huge_bytes).map(|b| format!("{} MiB of huge pages", b >> 20))) {
         causes.push(format!("their memory had different transparent huge page backing ({g})"));
     }
-    let disturbed: Vec<String> = ok
-        .iter()
-        .filter(|t| t.disturbed())
-        .filter_map(|t| t.facts.as_ref()?.interference.as_ref().map(|i| format!("trial {}: {}", t.trial + 1, i.text())))
-        .collect();
-    if !disturbed.is_empty() {
-        causes.push(format!("other processes took their CPUs ({})", disturbed.join("; ")));
+    if let Some(g) = separates(&|t| t.facts.as_ref().map(|_| if t.disturbed() { "disturbed".to_string() } else { "quiet".to_string() })) {
+        causes.push(format!("other processes took their CPUs ({g})"));
     }
     if causes.is_empty() {
         text.push_str(
-            "; likely cause: process-level state (memory layout, physical pages): the trials recorded the same CPUs, huge page backing and no interference",
+            "; likely cause: process-level state (memory layout, physical pages, a neighbour's cache use): what the trials \
+             recorded (CPUs, huge page backing, interference) does not separate the high ones from the low",
         );
     } else {
         text.push_str(&format!("; likely cause: {}", causes.join("; ")));

@@ -266,21 +266,33 @@ struct Watch {
     machine: interference::Snapshot,
     own: Rusage,
     children: Rusage,
+    /// CPU time of the live processes the worker made (ms).
+    descendants_ms: f64,
     t0: u64,
 }
 
 impl Watch {
     fn start() -> Watch {
-        Watch { machine: interference::Snapshot::read(), own: Rusage::this_process(), children: Rusage::children(), t0: clock::now_ns() }
+        Watch {
+            machine: interference::Snapshot::read(),
+            own: Rusage::this_process(),
+            children: Rusage::children(),
+            descendants_ms: interference::descendants_cpu_ms(),
+            t0: clock::now_ns(),
+        }
     }
 
+    /// The worker's CPU time since the start: its threads, the children it
+    /// reaped, and those still alive (a child reaped in the window moves from
+    /// the last to the second, so the sum counts it once).
     fn finish(self) -> TrialFacts {
         let window_ms = (clock::now_ns() - self.t0) as f64 / 1e6;
-        let own = Rusage::this_process().since(&self.own).plus(&Rusage::children().since(&self.children));
+        let reaped = Rusage::this_process().since(&self.own).plus(&Rusage::children().since(&self.children));
+        let own_ms = reaped.cpu_seconds() * 1e3 + (interference::descendants_cpu_ms() - self.descendants_ms);
         let allowed = super::initial_allowed();
         let machine = interference::Snapshot::read();
         TrialFacts {
-            interference: Some(Interference::between(&self.machine, &machine, &allowed, own.cpu_seconds() * 1e3, window_ms)),
+            interference: Some(Interference::between(&self.machine, &machine, &allowed, own_ms.max(0.0), window_ms)),
             thread_cpus: interference::thread_cpus(),
             anon_huge_bytes: interference::anon_huge_bytes(),
             allowed_cpus: allowed,

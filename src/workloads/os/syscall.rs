@@ -23,16 +23,28 @@ impl Workload for Syscall {
                        the floor under every other kernel primitive (rvOS `syscall (getpid)`)",
             unit: Unit::NsPerOp,
             timed_region: "a loop of `iters` calls of syscall(SYS_getppid) (or SYS_getpid) and, per call, a comparison of the \
-                           returned id with the one read at prepare (a mismatch counter); reading the expected id is outside",
+                           returned id with the one read at prepare (a mismatch counter); reading the expected id is outside. With \
+                           pad_pct above 0, that percentage of the iterations make one more call (a planted slowdown)",
             total_window: None,
             verifier: "every call returned the id read once at prepare (getppid() or getpid() through libc): 0 mismatches",
             batched: true,
-            params: vec![ParamSpec::choice(
-                "call",
-                "the system call: getppid (as perf bench syscall basic) or getpid (as rvOS)",
-                &["getppid", "getpid"],
-                ["getppid", "getppid", "getpid"],
-            )],
+            params: vec![
+                ParamSpec::choice(
+                    "call",
+                    "the system call: getppid (as perf bench syscall basic) or getpid (as rvOS)",
+                    &["getppid", "getpid"],
+                    ["getppid", "getppid", "getpid"],
+                ),
+                ParamSpec::int(
+                    "pad_pct",
+                    "extra calls inside the window, in percent of the counted ones (10: every tenth iteration calls twice, about \
+                     10% slower): a planted slowdown that shows whether a comparison sees it; a treatment: compare matches across it",
+                    0,
+                    100,
+                    [0, 0, 0],
+                )
+                .as_treatment(),
+            ],
             faults: &[FAULT],
             shape: TableShape::Primitive,
         }
@@ -40,7 +52,9 @@ impl Workload for Syscall {
 
     fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
         let call = Call::parse(cell.str("call")?)?;
-        Ok(Prepared::Ready(Box::new(SyscallInstance::new(call, cell.fault_is(FAULT)))))
+        let mut inst = SyscallInstance::new(call, cell.fault_is(FAULT));
+        inst.pad_pct = cell.u64("pad_pct")?;
+        Ok(Prepared::Ready(Box::new(inst)))
     }
 }
 
@@ -101,29 +115,49 @@ struct SyscallInstance {
     expected: libc::c_long,
     /// The id the timed loop compares with (`expected`, or a wrong one under the fault).
     compared: libc::c_long,
+    /// Extra calls per hundred iterations (the planted slowdown).
+    pad_pct: u64,
     last: Option<Last>,
 }
 
 impl SyscallInstance {
     fn new(call: Call, fault: bool) -> SyscallInstance {
         let expected = call.expected();
-        SyscallInstance { call, expected, compared: if fault { expected + 1 } else { expected }, last: None }
+        SyscallInstance { call, expected, compared: if fault { expected + 1 } else { expected }, pad_pct: 0, last: None }
     }
 }
 
 impl Instance for SyscallInstance {
     fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
-        let (nr, want) = (self.call.number(), self.compared);
+        let (nr, want, pad) = (self.call.number(), self.compared, self.pad_pct);
         let mut mismatches = 0u64;
         let mut returned = 0;
+        let mut calls = iters;
         timer.start();
-        for _ in 0..iters {
-            // SAFETY: getppid/getpid take no arguments and touch no memory.
-            returned = unsafe { libc::syscall(nr) };
-            mismatches += u64::from(returned != want);
+        if pad == 0 {
+            for _ in 0..iters {
+                // SAFETY: getppid/getpid take no arguments and touch no memory.
+                returned = unsafe { libc::syscall(nr) };
+                mismatches += u64::from(returned != want);
+            }
+        } else {
+            let mut owed = 0u64;
+            for _ in 0..iters {
+                // SAFETY: as above.
+                returned = unsafe { libc::syscall(nr) };
+                mismatches += u64::from(returned != want);
+                owed += pad;
+                if owed >= 100 {
+                    owed -= 100;
+                    calls += 1;
+                    // SAFETY: as above.
+                    returned = unsafe { libc::syscall(nr) };
+                    mismatches += u64::from(returned != want);
+                }
+            }
         }
         timer.stop();
-        self.last = Some(Last { calls: iters, mismatches, returned });
+        self.last = Some(Last { calls, mismatches, returned });
         Ok(Work::ops(iters))
     }
 
@@ -144,6 +178,7 @@ impl Instance for SyscallInstance {
             "call": self.call.name(),
             "syscall_number": self.call.number(),
             "expected_id": self.expected,
+            "pad_pct": self.pad_pct,
             "last_sample_calls": self.last.map(|l| l.calls),
             "last_sample_mismatches": self.last.map(|l| l.mismatches),
         })
@@ -177,6 +212,19 @@ mod tests {
         assert!(v.observed.starts_with("10 mismatches in 10 calls"), "{}", v.observed);
         inst.last = Some(Last { calls: 5, mismatches: 1, returned: 1 });
         assert!(!inst.verify().passed);
+    }
+
+    #[test]
+    fn padding_adds_its_share_of_calls_and_each_is_verified() {
+        let mut inst = SyscallInstance::new(Call::Getpid, false);
+        inst.pad_pct = 10;
+        assert_eq!(inst.sample(1000, &mut Timer::new()).unwrap(), Work::ops(1000), "the counted operations stay the iterations");
+        assert_eq!(inst.last.unwrap().calls, 1100);
+        assert!(inst.verify().passed);
+        let mut bad = SyscallInstance::new(Call::Getpid, true);
+        bad.pad_pct = 50;
+        bad.sample(10, &mut Timer::new()).unwrap();
+        assert_eq!(bad.last.unwrap().mismatches, 15, "padding calls are checked too");
     }
 
     #[test]
