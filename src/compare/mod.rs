@@ -230,11 +230,15 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         let few = |side: &str, n: usize| format!("{side} {n} trial{}", if n == 1 { "" } else { "s" });
         return not(
             out,
-            format!("{} and {}: an interval needs at least 2 trials on each side (--trials)", few("base", b.len()), few("candidate", c.len())),
+            format!(
+                "{} and {}: an interval needs at least 2 trials on each side (--trials)",
+                few("base", b.len()),
+                few("candidate", c.len())
+            ),
         );
     }
     let Some(r) = ratio(&b, &c, LEVEL) else {
-        return not(out, "no interval: a trial median is not positive, or neither side has any spread".into());
+        return not(out, "no interval: a trial median is zero or negative".into());
     };
     out.ratio_ci95 = Some([r.lo, r.hi]);
     // Worse means a larger ratio for lower-is-better units, a smaller one otherwise.
@@ -313,7 +317,8 @@ pub fn compare(base: &StoredRun, candidate: &StoredRun, base_name: &str, candida
 fn interference_difference(base: &RunRecord, cand: &RunRecord) -> Option<String> {
     let (b, c) = (base.interference.as_ref()?, cand.interference.as_ref()?);
     let apart = (b.others_share - c.others_share).abs() >= DISTURBED_SHARE || (b.steal_share - c.steal_share).abs() >= DISTURBED_SHARE;
-    (b.disturbed != c.disturbed || apart).then(|| format!("the machine was not equally quiet: base run {}; candidate run {}", b.text(), c.text()))
+    (b.disturbed != c.disturbed || apart)
+        .then(|| format!("the machine was not equally quiet: base run {}; candidate run {}", b.text(), c.text()))
 }
 
 /// The one-line warnings about the envelopes ("" when they agree).

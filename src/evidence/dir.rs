@@ -274,7 +274,11 @@ pub fn parse_record<T: DeserializeOwned>(text: &str, expected: &str, path: &Path
 /// A record of a known schema as JSON, into its type.
 fn from_value<T: DeserializeOwned>(value: serde_json::Value, path: &Path, line: Option<usize>) -> Result<T, EvidenceError> {
     let found = value.get("schema").and_then(|s| s.as_str()).unwrap_or_default().to_string();
-    serde_json::from_value(value).map_err(|e| EvidenceError::Parse { path: path.to_path_buf(), line, why: format!("malformed {found} record ({e})") })
+    serde_json::from_value(value).map_err(|e| EvidenceError::Parse {
+        path: path.to_path_buf(),
+        line,
+        why: format!("malformed {found} record ({e})"),
+    })
 }
 
 /// Parses one record as JSON, checking its schema kind and major version.

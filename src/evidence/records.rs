@@ -8,9 +8,9 @@ use serde_json::Value;
 use crate::cli::Profile;
 use crate::envelope::Envelope;
 use crate::measure::counters::CounterRecord;
+use crate::measure::interference::Interference;
 use crate::measure::rusage::Rusage;
 use crate::plan::{Cell, RunOptions, TrialPlan};
-use crate::measure::interference::Interference;
 use crate::stats::{Sample, Summary, TrialEstimate};
 use crate::workloads::contract::{Direction, TableShape, Unit};
 

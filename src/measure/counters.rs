@@ -171,7 +171,11 @@ impl CounterRecord {
             (Reading::Present(_), absent) => absent.clone(),
             (absent, _) => absent,
         };
-        let window = if self.window == CounterWindow::Work && other.window == CounterWindow::Work { CounterWindow::Work } else { CounterWindow::Sample };
+        let window = if self.window == CounterWindow::Work && other.window == CounterWindow::Work {
+            CounterWindow::Work
+        } else {
+            CounterWindow::Sample
+        };
         let mut threads = self.threads;
         threads.extend(other.threads.iter().cloned());
         CounterRecord { window, samples: self.samples + other.samples, software, threads, hardware }
@@ -580,5 +584,35 @@ mod tests {
             Reading::Present(h) => assert!(h.instructions.unwrap_or(0) >= 1_000_000 || h.instructions.is_none(), "{h:?}"),
             Reading::Absent { absent } => assert!(absent.starts_with("counters: unavailable (") && absent.len() > 30, "{absent}"),
         }
+    }
+
+    #[test]
+    fn the_counters_of_two_trials_add_up() {
+        let rec = |samples, faults, cycles: Option<u64>, window| CounterRecord {
+            window,
+            samples,
+            software: SoftwareCounters { minor_faults: faults, cpu_migrations: Some(1), run_ns: 10, ..SoftwareCounters::default() },
+            threads: vec![ThreadCounters { tid: samples, ..ThreadCounters::default() }],
+            hardware: Reading::Present(HardwareCounters {
+                cycles,
+                instructions: Some(100),
+                min_running_fraction: 0.5 + f64::from(samples) / 10.0,
+                unavailable: vec!["branch-misses: no".into()],
+                ..HardwareCounters::default()
+            }),
+        };
+        let m = rec(3, 7, Some(400), CounterWindow::Work).merged(&rec(2, 5, Some(100), CounterWindow::Work));
+        assert_eq!((m.window, m.samples, m.software.minor_faults, m.software.run_ns), (CounterWindow::Work, 5, 12, 20));
+        assert_eq!(m.software.cpu_migrations, Some(2));
+        assert_eq!(m.threads.iter().map(|t| t.tid).collect::<Vec<_>>(), vec![3, 2], "both processes' threads");
+        let Reading::Present(hw) = &m.hardware else { panic!("{m:?}") };
+        assert_eq!((hw.cycles, hw.instructions, hw.ipc), (Some(500), Some(200), Some(0.4)));
+        assert_eq!((hw.min_running_fraction, hw.unavailable.len()), (0.7, 1));
+        // One trial without cycles: no sum; one counting whole samples: the window is `sample`.
+        let m = rec(1, 0, None, CounterWindow::Sample).merged(&rec(1, 0, Some(9), CounterWindow::Work));
+        let Reading::Present(hw) = &m.hardware else { panic!() };
+        assert_eq!((m.window, hw.cycles), (CounterWindow::Sample, None));
+        let refused = CounterRecord { hardware: Reading::absent("counters: unavailable (no PMU)"), ..rec(1, 0, None, CounterWindow::Work) };
+        assert!(matches!(rec(1, 0, Some(1), CounterWindow::Work).merged(&refused).hardware, Reading::Absent { .. }));
     }
 }

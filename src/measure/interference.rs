@@ -81,7 +81,8 @@ impl Snapshot {
 /// What else ran while a window was open.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Interference {
-    /// The CPUs considered: those the trial's worker was allowed to use.
+    /// The CPUs considered: those the trial's cell pins its workers to, else
+    /// those its worker was allowed to use (for the run: the run's).
     pub cpus: Vec<usize>,
     /// The window, milliseconds of wall time.
     pub window_ms: f64,
@@ -133,8 +134,8 @@ impl Interference {
             _ => None,
         };
         let enough = |ms: f64| ms >= MIN_TICKS * tick_ms;
-        let disturbed = (share(others_cpu_ms) >= DISTURBED_SHARE && enough(others_cpu_ms))
-            || (share(steal_ms) >= STOLEN_SHARE && enough(steal_ms));
+        let disturbed =
+            (share(others_cpu_ms) >= DISTURBED_SHARE && enough(others_cpu_ms)) || (share(steal_ms) >= STOLEN_SHARE && enough(steal_ms));
         Interference {
             cpus: counted,
             window_ms,
@@ -316,7 +317,8 @@ mod tests {
 
     #[test]
     fn a_busy_child_process_counts_as_the_workers_own() {
-        let mut child = std::process::Command::new("sh").args(["-c", "i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done"]).spawn().unwrap();
+        let mut child =
+            std::process::Command::new("sh").args(["-c", "i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done"]).spawn().unwrap();
         let t = std::time::Instant::now();
         let mut seen = 0.0f64;
         while child.try_wait().unwrap().is_none() && t.elapsed() < std::time::Duration::from_secs(20) {

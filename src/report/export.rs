@@ -109,8 +109,9 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
     Ok(match fmt {
         ExportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&rows)?),
         ExportFormat::Csv => {
-            let mut out =
-                String::from("row_id,workload,group,axes,params,status,unit,direction,median,ci95_lo,ci95_hi,trials,n,mean,stddev,cv,min,max\n");
+            let mut out = String::from(
+                "row_id,workload,group,axes,params,status,unit,direction,median,ci95_lo,ci95_hi,trials,n,mean,stddev,cv,min,max\n",
+            );
             for r in &rows {
                 let fields = [
                     csv_field(&r.row_id),

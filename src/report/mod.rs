@@ -274,10 +274,7 @@ pub fn group_plots(rows: &[Row], group: &str) -> Vec<plot::Plot> {
 /// The warning of a run during which other work took the machine.
 pub fn busy_warning(run: &RunRecord) -> Option<String> {
     let i = run.interference.as_ref().filter(|i| i.disturbed)?;
-    Some(format!(
-        "the machine was busy with other work during the run: {}; its figures may not reproduce on a quiet machine",
-        i.text()
-    ))
+    Some(format!("the machine was busy with other work during the run: {}; its figures may not reproduce on a quiet machine", i.text()))
 }
 
 /// What the rows can tell: how small a change each can see on this machine

@@ -263,7 +263,12 @@ pub fn variance_table(rows: &[&Row]) -> Option<String> {
     let mut t = Table::new(&[("Row", Align::Left), ("n", Align::Right), ("CV", Align::Right), ("Assessment", Align::Left)]);
     for r in rows {
         let s = &r.stats.as_ref().expect("ok rows have stats").work;
-        t.push(vec![r.cell.display_name(), s.n.to_string(), s.cv.map_or_else(|| "n/a".into(), format::percent), s.variance.as_str().into()]);
+        t.push(vec![
+            r.cell.display_name(),
+            s.n.to_string(),
+            s.cv.map_or_else(|| "n/a".into(), format::percent),
+            s.variance.as_str().into(),
+        ]);
     }
     Some(format!(
         "\n### Run-to-run variance\n\nEvery ok row by the coefficient of variation of its samples, every trial together (outstanding \

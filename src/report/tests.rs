@@ -260,3 +260,23 @@ fn a_workload_that_pins_its_own_threads_is_named_as_the_placement() {
     let t = render(&rows).join("");
     assert!(t.contains("by the workload: CPUs 0-1") && !t.contains("scheduler decides"), "{t}");
 }
+
+#[test]
+fn the_reproducibility_summary_counts_what_each_row_can_see() {
+    // Spreads of 0.5%, 3% and 20% between three trials each.
+    let spread = |s: f64| [100.0 * (1.0 - s), 100.0, 100.0 * (1.0 + s)];
+    let rows: Vec<Row> =
+        [0.005, 0.03, 0.2].iter().map(|&s| fake_row(1, CpuClass::Physical, &spread(s), None, Status::Ok, Unit::Ns)).collect();
+    let sens: Vec<f64> = rows.iter().map(|r| r.headline().unwrap().sensitivity.unwrap()).collect();
+    // 3% apart: t(0.975, 4) 0.03 sqrt(2/3) = 6.8%, so 1.02 exp(0.068) - 1 = 9.2%.
+    assert!(sens[0] < 0.05 && (0.09..0.10).contains(&sens[1]) && sens[2] > 0.20, "{sens:?}");
+    let text = reproducibility(&rows);
+    assert!(
+        text.contains(
+            "Of 3 ok rows with an interval, 1 can see a 5% change on this machine, 2 a 10% change and 2 a 20% change; 1 only a larger one."
+        ),
+        "{text}"
+    );
+    let one = vec![fake_row(1, CpuClass::Physical, &[5.0], None, Status::Ok, Unit::Ns)];
+    assert!(reproducibility(&one).contains("No row has two trials or more"));
+}

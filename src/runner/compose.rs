@@ -4,8 +4,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::evidence::{ProcessRecord, ROW_SCHEMA, Row, RowStats, RowStop, Status, TrialRecord, VerifierRecord, WORKER_SCHEMA, WorkerReport};
 use crate::evidence::dir::parse_record;
+use crate::evidence::{
+    ProcessRecord, ROW_SCHEMA, Row, RowStats, RowStop, Status, TrialRecord, VerifierRecord, WORKER_SCHEMA, WorkerReport,
+};
 use crate::measure::interference::cpu_list;
 use crate::plan::Cell;
 use crate::stats::{DEFAULT_NOISE, TrialEstimate};
@@ -97,8 +99,15 @@ fn status_of(
 
 /// The record of one trial from how its worker ended, with the worker's
 /// report (an empty one when it printed none).
-pub fn trial(run: &WorkerRun, timeout: Duration, stderr_tail: &str, trial: u32, round: u32, started_utc: String, finished_utc: String)
--> (TrialRecord, WorkerReport) {
+pub fn trial(
+    run: &WorkerRun,
+    timeout: Duration,
+    stderr_tail: &str,
+    trial: u32,
+    round: u32,
+    started_utc: String,
+    finished_utc: String,
+) -> (TrialRecord, WorkerReport) {
     let (report, bad) = match parse_report(&run.stdout) {
         Ok(r) => (r, None),
         Err(e) => (None, Some(e)),
@@ -329,5 +338,65 @@ mod tests {
         let (s, why) = status(&run(Some(0), None, false, "hello\n"));
         assert_eq!(s, Status::Failed);
         assert!(why.unwrap().contains("unreadable report"));
+    }
+
+    fn trial(n: u32, median: f64, cpus: &[usize], huge: u64) -> TrialRecord {
+        TrialRecord {
+            trial: n,
+            round: n,
+            status: Status::Ok,
+            reason: None,
+            started_utc: String::new(),
+            finished_utc: String::new(),
+            process: ProcessRecord::default(),
+            warmup_samples: 0,
+            timed_samples: 3,
+            median: Some(median),
+            verified: Some(true),
+            measurement: None,
+            rusage_measured: None,
+            facts: Some(crate::evidence::TrialFacts {
+                allowed_cpus: vec![0, 1],
+                thread_cpus: cpus.to_vec(),
+                anon_huge_bytes: Some(huge),
+                interference: None,
+            }),
+        }
+    }
+
+    fn estimate(trials: &[TrialRecord]) -> TrialEstimate {
+        let data: Vec<Vec<f64>> =
+            trials.iter().map(|t| vec![t.median.unwrap() * 0.999, t.median.unwrap(), t.median.unwrap() * 1.001]).collect();
+        let slices: Vec<&[f64]> = data.iter().map(Vec::as_slice).collect();
+        crate::stats::estimate(&slices, 0.02).unwrap()
+    }
+
+    #[test]
+    fn a_cause_is_named_only_when_it_separates_the_high_trials_from_the_low() {
+        // Two modes, and the CPUs the threads ran on split exactly along them.
+        let trials = [trial(0, 100.0, &[0], 0), trial(1, 200.0, &[0, 1], 0), trial(2, 101.0, &[0], 0)];
+        let why = disagreement(&trials, &estimate(&trials)).unwrap();
+        assert!(why.starts_with("trials disagree: their medians span 100% (100 to 200)"), "{why}");
+        assert!(why.contains("their threads ran on different CPUs (trial 2 (high): CPUs 0-1; trials 1, 3 (low): CPUs 0)"), "{why}");
+        assert!(!why.contains("huge page"), "the same backing everywhere is no cause: {why}");
+
+        // The CPUs differ, but not along the modes: not named; huge pages are.
+        let trials = [trial(0, 100.0, &[1], 0), trial(1, 200.0, &[0], 1 << 30), trial(2, 101.0, &[0], 0)];
+        let why = disagreement(&trials, &estimate(&trials)).unwrap();
+        assert!(!why.contains("different CPUs"), "{why}");
+        assert!(
+            why.contains(
+                "different transparent huge page backing (trial 2 (high): 1024 MiB of huge pages; trials 1, 3 (low): 0 MiB of huge pages)"
+            ),
+            "{why}"
+        );
+
+        // Nothing recorded separates them: process-level state.
+        let trials = [trial(0, 100.0, &[0], 0), trial(1, 200.0, &[0], 0), trial(2, 101.0, &[0], 0)];
+        assert!(disagreement(&trials, &estimate(&trials)).unwrap().contains("likely cause: process-level state"));
+
+        // Trials that agree: nothing to say.
+        let trials = [trial(0, 100.0, &[0], 0), trial(1, 101.0, &[1], 0), trial(2, 100.5, &[0], 0)];
+        assert_eq!(disagreement(&trials, &estimate(&trials)), None);
     }
 }

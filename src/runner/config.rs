@@ -56,7 +56,8 @@ impl RunConfig {
             Target::Launched(l, e) => {
                 // The machine is the launched side's; the run (command line,
                 // seed, start time) is this one's.
-                let envelope = Envelope { command_line: argv, seed, started_utc: utc_now(), finished_utc: None, load_avg_after: None, ..*e };
+                let envelope =
+                    Envelope { command_line: argv, seed, started_utc: utc_now(), finished_utc: None, load_avg_after: None, ..*e };
                 (envelope, Some(l))
             }
         };

@@ -182,12 +182,14 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
         // Everything the machine did that was not this run (parent and workers).
         let cpus = affinity::current_thread().unwrap_or_default();
         let own_ms = cpu.parent.plus(&cpu.workers).cpu_seconds() * 1e3;
-        run.interference = Some(Interference::between(&machine0, &interference::Snapshot::read(), &cpus, own_ms, wall.elapsed().as_secs_f64() * 1e3));
+        run.interference =
+            Some(Interference::between(&machine0, &interference::Snapshot::read(), &cpus, own_ms, wall.elapsed().as_secs_f64() * 1e3));
     }
     // Peaks are not differences: take this process's own high-water mark (reset at
     // exec) and the largest worker's.
     cpu.parent.max_rss_kib = own_peak_rss_kib().unwrap_or(0);
-    cpu.workers.max_rss_kib = outcome.rows.iter().flat_map(|r| &r.trials).filter_map(|t| t.process.rusage.map(|u| u.max_rss_kib)).max().unwrap_or(0);
+    cpu.workers.max_rss_kib =
+        outcome.rows.iter().flat_map(|r| &r.trials).filter_map(|t| t.process.rusage.map(|u| u.max_rss_kib)).max().unwrap_or(0);
     run.cpu = Some(cpu);
     let counts = StatusCounts::of(outcome.rows.iter().map(|r| &r.status));
     run.counts = Some(counts.clone());

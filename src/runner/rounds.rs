@@ -117,7 +117,12 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
         let order = shuffled(&active, cfg.seed, round);
         let planned_later = active.len() * cfg.trials.min.saturating_sub(round + 1) as usize;
         obs.round_started(round, order.len() + planned_later);
-        let mut record = RoundRecord { index: round, order: order.iter().map(|&i| cfg.cells[i].index).collect(), started_utc: utc_now(), finished_utc: None };
+        let mut record = RoundRecord {
+            index: round,
+            order: order.iter().map(|&i| cfg.cells[i].index).collect(),
+            started_utc: utc_now(),
+            finished_utc: None,
+        };
         let mut still = Vec::new();
         for &i in &order {
             if signals::interrupted() {
@@ -165,7 +170,15 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
 }
 
 /// Makes the row of cell `i` from its trials, writes it and tells the observers.
-fn finish(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers, rows: &mut Vec<Row>, i: usize, trials: Vec<Finished>, stop: RowStop) -> anyhow::Result<()> {
+fn finish(
+    cfg: &RunConfig,
+    dir: &mut RunDir,
+    obs: &mut Observers,
+    rows: &mut Vec<Row>,
+    i: usize,
+    trials: Vec<Finished>,
+    stop: RowStop,
+) -> anyhow::Result<()> {
     let cell = &cfg.cells[i];
     let mut row = compose::row(RowInput { cell, spec: cfg.spec(cell), trials, planned: cfg.trials.min, stop });
     if !row.samples.is_empty() {

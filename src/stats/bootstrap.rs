@@ -106,8 +106,8 @@ pub fn bootstrap_median_ci(xs: &[f64], level: f64, resamples: usize, seed: u64) 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::estimators::median;
+    use super::*;
     use crate::stats::testdata::{BOOT_DATA, HAKMEM, OUTLIER, assert_rel};
 
     #[test]

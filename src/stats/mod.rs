@@ -34,8 +34,10 @@ mod trials;
 pub use bootstrap::{ConfidenceInterval, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_median_ci};
 pub use estimators::{mad, mean, median, quantile, stddev};
 pub use outliers::{modified_z_scores, outliers_modified_z, outliers_sigma};
-pub use summary::{Summary, VarianceClass};
-pub use trials::{DEFAULT_NOISE, LEVEL, RatioEstimate, Scale, TrialEstimate, TrialInterval, estimate, ratio, sensitivity, t_quantile, trial_interval};
+pub use summary::{SIGMA_RULE_MIN_N, Summary, VarianceClass};
+pub use trials::{
+    DEFAULT_NOISE, LEVEL, RatioEstimate, Scale, TrialEstimate, TrialInterval, estimate, ratio, sensitivity, t_quantile, trial_interval,
+};
 
 /// Why a set of values cannot be a [`Sample`].
 #[derive(Debug, thiserror::Error, PartialEq)]

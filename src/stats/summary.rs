@@ -249,7 +249,9 @@ mod tests {
 
     #[test]
     fn variance_class_serializes_as_its_name() {
-        for c in [VarianceClass::Outstanding, VarianceClass::Good, VarianceClass::Acceptable, VarianceClass::Noisy, VarianceClass::Undefined] {
+        for c in
+            [VarianceClass::Outstanding, VarianceClass::Good, VarianceClass::Acceptable, VarianceClass::Noisy, VarianceClass::Undefined]
+        {
             let json = serde_json::to_string(&c).expect("serialize");
             assert_eq!(json, format!("\"{}\"", c.as_str()));
             let back: VarianceClass = serde_json::from_str(&json).expect("deserialize");

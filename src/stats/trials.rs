@@ -43,7 +43,8 @@ pub const DEFAULT_NOISE: f64 = 0.02;
 /// (`df` need not be an integer: Welch's is not). NaN when `df` is not
 /// positive or `p` is outside (0, 1). O(1) (a few dozen iterations).
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    if !(p > 0.0 && p < 1.0) || !(df > 0.0) {
+    let valid = p > 0.0 && p < 1.0 && df > 0.0;
+    if !valid {
         return f64::NAN;
     }
     match StudentsT::new(0.0, 1.0, df) {
@@ -99,7 +100,7 @@ pub struct TrialEstimate {
     /// Largest trial median over the smallest, minus 1.
     pub span: Option<f64>,
     /// Whether the trials disagree by more than their samples' noise can
-    /// explain (see [`disagree`]).
+    /// explain (see [`fn@disagree`]).
     pub disagree: bool,
     /// The smallest relative change a comparison of two runs like this one
     /// calls at the given noise band (see [`sensitivity`]).
@@ -265,15 +266,17 @@ pub struct RatioEstimate {
     pub ratio: f64,
     pub lo: f64,
     pub hi: f64,
-    /// Welch-Satterthwaite degrees of freedom.
+    /// Welch-Satterthwaite degrees of freedom (infinite when neither side
+    /// has any spread).
     pub df: f64,
 }
 
 /// The ratio of the candidate's headline to the base's, from each side's
 /// trial medians (at least two per side, all positive), with a Welch t
-/// interval on the difference of their mean logs, exponentiated. `None`
-/// when a side has fewer than two trials, a median is not positive, or both
-/// sides have no spread at all.
+/// interval on the difference of their mean logs, exponentiated. When
+/// neither side has any spread (a deterministic metric, such as cycles a
+/// guest counts itself), the interval is the exact ratio (`df` infinite).
+/// `None` when a side has fewer than two trials or a median is not positive.
 ///
 /// Cost: O(trials).
 pub fn ratio(base: &[f64], candidate: &[f64], level: f64) -> Option<RatioEstimate> {
@@ -285,13 +288,14 @@ pub fn ratio(base: &[f64], candidate: &[f64], level: f64) -> Option<RatioEstimat
     let (nb, nc) = (lb.len() as f64, lc.len() as f64);
     let (vb, vc) = (stddev(&lb).powi(2) / nb, stddev(&lc).powi(2) / nc);
     let se2 = vb + vc;
+    let d = mean(&lc) - mean(&lb);
+    let r = median(candidate) / median(base);
     if se2 <= 0.0 {
-        return None;
+        return Some(RatioEstimate { ratio: r, lo: d.exp(), hi: d.exp(), df: f64::INFINITY });
     }
     let df = se2 * se2 / (vb * vb / (nb - 1.0) + vc * vc / (nc - 1.0));
     let hw = t_quantile((1.0 + level) / 2.0, df) * se2.sqrt();
-    let d = mean(&lc) - mean(&lb);
-    Some(RatioEstimate { ratio: median(candidate) / median(base), lo: (d - hw).exp(), hi: (d + hw).exp(), df })
+    Some(RatioEstimate { ratio: r, lo: (d - hw).exp(), hi: (d + hw).exp(), df })
 }
 
 #[cfg(test)]
@@ -371,7 +375,10 @@ mod tests {
         assert_rel(r.hi, 1.1577784163661906, 1e-9);
         assert_eq!(r.ratio, 110.5 / 100.0);
         assert_eq!(ratio(&[1.0], &[1.0, 2.0], 0.95), None);
-        assert_eq!(ratio(&[1.0, 1.0], &[2.0, 2.0], 0.95), None);
+        assert_eq!(ratio(&[-1.0, 1.0], &[1.0, 2.0], 0.95), None);
+        // Deterministic metrics: no spread on either side gives the exact ratio.
+        let exact = ratio(&[1.0, 1.0], &[2.0, 2.0], 0.95).unwrap();
+        assert_eq!((exact.ratio, exact.lo, exact.hi, exact.df), (2.0, 2.0, 2.0, f64::INFINITY));
     }
 
     #[test]

@@ -196,7 +196,7 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
             rec.loop_overhead_ns_per_iter = Some(clock::loop_overhead_ns(1 << 20, 5));
         }
         ru_start = Some(Rusage::this_process());
-        watch = Some(Watch::start());
+        watch = Some(Watch::start(cell));
         for _ in 0..m.warmup {
             lp.sample(rec.iters_per_sample, true, true)?;
             rec.warmup_samples += 1;
@@ -263,6 +263,9 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
 /// What the trial's samples ran beside: opened before the first warmup
 /// sample, closed after the last timed one (both outside every sample).
 struct Watch {
+    /// The CPUs the trial could use: those its cell pins to, else those the
+    /// worker was allowed.
+    cpus: Vec<usize>,
     machine: interference::Snapshot,
     own: Rusage,
     children: Rusage,
@@ -272,8 +275,12 @@ struct Watch {
 }
 
 impl Watch {
-    fn start() -> Watch {
+    fn start(cell: &Cell) -> Watch {
+        let mut cpus = cell.placement.cpus.clone().filter(|c| !c.is_empty()).unwrap_or_else(super::initial_allowed);
+        cpus.sort_unstable();
+        cpus.dedup();
         Watch {
+            cpus,
             machine: interference::Snapshot::read(),
             own: Rusage::this_process(),
             children: Rusage::children(),
@@ -289,13 +296,12 @@ impl Watch {
         let window_ms = (clock::now_ns() - self.t0) as f64 / 1e6;
         let reaped = Rusage::this_process().since(&self.own).plus(&Rusage::children().since(&self.children));
         let own_ms = reaped.cpu_seconds() * 1e3 + (interference::descendants_cpu_ms() - self.descendants_ms);
-        let allowed = super::initial_allowed();
         let machine = interference::Snapshot::read();
         TrialFacts {
-            interference: Some(Interference::between(&self.machine, &machine, &allowed, own_ms.max(0.0), window_ms)),
+            interference: Some(Interference::between(&self.machine, &machine, &self.cpus, own_ms.max(0.0), window_ms)),
             thread_cpus: interference::thread_cpus(),
             anon_huge_bytes: interference::anon_huge_bytes(),
-            allowed_cpus: allowed,
+            allowed_cpus: super::initial_allowed(),
         }
     }
 }

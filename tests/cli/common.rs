@@ -11,8 +11,11 @@ pub fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_proofbench"))
 }
 
-/// A fixed, small number of samples: a cell takes milliseconds.
-pub const FAST: &[&str] = &["--runs", "3", "--warmup", "1", "--settle", "0"];
+/// A fixed, small number of trials and samples: a cell takes milliseconds.
+/// Two trials (the fewest with an interval), each 1 warmup and 3 timed samples.
+pub const FAST: &[&str] = &["--trials", "2", "--runs", "3", "--warmup", "1", "--settle", "0"];
+/// Trials in a `FAST` run.
+pub const FAST_TRIALS: usize = 2;
 /// Small sizes for `cpu.primes` (a parameter no selected workload has is an error).
 pub const SMALL_PRIMES: &[&str] = &["-p", "range=20000"];
 /// Small sizes for `cpu.checksum`.
@@ -57,13 +60,21 @@ impl Sandbox {
     }
 }
 
-/// The rows of a run directory.
+/// The rows of a run directory, in plan order (rows.jsonl holds them in
+/// the order their last trials were decided).
 pub fn rows_of(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("rows.jsonl"))
+    let mut rows: Vec<Value> = std::fs::read_to_string(dir.join("rows.jsonl"))
         .expect("rows.jsonl")
         .lines()
         .map(|l| serde_json::from_str(l).expect("each row is JSON"))
-        .collect()
+        .collect();
+    rows.sort_by_key(|r| r["cell"]["index"].as_u64());
+    rows
+}
+
+/// The samples of a row taken by trial `trial`.
+pub fn trial_samples(row: &Value, trial: u64) -> Vec<&Value> {
+    row["samples"].as_array().expect("samples").iter().filter(|s| s["trial"] == trial).collect()
 }
 
 /// The row of a workload (first one).
@@ -105,10 +116,15 @@ pub fn run_dirs(out: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The arguments of one run of selftest.noisy at 10 timed samples: 1 ms
-/// sleeps with 20 us of jitter, scaled by `slowdown_pct` (long enough that a
-/// loaded machine's late wake-ups do not blur a 4x slowdown).
+/// The arguments of one run of selftest.noisy in 3 trials of 10 timed
+/// samples: 1 ms sleeps with 20 us of jitter, scaled by `slowdown_pct` (long
+/// enough that a loaded machine's late wake-ups do not blur a 4x slowdown).
 pub fn noisy_args(slowdown_pct: u32) -> Vec<String> {
+    noisy_trials(slowdown_pct, 3)
+}
+
+/// [`noisy_args`] with `trials` trials.
+pub fn noisy_trials(slowdown_pct: u32, trials: u32) -> Vec<String> {
     let fixed = [
         "selftest.noisy",
         "--include-selftest",
@@ -123,7 +139,11 @@ pub fn noisy_args(slowdown_pct: u32) -> Vec<String> {
         "-p",
         "jitter_us=20",
     ];
-    fixed.iter().map(|s| s.to_string()).chain(["-p".into(), format!("slowdown_pct={slowdown_pct}")]).collect()
+    fixed
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["--trials".into(), trials.to_string(), "-p".into(), format!("slowdown_pct={slowdown_pct}")])
+        .collect()
 }
 
 /// Starts every command at once (output captured), then waits for each;

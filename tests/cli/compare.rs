@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, bin, noisy_args, text};
+use crate::common::{Sandbox, bin, noisy_args, noisy_trials, text};
 
 /// One run of [`noisy_args`] in `sb`, with `extra` arguments.
 fn noisy(sb: &Sandbox, slowdown_pct: u32, extra: &[&str]) {
@@ -57,7 +57,11 @@ fn a_run_against_itself_is_unchanged_and_a_slowed_run_regresses() {
     let r = &back["rows"][0];
     let (lo, hi) = (r["ratio_ci95"][0].as_f64().unwrap(), r["ratio_ci95"][1].as_f64().unwrap());
     assert!(lo <= r["ratio"].as_f64().unwrap() && r["ratio"].as_f64().unwrap() <= hi && hi < 0.98);
-    assert!(r["p_value"].as_f64().unwrap() < 0.05);
+    // The interval comes from the trials of both runs, not from samples.
+    assert_eq!(r["trials"], serde_json::json!([3, 3]));
+    assert!(r.get("p_value").is_none(), "no sample-level test: {r}");
+    assert_eq!(r["holds_other"], serde_json::json!([false, false]), "an 8x slowdown is outside both intervals: {r}");
+    assert_eq!(same["rows"][0]["holds_other"], serde_json::json!([true, true]));
 
     // The rvOS rule: a 20% band still sees the slowdown; a 1000% band does not (ratio band 0.09x..11x).
     assert_eq!(verdicts(&json(&base.run_dir(), &slowed.run_dir(), &["--threshold", "20%"])), vec!["regressed"]);
@@ -78,6 +82,9 @@ fn rows_that_cannot_be_judged_say_why() {
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["verdict"], "not_comparable");
     assert!(rows[0]["reason"].as_str().unwrap().contains("different parameters: base_us 1000 vs 3000"), "{}", rows[0]);
+    // Told to ignore the parameters that differ, the rows are judged: three times the sleep regressed.
+    let ignored = json(&base.run_dir(), &other.run_dir(), &["--ignore-param", "base_us", "--ignore-param", "jitter_us"]);
+    assert_eq!(ignored["rows"][0]["verdict"], "regressed", "{}", ignored["rows"][0]);
     assert_eq!(rows[1]["workload"], "selftest.tiny");
     assert_eq!(rows[1]["reason"], "missing in the base");
 
@@ -95,6 +102,16 @@ fn rows_that_cannot_be_judged_say_why() {
     assert!(text(&out.stdout).contains("different machine: hostname"), "{}", text(&out.stdout));
     let anyway = json(&base.run_dir(), &other.run_dir(), &["--across-machines"]);
     assert!(!anyway["rows"][0]["reason"].as_str().unwrap().contains("different machine"));
+
+    // One trial on a side: no interval, so no verdict, and the reason says how to get one.
+    let single = Sandbox::new();
+    let one = noisy_trials(100, 1);
+    let out = single.run(&one.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let c = json(&single.run_dir(), &base.run_dir(), &[]);
+    assert_eq!(verdicts(&c), vec!["not_comparable"]);
+    let why = c["rows"][0]["reason"].as_str().unwrap();
+    assert!(why.contains("base 1 trial and candidate 3 trials") && why.contains("--trials"), "{why}");
 
     // Unreadable input: exit 2 naming it.
     let out = compare(&base.run_dir(), Path::new("/nonexistent/run"), &[]);

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::common::{FAST, SMALL_PRIMES, Sandbox, bin, row, text};
+use crate::common::{FAST, FAST_TRIALS, SMALL_PRIMES, Sandbox, bin, row, text};
 
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
@@ -27,7 +27,7 @@ fn every_timed_row_carries_software_counters_and_says_why_hardware_ones_are_miss
     // A workload that brackets its work on the sampling thread: the exact window.
     let syscall = &row(&rows, "os.syscall")["counters"];
     assert_eq!(syscall["window"], "work");
-    assert_eq!(u(&syscall["samples"]), 3);
+    assert_eq!(u(&syscall["samples"]), 3 * FAST_TRIALS as u64, "every timed sample of every trial");
     assert!(u(&syscall["software"]["run_ns"]) > 0, "{syscall}");
 
     // A pool: its threads are listed by name, each with its schedstat.
@@ -35,7 +35,7 @@ fn every_timed_row_carries_software_counters_and_says_why_hardware_ones_are_miss
     assert_eq!(fib["window"], "work");
     let threads = fib["threads"].as_array().unwrap();
     let pool: Vec<&Value> = threads.iter().filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with("rayon-"))).collect();
-    assert_eq!(pool.len(), 2, "{fib}");
+    assert_eq!(pool.len(), 2 * FAST_TRIALS, "two pool threads in each trial's process: {fib}");
     // (A thread still on its CPU when read has its latest time slice unaccounted.)
     assert!(pool.iter().map(|t| u(&t["run_ns"])).sum::<u64>() > 0, "{fib}");
     let sum: u64 = threads.iter().map(|t| u(&t["run_ns"])).sum();
@@ -44,7 +44,7 @@ fn every_timed_row_carries_software_counters_and_says_why_hardware_ones_are_miss
     // Process workers time themselves: the counters cover the sample call.
     let primes = &row(&rows, "cpu.primes")["counters"];
     assert_eq!(primes["window"], "sample");
-    assert_eq!(primes["threads"].as_array().map(Vec::len), Some(1), "{primes}");
+    assert_eq!(primes["threads"].as_array().map(Vec::len), Some(FAST_TRIALS), "one thread in each trial's process: {primes}");
 
     for r in [syscall, fib, primes] {
         match r["hardware"].get("absent") {

@@ -30,7 +30,7 @@ const SMALL: &[&str] = &[
 
 fn run(extra: &[&str], code: i32) -> Vec<Value> {
     let sb = Sandbox::new();
-    let args = [&IDS[..], &["--workers", "1,2", "--runs", "2", "--warmup", "1", "--settle", "0"], SMALL, extra].concat();
+    let args = [&IDS[..], &["--workers", "1,2", "--trials", "1", "--runs", "2", "--warmup", "1", "--settle", "0"], SMALL, extra].concat();
     let out = sb.run(&args);
     assert_eq!(out.status.code(), Some(code), "{}\n{}", text(&out.stdout), text(&out.stderr));
     let rows = sb.rows();

@@ -26,6 +26,12 @@ fn bad_flags_and_values_name_the_flag() {
     refused(&["run", "--workers", "1,x"], &["--workers 1,x", "'x'"]);
     refused(&["run", "--timeout", "soon"], &["soon"]);
     refused(&["run", "--runs", "0"], &["--runs"]);
+    refused(&["run", "--trials", "0"], &["--trials", "'0'"]);
+    refused(&["run", "--trials", "three"], &["--trials", "'three'"]);
+    refused(&["run", "--max-trials", "0"], &["--max-trials"]);
+    refused(&["run", "cpu.primes", "--trials", "200"], &["--trials 200", "900 ms time budget", "at most 90 trials", "--time-budget"]);
+    refused(&["run", "cpu.primes", "--trials", "5", "--max-trials", "3"], &["--max-trials 3", "(5)"]);
+    refused(&["run", "cpu.primes", "--run-budget", "later"], &["--run-budget", "later"]);
     refused(&["run", "--ci-target", "200%"], &["200%"]);
     refused(&["run", "-p", "range"], &["--param range", "NAME=VALUE"]);
     refused(&["run", "cpu.primes", "-p", "blocks=4"], &["'blocks'"]);

@@ -23,3 +23,4 @@ mod records;
 mod rt_tasks;
 mod statuses;
 mod subcommands;
+mod trials;

@@ -1,13 +1,13 @@
 //! `npb.ep` and `npb.cg` end to end at class S (the quick profile), on every
 //! runtime with 1 and 2 workers: every row verifies against NPB 3.4's official
-//! values, and each injected fault makes the rows invalid. One sample per row:
+//! values, and each injected fault makes the rows invalid. One trial of one sample per row:
 //! class S EP takes seconds in the debug build.
 
 use serde_json::Value;
 
 use crate::common::{Sandbox, text};
 
-const ONE_SAMPLE: &[&str] = &["--runs", "1", "--warmup", "0", "--settle", "0", "--timeout", "300s"];
+const ONE_SAMPLE: &[&str] = &["--trials", "1", "--runs", "1", "--warmup", "0", "--settle", "0", "--timeout", "300s"];
 
 /// Runs `args` (ONE_SAMPLE added) and returns the rows, checking the exit code.
 fn run(args: &[&str], code: i32) -> Vec<Value> {

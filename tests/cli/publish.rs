@@ -76,7 +76,8 @@ fn exports_carry_every_row_in_each_format() {
     let json: Value = serde_json::from_slice(&report(&sb, &["--export", "json"]).stdout).unwrap();
     assert_eq!(json.as_array().unwrap().len(), rows.len());
     let first = &json[0];
-    assert_eq!(first["median"], rows[0]["stats"]["work"]["median"]);
+    assert_eq!(first["median"], rows[0]["stats"]["headline"]["median"]);
+    assert_eq!(first["trials"], rows[0]["stats"]["headline"]["trials"]);
     assert_eq!(first["unit"], "ns");
 
     let csv = text(&report(&sb, &["--export", "csv"]).stdout);

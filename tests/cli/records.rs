@@ -5,7 +5,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{FAST, SMALL_CHECKSUM, SMALL_PRIMES, Sandbox, bin, row, rows_of, run_dirs, text};
+use crate::common::{FAST, FAST_TRIALS, SMALL_CHECKSUM, SMALL_PRIMES, Sandbox, bin, row, rows_of, run_dirs, text, trial_samples};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -13,8 +13,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
 }
 
-fn timed_values(r: &Value, key: &str) -> Vec<f64> {
-    r["samples"].as_array().unwrap().iter().filter(|s| s["warmup"] == false).map(|s| s[key].as_f64().unwrap()).collect()
+/// The headline of a row recomputed from its samples: the median of each
+/// trial's median of its timed `key` values.
+fn headline(r: &Value, key: &str) -> f64 {
+    let trials: std::collections::BTreeSet<u64> = r["samples"].as_array().unwrap().iter().map(|s| s["trial"].as_u64().unwrap()).collect();
+    let medians: Vec<f64> = trials
+        .iter()
+        .map(|&t| median(trial_samples(r, t).iter().filter(|s| s["warmup"] == false).map(|s| s[key].as_f64().unwrap()).collect()))
+        .collect();
+    median(medians)
 }
 
 #[test]
@@ -24,7 +31,17 @@ fn a_run_writes_complete_records_that_redraw_the_tables() {
         sb.run(&[&["cpu.primes", "cpu.checksum", "--workers", "1,2", "--label", "testbox"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let run = sb.run_json();
-    assert_eq!(run["schema"], "proofbench.run/1");
+    assert_eq!(run["schema"], "proofbench.run/2");
+    assert_eq!(run["trials"]["min"], FAST_TRIALS);
+    assert_eq!(run["trials"]["max"], FAST_TRIALS, "--trials alone is exact");
+    // Every round ran every cell once, each in its own shuffled order.
+    let rounds = run["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), FAST_TRIALS);
+    for round in rounds {
+        let mut order: Vec<u64> = round["order"].as_array().unwrap().iter().map(|i| i.as_u64().unwrap()).collect();
+        order.sort_unstable();
+        assert_eq!(order, [0, 1, 2, 3], "{round}");
+    }
     assert_eq!(run["envelope"]["schema"], "proofbench.envelope/1");
     assert_eq!(run["label"], "testbox");
     assert_eq!(run["plan"].as_array().unwrap().len(), 4);
@@ -38,22 +55,35 @@ fn a_run_writes_complete_records_that_redraw_the_tables() {
     let rows = sb.rows();
     assert_eq!(rows.len(), 4);
     for r in &rows {
-        assert_eq!(r["schema"], "proofbench.row/1");
+        assert_eq!(r["schema"], "proofbench.row/2");
         assert_eq!(r["status"], "ok", "{}", r["reason"]);
         assert_eq!(r["verifier"]["passed"], true);
         let samples = r["samples"].as_array().unwrap();
-        assert_eq!(samples.len(), 4, "1 warmup + 3 timed");
-        assert_eq!(samples[0]["warmup"], true);
-        assert_eq!(r["stats"]["work"]["n"], 3);
+        assert_eq!(samples.len(), 4 * FAST_TRIALS, "each trial: 1 warmup + 3 timed");
+        for t in 0..FAST_TRIALS as u64 {
+            let mine = trial_samples(r, t);
+            assert_eq!((mine.len(), &mine[0]["warmup"]), (4, &Value::Bool(true)), "trial {t}");
+            let trial = &r["trials"][t as usize];
+            assert_eq!(
+                (trial["trial"].as_u64(), trial["status"].as_str(), trial["timed_samples"].as_u64()),
+                (Some(t), Some("ok"), Some(3))
+            );
+            assert_eq!(trial["round"], t, "trial t runs in round t");
+            assert!(trial["process"]["pid"].as_u64().is_some() && trial["started_utc"].is_string(), "{trial}");
+        }
+        assert_eq!(r["stats"]["work"]["n"], 3 * FAST_TRIALS);
+        assert_eq!(r["stats"]["headline"]["trials"], FAST_TRIALS);
+        assert_eq!(r["trials_planned"], FAST_TRIALS);
+        assert_eq!(r["stop"], "fixed");
         assert!(r["process"]["rusage"]["user_us"].as_u64().is_some());
         assert!(r["rusage_measured"]["max_rss_kib"].as_u64().unwrap() > 0);
         assert_eq!(r["process"]["exit_code"], 0);
         // The raw file holds the same samples, warmup marked.
         let csv = std::fs::read_to_string(sb.run_dir().join(r["raw"].as_str().unwrap())).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines[0], "index,phase,iters,ops,bytes,work_ns,total_ns,value,total_value");
-        assert_eq!(lines.len(), 5);
-        assert!(lines[1].contains(",warmup,") && lines[4].contains(",timed,"));
+        assert_eq!(lines[0], "trial,index,phase,iters,ops,bytes,work_ns,total_ns,value,total_value");
+        assert_eq!(lines.len(), 1 + 4 * FAST_TRIALS);
+        assert!(lines[1].starts_with("0,0,warmup,") && lines[4].starts_with("0,3,timed,") && lines[5].starts_with("1,0,warmup,"), "{csv}");
         assert!(sb.run_dir().join(r["log"].as_str().unwrap()).exists());
     }
     let primes = row(&rows, "cpu.primes");
@@ -64,7 +94,7 @@ fn a_run_writes_complete_records_that_redraw_the_tables() {
     let md = sb.report_md();
     let by_workers = |w: &str, k: u64| rows.iter().find(|r| r["cell"]["workload"] == w && r["cell"]["workers"] == k).unwrap();
     for (w, key) in [("cpu.primes", "value"), ("cpu.checksum", "value"), ("cpu.checksum", "total_value")] {
-        let s = median(timed_values(by_workers(w, 1), key)) / median(timed_values(by_workers(w, 2), key));
+        let s = headline(by_workers(w, 1), key) / headline(by_workers(w, 2), key);
         let shown = format!("{s:.3}x");
         assert!(md.contains(&shown), "{w} {key}: speedup {shown} not in the report:\n{md}");
     }
@@ -89,7 +119,9 @@ fn json_streams_one_row_per_line_on_stdout() {
     let sb = Sandbox::new();
     let out = sb.run(&[&["cpu.primes", "--workers", "1,2", "--json"], FAST, SMALL_PRIMES].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let streamed: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("each stdout line is a row")).collect();
+    let mut streamed: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("each stdout line is a row")).collect();
+    // Streamed as each row's last trial was decided; stored the same.
+    streamed.sort_by_key(|r| r["cell"]["index"].as_u64());
     assert_eq!(streamed, rows_of(&sb.run_dir()));
     assert!(text(&out.stderr).contains("Every row is ok."), "the summary goes to stderr with --json");
 }
@@ -172,15 +204,23 @@ fn record_format_md_names_every_field_the_records_carry() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/RECORD-FORMAT.md")).unwrap();
     let documented = |p: &str| doc.contains(&format!("`{p}`"));
-    let rusage_parents = ["process.rusage.", "rusage_measured.", "cpu.parent.", "cpu.workers."];
+    let rusage_parents = ["process.rusage.", "rusage_measured.", "trials[].rusage_measured.", "cpu.parent.", "cpu.workers."];
+    // An interference object's fields have one table (a trial's and the run's).
+    let interference_parents = ["trials[].facts.interference.", "interference."];
     let mut missing = Vec::new();
     let mut check = |p: String| {
         // Parameters and workload details are open maps, documented per workload.
         if p.starts_with("cell.params.") || p.starts_with("details.") {
             return;
         }
-        let p = p.replace("stats.total.", "stats.work.");
-        let leaf_only = rusage_parents.iter().find_map(|r| p.strip_prefix(r));
+        // Shared shapes are documented once: the total window's as the work
+        // window's, a trial's process and measurement as the row's.
+        let p = p.replace("stats.total.", "stats.work.").replace("stats.total_headline.", "stats.headline.");
+        let p = match p.strip_prefix("trials[].") {
+            Some(rest) if rest.starts_with("process.") || rest.starts_with("measurement.") => rest.to_string(),
+            _ => p,
+        };
+        let leaf_only = rusage_parents.iter().chain(&interference_parents).find_map(|r| p.strip_prefix(r));
         let ok = match leaf_only {
             Some(leaf) => documented(leaf),
             None => documented(&p),

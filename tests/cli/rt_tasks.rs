@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::common::{Sandbox, text};
 
 /// Two timed samples after one warmup, no settle pause.
-const TWO_RUNS: &[&str] = &["--workers", "1,2", "--runs", "2", "--warmup", "1", "--settle", "0"];
+const TWO_RUNS: &[&str] = &["--workers", "1,2", "--trials", "1", "--runs", "2", "--warmup", "1", "--settle", "0"];
 
 /// Small sizes for every `rt` workload (scoped, so each selection may use them).
 const SMALL: &[&str] = &[

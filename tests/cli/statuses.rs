@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{FAST, SMALL_CHECKSUM, SMALL_PRIMES, Sandbox, row, text};
+use crate::common::{FAST, SMALL_CHECKSUM, SMALL_PRIMES, Sandbox, row, text, trial_samples};
 
 #[test]
 fn a_crash_is_a_failed_row_with_the_signal_and_the_run_goes_on() {
@@ -66,43 +66,57 @@ fn a_wrong_answer_is_invalid_and_stays_out_of_every_table() {
 }
 
 #[test]
-fn sigint_mid_run_keeps_finished_rows_and_writes_the_report() {
+fn sigint_mid_run_keeps_finished_trials_and_marks_rows_short_of_their_trials() {
+    // A seed whose first round runs the two cpu cells (plan positions 0 and 1)
+    // before the hang (2): the interrupt then comes after their first trial.
+    let seed = (0..).find(|&s| proofbench::runner::rounds::shuffled(&[0, 1, 2], s, 0)[2] == 2).unwrap();
     let sb = Sandbox::new();
-    // Cells run in registry order: the two cpu rows, then the hang.
     let mut child = sb
         .command(
-            &[&["selftest.hang", "cpu.primes", "cpu.checksum", "--workers", "1", "--timeout", "60s"], FAST, SMALL_PRIMES, SMALL_CHECKSUM]
-                .concat(),
+            &[
+                &["selftest.hang", "cpu.primes", "cpu.checksum", "--workers", "1", "--timeout", "60s", "--seed", &seed.to_string()],
+                FAST,
+                SMALL_PRIMES,
+                SMALL_CHECKSUM,
+            ]
+            .concat(),
         )
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let rows_file = sb.run_dir().join("rows.jsonl");
+    let hang_log = sb.run_dir().join("logs/002-selftest.hang.log");
     let t = Instant::now();
-    while std::fs::read_to_string(&rows_file).map(|s| s.lines().count()).unwrap_or(0) < 2 {
-        assert!(t.elapsed() < Duration::from_secs(60), "no row after a minute");
+    while !std::fs::read_to_string(&hang_log).is_ok_and(|l| l.contains("proofbench worker pid")) {
+        assert!(t.elapsed() < Duration::from_secs(60), "the hang did not start within a minute");
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(300)); // the hang has started
     // SAFETY: sending SIGINT to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = Instant::now();
     let status = child.wait().unwrap();
     assert!(t.elapsed() < Duration::from_secs(10), "the run took {:?} to stop", t.elapsed());
     assert_eq!(status.code(), Some(130));
+    // The two cpu rows keep their one finished trial and say they are short.
     let rows = sb.rows();
-    assert_eq!(rows.len(), 2, "only the finished rows are kept");
-    assert!(rows.iter().all(|r| r["status"] == "ok"));
+    assert_eq!(rows.len(), 2, "only rows with a finished trial are kept");
+    for r in &rows {
+        assert_eq!((r["status"].as_str(), r["stop"].as_str()), (Some("ok"), Some("interrupted")), "{}", r["cell"]["row_id"]);
+        assert_eq!((r["trials"].as_array().unwrap().len(), r["trials_planned"].as_u64()), (1, Some(2)));
+        assert_eq!(r["stats"]["headline"]["no_interval"], "1 trial", "one trial: no interval");
+    }
     let run = sb.run_json();
     assert_eq!(run["interrupted"], true);
     assert_eq!(run["complete"], false);
     assert_eq!(run["not_run"], serde_json::json!(["002-selftest.hang"]));
+    assert_eq!(run["rounds"][0]["order"], serde_json::json!([0, 1, 2]));
     let md = sb.report_md();
     assert!(md.contains("the run was interrupted") && md.contains("| not run"), "{md}");
+    assert!(md.contains("| ok (1 of 2) |") && md.contains("n/a: 1 trial"), "{md}");
     // The interrupted worker's process group is gone.
-    let hang_log = std::fs::read_to_string(sb.run_dir().join("logs/002-selftest.hang.log")).unwrap();
-    let pid: i32 = hang_log.split_whitespace().nth(3).unwrap().parse().unwrap();
+    let log = std::fs::read_to_string(&hang_log).unwrap();
+    let line = log.lines().find(|l| l.starts_with("proofbench worker pid")).unwrap();
+    let pid: i32 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
     // SAFETY: probing with signal 0 sends nothing.
     assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "worker {pid} still alive");
 }
@@ -110,15 +124,26 @@ fn sigint_mid_run_keeps_finished_rows_and_writes_the_report() {
 #[test]
 fn noisy_samples_are_measured_and_classified() {
     let sb = Sandbox::new();
-    let out = sb.run(&["selftest.noisy", "--runs", "12", "-p", "base_us=100", "-p", "jitter_us=2000"]);
+    let out = sb.run(&["selftest.noisy", "--trials", "3", "--runs", "12", "-p", "base_us=100", "-p", "jitter_us=2000"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let rows = sb.rows();
     let r = row(&rows, "selftest.noisy");
     let s = &r["stats"]["work"];
-    assert_eq!(s["n"], 12);
+    assert_eq!(s["n"], 36, "12 timed samples in each of 3 trials");
     assert_eq!(s["variance"], "noisy", "CV {}", s["cv"]);
-    assert!(s["ci95"]["lo"].as_f64() <= s["median"].as_f64() && s["median"].as_f64() <= s["ci95"]["hi"].as_f64());
-    assert_eq!(r["measurement"]["stop_reason"], "fixed");
+    let h = &r["stats"]["headline"];
+    assert_eq!(h["trials"], 3);
+    assert_eq!(h["trial_medians"].as_array().unwrap().len(), 3);
+    assert!(h["ci95"]["lo"].as_f64() <= h["median"].as_f64() && h["median"].as_f64() <= h["ci95"]["hi"].as_f64(), "{h}");
+    assert_eq!((r["stop"].as_str(), r["trials_planned"].as_u64()), (Some("fixed"), Some(3)));
+    for t in r["trials"].as_array().unwrap() {
+        assert_eq!(t["measurement"]["stop_reason"], "fixed");
+        assert_eq!(t["timed_samples"], 12);
+        assert!(t["process"]["pid"].as_u64().is_some() && t["facts"]["allowed_cpus"].is_array(), "{t}");
+    }
+    let pids: std::collections::BTreeSet<u64> =
+        r["trials"].as_array().unwrap().iter().map(|t| t["process"]["pid"].as_u64().unwrap()).collect();
+    assert_eq!(pids.len(), 3, "each trial is its own process");
 }
 
 #[test]
@@ -136,7 +161,8 @@ fn nanosecond_operations_are_batched_until_the_clock_costs_under_one_percent() {
     assert!(m["loop_overhead_ns_per_iter"].as_f64().unwrap() > 0.0);
     assert_eq!(m["overhead_subtracted"], false);
     let grown = m["iters_grown_after_warmup"].as_bool().unwrap();
-    for s in r["samples"].as_array().unwrap() {
+    // `measurement` is the first trial's: each trial calibrates its own batch.
+    for s in trial_samples(r, 0) {
         let (work, ops) = (s["work_ns"].as_f64().unwrap(), s["ops"].as_f64().unwrap());
         let n = s["iters"].as_u64().unwrap();
         if s["warmup"] == true {

@@ -1,5 +1,7 @@
 //! `selftest.noisy`: sleeps for seeded random durations, so its samples are
-//! noisy; `slowdown` scales the sleeps to fake a regression.
+//! noisy; `slowdown` scales the sleeps to fake a regression. The jitter
+//! models noise, not an input: each trial (a process) draws its own, from
+//! the cell's seed and the process id.
 
 use rand::{RngExt, SeedableRng};
 
@@ -43,7 +45,7 @@ impl Workload for Noisy {
             base_ns: cell.u64("base_us")? * 1000,
             jitter_ns: cell.u64("jitter_us")? * 1000,
             scale: cell.u64("slowdown_pct")? as f64 / 100.0,
-            rng: rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed),
+            rng: rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed ^ (u64::from(std::process::id()) << 32)),
             last: None,
         })))
     }
