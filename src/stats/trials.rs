@@ -100,7 +100,7 @@ pub struct TrialEstimate {
     /// Largest trial median over the smallest, minus 1.
     pub span: Option<f64>,
     /// Whether the trials disagree by more than their samples' noise can
-    /// explain (see [`fn@disagree`]).
+    /// explain (see [`crate::stats::disagree`]).
     pub disagree: bool,
     /// The smallest relative change a comparison of two runs like this one
     /// calls at the given noise band (see [`sensitivity`]).
