@@ -36,7 +36,8 @@ pub use estimators::{mad, mean, median, quantile, stddev};
 pub use outliers::{modified_z_scores, outliers_modified_z, outliers_sigma};
 pub use summary::{SIGMA_RULE_MIN_N, Summary, VarianceClass};
 pub use trials::{
-    DEFAULT_NOISE, LEVEL, RatioEstimate, Scale, TrialEstimate, TrialInterval, estimate, ratio, sensitivity, t_quantile, trial_interval,
+    DEFAULT_NOISE, DISAGREE_SPAN, LEVEL, RatioEstimate, Scale, TrialEstimate, TrialInterval, disagree, estimate, ratio, sensitivity,
+    t_quantile, trial_interval,
 };
 
 /// Why a set of values cannot be a [`Sample`].
