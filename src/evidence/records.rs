@@ -351,6 +351,35 @@ pub struct TrialRecord {
 }
 
 impl TrialRecord {
+    /// The record of trial `trial` (in round `round`) from how its worker
+    /// process ended and what the worker reported.
+    pub fn from_report(
+        trial: u32,
+        round: u32,
+        status: Status,
+        reason: Option<String>,
+        process: ProcessRecord,
+        report: &WorkerReport,
+    ) -> TrialRecord {
+        let timed: Vec<f64> = report.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect();
+        TrialRecord {
+            trial,
+            round,
+            status,
+            reason,
+            started_utc: String::new(),
+            finished_utc: String::new(),
+            process,
+            warmup_samples: report.samples.iter().filter(|s| s.warmup).count() as u32,
+            timed_samples: timed.len() as u32,
+            median: (!timed.is_empty()).then(|| crate::stats::median(&timed)),
+            verified: report.verifier.as_ref().map(|v| v.passed),
+            measurement: report.measurement.clone(),
+            rusage_measured: report.rusage_measured,
+            facts: report.facts.clone(),
+        }
+    }
+
     /// Whether other processes or the hypervisor took a share of its CPUs.
     pub fn disturbed(&self) -> bool {
         self.facts.as_ref().and_then(|f| f.interference.as_ref()).is_some_and(|i| i.disturbed)
@@ -459,23 +488,16 @@ impl Row {
     /// A row recorded before trials (`proofbench.row/1`) as one trial of
     /// the current shape, its statistics recomputed from its samples.
     pub fn upgrade_from_v1(&mut self) {
-        let timed: Vec<f64> = self.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect();
-        self.trials = vec![TrialRecord {
-            trial: 0,
-            round: 0,
-            status: self.status,
-            reason: self.reason.clone(),
-            started_utc: self.started_utc.clone(),
-            finished_utc: self.finished_utc.clone(),
-            process: self.process.clone(),
-            warmup_samples: self.samples.iter().filter(|s| s.warmup).count() as u32,
-            timed_samples: timed.len() as u32,
-            median: (!timed.is_empty()).then(|| crate::stats::median(&timed)),
-            verified: self.verifier.as_ref().map(|v| v.passed),
+        // What its one worker reported, as the row kept it.
+        let report = WorkerReport {
+            samples: self.samples.clone(),
+            verifier: self.verifier.clone(),
             measurement: self.measurement.clone(),
             rusage_measured: self.rusage_measured,
-            facts: None,
-        }];
+            ..WorkerReport::new(self.status, self.reason.clone())
+        };
+        let trial = TrialRecord::from_report(0, 0, self.status, self.reason.clone(), self.process.clone(), &report);
+        self.trials = vec![TrialRecord { started_utc: self.started_utc.clone(), finished_utc: self.finished_utc.clone(), ..trial }];
         self.trials_planned = 1;
         self.stop = Some(RowStop::Fixed);
         self.stats = RowStats::of(&self.samples, crate::stats::DEFAULT_NOISE);

@@ -150,10 +150,7 @@ impl CounterRecord {
                 Reading::Present(HardwareCounters {
                     cycles,
                     instructions,
-                    ipc: match (instructions, cycles) {
-                        (Some(i), Some(c)) if c > 0 => Some(i as f64 / c as f64),
-                        _ => None,
-                    },
+                    ipc: ipc(instructions, cycles),
                     cache_references: add(x.cache_references, y.cache_references),
                     cache_misses: add(x.cache_misses, y.cache_misses),
                     dtlb_load_misses: add(x.dtlb_load_misses, y.dtlb_load_misses),
@@ -179,6 +176,14 @@ impl CounterRecord {
         let mut threads = self.threads;
         threads.extend(other.threads.iter().cloned());
         CounterRecord { window, samples: self.samples + other.samples, software, threads, hardware }
+    }
+}
+
+/// Instructions per cycle, where both were counted and cycles ran.
+fn ipc(instructions: Option<u64>, cycles: Option<u64>) -> Option<f64> {
+    match (instructions, cycles) {
+        (Some(i), Some(c)) if c > 0 => Some(i as f64 / c as f64),
+        _ => None,
     }
 }
 
@@ -314,10 +319,7 @@ impl Probe {
         Reading::Present(HardwareCounters {
             cycles,
             instructions,
-            ipc: match (instructions, cycles) {
-                (Some(i), Some(c)) if c > 0 => Some(i as f64 / c as f64),
-                _ => None,
-            },
+            ipc: ipc(instructions, cycles),
             cache_references: get(Hw::CacheReferences),
             cache_misses: get(Hw::CacheMisses),
             dtlb_load_misses: get(Hw::DtlbLoadMisses),

@@ -271,6 +271,14 @@ pub fn group_plots(rows: &[Row], group: &str) -> Vec<plot::Plot> {
         .collect()
 }
 
+/// Seconds from the first round's start to the last one's end.
+fn rounds_span(run: &RunRecord) -> Option<f64> {
+    let at = |t: &str| humantime::parse_rfc3339(t).ok();
+    let (first, last) = (run.rounds.first()?, run.rounds.last()?);
+    let (a, b) = (at(&first.started_utc)?, at(last.finished_utc.as_deref()?)?);
+    Some(b.duration_since(a).ok()?.as_secs_f64())
+}
+
 /// The warning of a run during which other work took the machine.
 pub fn busy_warning(run: &RunRecord) -> Option<String> {
     let i = run.interference.as_ref().filter(|i| i.disturbed)?;
@@ -313,6 +321,14 @@ pub fn reproducibility(rows: &[Row]) -> String {
 /// Every row that is not ok, with its reason; then the run's wall and CPU time.
 pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
     let mut out = reproducibility(rows);
+    if let Some(span) = rounds_span(run) {
+        out.push_str(&format!(
+            "\nThe trials of this run were taken over {} in {} rounds: a change of the machine slower than that (a neighbour's \
+             load over minutes, a host's turbo budget) is not in these intervals.\n",
+            format::seconds(span),
+            run.rounds.len()
+        ));
+    }
     if let Some(w) = busy_warning(run) {
         out.push_str(&format!("\nwarning: {w}.\n"));
     }

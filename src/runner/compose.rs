@@ -117,23 +117,8 @@ pub fn trial(
     for s in &mut report.samples {
         s.trial = trial;
     }
-    let timed: Vec<f64> = report.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect();
-    let record = TrialRecord {
-        trial,
-        round,
-        status,
-        reason,
-        started_utc,
-        finished_utc,
-        process: run.process.clone(),
-        warmup_samples: report.samples.iter().filter(|s| s.warmup).count() as u32,
-        timed_samples: timed.len() as u32,
-        median: (!timed.is_empty()).then(|| crate::stats::median(&timed)),
-        verified: report.verifier.as_ref().map(|v| v.passed),
-        measurement: report.measurement.clone(),
-        rusage_measured: report.rusage_measured,
-        facts: report.facts.clone(),
-    };
+    let record =
+        TrialRecord { started_utc, finished_utc, ..TrialRecord::from_report(trial, round, status, reason, run.process.clone(), &report) };
     (record, report)
 }
 

@@ -29,6 +29,7 @@ use crate::report::{self, terminal::Out};
 
 use config::{RunConfig, Target};
 use observe::Observers;
+use rounds::Outcome;
 
 /// The seed of a run unless `--seed` is given (fixed, so that runs repeat).
 pub const DEFAULT_SEED: u64 = 0x5EED_2026;
@@ -111,10 +112,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
 /// One run on one target: plan, run the rounds, write the records and the
 /// report; returns the exit code and the run directory.
 fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>) -> anyhow::Result<(u8, PathBuf)> {
-    let wall = Instant::now();
-    // This process may have been exec'd by another (cargo run does that), whose
-    // CPU time and reaped children the kernel's counters still hold: count from here.
-    let (cpu_self0, cpu_children0) = (Rusage::this_process(), Rusage::children());
+    let start = Start::now();
     let cfg = RunConfig::new(args, argv, target, label)?;
     let mut dir = match &args.run_dir {
         Some(p) => RunDir::create_at(p)?,
@@ -124,7 +122,75 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
             RunDir::create_in(&args.out, &format!("{stamp}-{}-{}", name_part(host), name_part(&cfg.label)))?
         }
     };
-    let mut run = RunRecord {
+    let mut run = run_record(&cfg, args, &dir);
+    dir.write_run(&run)?;
+    signals::install()?;
+    if !args.quiet {
+        announce(&cfg, args, &dir);
+    }
+    let mut observers = Observers::for_run(args, &cfg.cells);
+    let outcome = rounds::execute(&cfg, &mut dir, &mut observers)?;
+    finish_record(&mut run, &cfg, &outcome, &start);
+    dir.write_run(&run)?;
+
+    // The report is rendered from the records as stored, so that
+    // `proofbench report DIR` gives the same bytes.
+    let stored = read_run(dir.path())?;
+    dir.write_file("report.md", &report::render(&stored))?;
+    dir.write_file("report.html", &report::html::render(&stored))?;
+    observers.run_finished(dir.path())?;
+    let summary = format!("{}\nResults: {}\n", report::footer(&stored.run, &stored.rows), dir.path().display());
+    match (args.json, args.quiet) {
+        (true, true) => {}
+        (true, false) => eprint!("{summary}"),
+        (false, _) => Out::new().print(&summary)?,
+    }
+    let code = match (run.interrupted, run.counts.as_ref().map_or(0, StatusCounts::failures)) {
+        (true, _) => EXIT_INTERRUPTED,
+        (false, 0) => 0,
+        (false, _) => 1,
+    };
+    Ok((code, dir.path().to_path_buf()))
+}
+
+/// What the run's end measures against: its start.
+struct Start {
+    wall: Instant,
+    /// This process may have been exec'd by another (cargo run does that),
+    /// whose CPU time and reaped children the kernel's counters still hold:
+    /// the run counts from here.
+    cpu_self: Rusage,
+    cpu_children: Rusage,
+    machine: interference::Snapshot,
+}
+
+impl Start {
+    fn now() -> Start {
+        Start {
+            wall: Instant::now(),
+            cpu_self: Rusage::this_process(),
+            cpu_children: Rusage::children(),
+            machine: interference::Snapshot::read(),
+        }
+    }
+}
+
+/// One line on stderr: how many cells and trials, and where the run goes.
+fn announce(cfg: &RunConfig, args: &RunArgs, dir: &RunDir) {
+    let through = cfg.launcher.as_ref().map(|l| format!(", through `{}`", l.display(&[]))).unwrap_or_default();
+    let t = &cfg.trials;
+    let trials = if t.min == t.max { format!("{} trials each", t.min) } else { format!("{} to {} trials each", t.min, t.max) };
+    eprintln!(
+        "proofbench: {} cells, {trials}, profile {}{through}, writing {}",
+        cfg.cells.len(),
+        args.profile.as_str(),
+        dir.path().display()
+    );
+}
+
+/// The run's record as it starts: the plan and the machine, nothing measured.
+fn run_record(cfg: &RunConfig, args: &RunArgs, dir: &RunDir) -> RunRecord {
+    RunRecord {
         schema: RUN_SCHEMA.to_string(),
         id: dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         label: cfg.label.clone(),
@@ -146,26 +212,15 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
         trials: Some(cfg.trials.clone()),
         rounds: Vec::new(),
         interference: None,
-    };
-    dir.write_run(&run)?;
-    signals::install()?;
-    if !args.quiet {
-        let through = cfg.launcher.as_ref().map(|l| format!(", through `{}`", l.display(&[]))).unwrap_or_default();
-        let t = &cfg.trials;
-        let trials = if t.min == t.max { format!("{} trials each", t.min) } else { format!("{} to {} trials each", t.min, t.max) };
-        eprintln!(
-            "proofbench: {} cells, {trials}, profile {}{through}, writing {}",
-            cfg.cells.len(),
-            args.profile.as_str(),
-            dir.path().display()
-        );
     }
-    let machine0 = interference::Snapshot::read();
-    let mut observers = Observers::for_run(args, &cfg.cells);
-    let outcome = rounds::execute(&cfg, &mut dir, &mut observers)?;
+}
 
+/// What the run's end adds to its record: how it ended, its rounds, the
+/// machine after it, its wall and CPU time, what else took the machine
+/// meanwhile, and the rows per status.
+fn finish_record(run: &mut RunRecord, cfg: &RunConfig, outcome: &Outcome, start: &Start) {
     run.interrupted = outcome.interrupted || signals::interrupted();
-    run.rounds = outcome.rounds;
+    run.rounds = outcome.rounds.clone();
     run.not_run = cfg.cells.iter().filter(|c| !outcome.rows.iter().any(|r| r.cell.index == c.index)).map(|c| c.row_id.clone()).collect();
     run.complete = run.not_run.is_empty() && !run.interrupted;
     match &cfg.launcher {
@@ -176,14 +231,14 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
         }
     }
     run.finished_utc = run.envelope.finished_utc.clone();
-    run.wall_s = Some(wall.elapsed().as_secs_f64());
-    let mut cpu = RunCpu { parent: Rusage::this_process().since(&cpu_self0), workers: Rusage::children().since(&cpu_children0) };
+    let wall_s = start.wall.elapsed().as_secs_f64();
+    run.wall_s = Some(wall_s);
+    let mut cpu = RunCpu { parent: Rusage::this_process().since(&start.cpu_self), workers: Rusage::children().since(&start.cpu_children) };
     if cfg.launcher.is_none() {
         // Everything the machine did that was not this run (parent and workers).
         let cpus = affinity::current_thread().unwrap_or_default();
         let own_ms = cpu.parent.plus(&cpu.workers).cpu_seconds() * 1e3;
-        run.interference =
-            Some(Interference::between(&machine0, &interference::Snapshot::read(), &cpus, own_ms, wall.elapsed().as_secs_f64() * 1e3));
+        run.interference = Some(Interference::between(&start.machine, &interference::Snapshot::read(), &cpus, own_ms, wall_s * 1e3));
     }
     // Peaks are not differences: take this process's own high-water mark (reset at
     // exec) and the largest worker's.
@@ -191,30 +246,5 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
     cpu.workers.max_rss_kib =
         outcome.rows.iter().flat_map(|r| &r.trials).filter_map(|t| t.process.rusage.map(|u| u.max_rss_kib)).max().unwrap_or(0);
     run.cpu = Some(cpu);
-    let counts = StatusCounts::of(outcome.rows.iter().map(|r| &r.status));
-    run.counts = Some(counts.clone());
-    dir.write_run(&run)?;
-
-    // The report is rendered from the records as stored, so that
-    // `proofbench report DIR` gives the same bytes.
-    let stored = read_run(dir.path())?;
-    dir.write_file("report.md", &report::render(&stored))?;
-    dir.write_file("report.html", &report::html::render(&stored))?;
-    observers.run_finished(dir.path())?;
-    let summary = format!("{}\nResults: {}\n", report::footer(&stored.run, &stored.rows), dir.path().display());
-    if args.json {
-        if !args.quiet {
-            eprint!("{summary}");
-        }
-    } else {
-        Out::new().print(&summary)?;
-    }
-    let code = if run.interrupted {
-        EXIT_INTERRUPTED
-    } else if counts.failures() > 0 {
-        1
-    } else {
-        0
-    };
-    Ok((code, dir.path().to_path_buf()))
+    run.counts = Some(StatusCounts::of(outcome.rows.iter().map(|r| &r.status)));
 }
