@@ -1,7 +1,7 @@
 //! history regressions: walk each row series in time order and judge every
 //! consecutive pair of runs with `compare::judge` (the same test as
-//! `proofbench compare`: ratio of medians, bootstrap CI, Mann-Whitney p,
-//! noise band), flagging each step that regressed. Pure: the caller reads
+//! `proofbench compare`: ratio of medians, an interval from the trials of
+//! both runs, noise band), flagging each step that regressed. Pure: the caller reads
 //! the database.
 
 use std::collections::BTreeMap;
