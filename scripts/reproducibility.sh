@@ -62,13 +62,15 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     [ "$changed" -le 2 ] || { echo "  FAIL: too many false verdicts"; failures=$((failures + 1)); }
     [ "$pct" -ge 80 ] || { echo "  FAIL: the intervals do not hold the other run's median often enough"; failures=$((failures + 1)); }
     echo
-    echo "  Per row (the 15 that moved most; ratio = b / a; Between = spread of a's trial medians):"
-    # Rows of the compare table with a ratio, sorted by how far it is from 1.
-    awk -F'|' 'NF > 8 && $6 ~ /[0-9]/ { r = $6 + 0; d = (r > 1 ? r : 1 / r); printf "%.4f|%s|%s|%s|%s|%s\n", d, $2, $3, $6, $7, $9 }' \
+    echo "  Per row (the 15 that moved most; ratio = b / a; spread = between trials of a / of b):"
+    # Rows of the compare table with a ratio, sorted by how far it is from 1:
+    # | Workload | Axes | Base | Candidate | Ratio | 95% CI | Trials | Between | Verdict | Why |
+    awk -F'|' 'NF > 9 && $6 ~ /[0-9]/ { r = $6 + 0; d = (r > 1 ? r : 1 / r); printf "%.4f|%s|%s|%s|%s|%s|%s\n", d, $2, $3, $6, $7, $9, $10 }' \
         "$out/aa-compare.md" | sort -t'|' -k1,1 -gr | head -n 15 |
-        while IFS='|' read -r _ w axes ratio ci verdict; do
-            printf "    %-22s %-44s ratio %s  CI %s  %s\n" "$(echo $w)" "$(echo $axes)" "$(echo $ratio)" "$(echo $ci)" "$(echo $verdict)"
+        while IFS='|' read -r _ w axes ratio ci spread verdict; do
+            printf "    %-18s %-44s ratio %s  CI %-13s spread %-15s %s\n" "$(echo $w)" "$(echo $axes)" "$(echo $ratio)" "$(echo $ci)" "$(echo $spread)" "$(echo $verdict)"
         done
+    echo "  Spread between trials over all rows (a): $(awk -F'|' 'NF > 9 && $9 ~ /%/ { split($9, s, "/"); v = s[1] + 0; n++; if (v < 1) a++; else if (v < 3) b++; else if (v < 10) c++; else d++ } END { printf "%d rows under 1%%, %d 1-3%%, %d 3-10%%, %d 10%% or more", a, b, c, d }' "$out/aa-compare.md")"
     echo "  (the whole comparison: $out/aa-compare.md; each run's report.md has every row's spread between and within trials)"
     grep -h -A3 "^## Reproducibility" "$a/report.md" | sed -n 3p | sed 's/^/  run a: /'
 fi
@@ -82,8 +84,8 @@ if [ "$part" = all ] || [ "$part" = 2 ]; then
             "$PB" run --quiet --no-history --out "$out/$name-$i-base" $base > /dev/null || true
             "$PB" run --quiet --no-history --out "$out/$name-$i-cand" $cand > /dev/null || true
             "$PB" compare "$(newest "$out/$name-$i-base")" "$(newest "$out/$name-$i-cand")" $extra > "$out/$name-$i.md" || true
-            # Every matched row: | Workload | Axes | Base | Candidate | Ratio | 95% CI | Trials | Verdict | Why |
-            while IFS='|' read -r _ _ axes _ _ ratio ci _ verdict _; do
+            # Every matched row: | Workload | Axes | Base | Candidate | Ratio | 95% CI | Trials | Between | Verdict | Why |
+            while IFS='|' read -r _ _ axes _ _ ratio ci _ _ verdict _; do
                 verdict=$(echo $verdict)
                 echo "  $name repeat $i $(echo $axes): ratio $(echo $ratio), CI $(echo $ci): $verdict"
                 [ "$verdict" = regressed ] || { echo "  FAIL: $name repeat $i was not called regressed"; failures=$((failures + 1)); }

@@ -59,6 +59,9 @@ pub struct RowComparison {
     pub holds_other: [Option<bool>; 2],
     /// Trials (with timed samples) of the base and of the candidate.
     pub trials: [usize; 2],
+    /// The spread between trials of the base and of the candidate (standard
+    /// deviation of the logs of their trial medians).
+    pub between: [Option<f64>; 2],
     /// Trials of the base and of the candidate that other processes disturbed.
     pub disturbed: [usize; 2],
     pub verdict: Verdict,
@@ -200,6 +203,7 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         ratio_ci95: None,
         holds_other: [holds(base, cand), holds(cand, base)],
         trials: [trial_medians(base).len(), trial_medians(cand).len()],
+        between: [base.headline().and_then(|h| h.between), cand.headline().and_then(|h| h.between)],
         disturbed: [base.disturbed_trials(), cand.disturbed_trials()],
         verdict: Verdict::NotComparable,
         reason: String::new(),
@@ -273,6 +277,7 @@ fn unmatched(r: &Row, side: &str) -> RowComparison {
         ratio_ci95: None,
         holds_other: [None, None],
         trials: [0, 0],
+        between: [None, None],
         disturbed: [0, 0],
         verdict: Verdict::NotComparable,
         reason: format!("missing in the {side}"),
@@ -351,6 +356,7 @@ pub fn render(c: &Comparison) -> String {
         ("Ratio", Align::Right),
         ("95% CI", Align::Right),
         ("Trials", Align::Right),
+        ("Between", Align::Right),
         ("Verdict", Align::Left),
         ("Why", Align::Left),
     ]);
@@ -368,12 +374,16 @@ pub fn render(c: &Comparison) -> String {
             r.ratio.map(|x| format!("{x:.3}")).unwrap_or_else(|| "n/a".into()),
             r.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
             format!("{} vs {}", r.trials[0], r.trials[1]),
+            match r.between {
+                [Some(a), Some(b)] => format!("{} / {}", format::percent(a), format::percent(b)),
+                _ => "n/a".into(),
+            },
             r.verdict.as_str().to_string(),
             r.reason.clone(),
         ]);
     }
     let mut out = format!(
-        "# proofbench compare\n\nBase: {}\nCandidate: {}\nNoise threshold: {} (ratio = candidate / base, with a 95% interval from the trials of both runs; regressed or improved only when the whole interval lies beyond the threshold)\n\n",
+        "# proofbench compare\n\nBase: {}\nCandidate: {}\nNoise threshold: {} (ratio = candidate / base, with a 95% interval from the trials of both runs; regressed or improved only when the whole interval lies beyond the threshold; Between: the spread of each run's trial medians)\n\n",
         c.base,
         c.candidate,
         format::percent(c.threshold)
