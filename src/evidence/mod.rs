@@ -3,6 +3,8 @@
 
 pub mod dir;
 pub mod records;
+pub mod trials;
 
 pub use dir::{EvidenceError, RunDir, StoredRun, read_run};
 pub use records::*;
+pub use trials::*;

@@ -1,0 +1,128 @@
+//! The records of trials and rounds: what each worker process of a row did
+//! and saw, why a row stopped adding trials, and the order of each round.
+
+use serde::{Deserialize, Serialize};
+
+use super::records::{MeasurementRecord, ProcessRecord, Status, WorkerReport};
+use crate::measure::interference::Interference;
+use crate::measure::rusage::Rusage;
+
+/// What a trial's worker saw of the machine over its warmup and timed
+/// samples: where its threads ran, how its memory was backed, and what else
+/// took the CPUs it could use.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrialFacts {
+    /// The CPUs the worker was allowed when it started (affinity and cpuset).
+    pub allowed_cpus: Vec<usize>,
+    /// The CPUs its live threads last ran on when the samples ended.
+    pub thread_cpus: Vec<usize>,
+    /// AnonHugePages of the whole worker when the samples ended, bytes.
+    pub anon_huge_bytes: Option<u64>,
+    /// Other processes' CPU time, steal and CPU pressure over the samples.
+    pub interference: Option<Interference>,
+}
+
+/// Why a row stopped adding trials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RowStop {
+    /// `--trials N`: exactly the trials asked for.
+    Fixed,
+    /// The interval's half-width was within the target.
+    CiTarget,
+    /// Still wider than the target at `--max-trials`.
+    MaxTrials,
+    /// Still wider than the target, but the run's budget had no room for more.
+    RunBudget,
+    /// A trial was not ok (failed, invalid, timed out or skipped): no more were run.
+    NotOk,
+    /// The run was interrupted before the planned trials.
+    Interrupted,
+}
+
+impl RowStop {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowStop::Fixed => "fixed",
+            RowStop::CiTarget => "ci-target",
+            RowStop::MaxTrials => "max-trials",
+            RowStop::RunBudget => "run-budget",
+            RowStop::NotOk => "not-ok",
+            RowStop::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One trial of a row: one worker process, as the parent saw it end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// From 0, in the order the row's trials ran.
+    pub trial: u32,
+    /// The round it ran in, from 0.
+    pub round: u32,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub started_utc: String,
+    pub finished_utc: String,
+    /// How the worker process ended (pid, exit, wall time, rusage).
+    pub process: ProcessRecord,
+    pub warmup_samples: u32,
+    pub timed_samples: u32,
+    /// Median of its timed samples.
+    pub median: Option<f64>,
+    /// Whether its verifier passed every sample it checked (`None`: it never ran).
+    pub verified: Option<bool>,
+    /// How it sampled (batch size, stopping reason...).
+    pub measurement: Option<MeasurementRecord>,
+    pub rusage_measured: Option<Rusage>,
+    /// Where it ran and what else ran meanwhile (absent when it measured nothing).
+    pub facts: Option<TrialFacts>,
+}
+
+impl TrialRecord {
+    /// The record of trial `trial` (in round `round`) from how its worker
+    /// process ended and what the worker reported.
+    pub fn from_report(
+        trial: u32,
+        round: u32,
+        status: Status,
+        reason: Option<String>,
+        process: ProcessRecord,
+        report: &WorkerReport,
+    ) -> TrialRecord {
+        let timed: Vec<f64> = report.samples.iter().filter(|s| !s.warmup).map(|s| s.value).collect();
+        TrialRecord {
+            trial,
+            round,
+            status,
+            reason,
+            started_utc: String::new(),
+            finished_utc: String::new(),
+            process,
+            warmup_samples: report.samples.iter().filter(|s| s.warmup).count() as u32,
+            timed_samples: timed.len() as u32,
+            median: (!timed.is_empty()).then(|| crate::stats::median(&timed)),
+            verified: report.verifier.as_ref().map(|v| v.passed),
+            measurement: report.measurement.clone(),
+            rusage_measured: report.rusage_measured,
+            facts: report.facts.clone(),
+        }
+    }
+
+    /// Whether other processes or the hypervisor took a share of its CPUs.
+    pub fn disturbed(&self) -> bool {
+        self.facts.as_ref().and_then(|f| f.interference.as_ref()).is_some_and(|i| i.disturbed)
+    }
+}
+
+/// One round: every cell still measuring runs its next trial, in an order
+/// shuffled from the run's seed and the round's number.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    /// From 0.
+    pub index: u32,
+    /// Cell indices (`cell.index`) in the order their trials ran.
+    pub order: Vec<usize>,
+    pub started_utc: String,
+    pub finished_utc: Option<String>,
+}
