@@ -4,7 +4,9 @@
 pub mod dir;
 pub mod records;
 pub mod trials;
+pub mod worker;
 
 pub use dir::{EvidenceError, RunDir, StoredRun, read_run};
 pub use records::*;
 pub use trials::*;
+pub use worker::*;

@@ -3,24 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::records::{MeasurementRecord, ProcessRecord, Status, WorkerReport};
-use crate::measure::interference::Interference;
+use super::worker::{MeasurementRecord, ProcessRecord, Status, TrialFacts, WorkerReport};
 use crate::measure::rusage::Rusage;
-
-/// What a trial's worker saw of the machine over its warmup and timed
-/// samples: where its threads ran, how its memory was backed, and what else
-/// took the CPUs it could use.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TrialFacts {
-    /// The CPUs the worker was allowed when it started (affinity and cpuset).
-    pub allowed_cpus: Vec<usize>,
-    /// The CPUs its live threads last ran on when the samples ended.
-    pub thread_cpus: Vec<usize>,
-    /// AnonHugePages of the whole worker when the samples ended, bytes.
-    pub anon_huge_bytes: Option<u64>,
-    /// Other processes' CPU time, steal and CPU pressure over the samples.
-    pub interference: Option<Interference>,
-}
 
 /// Why a row stopped adding trials.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -14,7 +14,6 @@ use crate::stats::{DEFAULT_NOISE, TrialEstimate};
 use crate::workloads::contract::WorkloadSpec;
 
 use super::spawn::WorkerRun;
-use super::trial::Finished;
 
 /// The last `max_lines` lines of a log file (at most 4 KiB of its end).
 pub fn log_tail(path: &Path, max_lines: usize) -> String {
@@ -120,6 +119,17 @@ pub fn trial(
     let record =
         TrialRecord { started_utc, finished_utc, ..TrialRecord::from_report(trial, round, status, reason, run.process.clone(), &report) };
     (record, report)
+}
+
+/// A finished trial: its record and the worker's report (samples, verifier,
+/// counters, details).
+pub struct Finished {
+    pub record: TrialRecord,
+    pub report: WorkerReport,
+    /// The row's log, relative to the run directory.
+    pub log_rel: String,
+    /// The last lines of the log (this trial's end).
+    pub stderr_tail: String,
 }
 
 /// A cell's trials, to be made into its row.

@@ -10,6 +10,7 @@ pub mod compose;
 pub mod config;
 pub mod launcher;
 pub mod observe;
+pub mod observer;
 pub mod progress;
 pub mod rounds;
 pub mod signals;

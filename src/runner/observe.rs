@@ -1,7 +1,6 @@
-//! Observers of a run: each finished trial and row is handed to every one
-//! of them (criterion's `Report` pattern), so that the rounds know nothing
-//! of progress bars, terminal tables, JSON streams, plots or the history.
-//! Adding an output is one more implementation.
+//! The observers of a run (`observer::Observer` implementations): progress,
+//! the JSON stream, each group's plots, HTML and terminal tables, and the
+//! history, fanned out by [`Observers`].
 
 use std::path::{Path, PathBuf};
 
@@ -10,24 +9,8 @@ use crate::evidence::{Row, RunDir, TrialRecord, read_run};
 use crate::plan::Cell;
 use crate::report::{self, terminal::Out};
 
+use super::observer::Observer;
 use super::progress::{Printer, Progress};
-
-/// What happens during a run, as the observers see it. Every method does
-/// nothing unless an observer overrides it.
-pub trait Observer {
-    /// Round `round` starts; `coming` trials are now planned from here on.
-    fn round_started(&mut self, _round: u32, _coming: usize) {}
-    fn trial_started(&mut self, _cell: &Cell, _trial: u32, _round: u32) {}
-    fn trial_finished(&mut self, _cell: &Cell, _trial: &TrialRecord) {}
-    /// A row was decided and written (`rows`: every row so far, it last).
-    fn row_finished(&mut self, _row: &Row, _rows: &[Row], _dir: &RunDir) -> anyhow::Result<()> {
-        Ok(())
-    }
-    /// The run's records are final in `dir`.
-    fn run_finished(&mut self, _dir: &Path) -> anyhow::Result<()> {
-        Ok(())
-    }
-}
 
 /// Every observer of a run, called in order.
 pub struct Observers {

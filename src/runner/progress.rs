@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::evidence::TrialRecord;
 use crate::plan::Cell;
 
-use super::observe::Observer;
+use super::observer::Observer;
 
 pub struct Progress {
     bar: Option<ProgressBar>,

@@ -16,10 +16,10 @@ use crate::evidence::{RoundRecord, Row, RowStats, RowStop, RunDir, Status};
 use crate::plan::TrialPlan;
 use crate::stats::DEFAULT_NOISE;
 
-use super::compose::{self, RowInput};
+use super::compose::{self, Finished, RowInput};
 use super::config::RunConfig;
 use super::observe::Observers;
-use super::trial::{self, Finished};
+use super::trial;
 use super::{signals, utc_now};
 
 /// What the rounds produced.

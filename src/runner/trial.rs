@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::evidence::{RunDir, TrialRecord, WorkerReport};
+use crate::evidence::RunDir;
 use crate::plan::Cell;
 
+use super::compose::{self, Finished};
 use super::config::RunConfig;
 use super::launcher::Launcher;
-use super::{compose, spawn, utc_now};
+use super::{spawn, utc_now};
 
 /// A cell's private directory, removed with everything in it when dropped:
 /// after its worker has ended, however it ended. With a launcher it lives on
@@ -52,17 +53,6 @@ impl Drop for Scratch<'_> {
             }
         }
     }
-}
-
-/// A finished trial: its record and the worker's report (samples, verifier,
-/// counters, details).
-pub struct Finished {
-    pub record: TrialRecord,
-    pub report: WorkerReport,
-    /// The row's log, relative to the run directory.
-    pub log_rel: String,
-    /// The last lines of the log (this trial's end).
-    pub stderr_tail: String,
 }
 
 /// Runs trial `trial` of `cell` in round `round`. `None` when a stop signal
