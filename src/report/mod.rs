@@ -334,7 +334,9 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
     }
     out.push_str("\n## Not ok\n\n");
     let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok).collect();
-    let short = rows.iter().any(|r| r.stop == Some(crate::evidence::RowStop::Interrupted));
+    // Rows a signal left with fewer trials than planned.
+    let cut_short = |r: &&Row| r.stop == Some(crate::evidence::RowStop::Interrupted) && (r.trials.len() as u32) < r.trials_planned;
+    let short = rows.iter().any(|r| cut_short(&r));
     if bad.is_empty() && run.not_run.is_empty() && !short {
         out.push_str("Every row is ok.\n");
     } else {
@@ -345,7 +347,7 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
         for id in &run.not_run {
             t.push(vec![id.clone(), "not run".into(), "the run was interrupted before this cell".into()]);
         }
-        for r in rows.iter().filter(|r| r.stop == Some(crate::evidence::RowStop::Interrupted)) {
+        for r in rows.iter().filter(cut_short) {
             t.push(vec![
                 r.cell.display_name(),
                 format!("{} ({})", r.status.as_str(), trials_text(r)),
