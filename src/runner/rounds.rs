@@ -12,9 +12,9 @@ use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::seq::SliceRandom;
 
-use crate::evidence::{RoundRecord, Row, RowStats, RowStop, RunDir, Status};
+use crate::evidence::{RoundRecord, Row, RowStop, RunDir, Status};
 use crate::plan::TrialPlan;
-use crate::stats::DEFAULT_NOISE;
+use crate::stats::{LEVEL, trial_interval};
 
 use super::compose::{self, Finished, RowInput};
 use super::config::RunConfig;
@@ -61,9 +61,12 @@ pub struct Standing {
 /// budget (`elapsed_ms` used so far), and the others stop for the budget.
 pub fn decide(plan: &TrialPlan, standing: &[Standing], elapsed_ms: f64) -> (Vec<usize>, Vec<(usize, RowStop)>) {
     let (mut more, mut stop, mut wide) = (Vec::new(), Vec::new(), Vec::new());
+    // The planned trials come first in the budget.
+    let mut spent = elapsed_ms;
     for s in standing {
         if s.trials < plan.min {
             more.push(s.cell);
+            spent += s.cost_ms;
         } else if s.trials >= plan.max {
             stop.push((s.cell, if plan.min == plan.max { RowStop::Fixed } else { RowStop::MaxTrials }));
         } else if s.rel_half_width.is_some_and(|r| r * 100.0 <= plan.ci_target_pct) {
@@ -72,8 +75,6 @@ pub fn decide(plan: &TrialPlan, standing: &[Standing], elapsed_ms: f64) -> (Vec<
             wide.push(s);
         }
     }
-    // The committed planned trials come first in the budget.
-    let mut spent = elapsed_ms + more.iter().filter_map(|c| standing.iter().find(|s| s.cell == *c)).map(|s| s.cost_ms).sum::<f64>();
     wide.sort_by(|a, b| b.rel_half_width.unwrap_or(f64::INFINITY).total_cmp(&a.rel_half_width.unwrap_or(f64::INFINITY)));
     for s in wide {
         if spent + s.cost_ms <= plan.run_budget_ms as f64 {
@@ -92,11 +93,13 @@ fn cost_ms(trials: &[Finished]) -> f64 {
     trials.last().map_or(0.0, |t| t.record.process.wall_ms * 1.25)
 }
 
-/// The standing of a cell whose trials so far are all ok.
+/// The standing of a cell whose trials so far are all ok: the interval of
+/// their medians (each trial record holds its own), as the row will have it.
 fn standing(cell: usize, trials: &[Finished]) -> Standing {
-    let samples: Vec<_> = trials.iter().flat_map(|t| t.report.samples.iter().cloned()).collect();
-    let rel_half_width = RowStats::of(&samples, DEFAULT_NOISE).map(|s| match s.headline.ci95 {
-        Some(ci) if s.headline.median != 0.0 => (ci.hi - ci.lo) / 2.0 / s.headline.median.abs(),
+    let medians: Vec<f64> = trials.iter().filter_map(|t| t.record.median).collect();
+    let center = crate::stats::median(&medians);
+    let rel_half_width = (medians.len() >= 2).then(|| match trial_interval(&medians, LEVEL) {
+        Some(ci) if center != 0.0 => (ci.hi - ci.lo) / 2.0 / center.abs(),
         Some(_) => f64::INFINITY,
         // Every trial gave the same median: nothing to narrow.
         None => 0.0,

@@ -97,8 +97,6 @@ pub struct TrialEstimate {
     /// logs of the samples around their trial's mean log; `None` when no
     /// trial has two samples.
     pub within: Option<f64>,
-    /// Largest trial median over the smallest, minus 1.
-    pub span: Option<f64>,
     /// Whether the trials disagree by more than their samples' noise can
     /// explain (see [`crate::stats::disagree`]).
     pub disagree: bool,
@@ -119,6 +117,31 @@ fn all_positive(xs: &[f64]) -> bool {
     xs.iter().all(|&x| x > 0.0)
 }
 
+impl Scale {
+    /// The log scale when every value is above zero, else the linear one.
+    fn of(xs: &[f64]) -> Scale {
+        if all_positive(xs) { Scale::Log } else { Scale::Linear }
+    }
+
+    /// `xs` on this scale.
+    fn apply(self, xs: &[f64]) -> Vec<f64> {
+        match self {
+            Scale::Log => xs.iter().map(|x| x.ln()).collect(),
+            Scale::Linear => xs.to_vec(),
+        }
+    }
+
+    /// A standard deviation on this scale as a relative spread: as it is on
+    /// the log scale, over `|center|` on the linear one (`None` at 0).
+    fn relative(self, sd: f64, center: f64) -> Option<f64> {
+        match self {
+            Scale::Log => Some(sd),
+            Scale::Linear if center != 0.0 => Some(sd / center.abs()),
+            Scale::Linear => None,
+        }
+    }
+}
+
 /// The t interval of the mean of `summaries` (at least two), on the log
 /// scale when they are all positive; `None` when they are all equal.
 pub fn trial_interval(summaries: &[f64], level: f64) -> Option<TrialInterval> {
@@ -126,11 +149,8 @@ pub fn trial_interval(summaries: &[f64], level: f64) -> Option<TrialInterval> {
     if t < 2 {
         return None;
     }
-    let scale = if all_positive(summaries) { Scale::Log } else { Scale::Linear };
-    let xs: Vec<f64> = match scale {
-        Scale::Log => summaries.iter().map(|x| x.ln()).collect(),
-        Scale::Linear => summaries.to_vec(),
-    };
+    let scale = Scale::of(summaries);
+    let xs = scale.apply(summaries);
     let s = stddev(&xs);
     if s <= 0.0 {
         return None;
@@ -186,29 +206,19 @@ pub fn disagree(span_log: f64, within: Option<f64>, mean_samples: f64, trials: u
     within.is_none_or(|w| span_log > 3.0 * normal_range(trials) * 1.2533 * w / mean_samples.max(1.0).sqrt())
 }
 
-/// Pooled within-trial standard deviation of `ln` values (or of the values
-/// on the linear scale, relative to `center`).
-fn pooled_within(trials: &[&[f64]], scale: Scale, center: f64) -> Option<f64> {
+/// Pooled within-trial standard deviation of the samples around their
+/// trial's mean, on the log scale when every sample is positive (on the
+/// linear scale relative to `center` otherwise).
+fn pooled_within(trials: &[&[f64]], center: f64) -> Option<f64> {
+    let scale = if trials.iter().all(|t| all_positive(t)) { Scale::Log } else { Scale::Linear };
     let (mut ss, mut dof) = (0.0, 0usize);
     for t in trials.iter().filter(|t| t.len() >= 2) {
-        let xs: Vec<f64> = match scale {
-            Scale::Log => t.iter().map(|x| x.ln()).collect(),
-            Scale::Linear => t.to_vec(),
-        };
+        let xs = scale.apply(t);
         let m = mean(&xs);
         ss += xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>();
         dof += xs.len() - 1;
     }
-    if dof == 0 {
-        return None;
-    }
-    let sd = (ss / dof as f64).sqrt();
-    Some(match scale {
-        Scale::Log => sd,
-        Scale::Linear if center != 0.0 => sd / center.abs(),
-        Scale::Linear => f64::NAN,
-    })
-    .filter(|v| v.is_finite())
+    (dof > 0).then(|| scale.relative((ss / dof as f64).sqrt(), center)).flatten().filter(|v| v.is_finite())
 }
 
 /// The headline of a row from its trials' timed values (each trial's slice
@@ -224,26 +234,19 @@ pub fn estimate(trials: &[&[f64]], noise: f64) -> Option<TrialEstimate> {
     let medians: Vec<f64> = trials.iter().map(|t| median(t)).collect();
     let t = medians.len();
     let headline = median(&medians);
-    let scale = if all_positive(&medians) && trials.iter().all(|t| all_positive(t)) { Scale::Log } else { Scale::Linear };
     let ci95 = trial_interval(&medians, LEVEL);
     let no_interval = match (t, &ci95) {
         (1, _) => Some("1 trial".to_string()),
         (_, None) => Some("every trial gave the same median".to_string()),
         _ => None,
     };
-    let spread = |xs: &[f64]| -> Option<f64> {
-        match scale {
-            Scale::Log => Some(stddev(&xs.iter().map(|x| x.ln()).collect::<Vec<_>>())),
-            Scale::Linear if headline != 0.0 => Some(stddev(xs) / headline.abs()),
-            Scale::Linear => None,
-        }
-    };
-    let between = if t >= 2 { spread(&medians) } else { None };
-    let within = pooled_within(&trials, scale, headline);
+    // The spread between trials is the one the interval used.
+    let scale = Scale::of(&medians);
+    let between = (t >= 2).then(|| scale.relative(stddev(&scale.apply(&medians)), headline)).flatten();
+    let within = pooled_within(&trials, headline);
     let (lo, hi) = medians.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &m| (a.min(m), b.max(m)));
-    let span = (t >= 2 && lo > 0.0).then(|| hi / lo - 1.0);
     let mean_samples = trials.iter().map(|t| t.len()).sum::<usize>() as f64 / t as f64;
-    let disagree = span.is_some_and(|s| disagree(s.ln_1p(), within, mean_samples, t));
+    let disagree = scale == Scale::Log && disagree((hi / lo).ln(), within, mean_samples, t);
     Some(TrialEstimate {
         trials: t,
         median: headline,
@@ -252,7 +255,6 @@ pub fn estimate(trials: &[&[f64]], noise: f64) -> Option<TrialEstimate> {
         no_interval,
         between,
         within,
-        span,
         disagree,
         sensitivity: between.and_then(|b| sensitivity(b, t, noise)),
     })
@@ -341,7 +343,6 @@ mod tests {
         assert_eq!((e.trials, e.median), (3, 170.0));
         assert_eq!(e.trial_medians, vec![231.0, 167.0, 170.0]);
         assert_rel(e.between.unwrap(), 0.182383866786611, 1e-12);
-        assert_rel(e.span.unwrap(), 231.0 / 167.0 - 1.0, 1e-15);
         // Samples agree within 0.6%: the trials disagree.
         assert!(e.disagree);
         assert!(e.within.unwrap() < 0.01);
@@ -363,7 +364,9 @@ mod tests {
         assert_eq!(ci.scale, Scale::Linear);
         // mean(0, 1, 2) = 1, std = 1, t(0.975, 2) / sqrt(3).
         assert_rel(ci.lo, 1.0 - 4.302652729749462 / 3f64.sqrt(), 1e-9);
-        assert!(e.span.is_none());
+        // Relative to the median 1: the linear sd of 0, 1, 2.
+        assert_rel(e.between.unwrap(), 1.0, 1e-12);
+        assert!(!e.disagree, "a span has no meaning across zero");
     }
 
     #[test]
