@@ -182,11 +182,6 @@ fn holds(a: &Row, b: &Row) -> Option<bool> {
     Some(lo <= m && m <= hi)
 }
 
-/// A row's trial medians.
-fn trial_medians(r: &Row) -> Vec<f64> {
-    r.stats.as_ref().map(|s| s.headline.trial_medians.clone()).unwrap_or_default()
-}
-
 /// Judges one matched pair of rows: the one code path for "did this row
 /// regress between two runs" (`compare` and `history regressions` both call
 /// it). `machines_differ` names the machine differences that make the pair
@@ -202,7 +197,7 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         ratio: None,
         ratio_ci95: None,
         holds_other: [holds(base, cand), holds(cand, base)],
-        trials: [trial_medians(base).len(), trial_medians(cand).len()],
+        trials: [base.trial_medians().len(), cand.trial_medians().len()],
         between: [base.headline().and_then(|h| h.between), cand.headline().and_then(|h| h.between)],
         disturbed: [base.disturbed_trials(), cand.disturbed_trials()],
         verdict: Verdict::NotComparable,
@@ -225,11 +220,11 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
     if !params.is_empty() {
         return not(out, format!("different parameters: {}", params.join("; ")));
     }
-    let (b, c) = (trial_medians(base), trial_medians(cand));
+    let (b, c) = (base.trial_medians(), cand.trial_medians());
     if b.is_empty() || c.is_empty() {
         return not(out, "no timed samples".into());
     }
-    out.ratio = Some(crate::stats::median(&c) / crate::stats::median(&b));
+    out.ratio = Some(crate::stats::median(c) / crate::stats::median(b));
     if b.len() < 2 || c.len() < 2 {
         let few = |side: &str, n: usize| format!("{side} {n} trial{}", if n == 1 { "" } else { "s" });
         return not(
@@ -241,7 +236,7 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
             ),
         );
     }
-    let Some(r) = ratio(&b, &c, LEVEL) else {
+    let Some(r) = ratio(b, c, LEVEL) else {
         return not(out, "no interval: a trial median is zero or negative".into());
     };
     out.ratio_ci95 = Some([r.lo, r.hi]);

@@ -183,6 +183,12 @@ impl Row {
         Some((m, lo, hi))
     }
 
+    /// Each trial's median of its timed samples, in trial order (empty
+    /// without timed samples).
+    pub fn trial_medians(&self) -> &[f64] {
+        self.stats.as_ref().map_or(&[], |s| &s.headline.trial_medians)
+    }
+
     /// The headline over trials, for ok rows.
     pub fn headline(&self) -> Option<&TrialEstimate> {
         (self.status == Status::Ok).then(|| self.stats.as_ref().map(|s| &s.headline)).flatten()

@@ -99,6 +99,11 @@ pub const MIN_TRIAL_BUDGET_MS: u64 = 10;
 /// The most trials a cell may have.
 pub const MAX_TRIALS: u32 = 1000;
 
+/// The time budget of a cell's timed samples over its trials (`--time-budget`, else the profile's), ms.
+fn cell_budget_ms(req: &RunOptions) -> u64 {
+    req.time_budget_ms.unwrap_or(ProfileDefaults::of(req.profile).cell_budget_ms)
+}
+
 /// The trials of a run from `--trials`, `--max-trials`, `--run-budget`,
 /// `--ci-target` and the profile, checked against the cell's time budget
 /// (every trial needs [`MIN_TRIAL_BUDGET_MS`] of it).
@@ -117,7 +122,7 @@ pub fn trial_plan(req: &RunOptions) -> Result<TrialPlan, PlanError> {
     if max < min || max > MAX_TRIALS {
         return Err(bad("--max-trials", max, format!("must be between the trials every cell gets ({min}) and {MAX_TRIALS}")));
     }
-    let cell_budget = req.time_budget_ms.unwrap_or(d.cell_budget_ms);
+    let cell_budget = cell_budget_ms(req);
     let most = cell_budget / MIN_TRIAL_BUDGET_MS;
     if u64::from(min) > most {
         return Err(bad(
@@ -228,7 +233,7 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
         measure.fixed_runs = Some(n);
     }
     // Each trial gets its share of the cell's budget.
-    measure.budget_ms = req.time_budget_ms.unwrap_or(ProfileDefaults::of(req.profile).cell_budget_ms) / u64::from(trials.min);
+    measure.budget_ms = cell_budget_ms(req) / u64::from(trials.min);
     if let Some(w) = req.warmup {
         if w > 1000 {
             return Err(PlanError::BadMeasure(format!("{w} warmup samples is more than 1000")));

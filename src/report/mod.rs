@@ -234,11 +234,6 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
     }
     out.push('\n');
     out.push_str(&t.render());
-    out.push_str(
-        "\nMedian: of the trial medians; 95% CI: over trials (a rerun's median falls in it); Between / Within: spread of the trial \
-         medians / of the samples inside a trial (standard deviation of their logs); Sees: the smallest change `compare` of two such \
-         runs calls at the default 2% noise band.\n",
-    );
     if marked {
         out.push_str(
             "\n(*) overhead-dominated: too few operations or too short a window for the figure to reflect the work \
@@ -290,7 +285,12 @@ pub fn busy_warning(run: &RunRecord) -> Option<String> {
 pub fn reproducibility(rows: &[Row]) -> String {
     let sens: Vec<f64> = rows.iter().filter_map(|r| r.headline()?.sensitivity).collect();
     let ok = rows.iter().filter(|r| r.status == Status::Ok).count();
-    let mut out = String::from("## Reproducibility\n\n");
+    let mut out = String::from(
+        "## Reproducibility\n\nIn the rows' tables, Median is the median of the trial medians and 95% CI its interval over \
+         trials (where a rerun's median should fall); Between and Within are the spread of the trial medians and of the samples \
+         inside a trial (standard deviations of their logs); Sees is the smallest change `compare` of two such runs calls at the \
+         default 2% noise band.\n\n",
+    );
     if sens.is_empty() {
         out.push_str(&format!(
             "No row has two trials or more, so none has an interval or a sensitivity (of {ok} ok rows); run with --trials 3 or more.\n"

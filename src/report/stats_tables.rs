@@ -20,11 +20,6 @@ use super::table::{Align, Table};
 /// A cold-start factor above this says the shortest run is not steady state.
 pub const COLD_START_WARNING: f64 = 1.10;
 
-/// The trial medians of a row.
-fn trial_medians(r: &Row) -> Vec<f64> {
-    r.headline().map(|h| h.trial_medians.clone()).unwrap_or_default()
-}
-
 fn ok<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
     rows.iter().copied().filter(|r| r.status == Status::Ok && r.stats.is_some()).collect()
 }
@@ -148,11 +143,11 @@ pub fn allocator_vs_system(rows: &[&Row]) -> Option<String> {
         if members.len() < 2 {
             continue;
         }
-        let (Some(base_median), base_trials) = (base.median(), trial_medians(base)) else { continue };
+        let Some(base_median) = base.median() else { continue };
         for r in members {
             let name = r.cell.params.get("allocator").map(value_text).unwrap_or_default();
             let Some(median) = r.median() else { continue };
-            let interval = ratio(&base_trials, &trial_medians(r), LEVEL).map(|x| (x.lo, x.hi));
+            let interval = ratio(base.trial_medians(), r.trial_medians(), LEVEL).map(|x| (x.lo, x.hi));
             // Faster than system reads above 1 whatever the unit's direction.
             let (faster, bounds) = match r.direction {
                 Direction::HigherIsBetter => (median / base_median, interval),

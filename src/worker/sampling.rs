@@ -164,7 +164,6 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         stop_reason: None,
         ci_rel_half_width_at_stop: None,
     };
-    let mut ru_start = None;
     let mut watch: Option<Watch> = None;
     let outcome = (|| -> Result<(), Halt> {
         if spec.batched {
@@ -195,7 +194,6 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
             // A fixed, long loop: the per-iteration cost of a short one is mostly the clock.
             rec.loop_overhead_ns_per_iter = Some(clock::loop_overhead_ns(1 << 20, 5));
         }
-        ru_start = Some(Rusage::this_process());
         watch = Some(Watch::start(cell));
         for _ in 0..m.warmup {
             lp.sample(rec.iters_per_sample, true, true)?;
@@ -230,8 +228,7 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
             }
         }
     })();
-    let rusage_measured = ru_start.map(|r0| Rusage::this_process().since(&r0));
-    let facts = watch.map(Watch::finish);
+    let (facts, rusage_measured) = watch.map(Watch::finish).unzip();
     let (status, reason) = match outcome {
         Ok(()) => (Status::Ok, None),
         Err(Halt::Invalid) => {
@@ -260,8 +257,9 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
     }
 }
 
-/// What the trial's samples ran beside: opened before the first warmup
-/// sample, closed after the last timed one (both outside every sample).
+/// The worker's own account and what the trial's samples ran beside:
+/// opened before the first warmup sample, closed after the last timed one
+/// (both outside every sample).
 struct Watch {
     /// The CPUs the trial could use: those its cell pins to, else those the
     /// worker was allowed.
@@ -289,19 +287,22 @@ impl Watch {
         }
     }
 
-    /// The worker's CPU time since the start: its threads, the children it
-    /// reaped, and those still alive (a child reaped in the window moves from
-    /// the last to the second, so the sum counts it once).
-    fn finish(self) -> TrialFacts {
+    /// The trial's facts and the worker's own account since the start. Its
+    /// CPU time counts its threads, the children it reaped, and those still
+    /// alive (a child reaped in the window moves from the last to the
+    /// second, so the sum counts it once).
+    fn finish(self) -> (TrialFacts, Rusage) {
         let window_ms = (clock::now_ns() - self.t0) as f64 / 1e6;
-        let reaped = Rusage::this_process().since(&self.own).plus(&Rusage::children().since(&self.children));
+        let measured = Rusage::this_process().since(&self.own);
+        let reaped = measured.plus(&Rusage::children().since(&self.children));
         let own_ms = reaped.cpu_seconds() * 1e3 + (interference::descendants_cpu_ms() - self.descendants_ms);
         let machine = interference::Snapshot::read();
-        TrialFacts {
+        let facts = TrialFacts {
             interference: Some(Interference::between(&self.machine, &machine, &self.cpus, own_ms.max(0.0), window_ms)),
             thread_cpus: interference::thread_cpus(),
             anon_huge_bytes: interference::anon_huge_bytes(),
             allowed_cpus: super::initial_allowed(),
-        }
+        };
+        (facts, measured)
     }
 }
