@@ -38,6 +38,11 @@ pub enum Command {
     /// Check a claims file (expected values or ranges per workload) against
     /// a run: a claims-vs-actual table.
     CheckClaims(CheckClaimsArgs),
+    /// An A/A self-check of this machine: the selection run as two identical
+    /// variants, interleaved; per row its spread, any false verdict, and the
+    /// smallest change it can see here. Recorded in the history as the
+    /// machine's noise profile.
+    Noise(Box<RunArgs>),
     /// Internal: run one cell (JSON on stdin), print one report line.
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -130,7 +135,7 @@ impl PinStrategy {
     }
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     /// Workloads to run: a group (`cpu`), an id (`cpu.primes`) or a glob
     /// (`'cpu.*'`). Default: every workload.
@@ -305,6 +310,24 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.toml")]
     pub workloads: Vec<PathBuf>,
 
+    /// A variant of what is measured, `NAME=SPEC` (two or more): every cell
+    /// is measured under each variant, their trials alternating inside every
+    /// round, and the report compares them paired by round. SPEC is a
+    /// comma-separated list of settings: `exe=PATH` (another proofbench
+    /// build as the worker), `preload=LIB` (LD_PRELOAD for the worker),
+    /// `allocator=NAME`, `env=K=V`, `launcher=PREFIX` (e.g. `taskset -c 1`),
+    /// `param=NAME=VALUE`; empty for the build as it is (`--variant a=`).
+    #[arg(long = "variant", value_name = "NAME=SPEC")]
+    pub variants: Vec<String>,
+
+    /// The variant the others are compared with (default: the first).
+    #[arg(long, value_name = "NAME")]
+    pub base: Option<String>,
+
+    /// With --variant: exit 1 when a variant regressed against the base.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+
     /// Break the selected workloads that know this fault, to prove their
     /// verifiers fail (for tests).
     #[arg(long, value_name = "NAME", hide = true)]
@@ -368,17 +391,21 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// The base run: a run directory, or a history id (`h:12` or `#12`).
+    /// Alone, a run measured with --variant: its variants compared paired
+    /// by round.
     pub base: PathBuf,
 
     /// The candidate run: a run directory, or a history id.
-    pub candidate: PathBuf,
+    pub candidate: Option<PathBuf>,
 
-    /// The history database that history ids refer to.
+    /// The history database that history ids refer to, and whose runs give
+    /// each row its noise floor.
     #[arg(long, value_name = "PATH", default_value = "results/history.sqlite")]
     pub db: PathBuf,
 
     /// Noise threshold in percent: a row regresses or improves only when the
-    /// whole 95% interval of its ratio lies beyond it.
+    /// whole 95% interval of its ratio lies beyond it, or beyond the row's
+    /// noise floor from the history when that is larger.
     #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_threshold, conflicts_with = "threshold")]
     pub noise: f64,
 
@@ -446,8 +473,8 @@ pub enum HistoryCommand {
         /// Only rows whose parameter NAME has VALUE (repeatable).
         #[arg(short = 'p', long = "params", value_name = "NAME=VALUE")]
         params: Vec<String>,
-        /// Where to write the trend plot (default `trend-<workload>.svg`
-        /// beside the database).
+        /// Where to write the trend plot, with each series' noise floor drawn
+        /// as a band (default `trend-<workload>.svg` beside the database).
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
     },
@@ -456,7 +483,8 @@ pub enum HistoryCommand {
     Regressions {
         /// A workload id, a group or a glob (default: every workload).
         workload: Option<String>,
-        /// Noise threshold in percent (as `compare --noise`).
+        /// Noise threshold in percent (as `compare --noise`); a row's noise
+        /// floor from the history applies where it is larger.
         #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_threshold)]
         noise: f64,
         /// Judge steps between runs on different machines too.

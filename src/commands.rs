@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::error::ErrorKind;
 
-use crate::cli::{EnvArgs, ListArgs, ReportArgs, UsageError};
+use crate::cli::{CompareFormat, EnvArgs, ListArgs, ReportArgs, UsageError};
 use crate::envelope::Envelope;
 use crate::evidence::read_run;
 use crate::report::{self, table::Table, terminal::Out, workloads};
@@ -130,35 +130,56 @@ fn update_doc(file: &std::path::Path, stored: &crate::evidence::StoredRun) -> an
     Ok(ExitCode::SUCCESS)
 }
 
-/// `proofbench compare BASE CANDIDATE`.
+/// `proofbench compare BASE CANDIDATE`: two runs, each row judged against
+/// the larger of the noise band and its noise floor from the history at
+/// `--db` (when there is one). `proofbench compare RUN`: the variants of one
+/// run, paired by round.
 pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
-    use crate::cli::CompareFormat;
     use crate::compare::{self, Verdict};
-    let ((base, base_name), (candidate, candidate_name)) = (
-        crate::history::command::read_run_or_id(&args.base, &args.db)?,
-        crate::history::command::read_run_or_id(&args.candidate, &args.db)?,
-    );
-    let opts = compare::Options {
-        threshold: args.threshold.unwrap_or(args.noise) / 100.0,
-        across_machines: args.across_machines,
-        ignore_params: args.ignore_params.clone(),
+    use crate::history::floors::Floors;
+    let threshold = args.threshold.unwrap_or(args.noise) / 100.0;
+    let opts = compare::Options { threshold, across_machines: args.across_machines, ignore_params: args.ignore_params.clone() };
+    let (base, base_name) = crate::history::command::read_run_or_id(&args.base, &args.db)?;
+    let (comparisons, warnings) = match &args.candidate {
+        None => {
+            let cs = compare::paired::compare(&base.rows, &base_name, &opts);
+            if cs.is_empty() {
+                return Err(UsageError(format!(
+                    "{base_name}: the run has no variants; give two runs (compare BASE CANDIDATE), or measure with --variant"
+                ))
+                .into());
+            }
+            (cs, String::new())
+        }
+        Some(cand) => {
+            let (candidate, candidate_name) = crate::history::command::read_run_or_id(cand, &args.db)?;
+            let floors = if args.db.is_file() {
+                Floors::load(&crate::history::Store::open_existing(&args.db)?, &[])?
+            } else {
+                Floors::none(&format!("no history database at {}", args.db.display()))
+            };
+            let machine = compare::machine_key(&base.run.envelope);
+            let mut c = compare::compare(&base, &candidate, &base_name, &candidate_name, &opts, &|r| floors.of(r, &machine));
+            c.floors = Some(floors.source().to_string());
+            let warnings = compare::warnings(&c, args.across_machines);
+            (vec![c], warnings)
+        }
     };
-    let c = compare::compare(&base, &candidate, &base_name, &candidate_name, &opts);
-    let warnings = compare::warnings(&c, args.across_machines);
     let text = match args.format {
-        CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&c)?),
+        CompareFormat::Json if args.candidate.is_some() => format!("{}\n", serde_json::to_string_pretty(&comparisons[0])?),
+        CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&comparisons)?),
         CompareFormat::Markdown => {
             let quoted: String = warnings.lines().map(|l| format!("> {l}\n")).collect();
-            let table = compare::render(&c);
-            if quoted.is_empty() { table } else { format!("{quoted}\n{table}") }
+            let tables: Vec<String> = comparisons.iter().map(compare::render).collect();
+            if quoted.is_empty() { tables.join("\n") } else { format!("{quoted}\n{}", tables.join("\n")) }
         }
         CompareFormat::Terminal => {
             eprint!("{warnings}");
-            compare::render(&c)
+            comparisons.iter().map(compare::render).collect::<Vec<_>>().join("\n")
         }
     };
     Out::new().print(&text)?;
-    if args.fail_on_regression && c.count(Verdict::Regressed) > 0 {
+    if args.fail_on_regression && comparisons.iter().any(|c| c.count(Verdict::Regressed) > 0) {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

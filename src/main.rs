@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => proofbench::runner::run(&args, std::env::args().collect()),
+        Command::Noise(args) => proofbench::runner::noise(&args, std::env::args().collect()),
         Command::List(args) => commands::list(&args),
         Command::Env(args) => commands::env(&args),
         Command::Report(args) => commands::report(&args),

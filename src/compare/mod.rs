@@ -7,6 +7,13 @@
 //! interval beyond the noise band on one side (ARCHITECTURE.md); anything
 //! else that matched is "unchanged", and what cannot be judged is "not
 //! comparable" with the reason (one trial on a side among them).
+//!
+//! The band is `--noise`, or the row's noise floor from the history where
+//! that is larger (how far the row's median moves between runs of one build
+//! on this machine, `stats::noise_floor`); each row says which applied.
+//! Variants measured in one run compare paired by round (`paired`).
+
+pub mod paired;
 
 use serde::Serialize;
 
@@ -16,7 +23,7 @@ use crate::measure::interference::DISTURBED_SHARE;
 use crate::plan::value_text;
 use crate::report::table::{Align, Table};
 use crate::report::{axes_text, format};
-use crate::stats::{LEVEL, ratio};
+use crate::stats::{Floor, LEVEL, ratio};
 use crate::workloads::contract::{Direction, Unit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -64,9 +71,81 @@ pub struct RowComparison {
     pub between: [Option<f64>; 2],
     /// Trials of the base and of the candidate that other processes disturbed.
     pub disturbed: [usize; 2],
+    /// Rounds that paired base and candidate trials (variants of one run);
+    /// absent for two runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<usize>,
+    /// The spread of the paired rounds' ratios (standard deviation of their
+    /// logs); variants of one run only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pair_spread: Option<f64>,
+    /// The smallest change this comparison could have called at its band
+    /// (variants of one run: from the spread of the rounds' ratios).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sensitivity: Option<f64>,
+    /// The band the verdict used (a fraction: 0.02 = 2%) and where it came from.
+    pub band: f64,
+    pub band_from: BandFrom,
+    /// The row's noise floor from the history, where it has one...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floor: Option<Floor>,
+    /// ...or why it has none ("not enough history: ...", "no history ...").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floor_note: Option<String>,
     pub verdict: Verdict,
     /// Why a row is not comparable, or what decided the verdict.
     pub reason: String,
+}
+
+/// Where a verdict's band came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BandFrom {
+    /// `--noise` (or `--threshold`): the row has no floor, or a smaller one.
+    Noise,
+    /// The row's noise floor from the history, larger than `--noise`.
+    Floor,
+}
+
+impl RowComparison {
+    /// `2.0% noise`, `3.9% floor`: the band and where it came from.
+    pub fn band_text(&self) -> String {
+        let from = match self.band_from {
+            BandFrom::Noise => "noise",
+            BandFrom::Floor => "floor",
+        };
+        format!("{} {from}", format::percent(self.band))
+    }
+}
+
+/// The noise floor of a row, or why there is none.
+pub type FloorLookup = Result<Floor, String>;
+
+/// The band of a verdict: the larger of the noise threshold and the floor.
+fn band_of(threshold: f64, floor: &FloorLookup) -> (f64, BandFrom) {
+    match floor {
+        Ok(f) if f.value > threshold => (f.value, BandFrom::Floor),
+        _ => (threshold, BandFrom::Noise),
+    }
+}
+
+/// The verdict of a ratio interval `[lo, hi]` against a band: regressed or
+/// improved only when the whole interval lies beyond it on one side (worse
+/// means a larger ratio for lower-is-better units, a smaller one otherwise).
+pub fn verdict_of(direction: Direction, lo: f64, hi: f64, band: f64, band_name: &str) -> (Verdict, String) {
+    let (hi_bound, lo_bound) = (1.0 + band, 1.0 / (1.0 + band));
+    let (worse, better) = match direction {
+        Direction::LowerIsBetter => (lo > hi_bound, hi < lo_bound),
+        Direction::HigherIsBetter => (hi < lo_bound, lo > hi_bound),
+    };
+    let band = format!("{band_name} {}..{}", format::speedup(lo_bound), format::speedup(hi_bound));
+    if worse {
+        (Verdict::Regressed, format!("the whole interval is beyond {band} on the worse side"))
+    } else if better {
+        (Verdict::Improved, format!("the whole interval is beyond {band} on the better side"))
+    } else {
+        (Verdict::Unchanged, format!("the interval reaches into {band}"))
+    }
 }
 
 /// The whole comparison.
@@ -86,6 +165,12 @@ pub struct Comparison {
     /// How busy the machine was with other work in each run, when it
     /// differs enough to matter (one line).
     pub interference: Option<String>,
+    /// Where the rows' noise floors came from (the history database), or why
+    /// there were none.
+    pub floors: Option<String>,
+    /// Variants of one run compared paired by round (`true`), or two runs.
+    #[serde(default)]
+    pub paired: bool,
     pub rows: Vec<RowComparison>,
 }
 
@@ -127,21 +212,33 @@ fn differences(pairs: Vec<(&str, String, String)>) -> Vec<String> {
     pairs.into_iter().filter(|(_, a, b)| a != b).map(|(f, a, b)| format!("{f} ({a} vs {b})")).collect()
 }
 
-/// The machine identity: what makes two runs the same machine. Returns
-/// `field (a vs b)` for each identity field that differs (empty: same machine).
-pub fn machine_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
+/// The machine identity: what makes two runs the same machine (hostname,
+/// CPU model, sockets, cores, logical CPUs, memory to the GiB, hypervisor),
+/// as (field, value).
+pub fn machine_identity(e: &Envelope) -> Vec<(&'static str, String)> {
     // Total memory moves by a few MiB between boots: compare whole GiB.
-    let gib =
-        |r: &Reading<u64>| r.ok().map(|b| format!("{} GiB", (*b as f64 / (1u64 << 30) as f64).round())).unwrap_or_else(|| "absent".into());
-    differences(vec![
-        ("hostname", reading_text(&a.hostname), reading_text(&b.hostname)),
-        ("cpu.model_name", reading_text(&a.cpu.model_name), reading_text(&b.cpu.model_name)),
-        ("cpu.sockets", reading_text(&a.cpu.sockets), reading_text(&b.cpu.sockets)),
-        ("cpu.physical_cores", reading_text(&a.cpu.physical_cores), reading_text(&b.cpu.physical_cores)),
-        ("cpu.logical_cpus", reading_text(&a.cpu.logical_cpus), reading_text(&b.cpu.logical_cpus)),
-        ("memory.total_bytes", gib(&a.memory.total_bytes), gib(&b.memory.total_bytes)),
-        ("virtualization.hypervisor", reading_text(&a.virtualization.hypervisor), reading_text(&b.virtualization.hypervisor)),
-    ])
+    let gib = |r: &Reading<u64>| r.ok().map(|b| format!("{} GiB", (*b as f64 / (1u64 << 30) as f64).round())).unwrap_or_else(|| "absent".into());
+    vec![
+        ("hostname", reading_text(&e.hostname)),
+        ("cpu.model_name", reading_text(&e.cpu.model_name)),
+        ("cpu.sockets", reading_text(&e.cpu.sockets)),
+        ("cpu.physical_cores", reading_text(&e.cpu.physical_cores)),
+        ("cpu.logical_cpus", reading_text(&e.cpu.logical_cpus)),
+        ("memory.total_bytes", gib(&e.memory.total_bytes)),
+        ("virtualization.hypervisor", reading_text(&e.virtualization.hypervisor)),
+    ]
+}
+
+/// The machine identity as one key (equal for two runs exactly when
+/// [`machine_differences`] finds none).
+pub fn machine_key(e: &Envelope) -> String {
+    machine_identity(e).into_iter().map(|(_, v)| v).collect::<Vec<_>>().join("|")
+}
+
+/// Returns `field (a vs b)` for each machine identity field that differs
+/// (empty: same machine).
+pub fn machine_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
+    differences(machine_identity(a).into_iter().zip(machine_identity(b)).map(|((f, x), (_, y))| (f, x, y)).collect())
 }
 
 fn setting_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
@@ -186,7 +283,8 @@ fn holds(a: &Row, b: &Row) -> Option<bool> {
 /// regress between two runs" (`compare` and `history regressions` both call
 /// it). `machines_differ` names the machine differences that make the pair
 /// not comparable (`None` to judge it).
-pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&str>) -> RowComparison {
+pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&str>, floor: FloorLookup) -> RowComparison {
+    let (band, band_from) = band_of(opts.threshold, &floor);
     let mut out = RowComparison {
         workload: base.cell.workload.clone(),
         axes: axes_text(base),
@@ -200,6 +298,13 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         trials: [base.trial_medians().len(), cand.trial_medians().len()],
         between: [base.headline().and_then(|h| h.between), cand.headline().and_then(|h| h.between)],
         disturbed: [base.disturbed_trials(), cand.disturbed_trials()],
+        pairs: None,
+        pair_spread: None,
+        sensitivity: None,
+        band,
+        band_from,
+        floor: floor.as_ref().ok().cloned(),
+        floor_note: floor.err(),
         verdict: Verdict::NotComparable,
         reason: String::new(),
     };
@@ -240,27 +345,18 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         return not(out, "no interval: a trial median is zero or negative".into());
     };
     out.ratio_ci95 = Some([r.lo, r.hi]);
-    // Worse means a larger ratio for lower-is-better units, a smaller one otherwise.
-    let (hi_bound, lo_bound) = (1.0 + opts.threshold, 1.0 / (1.0 + opts.threshold));
-    let (worse, better) = match base.direction {
-        Direction::LowerIsBetter => (r.lo > hi_bound, r.hi < lo_bound),
-        Direction::HigherIsBetter => (r.hi < lo_bound, r.lo > hi_bound),
+    let name = match out.band_from {
+        BandFrom::Noise => "the noise band",
+        BandFrom::Floor => "the row's noise floor",
     };
-    let band = format!("{}..{}", format::speedup(lo_bound), format::speedup(hi_bound));
-    (out.verdict, out.reason) = if worse {
-        (Verdict::Regressed, format!("the whole interval is beyond the noise band {band} on the worse side"))
-    } else if better {
-        (Verdict::Improved, format!("the whole interval is beyond the noise band {band} on the better side"))
-    } else {
-        (Verdict::Unchanged, format!("the interval reaches into the noise band {band}"))
-    };
+    (out.verdict, out.reason) = verdict_of(base.direction, r.lo, r.hi, out.band, name);
     if out.disturbed != [0, 0] {
         out.reason.push_str(&format!("; disturbed trials: {} in the base, {} in the candidate", out.disturbed[0], out.disturbed[1]));
     }
     out
 }
 
-fn unmatched(r: &Row, side: &str) -> RowComparison {
+fn unmatched(r: &Row, side: &str, threshold: f64) -> RowComparison {
     RowComparison {
         workload: r.cell.workload.clone(),
         axes: axes_text(r),
@@ -274,29 +370,44 @@ fn unmatched(r: &Row, side: &str) -> RowComparison {
         trials: [0, 0],
         between: [None, None],
         disturbed: [0, 0],
+        pairs: None,
+        pair_spread: None,
+        sensitivity: None,
+        band: threshold,
+        band_from: BandFrom::Noise,
+        floor: None,
+        floor_note: None,
         verdict: Verdict::NotComparable,
         reason: format!("missing in the {side}"),
     }
 }
 
-/// Compares every row of `base` with its match in `candidate`.
-pub fn compare(base: &StoredRun, candidate: &StoredRun, base_name: &str, candidate_name: &str, opts: &Options) -> Comparison {
+/// Compares every row of `base` with its match in `candidate`; `floor`
+/// gives a base row's noise floor (or why it has none).
+pub fn compare(
+    base: &StoredRun,
+    candidate: &StoredRun,
+    base_name: &str,
+    candidate_name: &str,
+    opts: &Options,
+    floor: &dyn Fn(&Row) -> FloorLookup,
+) -> Comparison {
     let machine = machine_differences(&base.run.envelope, &candidate.run.envelope);
     let machine_text = machine.join(", ");
     let stop = (!machine.is_empty() && !opts.across_machines).then_some(machine_text.as_str());
     let mut rows = Vec::new();
     for b in &base.rows {
         match candidate.rows.iter().find(|c| key(c) == key(b)) {
-            Some(c) => rows.push(judge(b, c, opts, stop)),
+            Some(c) => rows.push(judge(b, c, opts, stop, floor(b))),
             None => {
-                let mut r = unmatched(b, "candidate");
+                let mut r = unmatched(b, "candidate", opts.threshold);
                 r.base_median = b.median();
                 rows.push(r);
             }
         }
     }
     for c in candidate.rows.iter().filter(|c| !base.rows.iter().any(|b| key(b) == key(c))) {
-        let mut r = unmatched(c, "base");
+        let mut r = unmatched(c, "base", opts.threshold);
         r.candidate_median = c.median();
         rows.push(r);
     }
@@ -308,6 +419,8 @@ pub fn compare(base: &StoredRun, candidate: &StoredRun, base_name: &str, candida
         machine_differences: machine,
         setting_differences: setting_differences(&base.run.envelope, &candidate.run.envelope),
         interference: interference_difference(&base.run, &candidate.run),
+        floors: None,
+        paired: false,
         rows,
     }
 }
@@ -352,6 +465,7 @@ pub fn render(c: &Comparison) -> String {
         ("95% CI", Align::Right),
         ("Trials", Align::Right),
         ("Between", Align::Right),
+        ("Band", Align::Right),
         ("Verdict", Align::Left),
         ("Why", Align::Left),
     ]);
@@ -368,17 +482,28 @@ pub fn render(c: &Comparison) -> String {
             value(r, r.candidate_median),
             r.ratio.map(|x| format!("{x:.3}")).unwrap_or_else(|| "n/a".into()),
             r.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
-            format!("{} vs {}", r.trials[0], r.trials[1]),
+            match r.pairs {
+                Some(p) => format!("{p} paired"),
+                None => format!("{} vs {}", r.trials[0], r.trials[1]),
+            },
             match r.between {
                 [Some(a), Some(b)] => format!("{} / {}", format::percent(a), format::percent(b)),
                 _ => "n/a".into(),
             },
+            r.band_text(),
             r.verdict.as_str().to_string(),
             r.reason.clone(),
         ]);
     }
+    let interval = if c.paired {
+        "with a 95% interval from the rounds that paired their trials"
+    } else {
+        "with a 95% interval from the trials of both runs"
+    };
     let mut out = format!(
-        "# proofbench compare\n\nBase: {}\nCandidate: {}\nNoise threshold: {} (ratio = candidate / base, with a 95% interval from the trials of both runs; regressed or improved only when the whole interval lies beyond the threshold; Between: the spread of each run's trial medians)\n\n",
+        "# proofbench compare\n\nBase: {}\nCandidate: {}\nNoise threshold: {} (ratio = candidate / base, {interval}; regressed or \
+         improved only when the whole interval lies beyond the band: the noise threshold, or the row's noise floor from the history \
+         where that is larger; Between: the spread of each side's trial medians)\n\n",
         c.base,
         c.candidate,
         format::percent(c.threshold)
@@ -391,8 +516,11 @@ pub fn render(c: &Comparison) -> String {
         c.count(Verdict::Unchanged),
         c.count(Verdict::NotComparable)
     ));
+    if let Some(f) = &c.floors {
+        out.push_str(&format!("{}\n", bands_summary(&c.rows, f)));
+    }
     let (held, checked) = c.held();
-    if checked > 0 {
+    if checked > 0 && !c.paired {
         out.push_str(&format!(
             "Each run's 95% interval held the other's median {held} times of {checked} ({:.0}%); for two runs of the same build about \
              95% is expected.\n",
@@ -400,4 +528,33 @@ pub fn render(c: &Comparison) -> String {
         ));
     }
     out
+}
+
+/// One line: how many rows judged against their noise floor, how many
+/// against the threshold, and why those had no floor.
+pub fn bands_summary(rows: &[RowComparison], source: &str) -> String {
+    let judged: Vec<&RowComparison> = rows.iter().filter(|r| r.ratio_ci95.is_some()).collect();
+    let by_floor = judged.iter().filter(|r| r.band_from == BandFrom::Floor).count();
+    let with_floor = judged.iter().filter(|r| r.floor.is_some()).count();
+    let mut notes: Vec<(String, usize)> = Vec::new();
+    for n in judged.iter().filter_map(|r| r.floor_note.as_deref()) {
+        // "not enough history: 2 repeated runs ..." counts under "not enough history".
+        let head = n.split(':').next().unwrap_or(n).to_string();
+        match notes.iter_mut().find(|(h, _)| *h == head) {
+            Some((_, k)) => *k += 1,
+            None => notes.push((head, 1)),
+        }
+    }
+    let mut text = format!(
+        "Noise floors ({source}): {with_floor} of {} judged rows have one; {by_floor} were judged against their floor, {} against the \
+         noise threshold",
+        judged.len(),
+        judged.len() - by_floor
+    );
+    if !notes.is_empty() {
+        let list: Vec<String> = notes.iter().map(|(h, k)| format!("{h}: {k}")).collect();
+        text.push_str(&format!(" (no floor: {})", list.join(", ")));
+    }
+    text.push('.');
+    text
 }

@@ -253,6 +253,27 @@ impl StatusCounts {
     }
 }
 
+/// What a run was for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunKind {
+    /// `proofbench run`.
+    #[default]
+    Run,
+    /// `proofbench noise`: the selection as two identical variants, the
+    /// machine's noise profile.
+    Noise,
+}
+
+impl RunKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Run => "run",
+            RunKind::Noise => "noise",
+        }
+    }
+}
+
 /// CPU time the run cost, from the kernel's accounting.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunCpu {
@@ -303,6 +324,13 @@ pub struct RunRecord {
     /// What else took this machine's CPUs over the whole run (a local run only).
     #[serde(default)]
     pub interference: Option<Interference>,
+    /// `run` or `noise` (absent in runs before it: `run`).
+    #[serde(default)]
+    pub kind: RunKind,
+    /// The variants every cell was measured under (`--variant`), the base
+    /// marked; empty in a run without variants.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<crate::plan::Variant>,
 }
 
 /// How a run reached the machine it ran on (`run --launcher`).

@@ -22,6 +22,9 @@ pub enum RowStop {
     NotOk,
     /// The run was interrupted before the planned trials.
     Interrupted,
+    /// Another variant of the same cell was not ok: the variants of a cell
+    /// stop together, so that their rounds keep pairing them.
+    VariantNotOk,
 }
 
 impl RowStop {
@@ -33,6 +36,7 @@ impl RowStop {
             RowStop::RunBudget => "run-budget",
             RowStop::NotOk => "not-ok",
             RowStop::Interrupted => "interrupted",
+            RowStop::VariantNotOk => "variant-not-ok",
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::report::table::{Align, Table};
 use crate::report::terminal::Out;
 use crate::report::{axes_text, format};
 
+use super::floors::Floors;
 use super::{Recorded, RunEntry, Store, regress};
 use crate::report::plot::{Line, trend_chart};
 
@@ -71,6 +72,7 @@ fn list(db: &Path) -> anyhow::Result<ExitCode> {
         ("Commit", Align::Left),
         ("Machine", Align::Left),
         ("Profile", Align::Left),
+        ("Kind", Align::Left),
         ("Rows ok/total", Align::Right),
         ("Run", Align::Left),
     ]);
@@ -83,6 +85,7 @@ fn list(db: &Path) -> anyhow::Result<ExitCode> {
             r.short_commit(),
             r.machine.clone(),
             r.profile.clone(),
+            r.kind.clone(),
             format!("{}/{}", r.rows_ok, r.rows_total),
             r.name.clone(),
         ]);
@@ -162,6 +165,14 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
     let mut run_ticks: Vec<i64> = Vec::new();
     let mut lines: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
     let labels: std::collections::BTreeSet<&str> = rows.iter().map(|(_, r)| r.cell.label.as_str()).collect();
+    let line_key = |r: &Row| {
+        let axes = axes_text(r);
+        match (labels.len() > 1, axes.as_str()) {
+            (_, "-") => r.cell.label.clone(),
+            (true, _) => format!("{} {axes}", r.cell.label),
+            (false, _) => axes,
+        }
+    };
     for (e, r) in &rows {
         if run_ticks.last() != Some(&e.id) {
             run_ticks.push(e.id);
@@ -181,19 +192,35 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
             work.map(|w| w.n.to_string()).unwrap_or_else(|| "0".into()),
         ]);
         if let Some((m, lo, hi)) = r.median_with_bounds() {
-            let axes = axes_text(r);
-            let key = match (labels.len() > 1, axes.as_str()) {
-                (_, "-") => r.cell.label.clone(),
-                (true, _) => format!("{} {axes}", r.cell.label),
-                (false, _) => axes,
-            };
-            lines.entry(key).or_default().push((run_ticks.len() as f64, m, lo, hi));
+            lines.entry(line_key(r)).or_default().push((run_ticks.len() as f64, m, lo, hi));
         }
     }
     let unit = rows[0].1.unit.as_str();
     let ticks: Vec<String> = run_ticks.iter().map(|id| format!("h:{id}")).collect();
     let lines: Vec<Line> = lines.into_iter().map(|(label, points)| Line { label, points }).collect();
-    let svg = trend_chart(&format!("{workload}: median per run"), unit, &ticks, &lines);
+    // Each line's noise floor, from its newest row: a band around the
+    // median of its runs.
+    let floors = Floors::load(&store, &[workload.to_string()])?;
+    let mut floor_notes = Vec::new();
+    let bands: Vec<Option<(f64, f64)>> = lines
+        .iter()
+        .map(|l| {
+            let (e, r) = rows.iter().rev().find(|(_, r)| r.median().is_some() && line_key(r) == l.label)?;
+            let machine = store.envelope(e.id).map(|env| compare::machine_key(&env)).unwrap_or_default();
+            let center = crate::stats::median(&l.points.iter().map(|p| p.1).collect::<Vec<_>>());
+            match floors.of(r, &machine) {
+                Ok(f) => {
+                    floor_notes.push(format!("{}: {} ({} runs of {} builds)", l.label, format::percent(f.value), f.runs, f.builds));
+                    Some((center / (1.0 + f.value), center * (1.0 + f.value)))
+                }
+                Err(why) => {
+                    floor_notes.push(format!("{}: {why}", l.label));
+                    None
+                }
+            }
+        })
+        .collect();
+    let svg = trend_chart(&format!("{workload}: median per run"), unit, &ticks, &lines, &bands);
     let plot_path = plot
         .map(Path::to_path_buf)
         .unwrap_or_else(|| db.parent().unwrap_or(Path::new(".")).join(format!("trend-{}.svg", workload.replace(['/', ' '], "_"))));
@@ -203,7 +230,13 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
     } else {
         format!(" ({})", filters.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
     };
-    let text = format!("# {workload}{filter_text}: median per run\n\n{}\nPlot: {}\n", t.render(), plot_path.display());
+    let text = format!(
+        "# {workload}{filter_text}: median per run\n\n{}\nNoise floor (how far the median moves between runs of one build here; the band \
+         in the plot):\n{}\nPlot: {}\n",
+        t.render(),
+        floor_notes.iter().map(|n| format!("- {n}\n")).collect::<String>(),
+        plot_path.display()
+    );
     Out::new().print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -223,8 +256,13 @@ fn regressions(db: &Path, pattern: Option<&str>, threshold: f64, across_machines
         _ => vec!["envelope unreadable".to_string()],
     };
     let opts = compare::Options { threshold, across_machines, ..compare::Options::default() };
-    let steps = regress::steps(&series, &opts, &machines);
-    Out::new().print(&regress::render(&steps, threshold))?;
+    let floors = Floors::load(&store, &[])?;
+    let floor = |id: i64, row: &Row| match envelope(id) {
+        Some(e) => floors.of(row, &compare::machine_key(&e)),
+        None => Err("no floor: the run's envelope is unreadable".to_string()),
+    };
+    let steps = regress::steps(&series, &opts, &machines, &floor);
+    Out::new().print(&regress::render(&steps, threshold, floors.source()))?;
     if fail && steps.iter().any(|s| s.judged.verdict == Verdict::Regressed) {
         return Ok(ExitCode::from(1));
     }

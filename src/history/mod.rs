@@ -13,6 +13,7 @@
 //! of its run.json (`uid`), so recording the same run twice keeps one copy.
 
 pub mod command;
+pub mod floors;
 pub mod regress;
 
 use std::path::{Path, PathBuf};
@@ -95,6 +96,8 @@ pub struct RunEntry {
     pub profile: String,
     pub rows_total: i64,
     pub rows_ok: i64,
+    /// `run`, or `noise` for the machine's noise profile (`proofbench noise`).
+    pub kind: String,
 }
 
 impl RunEntry {
@@ -321,10 +324,12 @@ impl Store {
             profile: r.get(7)?,
             rows_total: r.get(8)?,
             rows_ok: r.get(9)?,
+            kind: r.get(10)?,
         })
     }
 
-    const ENTRY_COLUMNS: &'static str = "id, name, dir, started_utc, label, git_commit, machine, profile, rows_total, rows_ok";
+    const ENTRY_COLUMNS: &'static str = "id, name, dir, started_utc, label, git_commit, machine, profile, rows_total, rows_ok, \
+         COALESCE(json_extract(run_json, '$.kind'), 'run')";
 
     /// Every run, oldest first (by start time, then id).
     pub fn runs(&self) -> anyhow::Result<Vec<RunEntry>> {

@@ -1,12 +1,13 @@
 //! history regressions: walk each row series in time order and judge every
 //! consecutive pair of runs with `compare::judge` (the same test as
 //! `proofbench compare`: ratio of medians, an interval from the trials of
-//! both runs, noise band), flagging each step that regressed. Pure: the caller reads
-//! the database.
+//! both runs, and a band that is the larger of `--noise` and the row's noise
+//! floor from the history), flagging each step that regressed. Pure: the
+//! caller reads the database.
 
 use std::collections::BTreeMap;
 
-use crate::compare::{Options, RowComparison, Verdict, judge};
+use crate::compare::{FloorLookup, Options, RowComparison, Verdict, bands_summary, judge};
 use crate::evidence::{Row, Status};
 use crate::report::axes_text;
 use crate::report::format;
@@ -58,14 +59,21 @@ pub fn series(runs: &[RunEntry], rows: Vec<(i64, Row)>) -> Vec<Series> {
 /// Judges every consecutive pair of every series. `machines` gives the
 /// machine differences between two runs (by history id); a pair on
 /// different machines is not comparable unless `opts.across_machines`.
-pub fn steps(series: &[Series], opts: &Options, machines: &dyn Fn(i64, i64) -> Vec<String>) -> Vec<Step> {
+/// `floor` gives the noise floor of a row of a run (by history id).
+pub fn steps(
+    series: &[Series],
+    opts: &Options,
+    machines: &dyn Fn(i64, i64) -> Vec<String>,
+    floor: &dyn Fn(i64, &Row) -> FloorLookup,
+) -> Vec<Step> {
     let mut out = Vec::new();
     for s in series {
         for pair in s.points.windows(2) {
             let ((a, base), (b, cand)) = (&pair[0], &pair[1]);
             let diff = machines(a.id, b.id).join(", ");
             let stop = (!diff.is_empty() && !opts.across_machines).then_some(diff.as_str());
-            out.push(Step { label: s.label.clone(), from: a.clone(), to: b.clone(), judged: judge(base, cand, opts, stop) });
+            let judged = judge(base, cand, opts, stop, floor(a.id, base));
+            out.push(Step { label: s.label.clone(), from: a.clone(), to: b.clone(), judged });
         }
     }
     out
@@ -75,8 +83,9 @@ fn run_text(r: &RunEntry) -> String {
     format!("h:{} {}", r.id, r.short_commit())
 }
 
-/// The steps as a table, with the regressed ones listed again at the end.
-pub fn render(steps: &[Step], threshold: f64) -> String {
+/// The steps as a table, with the regressed ones listed again at the end;
+/// `floors` says where the noise floors came from.
+pub fn render(steps: &[Step], threshold: f64, floors: &str) -> String {
     let mut t = Table::new(&[
         ("Workload", Align::Left),
         ("Axes", Align::Left),
@@ -88,6 +97,7 @@ pub fn render(steps: &[Step], threshold: f64) -> String {
         ("Ratio", Align::Right),
         ("95% CI", Align::Right),
         ("Trials", Align::Right),
+        ("Band", Align::Right),
         ("Verdict", Align::Left),
     ]);
     let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
@@ -109,11 +119,12 @@ pub fn render(steps: &[Step], threshold: f64) -> String {
             j.ratio.map(|x| format!("{x:.3}")).unwrap_or_else(|| "n/a".into()),
             j.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
             format!("{} vs {}", j.trials[0], j.trials[1]),
+            j.band_text(),
             if j.verdict == Verdict::NotComparable { format!("{verdict} ({})", j.reason) } else { verdict },
         ]);
     }
     let mut out = format!(
-        "# proofbench history regressions\n\nEach step compares a row with the same row of the next run of its series (ratio = to / from, with a 95% interval from the trials of both runs; regressed only when the whole interval lies beyond the noise band of {}).\n\n",
+        "# proofbench history regressions\n\nEach step compares a row with the same row of the next run of its series (ratio = to / from, with a 95% interval from the trials of both runs; regressed only when the whole interval lies beyond the band: the noise threshold of {}, or the row's noise floor, how far its median moves between runs of one build here, where that is larger).\n\n",
         format::percent(threshold)
     );
     if steps.is_empty() {
@@ -123,6 +134,8 @@ pub fn render(steps: &[Step], threshold: f64) -> String {
     out.push_str(&t.render());
     let regressed: Vec<&Step> = steps.iter().filter(|s| s.judged.verdict == Verdict::Regressed).collect();
     out.push_str(&format!("\n{} steps, {} regressed.\n", steps.len(), regressed.len()));
+    let judged: Vec<RowComparison> = steps.iter().map(|s| s.judged.clone()).collect();
+    out.push_str(&format!("{}\n", bands_summary(&judged, floors)));
     for s in regressed {
         out.push_str(&format!(
             "regressed: {} [{}] {} from {} to {}: ratio {}\n",

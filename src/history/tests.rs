@@ -63,6 +63,8 @@ pub(crate) fn fake_run(name: &str, started: &str, commit: Option<&str>, rows: Ve
         trials: None,
         rounds: Vec::new(),
         interference: None,
+        kind: Default::default(),
+        variants: Vec::new(),
     };
     let text = serde_json::to_string_pretty(&run).unwrap();
     (StoredRun { dir: PathBuf::from(format!("/nowhere/{name}")), run, rows, warnings: Vec::new() }, text)
@@ -171,7 +173,7 @@ fn series_of(store: &mut Store, centers: &[f64]) -> Vec<regress::Step> {
     assert_eq!(series.len(), 1);
     assert_eq!(series[0].points.len(), centers.len());
     let opts = Options { threshold: 0.02, ..Options::default() };
-    regress::steps(&series, &opts, &|_, _| Vec::new())
+    regress::steps(&series, &opts, &|_, _| Vec::new(), &|_, _| Err("no history".into()))
 }
 
 #[test]
@@ -182,7 +184,7 @@ fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
     let verdicts: Vec<Verdict> = steps.iter().map(|s| s.judged.verdict).collect();
     assert_eq!(verdicts, vec![Verdict::Unchanged, Verdict::Regressed, Verdict::Unchanged]);
     assert_eq!((steps[1].from.commit.as_deref(), steps[1].to.commit.as_deref()), (Some("c1"), Some("c2")));
-    let text = regress::render(&steps, 0.02);
+    let text = regress::render(&steps, 0.02, "test");
     assert!(text.contains("3 steps, 1 regressed."), "{text}");
     assert!(text.contains("regressed: selftest.noisy [-] box from h:2 c1 to h:3 c2"), "{text}");
 }
@@ -210,11 +212,11 @@ fn a_step_between_machines_is_not_comparable_and_failed_rows_leave_the_series() 
     let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap());
     assert_eq!(series[0].points.len(), 2, "the invalid row is not a point");
     let opts = Options { threshold: 0.02, ..Options::default() };
-    let steps = regress::steps(&series, &opts, &|_, _| vec!["hostname (a vs b)".into()]);
+    let steps = regress::steps(&series, &opts, &|_, _| vec!["hostname (a vs b)".into()], &|_, _| Err("no history".into()));
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0].judged.verdict, Verdict::NotComparable);
     assert!(steps[0].judged.reason.contains("different machine"), "{}", steps[0].judged.reason);
-    let across = regress::steps(&series, &Options { across_machines: true, ..opts.clone() }, &|_, _| vec!["hostname (a vs b)".into()]);
+    let across = regress::steps(&series, &Options { across_machines: true, ..opts.clone() }, &|_, _| vec!["hostname (a vs b)".into()], &|_, _| Err("no history".into()));
     assert_eq!(across[0].judged.verdict, Verdict::Regressed);
 }
 
@@ -252,7 +254,7 @@ fn a_trend_is_svg_with_its_run_ticks_and_legend() {
     let runs = vec!["h:1".to_string(), "h:2".to_string(), "h:3".to_string()];
     let lines =
         vec![Line { label: "size=256".into(), points: vec![(1.0, 10.0, 9.0, 11.0), (2.0, 12.0, 11.0, 13.0), (3.0, 30.0, 29.0, 31.0)] }];
-    let svg = trend_chart("alloc.x: median per run", "ns/op", &runs, &lines);
+    let svg = trend_chart("alloc.x: median per run", "ns/op", &runs, &lines, &[Some((8.0, 12.0))]);
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
     for want in ["h:1", "h:3", "size=256", "alloc.x: median per run"] {
         assert!(svg.contains(want), "missing {want}");

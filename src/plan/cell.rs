@@ -184,6 +184,10 @@ pub struct Cell {
     /// for built-in workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<crate::workloads::command::CommandDef>,
+    /// The variant this cell is measured under (`--variant`): its name is
+    /// also the cell's `variant` axis value. Absent in a run without variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<super::Variant>,
 }
 
 impl Cell {

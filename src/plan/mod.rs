@@ -4,12 +4,14 @@
 
 pub mod cell;
 pub mod select;
+pub mod variant;
 pub mod workers;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use cell::{Cell, CpuClass, MeasureSpec, Placement, ProfileDefaults, TrialPlan, value_text};
+pub use variant::{Setting, SettingKey, Variant};
 pub use workers::WorkersSpec;
 
 use crate::cli::{PinStrategy, Profile};
@@ -35,6 +37,10 @@ pub enum PlanError {
     BadTrials { flag: &'static str, value: String, why: String },
     #[error("--inject-fault {fault}: no selected workload has that fault ({have})")]
     BadFault { fault: String, have: String },
+    #[error("--variant {text}: {why}")]
+    BadVariant { text: String, why: String },
+    #[error("--base {name}: {why}")]
+    BadBase { name: String, why: String },
 }
 
 /// What the user asked for: validated by clap, not yet resolved against the
@@ -75,6 +81,12 @@ pub struct RunOptions {
     pub io_dir: Option<String>,
     /// A fault to inject into the selected workloads that have it (tests only).
     pub inject_fault: Option<String>,
+    /// `--variant NAME=SPEC`, as typed (none: a run without variants).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
+    /// `--base NAME`: the variant the others are compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// A preset of the worker and pinning axes (RustFiber's comparison modes).
@@ -92,6 +104,12 @@ pub enum CompareMode {
 pub struct Plan {
     pub cells: Vec<Cell>,
     pub trials: TrialPlan,
+    /// Positions in `cells` that are measured together: one cell alone, or
+    /// the same cell under every variant (base first), whose trials the
+    /// rounds run back to back so that each round pairs them.
+    pub groups: Vec<Vec<usize>>,
+    /// The variants (none in a run without them).
+    pub variants: Vec<Variant>,
 }
 
 /// The least time budget one trial's timed samples may have.
@@ -148,19 +166,30 @@ struct Override {
     name: String,
     text: String,
     raw: String,
+    /// The `--variant` it came from (`NAME=SPEC` as typed), if any.
+    variant: Option<String>,
+}
+
+impl Override {
+    /// An error about this override, naming the flag it came from.
+    fn error(&self, why: String) -> PlanError {
+        match &self.variant {
+            Some(v) => PlanError::BadVariant { text: v.clone(), why: format!("param={}: {why}", self.raw) },
+            None => PlanError::BadParam { text: self.raw.clone(), why },
+        }
+    }
 }
 
 fn parse_override(raw: &str, specs: &[&WorkloadSpec]) -> Result<Override, PlanError> {
     let (key, text) =
         raw.split_once('=').ok_or_else(|| PlanError::BadParam { text: raw.to_string(), why: "expected NAME=VALUE".into() })?;
     let key = key.trim();
-    // `cpu.primes.range=...` scopes the value to one workload.
-    for s in specs {
-        if let Some(name) = key.strip_prefix(s.id).and_then(|r| r.strip_prefix('.')) {
-            return Ok(Override { workload: Some(s.id.to_string()), name: name.to_string(), text: text.to_string(), raw: raw.to_string() });
-        }
-    }
-    Ok(Override { workload: None, name: key.to_string(), text: text.to_string(), raw: raw.to_string() })
+    let (workload, name) = match specs.iter().find_map(|s| key.strip_prefix(s.id).and_then(|r| r.strip_prefix('.')).map(|n| (s.id, n))) {
+        // `cpu.primes.range=...` scopes the value to one workload.
+        Some((id, name)) => (Some(id.to_string()), name.to_string()),
+        None => (None, key.to_string()),
+    };
+    Ok(Override { workload, name, text: text.to_string(), raw: raw.to_string(), variant: None })
 }
 
 /// Checks a system label: it names directories and table columns.
@@ -179,28 +208,106 @@ pub fn check_label(label: &str) -> Result<(), PlanError> {
 }
 
 /// Builds the plan for the system `label`, with every random input drawn from
-/// `seed`. `specs` is the whole registry, in registry order.
+/// `seed`. `specs` is the whole registry, in registry order. With
+/// `--variant`, every cell is planned under each variant (see [`variant`]).
 pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], topo: &Topology) -> Result<Plan, PlanError> {
+    let variants = variant::parse_all(&req.variants, req.base.as_deref())?;
+    if variants.is_empty() {
+        let (cells, trials) = build_one(req, label, seed, specs, topo, None)?;
+        let groups = (0..cells.len()).map(|i| vec![i]).collect();
+        return Ok(Plan { cells, trials, groups, variants });
+    }
+    // The base first in every group (`parse_all` keeps the order typed).
+    let mut ordered: Vec<(&Variant, &String)> = variants.iter().zip(&req.variants).filter(|(v, _)| v.base).collect();
+    ordered.extend(variants.iter().zip(&req.variants).filter(|(v, _)| !v.base));
+    let mut planned: Vec<(Vec<Cell>, &Variant)> = Vec::new();
+    let mut trials = None;
+    for (v, text) in ordered {
+        let (cells, t) = build_one(req, label, seed, specs, topo, Some((v, text)))?;
+        trials = Some(t);
+        planned.push((cells, v));
+    }
+    let key = |c: &Cell| (c.workload.clone(), c.display_name());
+    let (base_cells, base) = &planned[0];
+    for (cells, v) in &planned[1..] {
+        let (a, b): (Vec<_>, Vec<_>) = (base_cells.iter().map(key).collect(), cells.iter().map(key).collect());
+        if a != b {
+            let first = a.iter().zip(&b).find(|(x, y)| x != y).map(|(x, y)| format!("'{}' against '{}'", x.1, y.1));
+            let at = first.unwrap_or_else(|| format!("{} cells against {}", a.len(), b.len()));
+            return Err(PlanError::BadVariant {
+                text: v.name.clone(),
+                why: format!(
+                    "its cells do not line up with those of the base '{}' ({at}): a parameter that one variant sets must be set \
+                     by every variant",
+                    base.name
+                ),
+            });
+        }
+    }
+    let (mut cells, mut groups) = (Vec::new(), Vec::new());
+    for k in 0..base_cells.len() {
+        let mut group = Vec::new();
+        for (vc, v) in &planned {
+            let mut c = vc[k].clone();
+            c.index = cells.len();
+            c.params.insert(variant::AXIS.to_string(), Value::from(v.name.clone()));
+            c.axes.insert(0, variant::AXIS.to_string());
+            c.row_id = row_id(c.index, &c);
+            c.variant = Some((*v).clone());
+            group.push(cells.len());
+            cells.push(c);
+        }
+        groups.push(group);
+    }
+    Ok(Plan { cells, trials: trials.expect("two or more variants"), groups, variants })
+}
+
+/// `007-cpu.primes-variant=a-workers=2`: unique within a run, safe as a file name.
+fn row_id(index: usize, cell: &Cell) -> String {
+    let mut id = format!("{index:03}-{}", cell.workload);
+    for (a, v) in cell.axis_values() {
+        id.push('-');
+        id.push_str(&a);
+        id.push('=');
+        id.push_str(&value_text(&v));
+    }
+    sanitize(&id)
+}
+
+/// The cells of one plan: the selection under one variant (`NAME=SPEC` as
+/// typed), or without one.
+fn build_one(
+    req: &RunOptions,
+    label: &str,
+    seed: u64,
+    specs: &[WorkloadSpec],
+    topo: &Topology,
+    variant: Option<(&Variant, &str)>,
+) -> Result<(Vec<Cell>, TrialPlan), PlanError> {
     check_label(label)?;
     let ids = select::select(specs, &req.selection, req.include_selftest)?;
     let chosen: Vec<&WorkloadSpec> = ids.iter().filter_map(|id| specs.iter().find(|s| s.id == id)).collect();
 
     let mut overrides: Vec<Override> = req.params.iter().map(|p| parse_override(p, &chosen)).collect::<Result<_, _>>()?;
+    let flag = |name: &str, text: &str, raw: String| Override { workload: None, name: name.into(), text: text.into(), raw, variant: None };
     if let Some(r) = &req.runtime {
-        overrides.push(Override { workload: None, name: "runtime".into(), text: r.clone(), raw: format!("runtime={r} (--runtime)") });
+        overrides.push(flag("runtime", r, format!("runtime={r} (--runtime)")));
     }
     if let Some(a) = &req.allocator {
-        overrides.push(Override { workload: None, name: "allocator".into(), text: a.clone(), raw: format!("allocator={a} (--allocator)") });
+        overrides.push(flag("allocator", a, format!("allocator={a} (--allocator)")));
+    }
+    // A variant's values come last: they win over every flag.
+    if let Some((v, text)) = variant {
+        for p in v.params() {
+            overrides.push(Override { variant: Some(text.to_string()), ..parse_override(&p, &chosen)? });
+        }
     }
     for o in &overrides {
         let applies = chosen.iter().any(|s| o.workload.as_deref().is_none_or(|w| w == s.id) && s.param(&o.name).is_some());
         if !applies {
             let have: Vec<String> =
                 chosen.iter().map(|s| format!("{}: {}", s.id, s.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))).collect();
-            return Err(PlanError::BadParam {
-                text: o.raw.clone(),
-                why: format!("no selected workload has a parameter '{}' ({})", o.name, have.join("; ")),
-            });
+            return Err(o.error(format!("no selected workload has a parameter '{}' ({})", o.name, have.join("; "))));
         }
     }
     let mut workers_flag = req.workers.as_deref().map(WorkersSpec::parse).transpose()?;
@@ -258,10 +365,7 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
                 let ws = from_param.or_else(|| workers_flag.clone()).unwrap_or(WorkersSpec::Auto);
                 ws.counts(topo, req.oversubscribe).into_iter().map(Value::from).collect()
             } else if let Some(o) = given {
-                o.text
-                    .split(',')
-                    .map(|t| p.parse(t).map_err(|why| PlanError::BadParam { text: o.raw.clone(), why }))
-                    .collect::<Result<_, _>>()?
+                o.text.split(',').map(|t| p.parse(t).map_err(|why| o.error(why))).collect::<Result<_, _>>()?
             } else {
                 p.values(req.profile).to_vec()
             };
@@ -280,17 +384,10 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
             let pin = params.get("pin").and_then(Value::as_str).and_then(PinStrategy::from_name).unwrap_or(pins[0]);
             let placement = placement_for(pin, topo, workers);
             let index = cells.len();
-            let mut row_id = format!("{index:03}-{}", spec.id);
-            for a in &axes {
-                row_id.push('-');
-                row_id.push_str(a);
-                row_id.push('=');
-                row_id.push_str(&value_text(&params[a]));
-            }
-            cells.push(Cell {
+            let mut cell = Cell {
                 schema: cell::CELL_SCHEMA.to_string(),
                 index,
-                row_id: sanitize(&row_id),
+                row_id: String::new(),
                 workload: spec.id.to_string(),
                 group: spec.group.to_string(),
                 label: label.to_string(),
@@ -304,10 +401,13 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
                 fault: req.inject_fault.clone().filter(|f| spec.faults.contains(&f.as_str())),
                 scratch_dir: None,
                 command: None,
-            });
+                variant: None,
+            };
+            cell.row_id = row_id(index, &cell);
+            cells.push(cell);
         }
     }
-    Ok(Plan { cells, trials })
+    Ok((cells, trials))
 }
 
 fn placement_for(strategy: PinStrategy, topo: &Topology, workers: Option<usize>) -> Placement {

@@ -27,6 +27,8 @@ fn request(selection: &[&str]) -> RunOptions {
         include_selftest: false,
         io_dir: None,
         inject_fault: None,
+        variants: Vec::new(),
+        base: None,
     }
 }
 

@@ -243,6 +243,8 @@ mod tests {
             trials: None,
             rounds: Vec::new(),
             interference: None,
+            kind: Default::default(),
+            variants: Vec::new(),
         };
         StoredRun { dir: std::path::PathBuf::new(), run, rows, warnings: Vec::new() }
     }

@@ -14,6 +14,7 @@ pub mod stats_tables;
 pub mod strategies;
 pub mod table;
 pub mod terminal;
+pub mod variants;
 pub mod workloads;
 
 use crate::evidence::{Row, RunRecord, Status, StatusCounts, StoredRun};
@@ -65,6 +66,12 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> String {
     t.push(vec!["Profile".into(), run.profile.as_str().into()]);
     let sel = if run.options.selection.is_empty() { "(all)".to_string() } else { run.options.selection.join(" ") };
     t.push(vec!["Selection".into(), sel]);
+    if run.kind != crate::evidence::RunKind::Run {
+        t.push(vec!["Kind".into(), format!("{} (an A/A self-check: two identical variants)", run.kind.as_str())]);
+    }
+    if !run.variants.is_empty() {
+        t.push(vec!["Variants".into(), run.variants.iter().map(crate::plan::Variant::describe).collect::<Vec<_>>().join("; ")]);
+    }
     t.push(vec!["Started (UTC)".into(), run.started_utc.clone()]);
     t.push(vec!["Finished (UTC)".into(), run.finished_utc.clone().unwrap_or_else(|| "(not finished)".into())]);
     t.push(vec!["Rows".into(), counts_text(&counts, run.plan.len())]);
@@ -245,6 +252,7 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
         out.push_str(&notes.join("\n"));
         out.push('\n');
     }
+    out.push_str(&variants::table(&mine).unwrap_or_default());
     out.push_str(&stats_tables::workload_tables(&mine));
     out
 }
@@ -318,9 +326,11 @@ pub fn reproducibility(rows: &[Row]) -> String {
     out
 }
 
-/// Every row that is not ok, with its reason; then the run's wall and CPU time.
+/// The variants (or the noise profile), every row that is not ok, with its
+/// reason; then the run's wall and CPU time.
 pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
-    let mut out = reproducibility(rows);
+    let mut out = variants::section(run, rows).map(|s| format!("{s}\n")).unwrap_or_default();
+    out.push_str(&reproducibility(rows));
     if let Some(span) = rounds_span(run) {
         out.push_str(&format!(
             "\nThe trials of this run were taken over {} in {} rounds: a change of the machine slower than that (a neighbour's \

@@ -184,14 +184,16 @@ fn category_name(names: &[String], v: f64) -> String {
 
 /// Lines with points and CI whiskers on zero-based axes; x is the worker count.
 fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>) -> String {
-    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, lines, ideal, None))
+    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, lines, ideal, None, &[]))
 }
 
 /// The trend of `history show`: lines over runs at x = 1, 2, ... named by
-/// `runs` (oldest first), with CI whiskers, y from zero.
-pub fn trend_chart(title: &str, y_desc: &str, runs: &[String], lines: &[Line]) -> String {
+/// `runs` (oldest first), with CI whiskers, y from zero; `bands[i]`, where
+/// given, shades the range (lo, hi) of line i across the chart (its noise
+/// floor: where runs of one build land).
+pub fn trend_chart(title: &str, y_desc: &str, runs: &[String], lines: &[Line], bands: &[Option<(f64, f64)>]) -> String {
     let width = (200 + runs.len() * 60).clamp(SIZE.0 as usize, 1600) as u32;
-    svg_of((width, SIZE.1), |root| draw_lines(root, title, "run (oldest first)", y_desc, lines, None, Some(runs)))
+    svg_of((width, SIZE.1), |root| draw_lines(root, title, "run (oldest first)", y_desc, lines, None, Some(runs), bands))
 }
 
 /// The top of a zero-based y axis over data reaching `data_max`, with room
@@ -228,9 +230,11 @@ fn draw_lines(
     lines: &[Line],
     ideal: Option<&Line>,
     runs: Option<&[String]>,
+    bands: &[Option<(f64, f64)>],
 ) -> Result<(), DrawErr> {
     let all = lines.iter().chain(ideal).flat_map(|l| &l.points);
-    let data_max = all.clone().map(|p| p.3.max(p.1)).fold(0.0, f64::max);
+    let band_max = bands.iter().flatten().map(|b| b.1).fold(0.0, f64::max);
+    let data_max = all.clone().map(|p| p.3.max(p.1)).fold(band_max, f64::max);
     let y_max = y_top(data_max, lines.len() + usize::from(ideal.is_some()));
     let (x_min, x_max) = match runs {
         None => (0.0, all.map(|p| p.0).fold(1.0, f64::max) * 1.05),
@@ -261,6 +265,12 @@ fn draw_lines(
             .draw_series(LineSeries::new(ideal.points.iter().map(|p| (p.0, p.1)), BLACK.mix(0.4).stroke_width(1)))?
             .label("ideal")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
+    }
+    for (i, band) in bands.iter().enumerate() {
+        if let Some((lo, hi)) = band {
+            let color = COLORS[i % COLORS.len()];
+            chart.draw_series(std::iter::once(Rectangle::new([(x_min, *lo), (x_max, *hi)], color.mix(0.12).filled())))?;
+        }
     }
     for (i, l) in lines.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];

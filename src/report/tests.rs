@@ -49,6 +49,7 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         fault: None,
         scratch_dir: None,
         command: None,
+        variant: None,
     };
     Row {
         schema: ROW_SCHEMA.into(),

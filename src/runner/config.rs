@@ -9,11 +9,13 @@ use anyhow::Context;
 
 use crate::cli::{RunArgs, UsageError};
 use crate::envelope::{Envelope, Reading};
-use crate::plan::{self, Cell, Plan, RunOptions, TrialPlan};
+use crate::evidence::RunKind;
+use crate::plan::{self, Cell, Plan, RunOptions, SettingKey, TrialPlan, Variant};
 use crate::workloads::contract::WorkloadSpec;
 use crate::workloads::registry;
 
 use super::launcher::{self, Launcher};
+use super::spawn::{self, Invocation};
 use super::{DEFAULT_SEED, utc_now};
 
 /// Where a run's cells run: here, or through a launcher whose side's
@@ -32,6 +34,12 @@ pub struct RunConfig {
     pub options: RunOptions,
     pub cells: Vec<Cell>,
     pub trials: TrialPlan,
+    /// Positions in `cells` measured together, back to back in every round
+    /// (one cell, or one cell under every variant).
+    pub groups: Vec<Vec<usize>>,
+    /// `--variant` (empty without).
+    pub variants: Vec<Variant>,
+    pub kind: RunKind,
     /// The registry and the command workloads the cells come from.
     pub specs: Vec<WorkloadSpec>,
     pub envelope: Envelope,
@@ -45,7 +53,7 @@ pub struct RunConfig {
 impl RunConfig {
     /// Checks the arguments, plans the cells for `target` and reads its
     /// envelope. `label` overrides `--label` (one per host of `--hosts`).
-    pub fn new(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>) -> anyhow::Result<RunConfig> {
+    pub fn new(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>, kind: RunKind) -> anyhow::Result<RunConfig> {
         // A bad workload file stops the run here, before anything is created.
         let commands = crate::workloads::command::load(&args.workloads, &registry::specs())?;
         let specs = crate::workloads::command::specs_with(registry::specs(), &commands);
@@ -68,11 +76,29 @@ impl RunConfig {
         let release = envelope.kernel.release.ok().cloned().unwrap_or_else(|| "unknown".into());
         let label = label.unwrap_or_else(|| format!("linux-{release}"));
         let options = options(args, timeout);
-        let Plan { mut cells, trials } = plan::build(&options, &label, seed, &specs, &topo)?;
+        let Plan { mut cells, trials, groups, variants } = plan::build(&options, &label, seed, &specs, &topo)?;
         crate::workloads::command::attach(&mut cells, &commands);
         let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
+        for v in &variants {
+            check_variant(v, &exe, launcher.as_ref(), &cells)?;
+        }
         let scratch_root = scratch_root(args, &exe, &cells, launcher.as_ref())?;
-        Ok(RunConfig { seed, timeout, label, options, cells, trials, specs, envelope, launcher, exe, scratch_root })
+        Ok(RunConfig { seed, timeout, label, options, cells, trials, groups, variants, kind, specs, envelope, launcher, exe, scratch_root })
+    }
+
+    /// How the worker of `cell` starts: its variant's binary, environment
+    /// and prefix, and `LD_PRELOAD` for a preloaded allocator or a
+    /// variant's `preload=` (never both: [`check_variant`] refuses that).
+    pub fn invocation(&self, cell: &Cell) -> Invocation {
+        let v = cell.variant.as_ref();
+        let preload = crate::workloads::alloc::allocator::preload_env(cell).or_else(|| v?.one(SettingKey::Preload).map(str::to_string));
+        let mut how = Invocation::preload(preload.as_deref());
+        if let Some(v) = v {
+            how.exe = v.one(SettingKey::Exe).map(str::to_string);
+            how.env.extend(v.env());
+            how.wrapper = v.wrapper();
+        }
+        how
     }
 
     /// The workload declaration of a cell.
@@ -112,7 +138,74 @@ fn options(args: &RunArgs, timeout: Duration) -> RunOptions {
         include_selftest: args.include_selftest,
         io_dir: args.io_dir.as_ref().map(|p| p.display().to_string()),
         inject_fault: args.inject_fault.clone(),
+        variants: args.variants.clone(),
+        base: args.base.clone(),
     }
+}
+
+/// The first line of `--version` of a proofbench like this one.
+fn own_version() -> String {
+    format!("proofbench {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Checks what a variant needs from the machine before anything runs: that
+/// its binary, under its prefix and environment, is a proofbench of this
+/// version (the worker protocol is the version's), and that a library it
+/// preloads replaces `malloc`. Every refusal names the variant.
+fn check_variant(v: &Variant, exe: &Path, launcher: Option<&Launcher>, cells: &[Cell]) -> anyhow::Result<()> {
+    let text = |s: &str| format!("{}={s}", v.name);
+    let refuse = |what: &str, why: String| -> anyhow::Error { UsageError(format!("--variant {}: {why}", text(what))).into() };
+    if let Some(lib) = v.one(SettingKey::Preload)
+        && let Some(c) = cells.iter().find(|c| c.variant.as_ref() == Some(v) && crate::workloads::alloc::allocator::preload_env(c).is_some())
+    {
+        return Err(refuse(
+            &format!("preload={lib}"),
+            format!("{} also preloads an allocator (allocator={}): both would set LD_PRELOAD", c.display_name(), c.str("allocator")?),
+        ));
+    }
+    if v.one(SettingKey::Exe).is_none() && v.wrapper().is_empty() && v.env().is_empty() {
+        return preload_ok(v, exe, launcher);
+    }
+    let own = exe.display().to_string();
+    let how = Invocation { exe: v.one(SettingKey::Exe).map(str::to_string), env: v.env(), wrapper: v.wrapper() };
+    let shown = how.words(launcher.map_or(own.as_str(), |l| l.remote_exe.as_str()), &["--version"]).join(" ");
+    let what = v.settings.iter().filter(|s| s.key != SettingKey::Param && s.key != SettingKey::Allocator);
+    let what: Vec<String> = what.map(|s| s.to_string()).collect();
+    let what = what.join(",");
+    if let Some(p) = v.one(SettingKey::Exe)
+        && launcher.is_none()
+        && !Path::new(p).is_file()
+    {
+        return Err(refuse(&what, format!("{p} is not a file")));
+    }
+    let command = match launcher {
+        None => spawn::local(exe, &how, &["--version"]),
+        Some(l) => l.proofbench(&how, &["--version"]),
+    };
+    let out = match launcher::capture(command, launcher::HELPER_TIMEOUT) {
+        Ok(Some(out)) => out,
+        Ok(None) => return Err(refuse(&what, format!("`{shown}` gave no answer within {} s", launcher::HELPER_TIMEOUT.as_secs()))),
+        Err(e) => return Err(refuse(&what, format!("cannot start `{shown}`: {e}"))),
+    };
+    let first = out.stdout.lines().next().unwrap_or("").trim().to_string();
+    if out.code != Some(0) {
+        return Err(refuse(&what, format!("`{shown}` failed: {}", out.last_error_line())));
+    }
+    if first != own_version() {
+        let said = if first.is_empty() { "nothing".to_string() } else { format!("'{first}'") };
+        return Err(refuse(&what, format!("`{shown}` is not a proofbench of this version: it printed {said}, not '{}'", own_version())));
+    }
+    preload_ok(v, exe, launcher)
+}
+
+/// Checks a variant's `preload=` library where the workers will run.
+fn preload_ok(v: &Variant, exe: &Path, launcher: Option<&Launcher>) -> anyhow::Result<()> {
+    let Some(lib) = v.one(SettingKey::Preload) else { return Ok(()) };
+    let checked = match launcher {
+        None => crate::workloads::alloc::allocator::check_preload(exe, lib),
+        Some(l) => l.check_preload(lib),
+    };
+    checked.map_err(|why| UsageError(format!("--variant {}=preload={lib}: {why}", v.name)).into())
 }
 
 /// The directory each trial's scratch directory goes in, checked on the

@@ -20,6 +20,8 @@ use crate::cli::{RunArgs, UsageError};
 use crate::envelope::{Envelope, Reading, tool_info};
 use crate::evidence::LauncherRecord;
 
+use super::spawn::Invocation;
+
 /// The placeholder a launcher template carries when `--hosts` is given.
 pub const HOST: &str = "{host}";
 
@@ -143,16 +145,17 @@ impl Launcher {
         c
     }
 
-    /// `PREFIX [env LD_PRELOAD=lib] REMOTE_EXE ARGS...`: environment
-    /// variables do not cross ssh or srun, so the preload is in the argv.
-    pub fn proofbench(&self, preload: Option<&str>, args: &[&str]) -> Command {
-        let ld = preload.map(|lib| format!("LD_PRELOAD={lib}"));
-        let mut words: Vec<&str> = Vec::new();
-        if let Some(ld) = &ld {
-            words.extend(["env", ld.as_str()]);
+    /// `PREFIX [env K=V...] [WRAPPER...] EXE ARGS...`, EXE the invocation's
+    /// or `--remote-exe`: environment variables do not cross ssh or srun, so
+    /// they are in the argv.
+    pub fn proofbench(&self, how: &Invocation, args: &[&str]) -> Command {
+        let mut words: Vec<String> = Vec::new();
+        if !how.env.is_empty() {
+            words.push("env".into());
+            words.extend(how.env.iter().map(|(k, v)| format!("{k}={v}")));
         }
-        words.push(&self.remote_exe);
-        words.extend_from_slice(args);
+        words.extend(how.words(&self.remote_exe, args));
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
         self.command(&words)
     }
 
@@ -195,7 +198,7 @@ impl Launcher {
     /// `PREFIX REMOTE_EXE env --json`, parsed; no version check.
     fn fetch_envelope(&self) -> anyhow::Result<Envelope> {
         let shown = self.display(&[&self.remote_exe, "env", "--json"]);
-        let out = capture(self.proofbench(None, &["env", "--json"]), HELPER_TIMEOUT)
+        let out = capture(self.proofbench(&Invocation::default(), &["env", "--json"]), HELPER_TIMEOUT)
             .map_err(|e| UsageError(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])))?;
         let Some(out) = out else {
             return Err(UsageError(format!("{}: `{shown}` gave no answer within {} s", self.name(), HELPER_TIMEOUT.as_secs())).into());
@@ -254,7 +257,7 @@ impl Launcher {
         if lib.contains([' ', ':']) {
             return Err("LD_PRELOAD separates libraries by spaces and colons: the path may contain neither".into());
         }
-        let out = match capture(self.proofbench(Some(lib), &["malloc-provider"]), HELPER_TIMEOUT) {
+        let out = match capture(self.proofbench(&Invocation::preload(Some(lib)), &["malloc-provider"]), HELPER_TIMEOUT) {
             Ok(Some(out)) => out,
             Ok(None) => return Err(format!("the check through {} gave no answer within {} s", self.name(), HELPER_TIMEOUT.as_secs())),
             Err(e) => return Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
@@ -345,7 +348,7 @@ mod tests {
         assert_eq!(l.len(), 1);
         assert_eq!(l[0].prefix, ["sh", "-c", "exec \"$@\"", "sh"]);
         assert_eq!(l[0].host, None);
-        let c = l[0].proofbench(Some("/lib/libx.so"), &["worker"]);
+        let c = l[0].proofbench(&Invocation::preload(Some("/lib/libx.so")), &["worker"]);
         let argv: Vec<_> = std::iter::once(c.get_program()).chain(c.get_args()).map(|s| s.to_string_lossy().into_owned()).collect();
         assert_eq!(argv, ["sh", "-c", "exec \"$@\"", "sh", "env", "LD_PRELOAD=/lib/libx.so", "/opt/pb", "worker"]);
         assert_eq!(l[0].display(&["a b"]), "sh -c 'exec \"$@\"' sh 'a b'");

@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Instant, SystemTime};
 
-use crate::cli::RunArgs;
-use crate::evidence::{RUN_SCHEMA, RunCpu, RunDir, RunRecord, StatusCounts, read_run};
+use crate::cli::{RunArgs, UsageError};
+use crate::compare::{self, Verdict};
+use crate::evidence::{RUN_SCHEMA, RunCpu, RunDir, RunKind, RunRecord, StatusCounts, read_run};
 use crate::measure::affinity;
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
@@ -66,10 +67,34 @@ fn name_part(s: &str) -> String {
     t.chars().take(48).collect()
 }
 
+/// `proofbench noise`: the selection as two identical variants (`a` and
+/// `b`, the build as it is), interleaved in every round; the report's A/B
+/// section is then the machine's noise profile, and the history records the
+/// run as kind `noise`.
+pub fn noise(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
+    if let Some(v) = args.variants.first() {
+        return Err(UsageError(format!("--variant {v}: noise runs two identical variants of its own; use `proofbench run --variant`")).into());
+    }
+    if args.base.is_some() || args.fail_on_regression {
+        let flag = if args.base.is_some() { "--base" } else { "--fail-on-regression" };
+        return Err(UsageError(format!("{flag}: not for noise, whose two variants are identical")).into());
+    }
+    let mut args = args.clone();
+    args.variants = vec!["a=".into(), "b=".into()];
+    run_kind(&args, argv, RunKind::Noise)
+}
+
 /// Runs the benchmarks the arguments select, here or through `--launcher`
 /// (once per host of `--hosts`); returns the exit code (the worst of the
 /// runs). Every launcher's side must answer before anything runs.
 pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
+    run_kind(args, argv, RunKind::Run)
+}
+
+fn run_kind(args: &RunArgs, argv: Vec<String>, kind: RunKind) -> anyhow::Result<ExitCode> {
+    if args.fail_on_regression && args.variants.is_empty() {
+        return Err(UsageError("--fail-on-regression needs two or more --variant (compare gates two runs)".into()).into());
+    }
     let launchers = launcher::from_args(args)?;
     if args.hosts.is_none() {
         let target = match launchers.into_iter().next() {
@@ -79,7 +104,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 Target::Launched(l, Box::new(envelope))
             }
         };
-        return run_on(args, argv, target, args.label.clone()).map(|(code, _)| ExitCode::from(code));
+        return run_on(args, argv, target, args.label.clone(), kind).map(|(code, _)| ExitCode::from(code));
     }
     let mut probes = Vec::new();
     for l in &launchers {
@@ -94,7 +119,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
         let envelope = if i == 0 { probed } else { l.probe_envelope()? };
         let host = l.host.clone().unwrap_or_default();
         let label = args.label.as_ref().map_or_else(|| host.clone(), |x| format!("{x}-{host}"));
-        let (code, dir) = run_on(args, argv.clone(), Target::Launched(l, Box::new(envelope)), Some(label))?;
+        let (code, dir) = run_on(args, argv.clone(), Target::Launched(l, Box::new(envelope)), Some(label), kind)?;
         dirs.push(format!("  {host}  {}\n", dir.display()));
         worst = worse(worst, code);
         if code == EXIT_INTERRUPTED {
@@ -112,9 +137,9 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
 
 /// One run on one target: plan, run the rounds, write the records and the
 /// report; returns the exit code and the run directory.
-fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>) -> anyhow::Result<(u8, PathBuf)> {
+fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>, kind: RunKind) -> anyhow::Result<(u8, PathBuf)> {
     let start = Start::now();
-    let cfg = RunConfig::new(args, argv, target, label)?;
+    let cfg = RunConfig::new(args, argv, target, label, kind)?;
     let mut dir = match &args.run_dir {
         Some(p) => RunDir::create_at(p)?,
         None => {
@@ -146,11 +171,19 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
         (true, false) => eprint!("{summary}"),
         (false, _) => Out::new().print(&summary)?,
     }
-    let code = match (run.interrupted, run.counts.as_ref().map_or(0, StatusCounts::failures)) {
+    let mut code = match (run.interrupted, run.counts.as_ref().map_or(0, StatusCounts::failures)) {
         (true, _) => EXIT_INTERRUPTED,
         (false, 0) => 0,
         (false, _) => 1,
     };
+    if args.fail_on_regression {
+        let opts = compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..compare::Options::default() };
+        let regressed: usize = compare::paired::compare(&stored.rows, &run.id, &opts).iter().map(|c| c.count(Verdict::Regressed)).sum();
+        if regressed > 0 {
+            eprintln!("proofbench: {regressed} row(s) regressed against the base variant (--fail-on-regression)");
+            code = worse(code, 1);
+        }
+    }
     Ok((code, dir.path().to_path_buf()))
 }
 
@@ -181,8 +214,14 @@ fn announce(cfg: &RunConfig, args: &RunArgs, dir: &RunDir) {
     let through = cfg.launcher.as_ref().map(|l| format!(", through `{}`", l.display(&[]))).unwrap_or_default();
     let t = &cfg.trials;
     let trials = if t.min == t.max { format!("{} trials each", t.min) } else { format!("{} to {} trials each", t.min, t.max) };
+    let variants = if cfg.variants.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = cfg.variants.iter().map(|v| v.name.as_str()).collect();
+        format!(" ({} under each of the variants {}, interleaved)", cfg.groups.len(), names.join(", "))
+    };
     eprintln!(
-        "proofbench: {} cells, {trials}, profile {}{through}, writing {}",
+        "proofbench: {} cells{variants}, {trials}, profile {}{through}, writing {}",
         cfg.cells.len(),
         args.profile.as_str(),
         dir.path().display()
@@ -213,6 +252,8 @@ fn run_record(cfg: &RunConfig, args: &RunArgs, dir: &RunDir) -> RunRecord {
         trials: Some(cfg.trials.clone()),
         rounds: Vec::new(),
         interference: None,
+        kind: cfg.kind,
+        variants: cfg.variants.clone(),
     }
 }
 

@@ -1,16 +1,22 @@
 //! The heart of a run: rounds of trials. Round r runs the r-th trial of
 //! every cell still measuring, in an order shuffled from the run's seed and
 //! r (randomized multiple interleaved trials), so that drift of the machine
-//! spreads over every cell instead of landing on one. After the planned
-//! trials, a row whose interval is still wider than the target may get more
-//! in later rounds while the run's budget allows. Each row is written the
-//! moment its last trial is decided, and handed to the observers.
+//! spreads over every cell instead of landing on one. The variants of a
+//! cell (`--variant`) form a group whose trials run back to back, so that
+//! each round pairs them in time; the order inside a group rotates from
+//! round to round (each variant goes first as often as the others, within
+//! one), so that what the first trial of a pair pays (the cache and page
+//! state the previous cell left) falls on every variant alike. After the
+//! planned trials, a row (or a group, as one) whose interval is still wider
+//! than the target may get more in later rounds while the run's budget
+//! allows. Each row is written the moment its last trial is decided, and
+//! handed to the observers.
 
 use std::time::Instant;
 
-use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
 
 use crate::evidence::{RoundRecord, Row, RowStop, RunDir, Status};
 use crate::plan::TrialPlan;
@@ -40,10 +46,26 @@ pub fn shuffled(cells: &[usize], seed: u64, round: u32) -> Vec<usize> {
     order
 }
 
-/// A cell still measuring after a round, as the decision sees it.
+/// The cells of round `round` in the order they run: the `active` groups
+/// shuffled ([`shuffled`]), each group's cells back to back, rotated by the
+/// round plus an offset drawn from the seed for that group.
+pub fn round_order(groups: &[Vec<usize>], active: &[usize], seed: u64, round: u32) -> Vec<usize> {
+    shuffled(active, seed, round)
+        .into_iter()
+        .flat_map(|g| {
+            let cells = &groups[g];
+            let offset = Xoshiro256PlusPlus::seed_from_u64(seed ^ (g as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)).random::<u64>() as usize;
+            let start = (round as usize).wrapping_add(offset) % cells.len().max(1);
+            (0..cells.len()).map(move |j| cells[(start + j) % cells.len()])
+        })
+        .collect()
+}
+
+/// A group (a cell, or a cell under every variant) still measuring after a
+/// round, as the decision sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Standing {
-    /// Position in the plan.
+    /// Position in the plan's groups.
     pub cell: usize,
     /// Trials so far (all ok).
     pub trials: u32,
@@ -107,18 +129,44 @@ fn standing(cell: usize, trials: &[Finished]) -> Standing {
     Standing { cell, trials: trials.len() as u32, rel_half_width, cost_ms: cost_ms(trials) }
 }
 
+/// The standing of a group of variants (base first): what is narrowed is
+/// the comparison, so the width is the widest paired interval of a
+/// candidate against the base (its half-width on the log scale, about the
+/// relative one); the trials are the fewest any variant has, the cost that
+/// of one more trial of each.
+fn group_standing(group: usize, members: &[&[Finished]]) -> Standing {
+    let base = members[0];
+    let widths: Vec<Option<f64>> = members[1..]
+        .iter()
+        .map(|cand| {
+            let pairs = crate::compare::paired::round_pairs(base.iter().map(|t| &t.record), cand.iter().map(|t| &t.record));
+            crate::stats::paired(&pairs, LEVEL, crate::stats::DEFAULT_NOISE).map(|p| (p.ratio.hi / p.ratio.lo).ln() / 2.0)
+        })
+        .collect();
+    let rel_half_width = widths.iter().copied().collect::<Option<Vec<f64>>>().map(|w| w.into_iter().fold(0.0, f64::max));
+    Standing {
+        cell: group,
+        trials: members.iter().map(|m| m.len() as u32).min().unwrap_or(0),
+        rel_half_width,
+        cost_ms: members.iter().map(|m| cost_ms(m)).sum(),
+    }
+}
+
 /// Runs the rounds of a planned run, writing each row into `dir` as it is
 /// decided.
 pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let n = cfg.cells.len();
     let mut runs: Vec<Vec<Finished>> = (0..n).map(|_| Vec::new()).collect();
-    let mut active: Vec<usize> = (0..n).collect();
+    // Cells whose row is written.
+    let mut written = vec![false; n];
+    let mut active: Vec<usize> = (0..cfg.groups.len()).collect();
     let mut out = Outcome { rows: Vec::new(), rounds: Vec::new(), interrupted: false };
     let mut round = 0u32;
     while !active.is_empty() && !out.interrupted {
-        let order = shuffled(&active, cfg.seed, round);
-        let planned_later = active.len() * cfg.trials.min.saturating_sub(round + 1) as usize;
+        let order = round_order(&cfg.groups, &active, cfg.seed, round);
+        let per_round: usize = active.iter().map(|&g| cfg.groups[g].len()).sum();
+        let planned_later = per_round * cfg.trials.min.saturating_sub(round + 1) as usize;
         obs.round_started(round, order.len() + planned_later);
         let mut record = RoundRecord {
             index: round,
@@ -126,7 +174,6 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
             started_utc: utc_now(),
             finished_utc: None,
         };
-        let mut still = Vec::new();
         for &i in &order {
             if signals::interrupted() {
                 out.interrupted = true;
@@ -141,32 +188,55 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
             obs.trial_finished(cell, &done.record);
             let ok = done.record.status == Status::Ok;
             runs[i].push(done);
-            if ok {
-                still.push(i);
-            } else {
+            if !ok {
                 // A failed, invalid, timed-out or skipped trial decides the row.
                 finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), RowStop::NotOk)?;
+                written[i] = true;
             }
         }
         record.finished_utc = Some(utc_now());
         out.rounds.push(record);
         round += 1;
         if out.interrupted {
-            // Cells that ran in this round before the signal, and those that did not yet.
-            active.retain(|i| !runs[*i].is_empty());
             break;
         }
-        let standings: Vec<Standing> = still.iter().map(|&i| standing(i, &runs[i])).collect();
+        // A group one of whose variants is decided stops as a whole: its
+        // rounds could no longer pair them.
+        let (mut still, mut broken) = (Vec::new(), Vec::new());
+        for &g in &active {
+            if cfg.groups[g].iter().any(|&i| written[i]) { broken.push(g) } else { still.push(g) }
+        }
+        for g in broken {
+            for &i in &cfg.groups[g] {
+                if !written[i] {
+                    finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), RowStop::VariantNotOk)?;
+                    written[i] = true;
+                }
+            }
+        }
+        let standings: Vec<Standing> = still
+            .iter()
+            .map(|&g| match cfg.groups[g].as_slice() {
+                [i] => Standing { cell: g, ..standing(*i, &runs[*i]) },
+                members => group_standing(g, &members.iter().map(|&i| runs[i].as_slice()).collect::<Vec<_>>()),
+            })
+            .collect();
         let (more, stops) = decide(&cfg.trials, &standings, started.elapsed().as_secs_f64() * 1e3);
-        for (i, why) in stops {
-            finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), why)?;
+        for (g, why) in stops {
+            for &i in &cfg.groups[g] {
+                finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), why)?;
+                written[i] = true;
+            }
         }
         active = more;
     }
-    // After a stop signal: every finished trial is kept.
-    for i in active {
-        if !runs[i].is_empty() {
-            finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), RowStop::Interrupted)?;
+    // After a stop signal: every finished trial is kept (cells that ran in
+    // the last round before the signal, and those that did not yet).
+    for g in active {
+        for &i in &cfg.groups[g] {
+            if !written[i] && !runs[i].is_empty() {
+                finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), RowStop::Interrupted)?;
+            }
         }
     }
     Ok(out)
@@ -215,6 +285,48 @@ mod tests {
         assert_ne!(a, shuffled(&cells, 7, 1), "each round has its own order");
         assert_ne!(a, shuffled(&cells, 8, 0), "each seed has its own order");
         assert_ne!(a, cells, "the plan order is shuffled");
+    }
+
+    #[test]
+    fn variants_of_a_cell_run_back_to_back_and_each_goes_first_in_turn() {
+        let groups = vec![vec![0, 1], vec![2, 3], vec![4]];
+        let mut first_of_group0 = Vec::new();
+        for round in 0..6 {
+            let order = round_order(&groups, &[0, 1, 2], 11, round);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [0, 1, 2, 3, 4], "every cell once a round");
+            for g in &groups[..2] {
+                let at = order.iter().position(|c| g.contains(c)).unwrap();
+                assert!(g.contains(&order[at + 1]), "round {round}: the variants of {g:?} are adjacent in {order:?}");
+            }
+            first_of_group0.push(order[order.iter().position(|c| *c < 2).unwrap()]);
+        }
+        assert!(first_of_group0.windows(2).all(|w| w[0] != w[1]), "the first variant alternates: {first_of_group0:?}");
+        assert_eq!(round_order(&groups, &[1], 11, 0).len(), 2, "only the active groups");
+    }
+
+    #[test]
+    fn a_group_stands_on_its_widest_paired_interval() {
+        let fin = |round: u32, median: f64| Finished {
+            record: crate::evidence::TrialRecord {
+                round,
+                median: Some(median),
+                process: crate::evidence::ProcessRecord { wall_ms: 100.0, ..Default::default() },
+                ..crate::evidence::TrialRecord::from_report(round, round, Status::Ok, None, Default::default(), &crate::evidence::WorkerReport::new(Status::Ok, None))
+            },
+            report: crate::evidence::WorkerReport::new(Status::Ok, None),
+            log_rel: String::new(),
+            stderr_tail: String::new(),
+        };
+        let base = [fin(0, 100.0), fin(1, 120.0), fin(2, 90.0)];
+        // The machine's level moved 30% between rounds; the ratio stayed 1.10 +- 0.5%.
+        let cand = [fin(0, 110.0), fin(1, 132.5), fin(2, 98.6)];
+        let s = group_standing(4, &[&base, &cand]);
+        assert_eq!((s.cell, s.trials), (4, 3));
+        assert!(s.rel_half_width.unwrap() < 0.01, "paired: {s:?}");
+        assert!((s.cost_ms - 250.0).abs() < 1e-9, "one more trial of each: {s:?}");
+        assert_eq!(group_standing(0, &[&base[..1], &cand[..1]]).rel_half_width, None, "one pair: no interval");
     }
 
     #[test]

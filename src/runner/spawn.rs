@@ -66,18 +66,45 @@ fn kill_group(pgid: i32, sig: i32) {
     unsafe { libc::kill(-pgid, sig) };
 }
 
-/// The local worker command, `exe worker`; `preload` is set as the worker's
-/// `LD_PRELOAD` (and only the worker's) when given.
-pub fn local_worker(exe: &Path, preload: Option<&str>) -> Command {
-    let mut command = Command::new(exe);
-    command.arg("worker");
-    if let Some(lib) = preload {
-        command.env("LD_PRELOAD", lib);
+/// How a proofbench process of the measured side starts, beyond its
+/// arguments: the binary (another build, for an `exe=` variant), the
+/// environment it gets on top of this one's (`LD_PRELOAD` for a preloaded
+/// allocator, a variant's `env=`), and a command prefix it runs under (a
+/// variant's `launcher=`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Invocation {
+    /// Another proofbench binary; `None`: the run's own.
+    pub exe: Option<String>,
+    pub env: Vec<(String, String)>,
+    pub wrapper: Vec<String>,
+}
+
+impl Invocation {
+    /// Only `LD_PRELOAD=lib`, when given.
+    pub fn preload(lib: Option<&str>) -> Invocation {
+        Invocation { env: lib.map(|l| vec![("LD_PRELOAD".to_string(), l.to_string())]).unwrap_or_default(), ..Invocation::default() }
     }
+
+    /// The words that start it on this machine: `[WRAPPER...] EXE ARGS...`
+    /// (its environment is set on the command, see [`local`]).
+    pub fn words(&self, own_exe: &str, args: &[&str]) -> Vec<String> {
+        let mut words = self.wrapper.clone();
+        words.push(self.exe.clone().unwrap_or_else(|| own_exe.to_string()));
+        words.extend(args.iter().map(|a| a.to_string()));
+        words
+    }
+}
+
+/// A local proofbench command, `[WRAPPER...] EXE ARGS...`, with the
+/// invocation's environment set for it (and only for it).
+pub fn local(own_exe: &Path, how: &Invocation, args: &[&str]) -> Command {
+    let words = how.words(&own_exe.display().to_string(), args);
+    let mut command = Command::new(&words[0]);
+    command.args(&words[1..]).envs(how.env.iter().map(|(k, v)| (k, v)));
     command
 }
 
-/// Runs a worker `command` ([`local_worker`], or the same through a
+/// Runs a worker `command` ([`local`], or the same through a
 /// launcher) on one cell with a timeout.
 pub fn run_worker(mut command: Command, cell_json: &str, log: File, timeout: Duration) -> io::Result<WorkerRun> {
     let started = Instant::now();

@@ -65,10 +65,10 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
     let scratch = Scratch::create(&cfg.scratch_root, &format!("{}-t{trial}", cell.row_id), cfg.launcher.as_ref())?;
     let cell = &Cell { scratch_dir: Some(scratch.path.display().to_string()), ..cell.clone() };
     let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
-    let preload = crate::workloads::alloc::allocator::preload_env(cell);
+    let how = cfg.invocation(cell);
     let command = match &cfg.launcher {
-        None => spawn::local_worker(&cfg.exe, preload.as_deref()),
-        Some(l) => l.proofbench(preload.as_deref(), &["worker"]),
+        None => spawn::local(&cfg.exe, &how, &["worker"]),
+        Some(l) => l.proofbench(&how, &["worker"]),
     };
     let wr = spawn::run_worker(command, &cell_json, log, cfg.timeout).with_context(|| format!("running the worker of {}", cell.row_id))?;
     drop(scratch);

@@ -14,7 +14,9 @@
 //! - `bootstrap`: [`ConfidenceInterval`], [`bootstrap_median_ci`] (within one trial);
 //! - `summary`: [`Summary`] and [`VarianceClass`];
 //! - `trials`: the headline of a row over its trials ([`estimate`]), the
-//!   ratio of two rows ([`ratio`]), [`sensitivity`], [`t_quantile`].
+//!   ratio of two rows ([`ratio`]), [`sensitivity`], [`t_quantile`];
+//! - `change`: variants paired by round ([`paired`]) and a row's noise
+//!   floor from repeated runs of one build ([`noise_floor`]).
 //!
 //! The free functions over `&[f64]` assume finite input (no NaN, no infinity);
 //! build a [`Sample`] to have that checked. None of them panics: degenerate
@@ -24,6 +26,7 @@
 //! `src/stats/reference.py`, never from this module itself.
 
 mod bootstrap;
+mod change;
 mod estimators;
 mod outliers;
 mod summary;
@@ -32,6 +35,7 @@ mod testdata;
 mod trials;
 
 pub use bootstrap::{ConfidenceInterval, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_median_ci};
+pub use change::{FLOOR_MIN_DF, Floor, NoFloor, PairedEstimate, noise_floor, paired, paired_sensitivity};
 pub use estimators::{mad, mean, median, quantile, stddev};
 pub use outliers::{modified_z_scores, outliers_modified_z, outliers_sigma};
 pub use summary::{SIGMA_RULE_MIN_N, Summary, VarianceClass};

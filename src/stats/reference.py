@@ -108,3 +108,21 @@ w = scipy.stats.ttest_ind(WC, WB, equal_var=False)
 ci = w.confidence_interval(0.95)
 show("WELCH_DF  # scipy.stats.ttest_ind(log C, log B, equal_var=False).df", w.df)
 show("WELCH_RATIO_CI95  # exp(confidence_interval(0.95))", [np.exp(ci.low), np.exp(ci.high)])
+
+# ---- variants and noise floors (src/stats/change.rs)
+# Paired trials: the trial of each variant in one round; a paired t interval
+# on the mean of the log ratios.
+PB, PC = np.log([100.0, 103.0, 98.0, 101.0]), np.log([106.0, 108.5, 103.0, 107.0])
+pt = scipy.stats.ttest_1samp(PC - PB, 0.0)
+pci = pt.confidence_interval(0.95)
+show("PAIRED_RATIO_CI95  # exp(mean(d)), exp(ttest_1samp(d, 0).confidence_interval(0.95)), d = log C - log B",
+     [np.exp((PC - PB).mean()), np.exp(pci.low), np.exp(pci.high)])
+show("PAIRED_SD  # numpy.std(d, ddof=1)", np.std(PC - PB, ddof=1))
+
+# A noise floor from two builds' repeated runs: the pooled sd of the log
+# medians within builds, and the 95% prediction bound for the ratio of two
+# new runs of one build, exp(t.ppf(0.975, df) sqrt(2) s) - 1.
+G1, G2 = np.log([100.0, 102.0, 99.0, 101.0, 103.0]), np.log([110.0, 111.5])
+ss = ((G1 - G1.mean()) ** 2).sum() + ((G2 - G2.mean()) ** 2).sum()
+s = np.sqrt(ss / 5)
+show("FLOOR_SD_AND_VALUE  # pooled sd (df 5), exp(t.ppf(0.975, 5) sqrt(2) sd) - 1", [s, np.exp(scipy.stats.t.ppf(0.975, 5) * np.sqrt(2) * s) - 1])

@@ -98,6 +98,7 @@ pub fn test_cell(workload: &str, params: serde_json::Value, fault: Option<&str>,
         fault: fault.map(String::from),
         scratch_dir: Some(scratch.display().to_string()),
         command: None,
+        variant: None,
     }
 }
 

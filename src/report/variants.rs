@@ -1,0 +1,162 @@
+//! The variants of a run in the report: per workload, an A/B table (each
+//! variant's median, the ratio to the base with its interval from the
+//! paired rounds, the verdict, and what the comparison could see); per run,
+//! what each candidate did against the base, or, for a `noise` run, the
+//! machine's noise profile.
+
+use crate::compare::{self, RowComparison, Verdict};
+use crate::evidence::{Row, RunKind, RunRecord};
+use crate::stats::DEFAULT_NOISE;
+
+use super::format;
+use super::table::{Align, Table};
+
+/// The comparisons of every candidate variant with the base over `rows`.
+fn comparisons(rows: &[Row]) -> Vec<compare::Comparison> {
+    let opts = compare::Options { threshold: DEFAULT_NOISE, ..compare::Options::default() };
+    compare::paired::compare(rows, "", &opts)
+}
+
+/// `>= 3.1%`, or `n/a`.
+fn sees(r: &RowComparison) -> String {
+    r.sensitivity.map_or_else(|| "n/a".into(), |s| format!(">= {}", format::percent(s)))
+}
+
+/// The A/B table of one workload's rows; `None` without variants.
+pub fn table(rows: &[&Row]) -> Option<String> {
+    let owned: Vec<Row> = rows.iter().map(|r| (*r).clone()).collect();
+    let (base, _) = compare::paired::variants(&owned)?;
+    let cs = comparisons(&owned);
+    let mut t = Table::new(&[
+        ("Row", Align::Left),
+        ("Variant", Align::Left),
+        ("Base median", Align::Right),
+        ("Median", Align::Right),
+        ("Ratio", Align::Right),
+        ("95% CI", Align::Right),
+        ("Rounds", Align::Right),
+        ("Spread", Align::Right),
+        ("Sees", Align::Right),
+        ("Verdict", Align::Left),
+    ]);
+    let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
+        (Some(v), Some(u)) => format::value(v, u),
+        _ => "n/a".into(),
+    };
+    let mut notes = Vec::new();
+    for (c, cand) in cs.iter().zip(candidate_names(&owned)) {
+        for r in &c.rows {
+            t.push(vec![
+                r.axes.clone(),
+                cand.clone(),
+                value(r, r.base_median),
+                value(r, r.candidate_median),
+                r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
+                r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}")),
+                r.pairs.map_or_else(|| "n/a".into(), |p| p.to_string()),
+                r.pair_spread.map_or_else(|| "n/a".into(), format::percent),
+                sees(r),
+                r.verdict.as_str().to_string(),
+            ]);
+            if r.verdict == Verdict::NotComparable {
+                notes.push(format!("- {} {cand}: not comparable: {}.", r.axes, r.reason));
+            }
+        }
+    }
+    let mut out = format!(
+        "\n#### Variants against {}\n\nRatio = variant / base, with a 95% interval from the rounds that ran both back to back (a \
+         paired t interval); Spread is that of the rounds' ratios, Sees the smallest change this comparison could call at the {} \
+         noise band.\n\n",
+        base.name,
+        format::percent(DEFAULT_NOISE)
+    );
+    out.push_str(&t.render());
+    if !notes.is_empty() {
+        out.push('\n');
+        out.push_str(&notes.join("\n"));
+        out.push('\n');
+    }
+    Some(out)
+}
+
+fn candidate_names(rows: &[Row]) -> Vec<String> {
+    compare::paired::variants(rows).map(|(_, c)| c.into_iter().map(|v| v.name).collect()).unwrap_or_default()
+}
+
+/// The run's section about its variants; `None` without variants.
+pub fn section(run: &RunRecord, rows: &[Row]) -> Option<String> {
+    let (base, candidates) = compare::paired::variants(rows)?;
+    let cs = comparisons(rows);
+    if run.kind == RunKind::Noise {
+        return Some(noise_profile(&cs));
+    }
+    let mut out = String::from("## Variants\n\n");
+    for v in std::iter::once(&base).chain(&candidates) {
+        out.push_str(&format!("- {}\n", v.describe()));
+    }
+    out.push_str(
+        "\nEvery cell ran under each variant, back to back in every round (the order rotating from round to round), and each \
+         candidate is compared with the base paired by round: whatever moved the machine between rounds moved both.\n\n",
+    );
+    for (c, v) in cs.iter().zip(&candidates) {
+        out.push_str(&format!("{}.\n", compare::paired::summary_line(c, &v.name, &base.name)));
+        for r in c.rows.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)) {
+            out.push_str(&format!(
+                "- {} [{}] {}: ratio {} ({})\n",
+                r.workload,
+                r.axes,
+                r.verdict.as_str(),
+                r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
+                r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}"))
+            ));
+        }
+    }
+    Some(out)
+}
+
+/// The figures of an A/A comparison: (rows judged, false verdicts, rows
+/// that can see 5%, 10%, 20%).
+pub fn noise_figures(c: &compare::Comparison) -> (usize, usize, [usize; 3]) {
+    let judged: Vec<&RowComparison> = c.rows.iter().filter(|r| r.ratio_ci95.is_some()).collect();
+    let false_verdicts = judged.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)).count();
+    let can = |limit: f64| judged.iter().filter(|r| r.sensitivity.is_some_and(|s| s <= limit)).count();
+    (judged.len(), false_verdicts, [can(0.05), can(0.10), can(0.20)])
+}
+
+/// The machine's noise profile from a `noise` run: two identical variants,
+/// so every verdict is a false one.
+fn noise_profile(cs: &[compare::Comparison]) -> String {
+    let mut out = String::from(
+        "## Noise profile (A/A)\n\nThe selection ran as two identical variants, a and b (the same binary, settings and \
+         environment), back to back in every round. Any verdict between them is a false one; each row's Sees is the smallest \
+         change an A/B run like this one can tell from noise on this machine.\n\n",
+    );
+    let Some(c) = cs.first() else { return out };
+    let (judged, false_verdicts, [c5, c10, c20]) = noise_figures(c);
+    let not = c.rows.len() - judged;
+    out.push_str(&format!(
+        "Of {judged} rows, {c5} can see a 5% change, {c10} a 10% change and {c20} a 20% change; {false_verdicts} false verdicts{}.\n",
+        if not > 0 { format!(" ({not} rows could not be compared)") } else { String::new() }
+    ));
+    for r in c.rows.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)) {
+        out.push_str(&format!(
+            "- false verdict: {} [{}] {} with ratio {} ({})\n",
+            r.workload,
+            r.axes,
+            r.verdict.as_str(),
+            r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
+            r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}"))
+        ));
+    }
+    let spreads: Vec<f64> = c.rows.iter().filter_map(|r| r.pair_spread).collect();
+    if !spreads.is_empty() {
+        let q = |p: f64| format::percent(crate::stats::quantile(&spreads, p));
+        out.push_str(&format!(
+            "\nSpread of the rounds' ratios over the rows: median {}, 90th percentile {}, largest {}.\n",
+            q(0.5),
+            q(0.9),
+            q(1.0)
+        ));
+    }
+    out
+}

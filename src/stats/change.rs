@@ -1,0 +1,272 @@
+//! Estimates about a change: variants paired by round, and the noise floor
+//! of a row from runs of one build.
+//!
+//! - **Paired by round.** Variants of one cell run back to back in every
+//!   round, so a round's trials share the machine's state of that minute.
+//!   The ratio candidate / base is estimated from the per-round log ratios
+//!   `d_r = ln c_r - ln b_r` with a Student t interval on their mean (a
+//!   paired t interval), exponentiated: whatever moved the machine between
+//!   rounds moves both trials of a round and cancels in `d_r`. Its coverage
+//!   is tested by simulation below, with a drift between rounds ten times
+//!   the trials' own noise.
+//! - **Noise floor.** Two runs of one build on one machine differ by more
+//!   than their trials say when the machine changes between them (a host's
+//!   state over minutes). Given the medians of repeated runs of one build
+//!   (several builds, or several `noise` runs, pooled), the floor is the 95%
+//!   prediction bound of the ratio of two new runs of a build:
+//!   `exp(t(0.975, df) sqrt(2) s) - 1`, with `s` the pooled standard
+//!   deviation of the log medians within builds and `df` its degrees of
+//!   freedom. A ratio inside it is what runs of one build do here.
+//!
+//! Pure: no I/O, no clock, no randomness.
+
+use serde::{Deserialize, Serialize};
+
+use super::estimators::{mean, stddev};
+use super::trials::{LEVEL, RatioEstimate, t_quantile};
+
+/// A ratio from paired trials.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairedEstimate {
+    /// exp(mean of the log ratios), with its 95% interval and degrees of
+    /// freedom (pairs - 1; infinite when every pair gave the same ratio).
+    pub ratio: RatioEstimate,
+    /// The rounds that paired the two.
+    pub pairs: usize,
+    /// The standard deviation of the per-round log ratios (about the
+    /// relative spread of one round's ratio).
+    pub spread: f64,
+    /// The smallest change such a comparison calls at the noise band (see
+    /// [`paired_sensitivity`]).
+    pub sensitivity: Option<f64>,
+}
+
+/// The ratio candidate / base from `pairs` (base, candidate) trial medians
+/// that ran in the same round, with a paired t interval at `level`; `noise`
+/// is the band the sensitivity is computed for. `None` with fewer than two
+/// pairs or a value that is not positive.
+///
+/// Cost: O(pairs).
+pub fn paired(pairs: &[(f64, f64)], level: f64, noise: f64) -> Option<PairedEstimate> {
+    let n = pairs.len();
+    if n < 2 || pairs.iter().any(|&(b, c)| b <= 0.0 || c <= 0.0 || !b.is_finite() || !c.is_finite()) {
+        return None;
+    }
+    let d: Vec<f64> = pairs.iter().map(|&(b, c)| c.ln() - b.ln()).collect();
+    let (m, s) = (mean(&d), stddev(&d));
+    // Equal ratios in every round (a deterministic metric) differ only in
+    // the last bits of their logs: that is no spread.
+    let s = if s <= 1e-12 { 0.0 } else { s };
+    let ratio = if s <= 0.0 {
+        RatioEstimate { ratio: m.exp(), lo: m.exp(), hi: m.exp(), df: f64::INFINITY }
+    } else {
+        let df = (n - 1) as f64;
+        let hw = t_quantile((1.0 + level) / 2.0, df) * s / (n as f64).sqrt();
+        RatioEstimate { ratio: m.exp(), lo: (m - hw).exp(), hi: (m + hw).exp(), df }
+    };
+    Some(PairedEstimate { ratio, pairs: n, spread: s, sensitivity: paired_sensitivity(s, n, noise) })
+}
+
+/// The smallest relative change a paired comparison over `pairs` rounds
+/// with per-round spread `spread` (sd of the log ratios) calls at the noise
+/// band `noise`: the change whose interval (half-width
+/// `t(pairs - 1) spread / sqrt(pairs)`) just clears the band when the
+/// observed ratio equals it. `None` with fewer than two pairs.
+pub fn paired_sensitivity(spread: f64, pairs: usize, noise: f64) -> Option<f64> {
+    if pairs < 2 || !spread.is_finite() {
+        return None;
+    }
+    let hw = t_quantile((1.0 + LEVEL) / 2.0, (pairs - 1) as f64) * spread / (pairs as f64).sqrt();
+    Some((1.0 + noise) * hw.exp() - 1.0)
+}
+
+/// The degrees of freedom a floor needs (3 runs of one build, or two pairs).
+pub const FLOOR_MIN_DF: usize = 2;
+
+/// How far a row's median moves between runs of one build on one machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Floor {
+    /// The 95% prediction bound of the ratio of two runs of a build, minus
+    /// 1 (0.04: runs of one build differ by up to 4%).
+    pub value: f64,
+    /// The pooled standard deviation of the log medians within builds.
+    pub sd: f64,
+    /// Its degrees of freedom (runs minus builds).
+    pub df: usize,
+    /// Runs that went into it, and the builds (or noise runs) they form.
+    pub runs: usize,
+    pub builds: usize,
+}
+
+/// Why a row has no floor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoFloor {
+    /// Runs of a build that has another run of it, and the degrees of
+    /// freedom they give (fewer than [`FLOOR_MIN_DF`]).
+    pub repeated_runs: usize,
+    pub df: usize,
+}
+
+impl std::fmt::Display for NoFloor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "not enough history: {} repeated run{} of a build on this machine ({} more needed)",
+            self.repeated_runs,
+            if self.repeated_runs == 1 { "" } else { "s" },
+            FLOOR_MIN_DF - self.df
+        )
+    }
+}
+
+/// The noise floor from `builds`, each the medians of the runs of one
+/// build (positive values; builds with one run add nothing).
+///
+/// Cost: O(runs).
+pub fn noise_floor(builds: &[Vec<f64>]) -> Result<Floor, NoFloor> {
+    let repeated: Vec<Vec<f64>> =
+        builds.iter().filter(|b| b.len() >= 2 && b.iter().all(|&x| x > 0.0 && x.is_finite())).map(|b| b.iter().map(|x| x.ln()).collect()).collect();
+    let df: usize = repeated.iter().map(|b| b.len() - 1).sum();
+    let runs: usize = repeated.iter().map(Vec::len).sum();
+    if df < FLOOR_MIN_DF {
+        return Err(NoFloor { repeated_runs: runs, df });
+    }
+    let ss: f64 = repeated
+        .iter()
+        .map(|b| {
+            let m = mean(b);
+            b.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+        })
+        .sum();
+    let sd = (ss / df as f64).sqrt();
+    let value = (t_quantile((1.0 + LEVEL) / 2.0, df as f64) * std::f64::consts::SQRT_2 * sd).exp() - 1.0;
+    Ok(Floor { value, sd, df, runs, builds: repeated.len() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::testdata::assert_rel;
+
+    #[test]
+    fn the_paired_interval_matches_scipy() {
+        // PAIRED_RATIO_CI95 and PAIRED_SD of src/stats/reference.py.
+        let pairs = [(100.0, 106.0), (103.0, 108.5), (98.0, 103.0), (101.0, 107.0)];
+        let p = paired(&pairs, 0.95, 0.02).unwrap();
+        assert_rel(p.ratio.ratio, 1.0559490964613463, 1e-12);
+        assert_rel(p.ratio.lo, 1.048904892667119, 1e-9);
+        assert_rel(p.ratio.hi, 1.0630406075066328, 1e-9);
+        assert_rel(p.spread, 0.004206398994586983, 1e-9);
+        assert_eq!((p.pairs, p.ratio.df), (4, 3.0));
+        // Welch on the same values ignores the pairing: far wider.
+        let welch = crate::stats::ratio(&[100.0, 103.0, 98.0, 101.0], &[106.0, 108.5, 103.0, 107.0], 0.95).unwrap();
+        assert!(welch.hi - welch.lo > 3.0 * (p.ratio.hi - p.ratio.lo), "{welch:?}");
+        assert_eq!(paired(&[(1.0, 2.0)], 0.95, 0.02), None, "one pair");
+        assert_eq!(paired(&[(1.0, 2.0), (0.0, 1.0)], 0.95, 0.02), None, "a value that is not positive");
+        let exact = paired(&[(1.0, 2.0), (3.0, 6.0)], 0.95, 0.02).unwrap();
+        assert_eq!(exact.ratio.df, f64::INFINITY, "deterministic: the exact ratio");
+        assert!(exact.ratio.lo == exact.ratio.hi && (exact.ratio.lo - 2.0).abs() < 1e-12, "{exact:?}");
+        assert_rel(exact.sensitivity.unwrap(), 0.02, 1e-12);
+    }
+
+    #[test]
+    fn the_floor_matches_scipy_and_needs_two_degrees_of_freedom() {
+        // FLOOR_SD_AND_VALUE of src/stats/reference.py.
+        let f = noise_floor(&[vec![100.0, 102.0, 99.0, 101.0, 103.0], vec![110.0, 111.5], vec![90.0]]).unwrap();
+        assert_rel(f.sd, 0.014644252114983523, 1e-9);
+        assert_rel(f.value, 0.05467958168018772, 1e-9);
+        assert_eq!((f.df, f.runs, f.builds), (5, 7, 2), "a build with one run adds nothing");
+        let none = noise_floor(&[vec![100.0, 101.0], vec![50.0]]).unwrap_err();
+        assert_eq!(none, NoFloor { repeated_runs: 2, df: 1 });
+        assert_eq!(none.to_string(), "not enough history: 2 repeated runs of a build on this machine (1 more needed)");
+        assert_eq!(noise_floor(&[]).unwrap_err().df, 0);
+        assert!(noise_floor(&[vec![100.0, 101.0], vec![50.0, 50.5]]).is_ok(), "two pairs are enough");
+    }
+
+    #[test]
+    fn sensitivity_is_the_band_widened_by_the_interval() {
+        let s = paired_sensitivity(0.01, 3, 0.02).unwrap();
+        assert_rel(s, 1.02 * (4.302652729749462 * 0.01 / 3f64.sqrt()).exp() - 1.0, 1e-9);
+        assert!(paired_sensitivity(0.01, 10, 0.02).unwrap() < s);
+        assert_eq!(paired_sensitivity(0.01, 1, 0.02), None);
+    }
+}
+
+/// Coverage by simulation: the paired interval under drift between rounds,
+/// and the floor as a prediction bound.
+#[cfg(test)]
+mod coverage {
+    use rand::rngs::Xoshiro256PlusPlus;
+    use rand::{RngExt, SeedableRng};
+
+    use super::*;
+
+    fn normal(rng: &mut Xoshiro256PlusPlus) -> f64 {
+        let u1 = 1.0 - rng.random::<f64>();
+        let u2 = rng.random::<f64>();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+
+    /// Share of `sims` A/B experiments of `rounds` rounds whose paired
+    /// interval holds the true ratio: each round's machine level drifts by
+    /// `drift` (sd, log scale), each trial adds its own `noise`.
+    fn paired_coverage(rounds: usize, drift: f64, noise: f64, sims: usize, seed: u64) -> (f64, f64) {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let truth = 1.05_f64;
+        let (mut paired_hits, mut welch_width, mut paired_width) = (0, 0.0, 0.0);
+        for _ in 0..sims {
+            let pairs: Vec<(f64, f64)> = (0..rounds)
+                .map(|_| {
+                    let level = drift * normal(&mut rng);
+                    let b = 100.0 * (level + noise * normal(&mut rng)).exp();
+                    let c = 100.0 * truth * (level + noise * normal(&mut rng)).exp();
+                    (b, c)
+                })
+                .collect();
+            let p = paired(&pairs, 0.95, 0.02).expect("positive");
+            paired_hits += usize::from(p.ratio.lo <= truth && truth <= p.ratio.hi);
+            paired_width += (p.ratio.hi / p.ratio.lo).ln();
+            let (b, c): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+            let w = crate::stats::ratio(&b, &c, 0.95).expect("positive");
+            welch_width += (w.hi / w.lo).ln();
+        }
+        (paired_hits as f64 / sims as f64, welch_width / paired_width)
+    }
+
+    #[test]
+    fn paired_intervals_cover_the_true_ratio_and_are_narrower_than_welch_under_drift() {
+        let mut seed = 100;
+        for rounds in [3, 5, 10] {
+            for (drift, noise) in [(0.0, 0.02), (0.10, 0.01), (0.03, 0.03)] {
+                seed += 1;
+                let (c, wider) = paired_coverage(rounds, drift, noise, 1000, seed);
+                assert!((0.93..=0.97).contains(&c), "{rounds} rounds, drift {drift}, noise {noise}: coverage {c:.3}");
+                if drift >= 0.10 {
+                    assert!(wider > 4.0, "{rounds} rounds: Welch only {wider:.1}x wider under drift");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_floor_bounds_the_ratio_of_two_new_runs_95_percent_of_the_time() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        for (builds, runs) in [(1, 3), (1, 5), (3, 2), (2, 6)] {
+            let (mut inside, sims) = (0, 2000);
+            for _ in 0..sims {
+                // Each build has its own level; runs of a build scatter by 3%.
+                let groups: Vec<Vec<f64>> = (0..builds)
+                    .map(|_| {
+                        let level = 0.2 * normal(&mut rng);
+                        (0..runs).map(|_| 100.0 * (level + 0.03 * normal(&mut rng)).exp()).collect()
+                    })
+                    .collect();
+                let f = noise_floor(&groups).expect("enough runs");
+                let (a, b) = (0.03 * normal(&mut rng), 0.03 * normal(&mut rng));
+                inside += usize::from((a - b).abs() <= f.value.ln_1p());
+            }
+            let share = inside as f64 / sims as f64;
+            assert!((0.935..=0.965).contains(&share), "{builds} builds x {runs} runs: {share:.3}");
+        }
+    }
+}
