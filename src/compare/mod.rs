@@ -217,7 +217,8 @@ fn differences(pairs: Vec<(&str, String, String)>) -> Vec<String> {
 /// as (field, value).
 pub fn machine_identity(e: &Envelope) -> Vec<(&'static str, String)> {
     // Total memory moves by a few MiB between boots: compare whole GiB.
-    let gib = |r: &Reading<u64>| r.ok().map(|b| format!("{} GiB", (*b as f64 / (1u64 << 30) as f64).round())).unwrap_or_else(|| "absent".into());
+    let gib =
+        |r: &Reading<u64>| r.ok().map(|b| format!("{} GiB", (*b as f64 / (1u64 << 30) as f64).round())).unwrap_or_else(|| "absent".into());
     vec![
         ("hostname", reading_text(&e.hostname)),
         ("cpu.model_name", reading_text(&e.cpu.model_name)),
@@ -538,13 +539,12 @@ pub fn bands_summary(rows: &[RowComparison], source: &str) -> String {
     let with_floor = judged.iter().filter(|r| r.floor.is_some()).count();
     let mut notes: Vec<(String, usize)> = Vec::new();
     for n in judged.iter().filter_map(|r| r.floor_note.as_deref()) {
-        // "not enough history: 2 repeated runs ..." counts under "not enough history".
-        let head = n.split(':').next().unwrap_or(n).to_string();
-        match notes.iter_mut().find(|(h, _)| *h == head) {
+        match notes.iter_mut().find(|(h, _)| h == n) {
             Some((_, k)) => *k += 1,
-            None => notes.push((head, 1)),
+            None => notes.push((n.to_string(), 1)),
         }
     }
+    notes.sort_by_key(|n| std::cmp::Reverse(n.1));
     let mut text = format!(
         "Noise floors ({source}): {with_floor} of {} judged rows have one; {by_floor} were judged against their floor, {} against the \
          noise threshold",
@@ -552,8 +552,12 @@ pub fn bands_summary(rows: &[RowComparison], source: &str) -> String {
         judged.len() - by_floor
     );
     if !notes.is_empty() {
-        let list: Vec<String> = notes.iter().map(|(h, k)| format!("{h}: {k}")).collect();
-        text.push_str(&format!(" (no floor: {})", list.join(", ")));
+        // The commonest reasons, each with how many rows it held for.
+        let mut list: Vec<String> = notes.iter().take(3).map(|(h, k)| format!("{k} rows {h}")).collect();
+        if notes.len() > 3 {
+            list.push(format!("{} rows for other reasons", notes[3..].iter().map(|n| n.1).sum::<usize>()));
+        }
+        text.push_str(&format!(". No floor: {}", list.join("; ")));
     }
     text.push('.');
     text

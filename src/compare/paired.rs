@@ -15,7 +15,10 @@ use super::{BandFrom, Comparison, Options, RowComparison, Verdict, verdict_of};
 
 /// The (base, candidate) trial medians of the rounds in which both had an
 /// ok trial with timed samples, in round order.
-pub fn round_pairs<'a>(base: impl IntoIterator<Item = &'a TrialRecord>, cand: impl IntoIterator<Item = &'a TrialRecord>) -> Vec<(f64, f64)> {
+pub fn round_pairs<'a>(
+    base: impl IntoIterator<Item = &'a TrialRecord>,
+    cand: impl IntoIterator<Item = &'a TrialRecord>,
+) -> Vec<(f64, f64)> {
     let ok = |t: &&TrialRecord| t.status == Status::Ok;
     let cand: Vec<(u32, f64)> = cand.into_iter().filter(ok).filter_map(|t| Some((t.round, t.median?))).collect();
     base.into_iter()
@@ -27,7 +30,8 @@ pub fn round_pairs<'a>(base: impl IntoIterator<Item = &'a TrialRecord>, cand: im
 
 /// A row's axes without the variant (`workers=2`, or `-`).
 pub fn axes_without_variant(r: &Row) -> String {
-    let v: Vec<String> = r.cell.axis_values().into_iter().filter(|(a, _)| a != AXIS).map(|(a, v)| format!("{a}={}", value_text(&v))).collect();
+    let v: Vec<String> =
+        r.cell.axis_values().into_iter().filter(|(a, _)| a != AXIS).map(|(a, v)| format!("{a}={}", value_text(&v))).collect();
     if v.is_empty() { "-".into() } else { v.join(", ") }
 }
 
@@ -109,10 +113,8 @@ pub fn compare(rows: &[Row], run_name: &str, opts: &Options) -> Vec<Comparison> 
         .map(|cv| {
             let cand_rows = of(&cv.name);
             let key = |r: &Row| (r.cell.workload.clone(), axes_without_variant(r));
-            let rows = base_rows
-                .iter()
-                .filter_map(|b| cand_rows.iter().find(|c| key(c) == key(b)).map(|c| judge(b, c, opts.threshold)))
-                .collect();
+            let rows =
+                base_rows.iter().filter_map(|b| cand_rows.iter().find(|c| key(c) == key(b)).map(|c| judge(b, c, opts.threshold))).collect();
             Comparison {
                 schema: "proofbench.compare/2",
                 base: format!("{run_name}, variant {}", base.describe()),
@@ -167,7 +169,12 @@ mod tests {
     #[test]
     fn trials_pair_by_the_round_they_ran_in() {
         let base = [trial(0, Some(10.0), Status::Ok), trial(1, Some(11.0), Status::Ok), trial(3, Some(13.0), Status::Ok)];
-        let cand = [trial(1, Some(21.0), Status::Ok), trial(0, Some(20.0), Status::Ok), trial(2, Some(22.0), Status::Ok), trial(3, None, Status::Ok)];
+        let cand = [
+            trial(1, Some(21.0), Status::Ok),
+            trial(0, Some(20.0), Status::Ok),
+            trial(2, Some(22.0), Status::Ok),
+            trial(3, None, Status::Ok),
+        ];
         assert_eq!(round_pairs(&base, &cand), [(10.0, 20.0), (11.0, 21.0)], "rounds 0 and 1 only: round 2 has no base, round 3 no value");
         let failed = [trial(0, Some(20.0), Status::Failed), trial(1, Some(21.0), Status::Ok)];
         assert_eq!(round_pairs(&base, &failed), [(11.0, 21.0)], "a trial that is not ok pairs with nothing");

@@ -205,12 +205,19 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
     let bands: Vec<Option<(f64, f64)>> = lines
         .iter()
         .map(|l| {
-            let (e, r) = rows.iter().rev().find(|(_, r)| r.median().is_some() && line_key(r) == l.label)?;
-            let machine = store.envelope(e.id).map(|env| compare::machine_key(&env)).unwrap_or_default();
+            // The newest row of the line with a floor (a line may mix
+            // parameters, such as a treatment), else why the newest has none.
+            let mut lookups = rows.iter().rev().filter(|(_, r)| r.median().is_some() && line_key(r) == l.label).map(|(e, r)| {
+                let machine = store.envelope(e.id).map(|env| compare::machine_key(&env)).unwrap_or_default();
+                floors.of(r, &machine)
+            });
+            let first = lookups.next()?;
+            let found = if first.is_ok() { first } else { lookups.find(Result::is_ok).unwrap_or(first) };
             let center = crate::stats::median(&l.points.iter().map(|p| p.1).collect::<Vec<_>>());
-            match floors.of(r, &machine) {
+            match found {
                 Ok(f) => {
-                    floor_notes.push(format!("{}: {} ({} runs of {} builds)", l.label, format::percent(f.value), f.runs, f.builds));
+                    let builds = if f.builds == 1 { "1 build".to_string() } else { format!("{} builds", f.builds) };
+                    floor_notes.push(format!("{}: {} (from {} runs of {builds})", l.label, format::percent(f.value), f.runs));
                     Some((center / (1.0 + f.value), center * (1.0 + f.value)))
                 }
                 Err(why) => {

@@ -60,16 +60,19 @@ impl Floors {
             let t = &run.envelope.tool;
             let build = match (&run.commit, noise) {
                 (_, true) => Some(format!("noise run h:{}", entry.id)),
-                (Some(c), false) => Some(format!("{c}|{} {}{}", t.version, t.git_commit, if t.git_dirty == Some(true) { "-dirty" } else { "" })),
+                (Some(c), false) => {
+                    Some(format!("{c}|{} {}{}", t.version, t.git_commit, if t.git_dirty == Some(true) { "-dirty" } else { "" }))
+                }
                 (None, false) => None,
             };
             runs.insert(entry.id, RunFacts { build, label: run.label.clone(), machine: machine_key(&run.envelope), noise });
         }
         let mut floors = Floors { by_key: HashMap::new(), source: store.path().display().to_string() };
-        let mut q = store.conn.prepare(
-            "SELECT run, workload, params, median FROM rows WHERE status = 'ok' AND median IS NOT NULL ORDER BY run, row_id",
-        )?;
-        let rows = q.query_map(params![], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, f64>(3)?)))?;
+        let mut q = store
+            .conn
+            .prepare("SELECT run, workload, params, median FROM rows WHERE status = 'ok' AND median IS NOT NULL ORDER BY run, row_id")?;
+        let rows =
+            q.query_map(params![], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, f64>(3)?)))?;
         for row in rows {
             let (run, workload, params, median) = row?;
             if !workloads.is_empty() && !workloads.contains(&workload) {

@@ -216,7 +216,10 @@ fn a_step_between_machines_is_not_comparable_and_failed_rows_leave_the_series() 
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0].judged.verdict, Verdict::NotComparable);
     assert!(steps[0].judged.reason.contains("different machine"), "{}", steps[0].judged.reason);
-    let across = regress::steps(&series, &Options { across_machines: true, ..opts.clone() }, &|_, _| vec!["hostname (a vs b)".into()], &|_, _| Err("no history".into()));
+    let across =
+        regress::steps(&series, &Options { across_machines: true, ..opts.clone() }, &|_, _| vec!["hostname (a vs b)".into()], &|_, _| {
+            Err("no history".into())
+        });
     assert_eq!(across[0].judged.verdict, Verdict::Regressed);
 }
 

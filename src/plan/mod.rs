@@ -124,11 +124,14 @@ fn cell_budget_ms(req: &RunOptions) -> u64 {
 
 /// The trials of a run from `--trials`, `--max-trials`, `--run-budget`,
 /// `--ci-target` and the profile, checked against the cell's time budget
-/// (every trial needs [`MIN_TRIAL_BUDGET_MS`] of it).
+/// (every trial needs [`MIN_TRIAL_BUDGET_MS`] of it). With variants, every
+/// cell gets the profile's paired trials, and the default run budget is
+/// the profile's for each variant.
 pub fn trial_plan(req: &RunOptions) -> Result<TrialPlan, PlanError> {
     let d = ProfileDefaults::of(req.profile);
     let bad = |flag: &'static str, value: u32, why: String| PlanError::BadTrials { flag, value: value.to_string(), why };
-    let min = req.trials.unwrap_or(d.trials);
+    let variants = req.variants.len().max(1) as u64;
+    let min = req.trials.unwrap_or(if variants > 1 { d.paired_trials } else { d.trials });
     let max = match (req.trials, req.max_trials) {
         (_, Some(m)) => m,
         (Some(n), None) => n,
@@ -155,7 +158,7 @@ pub fn trial_plan(req: &RunOptions) -> Result<TrialPlan, PlanError> {
     Ok(TrialPlan {
         min,
         max,
-        run_budget_ms: req.run_budget_ms.unwrap_or(d.run_budget_ms),
+        run_budget_ms: req.run_budget_ms.unwrap_or(d.run_budget_ms * variants),
         ci_target_pct: req.ci_target_pct.unwrap_or_else(|| MeasureSpec::for_profile(req.profile).ci_target_pct),
     })
 }

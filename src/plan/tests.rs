@@ -233,3 +233,44 @@ fn the_allocator_flag_sets_the_allocator_axis() {
     let e = plan(&r, "kvm-2c").unwrap_err().to_string();
     assert!(e.contains("no selected workload has a parameter 'allocator'"), "{e}");
 }
+
+#[test]
+fn variants_plan_every_cell_under_each_variant_base_first_with_its_values() {
+    let mut req = request(&["cpu.primes"]);
+    req.variants = vec!["a=param=range=1000000".into(), "b=param=range=1050000,env=X=1".into()];
+    req.base = Some("b".into());
+    let p = plan(&req, "kvm-2c").unwrap();
+    assert_eq!(
+        ids(&p),
+        [
+            "000-cpu.primes-variant=b-workers=1",
+            "001-cpu.primes-variant=a-workers=1",
+            "002-cpu.primes-variant=b-workers=2",
+            "003-cpu.primes-variant=a-workers=2"
+        ]
+    );
+    assert_eq!(p.groups, [vec![0, 1], vec![2, 3]], "a cell's variants form a group, the base first");
+    let ranges: Vec<i64> = p.cells.iter().map(|c| c.int("range").unwrap()).collect();
+    assert_eq!(ranges, [1_050_000, 1_000_000, 1_050_000, 1_000_000]);
+    assert!(p.cells.iter().all(|c| c.axes == ["variant", "workers"] && c.variant.is_some()));
+    assert!(p.cells[0].variant.as_ref().unwrap().base && !p.cells[1].variant.as_ref().unwrap().base);
+    assert_eq!(p.trials.min, 5, "paired rounds: the profile's paired trials");
+    assert_eq!(p.trials.run_budget_ms, 2 * 150_000, "the run budget for each variant");
+    // Without variants: one cell per group, the plain trials.
+    let plain = plan(&request(&["cpu.primes"]), "kvm-2c").unwrap();
+    assert_eq!((plain.groups, plain.trials.min), (vec![vec![0], vec![1]], 3));
+}
+
+#[test]
+fn a_parameter_one_variant_sweeps_and_another_fixes_is_refused() {
+    let mut req = request(&["alloc.random-mixed"]);
+    req.variants = vec!["je=allocator=jemalloc".into(), "all=".into()];
+    let e = plan(&req, "kvm-2c").unwrap_err().to_string();
+    assert!(e.starts_with("--variant all: its cells do not line up with those of the base 'je'"), "{e}");
+    req.variants = vec!["sys=allocator=system".into(), "je=allocator=jemalloc".into()];
+    let p = plan(&req, "kvm-2c").unwrap();
+    assert!(p.cells.iter().all(|c| !c.axes.contains(&"allocator".to_string())), "one allocator per variant");
+    req.variants = vec!["sys=allocator=nosuch".into(), "je=allocator=jemalloc".into()];
+    let e = plan(&req, "kvm-2c").unwrap_err().to_string();
+    assert!(e.starts_with("--variant sys=allocator=nosuch: param=allocator=nosuch: "), "{e}");
+}

@@ -231,7 +231,9 @@ pub fn parse(text: &str) -> Result<Variant, PlanError> {
         }
         seen.push(k);
     }
-    if settings.iter().any(|s| s.key == SettingKey::Allocator) && settings.iter().any(|s| s.key == SettingKey::Param && s.pair().0.trim() == "allocator") {
+    if settings.iter().any(|s| s.key == SettingKey::Allocator)
+        && settings.iter().any(|s| s.key == SettingKey::Param && s.pair().0.trim() == "allocator")
+    {
         return Err(bad(text, "allocator= and param=allocator= both set the allocator"));
     }
     Ok(Variant { name: name.to_string(), base: false, settings })

@@ -184,7 +184,7 @@ fn category_name(names: &[String], v: f64) -> String {
 
 /// Lines with points and CI whiskers on zero-based axes; x is the worker count.
 fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>) -> String {
-    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, lines, ideal, None, &[]))
+    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, lines, ideal, None))
 }
 
 /// The trend of `history show`: lines over runs at x = 1, 2, ... named by
@@ -193,7 +193,7 @@ fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Op
 /// floor: where runs of one build land).
 pub fn trend_chart(title: &str, y_desc: &str, runs: &[String], lines: &[Line], bands: &[Option<(f64, f64)>]) -> String {
     let width = (200 + runs.len() * 60).clamp(SIZE.0 as usize, 1600) as u32;
-    svg_of((width, SIZE.1), |root| draw_lines(root, title, "run (oldest first)", y_desc, lines, None, Some(runs), bands))
+    svg_of((width, SIZE.1), |root| draw_lines(root, title, "run (oldest first)", y_desc, lines, None, Some(Trend { runs, bands })))
 }
 
 /// The top of a zero-based y axis over data reaching `data_max`, with room
@@ -221,7 +221,13 @@ fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
     chart.configure_series_labels().position(SeriesLabelPosition::UpperRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()
 }
 
-/// Lines over worker counts (`runs` = None) or over named runs.
+/// The x axis of a trend: the runs by name, and each line's band.
+struct Trend<'a> {
+    runs: &'a [String],
+    bands: &'a [Option<(f64, f64)>],
+}
+
+/// Lines over worker counts (`trend` = None) or over named runs.
 fn draw_lines(
     root: &Area<'_>,
     title: &str,
@@ -229,9 +235,10 @@ fn draw_lines(
     y_desc: &str,
     lines: &[Line],
     ideal: Option<&Line>,
-    runs: Option<&[String]>,
-    bands: &[Option<(f64, f64)>],
+    trend: Option<Trend<'_>>,
 ) -> Result<(), DrawErr> {
+    let runs = trend.as_ref().map(|t| t.runs);
+    let bands = trend.as_ref().map_or(&[][..], |t| t.bands);
     let all = lines.iter().chain(ideal).flat_map(|l| &l.points);
     let band_max = bands.iter().flatten().map(|b| b.1).fold(0.0, f64::max);
     let data_max = all.clone().map(|p| p.3.max(p.1)).fold(band_max, f64::max);

@@ -156,7 +156,8 @@ fn check_variant(v: &Variant, exe: &Path, launcher: Option<&Launcher>, cells: &[
     let text = |s: &str| format!("{}={s}", v.name);
     let refuse = |what: &str, why: String| -> anyhow::Error { UsageError(format!("--variant {}: {why}", text(what))).into() };
     if let Some(lib) = v.one(SettingKey::Preload)
-        && let Some(c) = cells.iter().find(|c| c.variant.as_ref() == Some(v) && crate::workloads::alloc::allocator::preload_env(c).is_some())
+        && let Some(c) =
+            cells.iter().find(|c| c.variant.as_ref() == Some(v) && crate::workloads::alloc::allocator::preload_env(c).is_some())
     {
         return Err(refuse(
             &format!("preload={lib}"),

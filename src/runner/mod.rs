@@ -73,7 +73,9 @@ fn name_part(s: &str) -> String {
 /// run as kind `noise`.
 pub fn noise(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
     if let Some(v) = args.variants.first() {
-        return Err(UsageError(format!("--variant {v}: noise runs two identical variants of its own; use `proofbench run --variant`")).into());
+        return Err(
+            UsageError(format!("--variant {v}: noise runs two identical variants of its own; use `proofbench run --variant`")).into()
+        );
     }
     if args.base.is_some() || args.fail_on_regression {
         let flag = if args.base.is_some() { "--base" } else { "--fail-on-regression" };

@@ -313,7 +313,14 @@ mod tests {
                 round,
                 median: Some(median),
                 process: crate::evidence::ProcessRecord { wall_ms: 100.0, ..Default::default() },
-                ..crate::evidence::TrialRecord::from_report(round, round, Status::Ok, None, Default::default(), &crate::evidence::WorkerReport::new(Status::Ok, None))
+                ..crate::evidence::TrialRecord::from_report(
+                    round,
+                    round,
+                    Status::Ok,
+                    None,
+                    Default::default(),
+                    &crate::evidence::WorkerReport::new(Status::Ok, None),
+                )
             },
             report: crate::evidence::WorkerReport::new(Status::Ok, None),
             log_rel: String::new(),

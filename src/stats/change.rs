@@ -124,8 +124,11 @@ impl std::fmt::Display for NoFloor {
 ///
 /// Cost: O(runs).
 pub fn noise_floor(builds: &[Vec<f64>]) -> Result<Floor, NoFloor> {
-    let repeated: Vec<Vec<f64>> =
-        builds.iter().filter(|b| b.len() >= 2 && b.iter().all(|&x| x > 0.0 && x.is_finite())).map(|b| b.iter().map(|x| x.ln()).collect()).collect();
+    let repeated: Vec<Vec<f64>> = builds
+        .iter()
+        .filter(|b| b.len() >= 2 && b.iter().all(|&x| x > 0.0 && x.is_finite()))
+        .map(|b| b.iter().map(|x| x.ln()).collect())
+        .collect();
     let df: usize = repeated.iter().map(|b| b.len() - 1).sum();
     let runs: usize = repeated.iter().map(Vec::len).sum();
     if df < FLOOR_MIN_DF {

@@ -74,3 +74,55 @@ fn the_worker_refuses_input_that_is_not_a_cell() {
     assert_ne!(out.status.code(), Some(0));
     assert!(text(&out.stderr).contains("not JSON"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn bad_variants_name_the_flag() {
+    refused(
+        &["run", "cpu.primes", "--variant", "a=frobnicate=1", "--variant", "b="],
+        &["--variant a=frobnicate=1", "unknown variant key 'frobnicate'"],
+    );
+    refused(&["run", "cpu.primes", "--variant", "a="], &["--variant a=", "two or more variants"]);
+    refused(&["run", "cpu.primes", "--variant", "a=", "--variant", "a=env=X=1"], &["--variant a=env=X=1", "the name 'a' is given twice"]);
+    refused(&["run", "cpu.primes", "--variant", "a=", "--variant", "b=", "--base", "c"], &["--base c", "no variant has that name"]);
+    refused(&["run", "cpu.primes", "--base", "c"], &["--base c", "two or more --variant"]);
+    refused(&["run", "cpu.primes", "--fail-on-regression"], &["--fail-on-regression", "--variant"]);
+    refused(
+        &["run", "cpu.primes", "--variant", "a=param=blocks=1", "--variant", "b="],
+        &["--variant a=param=blocks=1", "no selected workload has a parameter 'blocks'"],
+    );
+    refused(
+        &["run", "alloc.random-mixed", "--variant", "a=allocator=system", "--variant", "b="],
+        &["--variant b", "do not line up", "set by every variant"],
+    );
+    refused(&["run", "cpu.primes", "--variant", "a=", "--variant", "b=exe=/no/such/pb"], &["--variant b=exe=/no/such/pb", "is not a file"]);
+    refused(
+        &["run", "cpu.primes", "--variant", "a=", "--variant", "b=exe=/bin/echo"],
+        &["--variant b=exe=/bin/echo", "not a proofbench of this version", "proofbench 0.1.0"],
+    );
+    refused(
+        &["run", "cpu.primes", "--variant", "a=", "--variant", "b=launcher=/no/such/wrapper"],
+        &["--variant b=launcher=/no/such/wrapper", "cannot start"],
+    );
+    refused(&["noise", "cpu.primes", "--variant", "a="], &["--variant a=", "noise runs two identical variants"]);
+}
+
+#[test]
+fn an_exe_variant_of_another_version_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = tmp.path().join("pb-old");
+    std::fs::write(&fake, "#!/bin/sh\necho proofbench 0.0.1\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let spec = format!("old=exe={}", fake.display());
+    refused(
+        &["run", "cpu.primes", "--variant", "new=", "--variant", &spec],
+        &[&format!("--variant {spec}"), "it printed 'proofbench 0.0.1'"],
+    );
+}
+
+#[test]
+fn compare_of_one_run_needs_variants() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["selftest.tiny", "--include-selftest", "--trials", "2", "--runs", "2", "--no-history"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    refused(&["compare", sb.run_dir().to_str().unwrap()], &["has no variants", "compare BASE CANDIDATE"]);
+}

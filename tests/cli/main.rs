@@ -24,3 +24,4 @@ mod rt_tasks;
 mod statuses;
 mod subcommands;
 mod trials;
+mod variants;
