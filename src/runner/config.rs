@@ -88,7 +88,7 @@ impl RunConfig {
 
     /// How the worker of `cell` starts: its variant's binary, environment
     /// and prefix, and `LD_PRELOAD` for a preloaded allocator or a
-    /// variant's `preload=` (never both: [`check_variant`] refuses that).
+    /// variant's `preload=` (never both: the configuration refuses that).
     pub fn invocation(&self, cell: &Cell) -> Invocation {
         let v = cell.variant.as_ref();
         let preload = crate::workloads::alloc::allocator::preload_env(cell).or_else(|| v?.one(SettingKey::Preload).map(str::to_string));
