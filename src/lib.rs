@@ -17,6 +17,7 @@ pub mod plan;
 pub mod report;
 pub mod runner;
 pub mod stats;
+pub mod text;
 pub mod topology;
 pub mod worker;
 pub mod workloads;

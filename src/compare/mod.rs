@@ -21,9 +21,9 @@ use crate::envelope::{Envelope, Reading};
 use crate::evidence::{Row, RunRecord, Status, StoredRun};
 use crate::measure::interference::DISTURBED_SHARE;
 use crate::plan::value_text;
-use crate::report::table::{Align, Table};
-use crate::report::{axes_text, format};
 use crate::stats::{Floor, LEVEL, ratio};
+use crate::text::format;
+use crate::text::table::{Align, Table};
 use crate::workloads::contract::{Direction, Unit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -83,6 +83,15 @@ pub struct RowComparison {
     /// (variants of one run: from the spread of the rounds' ratios).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sensitivity: Option<f64>,
+    /// The p-value of "the ratio lies beyond the band" (the two one-sided
+    /// t tests behind the interval, the smaller doubled: below 0.05 exactly
+    /// when the 95% interval lies beyond the band).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    /// The same adjusted for the number of rows compared together
+    /// (Benjamini-Hochberg): a verdict needs it at most [`FALSE_DISCOVERY_RATE`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q_value: Option<f64>,
     /// The band the verdict used (a fraction: 0.02 = 2%) and where it came from.
     pub band: f64,
     pub band_from: BandFrom,
@@ -120,6 +129,34 @@ impl RowComparison {
 
 /// The noise floor of a row, or why there is none.
 pub type FloorLookup = Result<Floor, String>;
+
+/// The false discovery rate of the verdicts of one comparison: among the
+/// rows (or history steps) judged together, a verdict needs its
+/// Benjamini-Hochberg adjusted p-value at most this. When nothing changed,
+/// the chance of any false verdict among them is at most this; a comparison
+/// of one row is the plain 95% interval rule.
+pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
+
+/// Takes back the verdicts that the number of rows compared together
+/// explains: with many rows, some 95% intervals lie beyond the band by
+/// chance alone. Each row with a p-value gets its adjusted one; a regressed
+/// or improved row whose adjusted p-value exceeds the rate becomes
+/// unchanged, saying why.
+pub fn control_false_discoveries<'a>(rows: impl IntoIterator<Item = &'a mut RowComparison>) {
+    let mut rows: Vec<&mut RowComparison> = rows.into_iter().filter(|r| r.p_value.is_some()).collect();
+    let q = crate::stats::benjamini_hochberg(&rows.iter().map(|r| r.p_value.unwrap_or(1.0)).collect::<Vec<_>>());
+    let n = rows.len();
+    for (r, q) in rows.iter_mut().zip(q) {
+        r.q_value = Some(q);
+        if matches!(r.verdict, Verdict::Regressed | Verdict::Improved) && q > FALSE_DISCOVERY_RATE {
+            r.reason = format!(
+                "the 95% interval lies beyond the band, but among the {n} rows compared together chance alone gives that \
+                 (adjusted p-value {q:.3} > {FALSE_DISCOVERY_RATE}, Benjamini-Hochberg)"
+            );
+            r.verdict = Verdict::Unchanged;
+        }
+    }
+}
 
 /// The band of a verdict: the larger of the noise threshold and the floor.
 fn band_of(threshold: f64, floor: &FloorLookup) -> (f64, BandFrom) {
@@ -255,7 +292,7 @@ fn setting_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
 
 /// The match key of a row: workload and the values of its axes.
 fn key(r: &Row) -> (String, String) {
-    (r.cell.workload.clone(), axes_text(r))
+    (r.cell.workload.clone(), r.axes_text())
 }
 
 /// Parameters (not axes, not treatments, not ignored) whose values differ.
@@ -288,7 +325,7 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
     let (band, band_from) = band_of(opts.threshold, &floor);
     let mut out = RowComparison {
         workload: base.cell.workload.clone(),
-        axes: axes_text(base),
+        axes: base.axes_text(),
         unit: Some(base.unit),
         direction: Some(base.direction),
         base_median: base.median(),
@@ -302,6 +339,8 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         pairs: None,
         pair_spread: None,
         sensitivity: None,
+        p_value: None,
+        q_value: None,
         band,
         band_from,
         floor: floor.as_ref().ok().cloned(),
@@ -346,6 +385,7 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         return not(out, "no interval: a trial median is zero or negative".into());
     };
     out.ratio_ci95 = Some([r.lo, r.hi]);
+    out.p_value = Some(crate::stats::band_p_value(&r, LEVEL, out.band));
     let name = match out.band_from {
         BandFrom::Noise => "the noise band",
         BandFrom::Floor => "the row's noise floor",
@@ -360,7 +400,7 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
 fn unmatched(r: &Row, side: &str, threshold: f64) -> RowComparison {
     RowComparison {
         workload: r.cell.workload.clone(),
-        axes: axes_text(r),
+        axes: r.axes_text(),
         unit: Some(r.unit),
         direction: Some(r.direction),
         base_median: None,
@@ -374,6 +414,8 @@ fn unmatched(r: &Row, side: &str, threshold: f64) -> RowComparison {
         pairs: None,
         pair_spread: None,
         sensitivity: None,
+        p_value: None,
+        q_value: None,
         band: threshold,
         band_from: BandFrom::Noise,
         floor: None,
@@ -412,6 +454,7 @@ pub fn compare(
         r.candidate_median = c.median();
         rows.push(r);
     }
+    control_false_discoveries(&mut rows);
     Comparison {
         schema: "proofbench.compare/2",
         base: base_name.to_string(),

@@ -66,6 +66,8 @@ pub fn judge(base: &Row, cand: &Row, noise: f64) -> RowComparison {
         pairs: None,
         pair_spread: None,
         sensitivity: None,
+        p_value: None,
+        q_value: None,
         band: noise,
         band_from: BandFrom::Noise,
         floor: None,
@@ -95,6 +97,7 @@ pub fn judge(base: &Row, cand: &Row, noise: f64) -> RowComparison {
     out.ratio_ci95 = Some([p.ratio.lo, p.ratio.hi]);
     out.sensitivity = p.sensitivity;
     out.pair_spread = Some(p.spread);
+    out.p_value = Some(crate::stats::band_p_value(&p.ratio, LEVEL, noise));
     (out.verdict, out.reason) = verdict_of(base.direction, p.ratio.lo, p.ratio.hi, noise, "the noise band");
     if out.disturbed != [0, 0] {
         out.reason.push_str(&format!("; disturbed trials: {} in the base, {} in the candidate", out.disturbed[0], out.disturbed[1]));
@@ -113,8 +116,9 @@ pub fn compare(rows: &[Row], run_name: &str, opts: &Options) -> Vec<Comparison> 
         .map(|cv| {
             let cand_rows = of(&cv.name);
             let key = |r: &Row| (r.cell.workload.clone(), axes_without_variant(r));
-            let rows =
+            let mut rows: Vec<RowComparison> =
                 base_rows.iter().filter_map(|b| cand_rows.iter().find(|c| key(c) == key(b)).map(|c| judge(b, c, opts.threshold))).collect();
+            super::control_false_discoveries(&mut rows);
             Comparison {
                 schema: "proofbench.compare/2",
                 base: format!("{run_name}, variant {}", base.describe()),

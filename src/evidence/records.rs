@@ -165,6 +165,13 @@ impl Row {
         &self.cell.row_id
     }
 
+    /// The axis values as text (`variant=b, workers=2`), or `-`: how
+    /// `compare` and the history match rows.
+    pub fn axes_text(&self) -> String {
+        let v: Vec<String> = self.cell.axis_values().into_iter().map(|(a, v)| format!("{a}={}", crate::plan::value_text(&v))).collect();
+        if v.is_empty() { "-".into() } else { v.join(", ") }
+    }
+
     /// Headline median (the median of the trial medians), for ok rows with samples.
     pub fn median(&self) -> Option<f64> {
         (self.status == Status::Ok).then(|| self.stats.as_ref().map(|s| s.headline.median)).flatten()

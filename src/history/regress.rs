@@ -76,6 +76,8 @@ pub fn steps(
             out.push(Step { label: s.label.clone(), from: a.clone(), to: b.clone(), judged });
         }
     }
+    // Every step is one more chance of a false verdict.
+    crate::compare::control_false_discoveries(out.iter_mut().map(|s| &mut s.judged));
     out
 }
 

@@ -5,20 +5,19 @@
 pub mod counters;
 pub mod doc;
 pub mod export;
-pub mod format;
 pub mod html;
 pub mod plot;
 pub mod primitive;
 pub mod scaling;
 pub mod stats_tables;
 pub mod strategies;
-pub mod table;
 pub mod terminal;
 pub mod variants;
 pub mod workloads;
 
+pub use crate::text::{format, table};
+
 use crate::evidence::{Row, RunRecord, Status, StatusCounts, StoredRun};
-use crate::plan::value_text;
 
 use table::{Align, Table};
 
@@ -140,8 +139,7 @@ pub fn interval_text(r: &Row) -> String {
 
 /// The axis values of a row as text (`workers=2`), or `-`.
 pub fn axes_text(r: &Row) -> String {
-    let v: Vec<String> = r.cell.axis_values().into_iter().map(|(a, v)| format!("{a}={}", value_text(&v))).collect();
-    if v.is_empty() { "-".into() } else { v.join(", ") }
+    r.axes_text()
 }
 
 /// The tables of one group: per workload, its scaling tables and its rows.

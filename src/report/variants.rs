@@ -114,13 +114,25 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<String> {
     Some(out)
 }
 
-/// The figures of an A/A comparison: (rows judged, false verdicts, rows
-/// that can see 5%, 10%, 20%).
-pub fn noise_figures(c: &compare::Comparison) -> (usize, usize, [usize; 3]) {
+/// The figures of an A/A comparison: rows judged, false verdicts, rows
+/// whose 95% interval alone lay beyond the band (before the adjustment for
+/// the number of rows), and rows that can see 5%, 10%, 20%.
+pub struct NoiseFigures {
+    pub judged: usize,
+    pub false_verdicts: usize,
+    pub beyond_band: usize,
+    pub can_see: [usize; 3],
+}
+
+pub fn noise_figures(c: &compare::Comparison) -> NoiseFigures {
     let judged: Vec<&RowComparison> = c.rows.iter().filter(|r| r.ratio_ci95.is_some()).collect();
-    let false_verdicts = judged.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)).count();
     let can = |limit: f64| judged.iter().filter(|r| r.sensitivity.is_some_and(|s| s <= limit)).count();
-    (judged.len(), false_verdicts, [can(0.05), can(0.10), can(0.20)])
+    NoiseFigures {
+        judged: judged.len(),
+        false_verdicts: judged.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)).count(),
+        beyond_band: judged.iter().filter(|r| r.p_value.is_some_and(|p| p < 0.05)).count(),
+        can_see: [can(0.05), can(0.10), can(0.20)],
+    }
 }
 
 /// The machine's noise profile from a `noise` run: two identical variants,
@@ -132,12 +144,24 @@ fn noise_profile(cs: &[compare::Comparison]) -> String {
          change an A/B run like this one can tell from noise on this machine.\n\n",
     );
     let Some(c) = cs.first() else { return out };
-    let (judged, false_verdicts, [c5, c10, c20]) = noise_figures(c);
-    let not = c.rows.len() - judged;
+    let f = noise_figures(c);
+    let [c5, c10, c20] = f.can_see;
+    let not = c.rows.len() - f.judged;
     out.push_str(&format!(
-        "Of {judged} rows, {c5} can see a 5% change, {c10} a 10% change and {c20} a 20% change; {false_verdicts} false verdicts{}.\n",
+        "Of {} rows, {c5} can see a 5% change, {c10} a 10% change and {c20} a 20% change; {} false verdicts{}.\n",
+        f.judged,
+        f.false_verdicts,
         if not > 0 { format!(" ({not} rows could not be compared)") } else { String::new() }
     ));
+    if f.beyond_band > f.false_verdicts {
+        out.push_str(&format!(
+            "{} more rows' 95% intervals lay beyond the band, as chance alone gives among {} rows compared together; they are \
+             not verdicts (Benjamini-Hochberg at {}).\n",
+            f.beyond_band - f.false_verdicts,
+            f.judged,
+            format::percent(compare::FALSE_DISCOVERY_RATE)
+        ));
+    }
     for r in c.rows.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)) {
         out.push_str(&format!(
             "- false verdict: {} [{}] {} with ratio {} ({})\n",
@@ -148,7 +172,8 @@ fn noise_profile(cs: &[compare::Comparison]) -> String {
             r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}"))
         ));
     }
-    let spreads: Vec<f64> = c.rows.iter().filter_map(|r| r.pair_spread).collect();
+    let mut spreads: Vec<f64> = c.rows.iter().filter_map(|r| r.pair_spread).collect();
+    spreads.sort_by(f64::total_cmp);
     if !spreads.is_empty() {
         let q = |p: f64| format::percent(crate::stats::quantile(&spreads, p));
         out.push_str(&format!(

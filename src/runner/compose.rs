@@ -223,8 +223,8 @@ pub fn disagreement(trials: &[TrialRecord], est: &TrialEstimate) -> Option<Strin
     let mut text = format!(
         "trials disagree: their medians span {:.0}% ({} to {})",
         100.0 * (hi / lo - 1.0),
-        crate::report::format::number(lo),
-        crate::report::format::number(hi)
+        crate::text::format::number(lo),
+        crate::text::format::number(hi)
     );
     if let Some(w) = est.within {
         text.push_str(&format!(" while the samples of one trial spread {:.1}%", 100.0 * w));

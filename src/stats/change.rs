@@ -21,6 +21,7 @@
 //! Pure: no I/O, no clock, no randomness.
 
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::estimators::{mean, stddev};
 use super::trials::{LEVEL, RatioEstimate, t_quantile};
@@ -78,6 +79,46 @@ pub fn paired_sensitivity(spread: f64, pairs: usize, noise: f64) -> Option<f64> 
     }
     let hw = t_quantile((1.0 + LEVEL) / 2.0, (pairs - 1) as f64) * spread / (pairs as f64).sqrt();
     Some((1.0 + noise) * hw.exp() - 1.0)
+}
+
+/// The p-value of a verdict about a ratio estimated with interval `r` (at
+/// `level`, a t interval on the log scale): the null hypothesis is that the
+/// true ratio lies within the band `1 / (1 + band) ..= 1 + band`; its two
+/// one-sided t tests (worse side, better side), the smaller doubled, so
+/// that `p < 1 - level` exactly when the interval lies wholly beyond the
+/// band. An exact ratio (no spread) gives 0 beyond the band and 1 inside.
+pub fn band_p_value(r: &RatioEstimate, level: f64, band: f64) -> f64 {
+    let (lo, hi) = (r.lo.ln(), r.hi.ln());
+    let edge = band.ln_1p();
+    let m = (lo + hi) / 2.0;
+    if !r.df.is_finite() || hi <= lo {
+        return if m.abs() > edge { 0.0 } else { 1.0 };
+    }
+    let se = (hi - lo) / 2.0 / t_quantile((1.0 + level) / 2.0, r.df);
+    let Ok(t) = StudentsT::new(0.0, 1.0, r.df) else { return 1.0 };
+    let worse = 1.0 - t.cdf((m - edge) / se);
+    let better = t.cdf((m + edge) / se);
+    (2.0 * worse.min(better)).min(1.0)
+}
+
+/// Benjamini-Hochberg adjusted p-values (q-values), in the order given:
+/// rejecting every hypothesis whose q-value is at most `q` keeps the
+/// expected share of false verdicts among the verdicts at most `q`, and,
+/// when nothing changed at all (an A/A), the chance of any false verdict
+/// at most `q`.
+///
+/// Cost: O(m log m).
+pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut q = vec![1.0; m];
+    let mut running = 1.0_f64;
+    for (rank, &i) in order.iter().enumerate().rev() {
+        running = running.min(p[i] * m as f64 / (rank + 1) as f64);
+        q[i] = running.min(1.0);
+    }
+    q
 }
 
 /// The degrees of freedom a floor needs (3 runs of one build, or two pairs).
@@ -187,6 +228,33 @@ mod tests {
     }
 
     #[test]
+    fn the_verdict_p_value_and_the_adjustment_match_scipy() {
+        // BAND_P of src/stats/reference.py: log ratio ln 1.06, standard error 0.01, 4 df.
+        let (m, se, df) = (1.06f64.ln(), 0.01, 4.0);
+        let hw = t_quantile(0.975, df) * se;
+        let r = RatioEstimate { ratio: 1.06, lo: (m - hw).exp(), hi: (m + hw).exp(), df };
+        assert_rel(band_p_value(&r, 0.95, 0.02), 0.018355338741591565, 1e-9);
+        // The interval and the p-value agree: beyond the band exactly when p < 0.05.
+        for ratio in [1.0, 1.02, 1.03, 1.035, 1.05, 0.95] {
+            let r = RatioEstimate { ratio, lo: ratio.ln().exp() / (hw.exp()), hi: ratio * hw.exp(), df };
+            let beyond = r.lo > 1.02 || r.hi < 1.0 / 1.02;
+            assert_eq!(band_p_value(&r, 0.95, 0.02) < 0.05, beyond, "ratio {ratio}");
+        }
+        let exact = RatioEstimate { ratio: 2.0, lo: 2.0, hi: 2.0, df: f64::INFINITY };
+        assert_eq!(
+            (band_p_value(&exact, 0.95, 0.02), band_p_value(&RatioEstimate { lo: 1.01, hi: 1.01, ..exact }, 0.95, 0.02)),
+            (0.0, 1.0)
+        );
+        // BH_ADJUSTED.
+        let q = benjamini_hochberg(&[0.01, 0.04, 0.03, 0.005, 0.5, 0.2]);
+        for (got, want) in q.iter().zip([0.03, 0.06, 0.06, 0.03, 0.5, 0.24]) {
+            assert_rel(*got, want, 1e-12);
+        }
+        assert!(benjamini_hochberg(&[]).is_empty());
+        assert_eq!(benjamini_hochberg(&[0.03]), [0.03], "one comparison: as it is");
+    }
+
+    #[test]
     fn sensitivity_is_the_band_widened_by_the_interval() {
         let s = paired_sensitivity(0.01, 3, 0.02).unwrap();
         assert_rel(s, 1.02 * (4.302652729749462 * 0.01 / 3f64.sqrt()).exp() - 1.0, 1e-9);
@@ -249,6 +317,34 @@ mod coverage {
                 }
             }
         }
+    }
+
+    #[test]
+    fn among_140_rows_of_an_a_a_the_adjustment_keeps_any_false_verdict_under_5_percent() {
+        // 300 simulated A/A comparisons of 140 rows, 5 rounds each, spreads
+        // from 0.5% to 20% (most rows far noisier than the 2% band).
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
+        let (mut any_raw, mut any_adjusted, sims) = (0, 0, 300);
+        for _ in 0..sims {
+            let ps: Vec<f64> = (0..140)
+                .map(|i| {
+                    let spread = 0.005 + 0.2 * (i as f64 / 140.0);
+                    let pairs: Vec<(f64, f64)> = (0..5)
+                        .map(|_| {
+                            let level = 0.1 * normal(&mut rng);
+                            (100.0 * (level + spread * normal(&mut rng)).exp(), 100.0 * (level + spread * normal(&mut rng)).exp())
+                        })
+                        .collect();
+                    band_p_value(&paired(&pairs, 0.95, 0.02).expect("positive").ratio, 0.95, 0.02)
+                })
+                .collect();
+            any_raw += usize::from(ps.iter().any(|&p| p < 0.05));
+            any_adjusted += usize::from(benjamini_hochberg(&ps).iter().any(|&q| q <= 0.05));
+        }
+        let (raw, adjusted) = (any_raw as f64 / sims as f64, any_adjusted as f64 / sims as f64);
+        assert!(raw > 0.5, "without the adjustment most A/As have a false verdict: {raw:.2}");
+        assert!(adjusted <= 0.05, "with it, at most 5%: {adjusted:.3}");
+        eprintln!("A/As of 140 rows with any false verdict: {raw:.3} unadjusted, {adjusted:.3} adjusted");
     }
 
     #[test]

@@ -35,7 +35,7 @@ mod testdata;
 mod trials;
 
 pub use bootstrap::{ConfidenceInterval, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_median_ci};
-pub use change::{FLOOR_MIN_DF, Floor, NoFloor, PairedEstimate, noise_floor, paired, paired_sensitivity};
+pub use change::{FLOOR_MIN_DF, Floor, NoFloor, PairedEstimate, band_p_value, benjamini_hochberg, noise_floor, paired, paired_sensitivity};
 pub use estimators::{mad, mean, median, quantile, stddev};
 pub use outliers::{modified_z_scores, outliers_modified_z, outliers_sigma};
 pub use summary::{SIGMA_RULE_MIN_N, Summary, VarianceClass};

@@ -126,3 +126,13 @@ G1, G2 = np.log([100.0, 102.0, 99.0, 101.0, 103.0]), np.log([110.0, 111.5])
 ss = ((G1 - G1.mean()) ** 2).sum() + ((G2 - G2.mean()) ** 2).sum()
 s = np.sqrt(ss / 5)
 show("FLOOR_SD_AND_VALUE  # pooled sd (df 5), exp(t.ppf(0.975, 5) sqrt(2) sd) - 1", [s, np.exp(scipy.stats.t.ppf(0.975, 5) * np.sqrt(2) * s) - 1])
+
+# A verdict's p-value: the two one-sided t tests of "the log ratio is beyond
+# the band" (ln 1.06 with standard error 0.01, 4 df, band 2%), two-sided.
+M, SE, DF, L = np.log(1.06), 0.01, 4, np.log(1.02)
+p_up = 1 - scipy.stats.t.cdf((M - L) / SE, DF)
+p_dn = scipy.stats.t.cdf((M + L) / SE, DF)
+show("BAND_P  # min(1, 2 min(P(T > (m - L) / se), P(T < (m + L) / se)))", min(1.0, 2 * min(p_up, p_dn)))
+# Benjamini-Hochberg adjusted p-values.
+show("BH_ADJUSTED  # scipy.stats.false_discovery_control([0.01, 0.04, 0.03, 0.005, 0.5, 0.2], method='bh')",
+     scipy.stats.false_discovery_control([0.01, 0.04, 0.03, 0.005, 0.5, 0.2], method="bh"))
