@@ -21,20 +21,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=${1:-$(mktemp -d /tmp/proofbench-repro.XXXXXX)}
+. scripts/lib.sh
 repeats=${REPEATS:-3}
-part=${PART:-all}
-mkdir -p "$out"
-if [ -z "${PB:-}" ]; then
-    cargo build --release --locked --quiet
-    PB=target/release/proofbench
-fi
-echo "proofbench reproducibility check: $("$PB" --version), results in $out"
-echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-failures=0
-
-# The newest run directory under $1.
-newest() { ls -d "$1"/*/ | sort | tail -n 1; }
+start_check repro "reproducibility check" "${1:-}"
 
 # `proofbench compare` of two run directories, its summary lines on stdout,
 # the whole table in $3.
@@ -59,8 +48,8 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     pct=$(( ${2:-0} > 0 ? 100 * ${1:-0} / ${2:-1} : 0 ))
     echo "  false verdicts: $changed (target: at most 2)"
     echo "  intervals holding the other run's median: ${1:-0} of ${2:-0} ($pct%; target: at least 80%)"
-    [ "$changed" -le 2 ] || { echo "  FAIL: too many false verdicts"; failures=$((failures + 1)); }
-    [ "$pct" -ge 80 ] || { echo "  FAIL: the intervals do not hold the other run's median often enough"; failures=$((failures + 1)); }
+    [ "$changed" -le 2 ] || fail "too many false verdicts"
+    [ "$pct" -ge 80 ] || fail "the intervals do not hold the other run's median often enough"
     echo
     echo "  Per row (the 15 that moved most; ratio = b / a; spread = between trials of a / of b):"
     # Rows of the compare table with a ratio, sorted by how far it is from 1:
@@ -88,7 +77,7 @@ if [ "$part" = all ] || [ "$part" = 2 ]; then
             while IFS='|' read -r _ _ axes _ _ ratio ci _ _ verdict _; do
                 verdict=$(echo $verdict)
                 echo "  $name repeat $i $(echo $axes): ratio $(echo $ratio), CI $(echo $ci): $verdict"
-                [ "$verdict" = regressed ] || { echo "  FAIL: $name repeat $i was not called regressed"; failures=$((failures + 1)); }
+                [ "$verdict" = regressed ] || fail "$name repeat $i was not called regressed"
             done < <(grep -E "^\| [a-z]" "$out/$name-$i.md" | grep -v "^| Workload")
         done
     }
@@ -96,6 +85,4 @@ if [ "$part" = all ] || [ "$part" = 2 ]; then
     power syscall "os.syscall" "os.syscall -p pad_pct=10" ""
 fi
 
-echo
-if [ "$failures" -eq 0 ]; then echo "all targets met"; else echo "$failures targets missed"; fi
-[ "$failures" -eq 0 ]
+finish

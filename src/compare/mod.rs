@@ -117,6 +117,37 @@ pub enum BandFrom {
 }
 
 impl RowComparison {
+    /// A pair of rows before it is judged (`not comparable`, no reason yet):
+    /// what the two rows say of themselves, the match key `axes`, and the
+    /// band from `--noise`.
+    pub fn of(base: &Row, cand: &Row, axes: String, band: f64) -> RowComparison {
+        RowComparison {
+            workload: base.cell.workload.clone(),
+            axes,
+            unit: Some(base.unit),
+            direction: Some(base.direction),
+            base_median: base.median(),
+            candidate_median: cand.median(),
+            ratio: None,
+            ratio_ci95: None,
+            holds_other: [None, None],
+            trials: [base.trial_medians().len(), cand.trial_medians().len()],
+            between: [base.headline().and_then(|h| h.between), cand.headline().and_then(|h| h.between)],
+            disturbed: [base.disturbed_trials(), cand.disturbed_trials()],
+            pairs: None,
+            pair_spread: None,
+            sensitivity: None,
+            p_value: None,
+            q_value: None,
+            band,
+            band_from: BandFrom::Noise,
+            floor: None,
+            floor_note: None,
+            verdict: Verdict::NotComparable,
+            reason: String::new(),
+        }
+    }
+
     /// `2.0% noise`, `3.9% floor`: the band and where it came from.
     pub fn band_text(&self) -> String {
         let from = match self.band_from {
@@ -324,29 +355,11 @@ fn holds(a: &Row, b: &Row) -> Option<bool> {
 pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&str>, floor: FloorLookup) -> RowComparison {
     let (band, band_from) = band_of(opts.threshold, &floor);
     let mut out = RowComparison {
-        workload: base.cell.workload.clone(),
-        axes: base.axes_text(),
-        unit: Some(base.unit),
-        direction: Some(base.direction),
-        base_median: base.median(),
-        candidate_median: cand.median(),
-        ratio: None,
-        ratio_ci95: None,
         holds_other: [holds(base, cand), holds(cand, base)],
-        trials: [base.trial_medians().len(), cand.trial_medians().len()],
-        between: [base.headline().and_then(|h| h.between), cand.headline().and_then(|h| h.between)],
-        disturbed: [base.disturbed_trials(), cand.disturbed_trials()],
-        pairs: None,
-        pair_spread: None,
-        sensitivity: None,
-        p_value: None,
-        q_value: None,
-        band,
         band_from,
         floor: floor.as_ref().ok().cloned(),
         floor_note: floor.err(),
-        verdict: Verdict::NotComparable,
-        reason: String::new(),
+        ..RowComparison::of(base, cand, base.axes_text(), band)
     };
     let not = |mut o: RowComparison, why: String| {
         o.reason = why;
@@ -399,29 +412,13 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
 
 fn unmatched(r: &Row, side: &str, threshold: f64) -> RowComparison {
     RowComparison {
-        workload: r.cell.workload.clone(),
-        axes: r.axes_text(),
-        unit: Some(r.unit),
-        direction: Some(r.direction),
         base_median: None,
         candidate_median: None,
-        ratio: None,
-        ratio_ci95: None,
-        holds_other: [None, None],
         trials: [0, 0],
         between: [None, None],
         disturbed: [0, 0],
-        pairs: None,
-        pair_spread: None,
-        sensitivity: None,
-        p_value: None,
-        q_value: None,
-        band: threshold,
-        band_from: BandFrom::Noise,
-        floor: None,
-        floor_note: None,
-        verdict: Verdict::NotComparable,
         reason: format!("missing in the {side}"),
+        ..RowComparison::of(r, r, r.axes_text(), threshold)
     }
 }
 

@@ -11,7 +11,7 @@ use crate::plan::variant::AXIS;
 use crate::plan::{Variant, value_text};
 use crate::stats::{LEVEL, paired};
 
-use super::{BandFrom, Comparison, Options, RowComparison, Verdict, verdict_of};
+use super::{Comparison, Options, RowComparison, Verdict, verdict_of};
 
 /// The (base, candidate) trial medians of the rounds in which both had an
 /// ok trial with timed samples, in round order.
@@ -50,31 +50,7 @@ pub fn variants(rows: &[Row]) -> Option<(Variant, Vec<Variant>)> {
 
 /// Judges a candidate row against the base row of the same cell, paired by round.
 pub fn judge(base: &Row, cand: &Row, noise: f64) -> RowComparison {
-    let mut out = RowComparison {
-        workload: base.cell.workload.clone(),
-        axes: axes_without_variant(base),
-        unit: Some(base.unit),
-        direction: Some(base.direction),
-        base_median: base.median(),
-        candidate_median: cand.median(),
-        ratio: None,
-        ratio_ci95: None,
-        holds_other: [None, None],
-        trials: [base.trial_medians().len(), cand.trial_medians().len()],
-        between: [base.headline().and_then(|h| h.between), cand.headline().and_then(|h| h.between)],
-        disturbed: [base.disturbed_trials(), cand.disturbed_trials()],
-        pairs: None,
-        pair_spread: None,
-        sensitivity: None,
-        p_value: None,
-        q_value: None,
-        band: noise,
-        band_from: BandFrom::Noise,
-        floor: None,
-        floor_note: None,
-        verdict: Verdict::NotComparable,
-        reason: String::new(),
-    };
+    let mut out = RowComparison::of(base, cand, axes_without_variant(base), noise);
     if base.status != Status::Ok || cand.status != Status::Ok {
         out.reason = format!("base {}, candidate {}", base.status.as_str(), cand.status.as_str());
         return out;
@@ -152,22 +128,8 @@ mod tests {
     use crate::evidence::ProcessRecord;
 
     fn trial(round: u32, median: Option<f64>, status: Status) -> TrialRecord {
-        TrialRecord {
-            trial: round,
-            round,
-            status,
-            reason: None,
-            started_utc: String::new(),
-            finished_utc: String::new(),
-            process: ProcessRecord::default(),
-            warmup_samples: 0,
-            timed_samples: 3,
-            median,
-            verified: Some(true),
-            measurement: None,
-            rusage_measured: None,
-            facts: None,
-        }
+        let report = crate::evidence::WorkerReport::new(status, None);
+        TrialRecord { median, ..TrialRecord::from_report(round, round, status, None, ProcessRecord::default(), &report) }
     }
 
     #[test]

@@ -267,16 +267,11 @@ mod tests {
 /// and the floor as a prediction bound.
 #[cfg(test)]
 mod coverage {
+    use crate::stats::testdata::normal;
     use rand::rngs::Xoshiro256PlusPlus;
-    use rand::{RngExt, SeedableRng};
+    use rand::SeedableRng;
 
     use super::*;
-
-    fn normal(rng: &mut Xoshiro256PlusPlus) -> f64 {
-        let u1 = 1.0 - rng.random::<f64>();
-        let u2 = rng.random::<f64>();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
 
     /// Share of `sims` A/B experiments of `rounds` rounds whose paired
     /// interval holds the true ratio: each round's machine level drifts by

@@ -4,6 +4,14 @@
 //! with numpy 2.4.6 and scipy 1.17.1 and pasted in; nothing was produced by
 //! proofbench. Each constant says which numpy/scipy call produced it.
 
+/// A standard normal draw (Box-Muller), for the simulations of the tests.
+pub fn normal(rng: &mut rand::rngs::Xoshiro256PlusPlus) -> f64 {
+    use rand::RngExt;
+    let u1 = 1.0 - rng.random::<f64>();
+    let u2 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
 /// HAKMEM report, "Random Mixed 256B" throughput (ops/s), 10 runs, in the
 /// report's order. `DATA_A` in reference.py.
 pub const HAKMEM: [f64; 10] =

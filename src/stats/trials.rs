@@ -413,17 +413,11 @@ mod tests {
 /// must cover the truth in 93-97% of them at 3, 5 and 10 trials.
 #[cfg(test)]
 mod coverage {
+    use crate::stats::testdata::normal;
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::{RngExt, SeedableRng};
 
     use super::*;
-
-    /// A standard normal draw (Box-Muller).
-    fn normal(rng: &mut Xoshiro256PlusPlus) -> f64 {
-        let u1 = 1.0 - rng.random::<f64>();
-        let u2 = rng.random::<f64>();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
 
     /// How the samples of one trial scatter around the trial's own level,
     /// on the log scale. Each shape's population median is `median`.

@@ -31,33 +31,25 @@ n = 1000
 must_match = ['value=\d+']
 "#;
 
-/// Two command workloads whose samples are `{v}` exactly (deterministic
-/// metrics), one in ns (lower is better), one in ops/s (higher is better).
-const UNITS_TOML: &str = r#"
+/// A command workload `units.NAME` whose samples are `{v}` exactly (a
+/// deterministic metric) in `unit`, better in `direction`.
+fn unit_workload(name: &str, unit: &str, direction: &str) -> String {
+    format!(
+        r#"
 [[workload]]
-id = "units.time"
-summary = "A time that is v"
-unit = "ns"
-direction = "lower-is-better"
-command = ["echo", "value={v}"]
-metric = { regex = 'value=(\d+)' }
+id = "units.{name}"
+summary = "A {name} that is v"
+unit = "{unit}"
+direction = "{direction}"
+command = ["echo", "value={{v}}"]
+metric = {{ regex = 'value=(\d+)' }}
 [workload.axes]
 v = 1000
 [workload.verify]
 must_match = ['value=\d+']
-
-[[workload]]
-id = "units.rate"
-summary = "A rate that is v"
-unit = "ops/s"
-direction = "higher-is-better"
-command = ["echo", "value={v}"]
-metric = { regex = 'value=(\d+)' }
-[workload.axes]
-v = 1000
-[workload.verify]
-must_match = ['value=\d+']
-"#;
+"#
+    )
+}
 
 fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
     let p = dir.join(name);
@@ -251,7 +243,8 @@ fn variants_alternate_inside_every_round_and_pair_by_round() {
 fn verdicts_know_the_direction_of_each_unit_in_one_selection() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let toml = write(dir, "units.toml", UNITS_TOML);
+    let both = unit_workload("time", "ns", "lower-is-better") + &unit_workload("rate", "ops/s", "higher-is-better");
+    let toml = write(dir, "units.toml", &both);
     let t = toml.to_str().unwrap();
     // Inside one run: b's values are 10% larger, worse for a time, better for a rate.
     let mut args = vec!["run", "units", "--workloads", t, "--no-history", "--run-dir", "ab"];
