@@ -268,8 +268,8 @@ mod tests {
 #[cfg(test)]
 mod coverage {
     use crate::stats::testdata::normal;
-    use rand::rngs::Xoshiro256PlusPlus;
     use rand::SeedableRng;
+    use rand::rngs::Xoshiro256PlusPlus;
 
     use super::*;
 
