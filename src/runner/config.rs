@@ -47,7 +47,17 @@ pub struct RunConfig {
     /// The worker binary (this one).
     pub exe: PathBuf,
     /// Where each trial's scratch directory is made.
-    pub scratch_root: PathBuf,
+    pub scratch_root: ScratchRoot,
+}
+
+/// The directory each trial's scratch directory is made in, and what chose
+/// it, as messages name it: `--io-dir DIR`, `TMPDIR=DIR`, or the system's
+/// `/tmp`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScratchRoot {
+    pub path: PathBuf,
+    /// E.g. `--io-dir /mnt/fast`, `TMPDIR=/scratch`, `/tmp`.
+    pub shown: String,
 }
 
 impl RunConfig {
@@ -210,14 +220,27 @@ fn preload_ok(v: &Variant, exe: &Path, launcher: Option<&Launcher>) -> anyhow::R
 }
 
 /// The directory each trial's scratch directory goes in, checked on the
-/// side that will use it (with the preloaded allocator libraries).
-fn scratch_root(args: &RunArgs, exe: &Path, cells: &[Cell], launcher: Option<&Launcher>) -> anyhow::Result<PathBuf> {
+/// side that will use it (with the preloaded allocator libraries). An
+/// `--io-dir` that is not a directory is a usage error; one that cannot be
+/// written is not (nor a `TMPDIR` that is missing or cannot be written):
+/// the rows that need files are then skipped with the reason, and the
+/// others run ([`super::trial`]).
+fn scratch_root(args: &RunArgs, exe: &Path, cells: &[Cell], launcher: Option<&Launcher>) -> anyhow::Result<ScratchRoot> {
     match launcher {
         None => {
             crate::workloads::alloc::allocator::check_cells(exe, cells).map_err(UsageError)?;
-            let root = args.io_dir.clone().unwrap_or_else(std::env::temp_dir);
-            if !root.is_dir() {
-                return Err(UsageError(format!("--io-dir {}: not a directory", root.display())).into());
+            if let Some(dir) = &args.io_dir {
+                if !dir.is_dir() {
+                    return Err(UsageError(format!("--io-dir {}: not a directory", dir.display())).into());
+                }
+                return Ok(ScratchRoot { path: dir.clone(), shown: format!("--io-dir {}", dir.display()) });
+            }
+            let root = local_temp_root(std::env::var_os("TMPDIR"));
+            if !root.path.is_dir() {
+                eprintln!(
+                    "proofbench: warning: {}: not a directory; the rows that need files will be skipped (--io-dir DIR puts them elsewhere)",
+                    root.shown
+                );
             }
             Ok(root)
         }
@@ -229,9 +252,40 @@ fn scratch_root(args: &RunArgs, exe: &Path, cells: &[Cell], launcher: Option<&La
                     seen.push(lib);
                 }
             }
-            let root = args.io_dir.clone().unwrap_or_else(|| PathBuf::from(launcher::DEFAULT_SCRATCH_ROOT));
-            l.check_dir(&root.display().to_string()).map_err(|e| UsageError(format!("--io-dir {}: {e}", root.display())))?;
+            let root = match &args.io_dir {
+                Some(dir) => ScratchRoot { path: dir.clone(), shown: format!("--io-dir {}", dir.display()) },
+                None => ScratchRoot {
+                    path: PathBuf::from(launcher::DEFAULT_SCRATCH_ROOT),
+                    shown: format!("{} (the launched side's default)", launcher::DEFAULT_SCRATCH_ROOT),
+                },
+            };
+            l.check_dir(&root.path.display().to_string()).map_err(|e| UsageError(format!("{}: {e}", root.shown)))?;
             Ok(root)
         }
+    }
+}
+
+/// The local scratch root without `--io-dir`: `TMPDIR` when it is set and
+/// not empty (the variable named in messages), else `/tmp`.
+fn local_temp_root(tmpdir: Option<std::ffi::OsString>) -> ScratchRoot {
+    match tmpdir.filter(|v| !v.is_empty()) {
+        Some(v) => {
+            let path = PathBuf::from(v);
+            ScratchRoot { shown: format!("TMPDIR={}", path.display()), path }
+        }
+        None => ScratchRoot { path: PathBuf::from("/tmp"), shown: "/tmp".into() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_temp_root_names_tmpdir_only_when_it_chose_it() {
+        let r = local_temp_root(Some("/nonexist".into()));
+        assert_eq!((r.path, r.shown.as_str()), (PathBuf::from("/nonexist"), "TMPDIR=/nonexist"));
+        assert_eq!(local_temp_root(Some("".into())).shown, "/tmp");
+        assert_eq!(local_temp_root(None).path, PathBuf::from("/tmp"));
     }
 }

@@ -3,6 +3,14 @@
 //! timeout or interrupt the whole group gets SIGTERM, then SIGKILL after a
 //! grace period, and any straggler in the group is killed after the worker
 //! exits. The child is reaped with wait4, which gives its resource usage.
+//!
+//! A worker dies with the run: the process this one starts (the worker, or
+//! the launcher or wrapper in front of it) asks the kernel for SIGKILL when
+//! the runner's thread that started it ends (`PR_SET_PDEATHSIG`, set between
+//! fork and exec; the runner starts every worker from its main thread, so
+//! the signal comes when the runner itself ends, however it ends), and the
+//! worker's guard ([`crate::worker::guard`]) takes everything below it down
+//! with it.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -14,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use crate::evidence::ProcessRecord;
 use crate::measure::rusage::Rusage;
+use crate::worker::guard::PARENT_PID_ENV;
+use crate::workloads::process::die_with_parent;
 
 use super::signals;
 
@@ -96,12 +106,30 @@ impl Invocation {
 }
 
 /// A local proofbench command, `[WRAPPER...] EXE ARGS...`, with the
-/// invocation's environment set for it (and only for it).
+/// invocation's environment set for it (and only for it). Without a
+/// wrapper the process is proofbench itself, whose parent is this one: it
+/// is told this process's pid ([`PARENT_PID_ENV`]) to check that.
 pub fn local(own_exe: &Path, how: &Invocation, args: &[&str]) -> Command {
     let words = how.words(&own_exe.display().to_string(), args);
     let mut command = Command::new(&words[0]);
     command.args(&words[1..]).envs(how.env.iter().map(|(k, v)| (k, v)));
+    if how.wrapper.is_empty() {
+        command.env(PARENT_PID_ENV, std::process::id().to_string());
+    }
     command
+}
+
+/// Makes the process `command` starts die (SIGKILL) when the calling
+/// thread ends, and not start at all when this process ended before that
+/// was in force.
+fn die_with_this_process(command: &mut Command) {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and only makes
+    // async-signal-safe system calls (prctl, getppid); it allocates nothing.
+    unsafe {
+        command.pre_exec(move || if die_with_parent(me, libc::SIGKILL) { Ok(()) } else { Err(io::Error::from_raw_os_error(libc::ESRCH)) })
+    };
 }
 
 /// Runs a worker `command` ([`local`], or the same through a
@@ -109,6 +137,7 @@ pub fn local(own_exe: &Path, how: &Invocation, args: &[&str]) -> Command {
 pub fn run_worker(mut command: Command, cell_json: &str, log: File, timeout: Duration) -> io::Result<WorkerRun> {
     let started = Instant::now();
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::from(log)).process_group(0);
+    die_with_this_process(&mut command);
     let mut child = command.spawn()?;
     let pid = child.id() as i32;
     let (tx, rx) = mpsc::channel::<Event>();

@@ -1,19 +1,33 @@
 //! One trial: a fresh worker process for one cell, in a private scratch
 //! directory, its stderr appended to the row's log, its end turned into a
 //! trial record.
+//!
+//! A scratch directory is named `proofbench-<pid>-<row>-t<trial>-<random>`
+//! and made with mode 0700, so that a name cannot be known, nor the
+//! directory made, in advance by anyone else sharing the directory it goes
+//! in. When it cannot be made (a read-only `--io-dir`, a missing `TMPDIR`),
+//! a cell whose workload works on files is skipped with the reason and the
+//! others run without one. The first trial of a local run also removes the
+//! scratch directories runs that were killed left behind: only directories
+//! of that name whose pid is no process's and that belong to this user.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Once;
 
 use anyhow::Context;
 
-use crate::evidence::RunDir;
+use crate::evidence::{ProcessRecord, RunDir, Status, TrialRecord, WorkerReport};
 use crate::plan::Cell;
+use crate::workloads::process;
 
 use super::compose::{self, Finished};
-use super::config::RunConfig;
+use super::config::{RunConfig, ScratchRoot};
 use super::launcher::Launcher;
 use super::{spawn, utc_now};
+
+/// The start of every scratch directory's name.
+const PREFIX: &str = "proofbench-";
 
 /// A cell's private directory, removed with everything in it when dropped:
 /// after its worker has ended, however it ended. With a launcher it lives on
@@ -23,16 +37,57 @@ struct Scratch<'a> {
     launcher: Option<&'a Launcher>,
 }
 
-impl<'a> Scratch<'a> {
-    fn create(root: &Path, name: &str, launcher: Option<&'a Launcher>) -> anyhow::Result<Scratch<'a>> {
-        let path = root.join(format!("proofbench-{}-{name}", std::process::id()));
-        match launcher {
-            None => std::fs::create_dir(&path).with_context(|| format!("creating the scratch directory {}", path.display()))?,
-            Some(l) => l
-                .run_helper(&["mkdir", "--", &path.display().to_string()])
-                .map_err(|e| anyhow::anyhow!("creating the scratch directory {} on the launched side: {e}", path.display()))?,
+/// `n` random characters from `[a-z0-9]`, from the kernel's generator.
+fn random_suffix(n: usize) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = vec![0u8; n];
+    let mut filled = 0;
+    while filled < n {
+        // SAFETY: the pointer and length describe the unfilled part of `bytes`.
+        let got = unsafe { libc::getrandom(bytes[filled..].as_mut_ptr().cast(), n - filled, 0) };
+        if got > 0 {
+            filled += got as usize;
+        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // No generator: the time's nanoseconds still differ between runs.
+            let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+            bytes[filled..].iter_mut().enumerate().for_each(|(i, b)| *b = (t >> ((i % 16) * 8)) as u8);
+            filled = n;
         }
-        Ok(Scratch { path, launcher })
+    }
+    bytes.iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
+}
+
+/// A piece of a directory name: safe characters only, not too long.
+fn name_part(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || "._=-".contains(c) { c } else { '_' }).take(120).collect()
+}
+
+impl<'a> Scratch<'a> {
+    /// Makes the directory, or says why it cannot be made.
+    fn create(root: &ScratchRoot, name: &str, launcher: Option<&'a Launcher>) -> Result<Scratch<'a>, String> {
+        let stem = format!("{PREFIX}{}-{}-", std::process::id(), name_part(name));
+        match launcher {
+            None => {
+                use std::os::unix::fs::DirBuilderExt;
+                let mut last = None;
+                // A taken name (another process's) is never reused: another is drawn.
+                for _ in 0..16 {
+                    let path = root.path.join(format!("{stem}{}", random_suffix(12)));
+                    match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                        Ok(()) => return Ok(Scratch { path, launcher }),
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                        Err(e) => return Err(format!("cannot create a scratch directory in {}: {e}", root.shown)),
+                    }
+                }
+                Err(format!("cannot create a scratch directory in {}: {}", root.shown, last.expect("16 attempts")))
+            }
+            Some(l) => {
+                let path = root.path.join(format!("{stem}{}", random_suffix(12)));
+                l.run_helper(&["mkdir", "--", &path.display().to_string()])
+                    .map_err(|e| format!("cannot create a scratch directory in {} on the launched side: {e}", root.shown))?;
+                Ok(Scratch { path, launcher })
+            }
+        }
     }
 }
 
@@ -55,15 +110,84 @@ impl Drop for Scratch<'_> {
     }
 }
 
+/// The pid in a scratch directory's name (`proofbench-<pid>-...`), if the
+/// name is one.
+fn owner_pid(name: &str) -> Option<libc::pid_t> {
+    let rest = name.strip_prefix(PREFIX)?;
+    let (pid, tail) = rest.split_once('-')?;
+    if pid.is_empty() || tail.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Removes from `root` the scratch directories of runs that ended without
+/// removing them (killed): a directory (not a link) with a scratch
+/// directory's name, owned by this user, whose pid is not this process's
+/// and is no live process's. Anything else is left alone. Returns what it
+/// removed.
+pub fn remove_stale(root: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let me = std::process::id() as libc::pid_t;
+    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(owner_pid) else { continue };
+        let path = e.path();
+        let ours = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_dir() && m.uid() == uid);
+        if !ours || pid == me || process::alive(pid) {
+            continue;
+        }
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => removed.push(path),
+            Err(e) => eprintln!("proofbench: warning: could not remove {}, left by a run that ended: {e}", path.display()),
+        }
+    }
+    removed
+}
+
+/// Whether the cell's workload works on files in its scratch directory.
+fn needs_scratch(cell: &Cell) -> bool {
+    cell.command.is_none() && crate::workloads::registry::find(&cell.workload).is_some_and(|w| w.needs_scratch())
+}
+
 /// Runs trial `trial` of `cell` in round `round`. `None` when a stop signal
 /// ended it (the trial is incomplete and is not kept).
 pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -> anyhow::Result<Option<Finished>> {
+    static STALE: Once = Once::new();
+    if cfg.launcher.is_none() {
+        STALE.call_once(|| {
+            for p in remove_stale(&cfg.scratch_root.path) {
+                eprintln!("proofbench: removed {}, left by a run that ended", p.display());
+            }
+        });
+    }
     let (mut log, log_rel) = dir.log_file(&cell.row_id)?;
     writeln!(log, "=== proofbench: trial {} of {} (round {}) ===", trial + 1, cell.row_id, round + 1)
         .with_context(|| format!("writing {log_rel}"))?;
     let started_utc = utc_now();
-    let scratch = Scratch::create(&cfg.scratch_root, &format!("{}-t{trial}", cell.row_id), cfg.launcher.as_ref())?;
-    let cell = &Cell { scratch_dir: Some(scratch.path.display().to_string()), ..cell.clone() };
+    let scratch = match Scratch::create(&cfg.scratch_root, &format!("{}-t{trial}", cell.row_id), cfg.launcher.as_ref()) {
+        Ok(s) => Some(s),
+        Err(why) if needs_scratch(cell) => {
+            writeln!(log, "proofbench: {why}; this workload works on files: the trial is skipped")
+                .with_context(|| format!("writing {log_rel}"))?;
+            let report = WorkerReport::new(Status::Skipped, Some(why.clone()));
+            let record = TrialRecord {
+                started_utc,
+                finished_utc: utc_now(),
+                ..TrialRecord::from_report(trial, round, Status::Skipped, Some(why), ProcessRecord::default(), &report)
+            };
+            return Ok(Some(Finished { record, report, log_rel, stderr_tail: String::new() }));
+        }
+        Err(why) => {
+            writeln!(log, "proofbench: {why}; this workload needs no files: it runs without one")
+                .with_context(|| format!("writing {log_rel}"))?;
+            None
+        }
+    };
+    let cell = &Cell { scratch_dir: scratch.as_ref().map(|s| s.path.display().to_string()), ..cell.clone() };
     let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
     let how = cfg.invocation(cell);
     let command = match &cfg.launcher {
@@ -78,4 +202,37 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
     let stderr_tail = compose::log_tail(&dir.path().join(&log_rel), 10);
     let (record, report) = compose::trial(&wr, cfg.timeout, &stderr_tail, trial, round, started_utc, utc_now());
     Ok(Some(Finished { record, report, log_rel, stderr_tail }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_names_with_a_pid_and_more_are_scratch_names() {
+        assert_eq!(owner_pid("proofbench-123-000-os.stat-t0-abc"), Some(123));
+        assert_eq!(owner_pid("proofbench-123-000-os.stat-t0"), Some(123));
+        for name in ["proofbench-123", "proofbench-123-", "proofbench--1-x", "proofbench-12a-x", "proofbench-results", "x-proofbench-1-a"] {
+            assert_eq!(owner_pid(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn scratch_directories_get_fresh_private_names_even_when_one_is_taken() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = ScratchRoot { path: tmp.path().to_path_buf(), shown: "--io-dir x".into() };
+        let a = Scratch::create(&root, "000-os.stat-t0", None).unwrap();
+        let b = Scratch::create(&root, "000-os.stat-t0", None).unwrap();
+        assert_ne!(a.path, b.path);
+        let name = a.path.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(name.starts_with(&format!("proofbench-{}-000-os.stat-t0-", std::process::id())), "{name}");
+        assert_eq!(std::fs::metadata(&a.path).unwrap().permissions().mode() & 0o777, 0o700);
+        let (pa, pb) = (a.path.clone(), b.path.clone());
+        drop((a, b));
+        assert!(!pa.exists() && !pb.exists(), "removed when dropped");
+        let missing = ScratchRoot { path: tmp.path().join("none"), shown: "TMPDIR=/none".into() };
+        let why = Scratch::create(&missing, "x", None).err().unwrap();
+        assert!(why.starts_with("cannot create a scratch directory in TMPDIR=/none: No such file"), "{why}");
+    }
 }

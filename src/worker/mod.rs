@@ -5,7 +5,11 @@
 //! The report goes to a private duplicate of the original stdout; file
 //! descriptor 1 itself is pointed at stderr, so that anything a workload
 //! prints lands in the log instead of corrupting the report.
+//!
+//! Before any of that the process splits into a guard and the worker proper
+//! ([`guard`]): nothing the trial starts outlives it, nor the run.
 
+pub mod guard;
 pub mod sampling;
 pub mod stopping;
 
@@ -43,6 +47,7 @@ pub fn report_fd() -> Option<RawFd> {
 
 /// Entry point of `proofbench worker`.
 pub fn main() -> anyhow::Result<()> {
+    guard::split()?;
     // SAFETY: duplicating and redirecting this process's own standard
     // descriptors; no memory is involved.
     let fd = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
@@ -58,7 +63,9 @@ pub fn main() -> anyhow::Result<()> {
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).context("reading the cell from stdin")?;
     let cell: Cell = parse_record(&input, CELL_SCHEMA, std::path::Path::new("<stdin>"), None)?;
-    eprintln!("proofbench worker pid {} for {}", std::process::id(), cell.row_id);
+    // SAFETY: getppid has no preconditions (the parent is the worker's guard).
+    let guard_pid = unsafe { libc::getppid() };
+    eprintln!("proofbench worker pid {} for {} (guard pid {guard_pid})", std::process::id(), cell.row_id);
     let report = run_cell(&cell);
     // SAFETY: `fd` was duplicated above and is owned by nothing else.
     let mut out = unsafe { std::fs::File::from_raw_fd(fd) };

@@ -500,6 +500,14 @@ pub trait Workload: Send + Sync {
 
     /// Builds the inputs of a cell, outside any timed window.
     fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared>;
+
+    /// Whether the workload works on files in the cell's scratch directory
+    /// ([`crate::workloads::scratch::dir`]). When the runner cannot make
+    /// that directory (a read-only `--io-dir`, a missing `TMPDIR`), such a
+    /// cell is skipped with the reason, and the others run without one.
+    fn needs_scratch(&self) -> bool {
+        false
+    }
 }
 
 /// Resolved parameter values of a cell, by name.

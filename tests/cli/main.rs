@@ -14,6 +14,7 @@ mod html;
 mod hw;
 mod io;
 mod launcher;
+mod lifecycle;
 mod npb_ep_cg;
 mod npb_mg;
 mod os_fs;

@@ -1,43 +1,57 @@
 //! Running a command workload in the worker: prepare (outside any timed
 //! window), one run of the command per sample, the verifier on each run's
 //! exit code and output, cleanup when the instance ends.
+//!
+//! A run of a command leaves nothing behind. The command leads a process
+//! group of its own; its output is read as it comes, into bounded memory
+//! ([`super::output`]), and the run ends when the command itself exits:
+//! then whatever it left running is killed (SIGKILL), the members of its
+//! process group and, since the worker is a child subreaper
+//! ([`crate::worker::guard`]), whatever left the group (`setsid`) and came
+//! back to the worker when its parent ended. A background process holding
+//! the output open thus never holds the sample up; what was killed is said
+//! in the row's `details` (`left_running`) and in the log.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use regex::Regex;
 use serde_json::json;
 
+use super::output::{self, Stream};
 use super::{CommandDef, placeholder, shown};
 use crate::plan::{Cell, value_text};
 use crate::workloads::contract::{Instance, Prepared, Timer, Verdict, Work};
+use crate::workloads::process;
 
-/// Lines of output kept in the row's details and printed to the log.
-const TAIL_LINES: usize = 20;
+/// How long the output is still read after the command exited and what it
+/// left running was killed: the pipes close as soon as their last holders
+/// are gone, so this is only reached when one cannot be killed.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
 /// How one run of a command ended.
 struct Outcome {
     code: Option<i32>,
     signal: Option<i32>,
-    /// stdout, then stderr.
+    /// stdout, then stderr: what was kept of them ([`super::output`]).
     text: String,
+    /// Bytes the command wrote to both.
+    bytes: u64,
+    /// Some of them were not kept.
+    cut: bool,
+    /// What the command left running when it exited, killed (`sleep (pid 12)`).
+    left_running: Vec<String>,
+    /// The output was still open [`DRAIN_LIMIT`] after the command exited.
+    unclosed: bool,
 }
 
 impl Outcome {
-    fn of(out: Output) -> Outcome {
-        use std::os::unix::process::ExitStatusExt;
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if !out.stderr.is_empty() {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&String::from_utf8_lossy(&out.stderr));
-        }
-        Outcome { code: out.status.code(), signal: out.status.signal(), text }
-    }
-
     fn ended(&self) -> String {
         match (self.code, self.signal) {
             (Some(c), _) => format!("exit code {c}"),
@@ -47,8 +61,7 @@ impl Outcome {
     }
 
     fn tail(&self) -> String {
-        let lines: Vec<&str> = self.text.lines().collect();
-        lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+        output::tail_of(&self.text)
     }
 }
 
@@ -62,16 +75,206 @@ struct Place {
     env: BTreeMap<String, String>,
 }
 
+/// A descriptor for the child's exit (`pidfd_open`, Linux 5.3), to wait
+/// for it in the same `poll` as its output.
+fn pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a descriptor just returned to this process, owned by nothing else.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Whether this process is a child subreaper (the worker is; a test harness
+/// calling the workload directly is not, and its other children are not
+/// the command's).
+fn is_subreaper() -> bool {
+    let mut flag: libc::c_int = 0;
+    // SAFETY: PR_GET_CHILD_SUBREAPER writes an int through the pointer.
+    let rc = unsafe { libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut flag as *mut libc::c_int as libc::c_ulong, 0, 0, 0) };
+    rc == 0 && flag != 0
+}
+
+/// Kills what a command that has exited left running: the members of its
+/// process group `pgid`, and, in a subreaper, every child this process has
+/// left (the command itself was reaped: the others came back when their
+/// parents ended). Returns them.
+fn end_leftovers(pgid: libc::pid_t) -> Vec<String> {
+    let mut gone: Vec<process::ProcInfo> = Vec::new();
+    // SAFETY: signal 0 only asks whether the group has a member.
+    if unsafe { libc::kill(-pgid, 0) } == 0 {
+        gone = process::group_members(pgid);
+        // SAFETY: the group is the command's (its id cannot be reused while it has members).
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+    if is_subreaper() && process::has_children() {
+        let (killed, _) = process::kill_all_children(Duration::from_millis(500));
+        for k in killed {
+            if k.state != 'Z' && !gone.iter().any(|g| g.pid == k.pid) {
+                gone.push(k);
+            }
+        }
+    }
+    gone.iter().map(process::ProcInfo::shown).collect()
+}
+
+/// Reads what is there on `fd` into `into`; false at end of file or on an
+/// error (the pipe is then done with).
+fn read_some(fd: &mut std::fs::File, buf: &mut [u8], into: &mut Stream) -> bool {
+    loop {
+        match fd.read(buf) {
+            Ok(0) => return false,
+            Ok(n) => {
+                into.push(&buf[..n]);
+                return true;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return e.kind() == std::io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
 impl Place {
-    fn run(&self, r: &Ready) -> anyhow::Result<Output> {
-        Command::new(&r.argv[0])
+    /// Runs `r` to its end, calling `on_exit` the moment the command exits
+    /// (the end of a sample's work window).
+    fn run(&self, r: &Ready, on_exit: impl FnOnce()) -> anyhow::Result<Outcome> {
+        let mut child = Command::new(&r.argv[0])
             .args(&r.argv[1..])
             .current_dir(&self.cwd)
             .envs(&self.env)
             .stdin(Stdio::null())
-            .output()
-            .with_context(|| format!("cannot start `{}` in {}", shown(&r.argv), self.cwd.display()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| self.start_error(r, e))?;
+        let pid = child.id() as libc::pid_t;
+        let exit_fd = pidfd(pid);
+        let mut pipes: [Option<std::fs::File>; 2] = [
+            child.stdout.take().map(|p| std::fs::File::from(OwnedFd::from(p))),
+            child.stderr.take().map(|p| std::fs::File::from(OwnedFd::from(p))),
+        ];
+        let mut streams = [Stream::default(), Stream::default()];
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut on_exit = Some(on_exit);
+        let (mut status, mut left, mut unclosed): (Option<ExitStatus>, Vec<String>, bool) = (None, Vec::new(), false);
+        let mut drained_by = None;
+        while status.is_none() || pipes.iter().any(Option::is_some) {
+            let mut fds: Vec<libc::pollfd> = Vec::with_capacity(3);
+            let mut which = Vec::with_capacity(3);
+            for (i, p) in pipes.iter().enumerate() {
+                if let Some(f) = p {
+                    fds.push(libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+                    which.push(i);
+                }
+            }
+            if status.is_none()
+                && let Some(fd) = &exit_fd
+            {
+                fds.push(libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+            }
+            // Without a pidfd the exit is looked for every millisecond; once the
+            // command has exited, its leftovers are looked for every 10 ms.
+            let timeout = match (status.is_some(), exit_fd.is_some()) {
+                (false, true) => -1,
+                (false, false) => 1,
+                (true, _) => 10,
+            };
+            // SAFETY: `fds` is a valid array of `fds.len()` pollfd structures.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+            if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return Err(std::io::Error::last_os_error()).context("waiting for the command's output");
+            }
+            for (slot, &i) in which.iter().enumerate() {
+                if n > 0 && fds[slot].revents != 0 {
+                    let f = pipes[i].as_mut().expect("polled because open");
+                    if !read_some(f, &mut buf, &mut streams[i]) {
+                        pipes[i] = None;
+                    }
+                }
+            }
+            if status.is_none() {
+                if let Some(st) = child.try_wait().context("waiting for the command")? {
+                    if let Some(f) = on_exit.take() {
+                        f();
+                    }
+                    status = Some(st);
+                    left = end_leftovers(pid);
+                    drained_by = Some(Instant::now() + DRAIN_LIMIT);
+                }
+            } else if pipes.iter().any(Option::is_some) {
+                // What was killed may have had children of its own: they come here now.
+                for p in end_leftovers(pid) {
+                    if !left.contains(&p) {
+                        left.push(p);
+                    }
+                }
+                if drained_by.is_some_and(|t| Instant::now() >= t) {
+                    unclosed = true;
+                    break;
+                }
+            }
+        }
+        use std::os::unix::process::ExitStatusExt;
+        let st = status.expect("the loop ends after the exit");
+        let [out, err] = &streams;
+        let mut text = out.text();
+        if err.total() > 0 {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&err.text());
+        }
+        if !left.is_empty() {
+            eprintln!("proofbench: `{}` exited and left running: {}; killed", shown(&r.argv), left.join(", "));
+        }
+        if unclosed {
+            eprintln!(
+                "proofbench: the output of `{}` was still open {} s after it exited; stopped reading it",
+                shown(&r.argv),
+                DRAIN_LIMIT.as_secs()
+            );
+        }
+        Ok(Outcome {
+            code: st.code(),
+            signal: st.signal(),
+            text,
+            bytes: out.total() + err.total(),
+            cut: out.cut() || err.cut(),
+            left_running: left,
+            unclosed,
+        })
     }
+
+    /// Why the command could not start, naming what is missing: the
+    /// directory, or the program and the PATH it was looked for on.
+    fn start_error(&self, r: &Ready, e: std::io::Error) -> anyhow::Error {
+        let what = shown(&r.argv);
+        let program = &r.argv[0];
+        if e.kind() == std::io::ErrorKind::NotFound {
+            if !self.cwd.is_dir() {
+                return anyhow!("cannot start `{what}`: its directory {} does not exist", self.cwd.display());
+            }
+            if !program.contains('/') {
+                let (path, whose) = match self.env.get("PATH") {
+                    Some(p) => (p.clone(), "set by the workload's `env`"),
+                    None => (std::env::var("PATH").unwrap_or_default(), "the worker's"),
+                };
+                if find_on_path(program, &path).is_none() {
+                    return anyhow!("cannot start `{what}`: program `{program}` not found on PATH={path} ({whose})");
+                }
+            }
+        }
+        anyhow!("cannot start `{what}` in {}: {e}", self.cwd.display())
+    }
+}
+
+/// Where `program` is on `path` (a `:`-separated list, as the kernel's
+/// execvp looks).
+fn find_on_path(program: &str, path: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    path.split(':')
+        .map(|d| Path::new(if d.is_empty() { "." } else { d }).join(program))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
 /// The first capture group of `re` in `text`, as a number.
@@ -100,6 +303,13 @@ struct CommandInstance {
     checks: Checks,
     last: Option<Outcome>,
     last_metric: Option<f64>,
+    /// Runs of the command so far, and those that left something running
+    /// (killed), with the last such run's list.
+    runs: u32,
+    left_runs: u32,
+    last_left: Vec<String>,
+    /// Runs whose output was still open after the command exited.
+    unclosed_runs: u32,
 }
 
 fn regex(s: &str) -> anyhow::Result<Regex> {
@@ -133,10 +343,14 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
         checks,
         last: None,
         last_metric: None,
+        runs: 0,
+        left_runs: 0,
+        last_left: Vec::new(),
+        unclosed_runs: 0,
     };
     if let Some(p) = def.prepare.as_deref().map(fill) {
         eprintln!("prepare: {}", shown(&p.argv));
-        let out = Outcome::of(inst.ctx.run(&p)?);
+        let out = inst.ctx.run(&p, || {})?;
         eprintln!("{}", out.text.trim_end());
         if out.code != Some(0) {
             // Dropping the instance runs the cleanup command.
@@ -149,9 +363,13 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
 impl Instance for CommandInstance {
     fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
         timer.start();
-        let out = self.ctx.run(&self.command);
-        timer.stop();
-        let out = Outcome::of(out?);
+        let out = self.ctx.run(&self.command, || timer.stop())?;
+        self.runs += 1;
+        if !out.left_running.is_empty() {
+            self.left_runs += 1;
+            self.last_left = out.left_running.clone();
+        }
+        self.unclosed_runs += u32::from(out.unclosed);
         if let Some((re, total, scale)) = &self.metric {
             let value = read_number(re, &out.text).map(|v| v * scale);
             let total = total.as_ref().map(|t| read_number(t, &out.text).map(|v| v * scale)).transpose();
@@ -223,6 +441,15 @@ impl Instance for CommandInstance {
             "last_exit": self.last.as_ref().map(Outcome::ended),
             "last_metric": self.last_metric,
             "output_tail": self.last.as_ref().map(Outcome::tail),
+            "output_bytes": self.last.as_ref().map(|o| o.bytes),
+            "output_cut": self.last.as_ref().map(|o| o.cut),
+            "left_running": (self.left_runs > 0).then(|| format!(
+                "killed what the command left running after it exited, in {} of {} runs; the last time: {}",
+                self.left_runs,
+                self.runs,
+                self.last_left.join(", ")
+            )),
+            "output_unclosed_runs": (self.unclosed_runs > 0).then_some(self.unclosed_runs),
         })
     }
 }
@@ -231,7 +458,7 @@ impl Drop for CommandInstance {
     fn drop(&mut self) {
         if let Some(c) = &self.cleanup {
             eprintln!("cleanup: {}", shown(&c.argv));
-            match self.ctx.run(c).map(Outcome::of) {
+            match self.ctx.run(c, || {}) {
                 Ok(out) if out.code == Some(0) => {}
                 Ok(out) => eprintln!("proofbench: warning: the cleanup command ended with {}: {}", out.ended(), out.tail()),
                 Err(e) => eprintln!("proofbench: warning: {e:#}"),

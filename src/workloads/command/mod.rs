@@ -13,6 +13,7 @@
 
 pub mod exec;
 pub mod file;
+pub mod output;
 pub mod placeholder;
 
 use std::collections::BTreeMap;

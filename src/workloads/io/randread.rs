@@ -36,6 +36,10 @@ pub const RULES: [Rule; 3] = [
 pub struct RandRead;
 
 impl Workload for RandRead {
+    fn needs_scratch(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> WorkloadSpec {
         WorkloadSpec {
             id: "io.randread",

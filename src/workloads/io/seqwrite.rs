@@ -31,6 +31,10 @@ pub const RULES: [Rule; 3] = [
 pub struct SeqWrite;
 
 impl Workload for SeqWrite {
+    fn needs_scratch(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> WorkloadSpec {
         WorkloadSpec {
             id: "io.seqwrite",

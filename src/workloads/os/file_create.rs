@@ -18,6 +18,10 @@ use crate::workloads::scratch;
 pub struct FileCreate;
 
 impl Workload for FileCreate {
+    fn needs_scratch(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> WorkloadSpec {
         WorkloadSpec {
             id: "os.file-create",

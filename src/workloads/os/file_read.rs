@@ -17,6 +17,10 @@ use crate::workloads::scratch;
 pub struct FileRead;
 
 impl Workload for FileRead {
+    fn needs_scratch(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> WorkloadSpec {
         WorkloadSpec {
             id: "os.file-read",

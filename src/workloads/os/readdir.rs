@@ -20,6 +20,10 @@ use crate::workloads::scratch;
 pub struct Readdir;
 
 impl Workload for Readdir {
+    fn needs_scratch(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> WorkloadSpec {
         WorkloadSpec {
             id: "os.readdir",

@@ -21,6 +21,10 @@ const FILE_BYTES: usize = 64;
 pub struct Stat;
 
 impl Workload for Stat {
+    fn needs_scratch(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> WorkloadSpec {
         WorkloadSpec {
             id: "os.stat",

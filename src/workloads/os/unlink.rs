@@ -18,6 +18,10 @@ const FILE_BYTES: usize = 64;
 pub struct Unlink;
 
 impl Workload for Unlink {
+    fn needs_scratch(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> WorkloadSpec {
         WorkloadSpec {
             id: "os.unlink",
