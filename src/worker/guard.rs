@@ -56,11 +56,22 @@ fn signal_set(signals: &[i32]) -> libc::sigset_t {
 /// the worker only (the guard never returns). Must run before anything
 /// starts a thread.
 pub fn split() -> anyhow::Result<()> {
+    let expected = std::env::var(PARENT_PID_ENV).ok().and_then(|v| v.parse::<libc::pid_t>().ok());
     let threads = process::thread_count()?;
     if threads != 1 {
-        bail!("the worker must start with one thread, not {threads}");
+        // A library loaded into the worker (a preloaded allocator) started a
+        // thread: forking now could leave one of its locks held forever in
+        // the child. The worker then runs unguarded, still dying with the run.
+        eprintln!(
+            "proofbench worker: {threads} threads at start (a preloaded library's?): no guard; if the run is killed, \
+             processes the trial started may outlive it"
+        );
+        // SAFETY: getppid has no preconditions.
+        if !die_with_parent(expected.unwrap_or_else(|| unsafe { libc::getppid() }), libc::SIGKILL) {
+            bail!("the run that started this worker has already ended");
+        }
+        return subreaper();
     }
-    let expected = std::env::var(PARENT_PID_ENV).ok().and_then(|v| v.parse::<libc::pid_t>().ok());
     // SAFETY: this process has one thread (checked above): nothing reads
     // the environment meanwhile. What the workload starts must not see it.
     unsafe { std::env::remove_var(PARENT_PID_ENV) };
@@ -78,10 +89,7 @@ pub fn split() -> anyhow::Result<()> {
     if !die_with_parent(parent, libc::SIGTERM) {
         bail!("the run that started this worker (pid {parent}) has already ended");
     }
-    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes a flag and touches no memory.
-    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
+    subreaper()?;
     // SAFETY: getpid has no preconditions.
     let guard_pid = unsafe { libc::getpid() };
     // SAFETY: this process has one thread (checked above), so the child
@@ -99,7 +107,13 @@ pub fn split() -> anyhow::Result<()> {
     if !die_with_parent(guard_pid, libc::SIGKILL) {
         bail!("the worker's guard (pid {guard_pid}) ended before the worker started");
     }
-    // SAFETY: as above.
+    subreaper()
+}
+
+/// Makes this process a child subreaper: what its descendants leave running
+/// when their parents end comes to it.
+fn subreaper() -> anyhow::Result<()> {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes a flag and touches no memory.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
         return Err(std::io::Error::last_os_error().into());
     }
@@ -130,7 +144,7 @@ fn guard(worker: libc::pid_t, waited: &libc::sigset_t) -> ! {
         // SAFETY: `worker` is this process's child, not yet reaped.
         unsafe { libc::kill(worker, libc::SIGKILL) };
     }
-    let (killed, reaped) = process::kill_all_children(SWEEP_LIMIT);
+    let (killed, reaped) = process::kill_children(SWEEP_LIMIT, &[]);
     if status.is_none() {
         status = reaped.iter().find(|(p, _)| *p == worker).map(|(_, s)| *s);
     }

@@ -135,30 +135,38 @@ pub fn reap_ended() -> Vec<(libc::pid_t, i32)> {
     }
 }
 
-/// Kills (SIGKILL) every child of this process until it has none left, and
-/// reaps them: once a child dies its own children come to this process when
-/// it is a subreaper (`PR_SET_CHILD_SUBREAPER`), so the whole tree below it
-/// goes, whatever sessions or process groups its members moved to. Gives up
-/// after `limit` (a process stuck in the kernel cannot be reaped). Returns
-/// the live processes it killed, and the children it reaped with their wait
-/// statuses.
-pub fn kill_all_children(limit: std::time::Duration) -> (Vec<ProcInfo>, Vec<(libc::pid_t, i32)>) {
+/// Kills (SIGKILL) every child of this process but those in `spare`, until
+/// it has no other left, and reaps them: once a child dies its own children
+/// come to this process when it is a subreaper (`PR_SET_CHILD_SUBREAPER`),
+/// so the whole tree below it goes, whatever sessions or process groups its
+/// members moved to. Gives up after `limit` (a process stuck in the kernel
+/// cannot be reaped). Returns the live processes it killed, and the
+/// children it reaped (spared ones that had ended included) with their
+/// wait statuses.
+pub fn kill_children(limit: std::time::Duration, spare: &[libc::pid_t]) -> (Vec<ProcInfo>, Vec<(libc::pid_t, i32)>) {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
     let deadline = std::time::Instant::now() + limit;
     let (mut killed, mut reaped) = (Vec::<ProcInfo>::new(), Vec::new());
-    while has_children() {
-        for p in all_processes().into_iter().filter(|p| p.ppid == me && p.state != 'Z') {
+    loop {
+        reaped.extend(reap_ended());
+        if !has_children() {
+            break;
+        }
+        let children: Vec<ProcInfo> = all_processes().into_iter().filter(|p| p.ppid == me).collect();
+        let zombies = children.iter().any(|p| p.state == 'Z');
+        let doomed: Vec<ProcInfo> = children.into_iter().filter(|p| p.state != 'Z' && !spare.contains(&p.pid)).collect();
+        // Done when only spared children are left (a zombie is reaped first).
+        if (doomed.is_empty() && !zombies) || std::time::Instant::now() >= deadline {
+            break;
+        }
+        for p in doomed {
             // SAFETY: `p.pid` is a child of this process, not yet reaped, so
             // its pid cannot have been reused.
             unsafe { libc::kill(p.pid, libc::SIGKILL) };
             if !killed.iter().any(|k| k.pid == p.pid) {
                 killed.push(p);
             }
-        }
-        reaped.extend(reap_ended());
-        if std::time::Instant::now() >= deadline {
-            break;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }

@@ -187,6 +187,21 @@ fn a_background_child_holding_the_output_open_does_not_hold_up_the_sample_and_is
 }
 
 #[test]
+fn a_service_prepare_starts_serves_every_sample_and_is_killed_when_the_workload_ends() {
+    let sb = Sandbox::new();
+    let mark = unique_mark(&sb);
+    let extra = "prepare = 'sleep 1004 >/dev/null 2>&1 & echo $! > service.pid'";
+    let file = shell_workload(&sb, &mark, "kill -0 $(cat service.pid)", extra);
+    let out = sb.run(&[&["--workloads", file.to_str().unwrap(), "life", "--timeout", "20s"], FAST].concat());
+    let left = reap(marked(&mark));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r = row(&sb.rows(), "life.cmd").clone();
+    assert_eq!(r["status"], "ok", "the service was up for every sample: {r}");
+    assert!(r["details"]["left_running"].is_null(), "a sample killed nothing: {r}");
+    assert_eq!(left, Vec::<i32>::new(), "the service outlived the run");
+}
+
+#[test]
 fn a_setsid_child_of_a_command_does_not_outlive_the_sample() {
     let sb = Sandbox::new();
     let mark = unique_mark(&sb);

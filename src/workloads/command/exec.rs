@@ -35,6 +35,9 @@ use crate::workloads::process;
 /// are gone, so this is only reached when one cannot be killed.
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
+/// The same after `prepare`, whose survivors are kept and may hold it.
+const KEPT_DRAIN: Duration = Duration::from_millis(200);
+
 /// How one run of a command ended.
 struct Outcome {
     code: Option<i32>,
@@ -73,6 +76,20 @@ struct Ready {
 struct Place {
     cwd: PathBuf,
     env: BTreeMap<String, String>,
+    /// What `prepare` left running (the services the samples use), spared
+    /// until the workload ends: its process group, and the processes.
+    services: Vec<libc::pid_t>,
+    service_groups: Vec<libc::pid_t>,
+}
+
+/// What becomes of what a command leaves running when it exits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Leftovers {
+    /// Killed at once (a sample's run, `cleanup`): nothing outlives it.
+    Kill,
+    /// Kept until the workload ends (`prepare`: a server the samples use,
+    /// which `cleanup` may stop; what is left then is killed).
+    Keep,
 }
 
 /// A descriptor for the child's exit (`pidfd_open`, Linux 5.3), to wait
@@ -96,9 +113,9 @@ fn is_subreaper() -> bool {
 
 /// Kills what a command that has exited left running: the members of its
 /// process group `pgid`, and, in a subreaper, every child this process has
-/// left (the command itself was reaped: the others came back when their
-/// parents ended). Returns them.
-fn end_leftovers(pgid: libc::pid_t) -> Vec<String> {
+/// but `spare` (the command itself was reaped: the others came back when
+/// their parents ended). Returns them.
+fn end_leftovers(pgid: libc::pid_t, spare: &[libc::pid_t]) -> Vec<String> {
     let mut gone: Vec<process::ProcInfo> = Vec::new();
     // SAFETY: signal 0 only asks whether the group has a member.
     if unsafe { libc::kill(-pgid, 0) } == 0 {
@@ -107,14 +124,31 @@ fn end_leftovers(pgid: libc::pid_t) -> Vec<String> {
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
     }
     if is_subreaper() && process::has_children() {
-        let (killed, _) = process::kill_all_children(Duration::from_millis(500));
+        let (killed, _) = process::kill_children(Duration::from_millis(500), spare);
         for k in killed {
-            if k.state != 'Z' && !gone.iter().any(|g| g.pid == k.pid) {
+            if !gone.iter().any(|g| g.pid == k.pid) {
                 gone.push(k);
             }
         }
     }
     gone.iter().map(process::ProcInfo::shown).collect()
+}
+
+/// What a command that has exited left running, untouched: the members of
+/// its process group `pgid` and, in a subreaper, the children this process
+/// has but `known`.
+fn survivors(pgid: libc::pid_t, known: &[libc::pid_t]) -> Vec<process::ProcInfo> {
+    let mut found: Vec<process::ProcInfo> = process::group_members(pgid).into_iter().filter(|p| !known.contains(&p.pid)).collect();
+    if is_subreaper() && process::has_children() {
+        // SAFETY: getpid has no preconditions.
+        let me = unsafe { libc::getpid() };
+        for p in process::all_processes() {
+            if p.ppid == me && p.state != 'Z' && !known.contains(&p.pid) && !found.iter().any(|f| f.pid == p.pid) {
+                found.push(p);
+            }
+        }
+    }
+    found
 }
 
 /// Reads what is there on `fd` into `into`; false at end of file or on an
@@ -135,8 +169,9 @@ fn read_some(fd: &mut std::fs::File, buf: &mut [u8], into: &mut Stream) -> bool 
 
 impl Place {
     /// Runs `r` to its end, calling `on_exit` the moment the command exits
-    /// (the end of a sample's work window).
-    fn run(&self, r: &Ready, on_exit: impl FnOnce()) -> anyhow::Result<Outcome> {
+    /// (the end of a sample's work window); what it leaves running is
+    /// killed or kept (`after`).
+    fn run(&mut self, r: &Ready, after: Leftovers, on_exit: impl FnOnce()) -> anyhow::Result<Outcome> {
         let mut child = Command::new(&r.argv[0])
             .args(&r.argv[1..])
             .current_dir(&self.cwd)
@@ -198,14 +233,20 @@ impl Place {
                         f();
                     }
                     status = Some(st);
-                    left = end_leftovers(pid);
-                    drained_by = Some(Instant::now() + DRAIN_LIMIT);
+                    match after {
+                        Leftovers::Kill => left = end_leftovers(pid, &self.services),
+                        Leftovers::Keep => self.keep(pid),
+                    }
+                    // A service `prepare` keeps may hold its output: it is not waited for.
+                    drained_by = Some(Instant::now() + if after == Leftovers::Keep { KEPT_DRAIN } else { DRAIN_LIMIT });
                 }
             } else if pipes.iter().any(Option::is_some) {
                 // What was killed may have had children of its own: they come here now.
-                for p in end_leftovers(pid) {
-                    if !left.contains(&p) {
-                        left.push(p);
+                if after == Leftovers::Kill {
+                    for p in end_leftovers(pid, &self.services) {
+                        if !left.contains(&p) {
+                            left.push(p);
+                        }
                     }
                 }
                 if drained_by.is_some_and(|t| Instant::now() >= t) {
@@ -227,7 +268,10 @@ impl Place {
         if !left.is_empty() {
             eprintln!("proofbench: `{}` exited and left running: {}; killed", shown(&r.argv), left.join(", "));
         }
-        if unclosed {
+        if after == Leftovers::Keep {
+            self.keep(pid);
+        }
+        if unclosed && after == Leftovers::Kill {
             eprintln!(
                 "proofbench: the output of `{}` was still open {} s after it exited; stopped reading it",
                 shown(&r.argv),
@@ -243,6 +287,38 @@ impl Place {
             left_running: left,
             unclosed,
         })
+    }
+
+    /// Spares what `pgid`'s command left running until the workload ends.
+    fn keep(&mut self, pgid: libc::pid_t) {
+        let found = survivors(pgid, &self.services);
+        if !found.is_empty() {
+            let shown: Vec<String> = found.iter().map(process::ProcInfo::shown).collect();
+            eprintln!("proofbench: kept running until the workload ends: {}", shown.join(", "));
+        }
+        self.services.extend(found.iter().map(|p| p.pid));
+        if !self.service_groups.contains(&pgid) {
+            self.service_groups.push(pgid);
+        }
+    }
+
+    /// Kills what `prepare` left running and what is left below this
+    /// process, when the workload ends (after `cleanup`).
+    fn end_services(&mut self) {
+        for &g in &self.service_groups {
+            // SAFETY: signalling a process group `prepare` led; a group id is
+            // not reused while it has members.
+            unsafe { libc::kill(-g, libc::SIGKILL) };
+        }
+        if is_subreaper() {
+            let (killed, _) = process::kill_children(Duration::from_millis(500), &[]);
+            if !killed.is_empty() {
+                let shown: Vec<String> = killed.iter().map(process::ProcInfo::shown).collect();
+                eprintln!("proofbench: killed what the workload's commands left running: {}", shown.join(", "));
+            }
+        }
+        self.services.clear();
+        self.service_groups.clear();
     }
 
     /// Why the command could not start, naming what is missing: the
@@ -323,6 +399,8 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
     let ctx = Place {
         cwd: PathBuf::from(placeholder::substitute(&def.cwd, &values)),
         env: def.env.iter().map(|(k, v)| (k.clone(), placeholder::substitute(v, &values))).collect(),
+        services: Vec::new(),
+        service_groups: Vec::new(),
     };
     let metric = match &def.metric {
         None => None,
@@ -335,7 +413,7 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
         must_not_match: v.must_not_match.iter().map(|r| regex(r)).collect::<Result<_, _>>()?,
         value: v.value.as_ref().map(|c| anyhow::Ok((regex(&c.regex)?, c.expected, c.tolerance))).transpose()?,
     };
-    let inst = CommandInstance {
+    let mut inst = CommandInstance {
         command: fill(&def.command),
         cleanup: def.cleanup.as_deref().map(fill),
         ctx,
@@ -350,7 +428,7 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
     };
     if let Some(p) = def.prepare.as_deref().map(fill) {
         eprintln!("prepare: {}", shown(&p.argv));
-        let out = inst.ctx.run(&p, || {})?;
+        let out = inst.ctx.run(&p, Leftovers::Keep, || {})?;
         eprintln!("{}", out.text.trim_end());
         if out.code != Some(0) {
             // Dropping the instance runs the cleanup command.
@@ -363,7 +441,7 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
 impl Instance for CommandInstance {
     fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
         timer.start();
-        let out = self.ctx.run(&self.command, || timer.stop())?;
+        let out = self.ctx.run(&self.command, Leftovers::Kill, || timer.stop())?;
         self.runs += 1;
         if !out.left_running.is_empty() {
             self.left_runs += 1;
@@ -458,11 +536,44 @@ impl Drop for CommandInstance {
     fn drop(&mut self) {
         if let Some(c) = &self.cleanup {
             eprintln!("cleanup: {}", shown(&c.argv));
-            match self.ctx.run(c, || {}) {
+            match self.ctx.run(c, Leftovers::Kill, || {}) {
                 Ok(out) if out.code == Some(0) => {}
                 Ok(out) => eprintln!("proofbench: warning: the cleanup command ended with {}: {}", out.ended(), out.tail()),
                 Err(e) => eprintln!("proofbench: warning: {e:#}"),
             }
         }
+        self.ctx.end_services();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(env: &[(&str, &str)]) -> Place {
+        Place {
+            cwd: std::env::temp_dir(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            services: Vec::new(),
+            service_groups: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_program_hidden_by_the_path_is_named_with_that_path() {
+        let sh = Ready { argv: vec!["sh".into(), "-c".into(), "echo hi".into()] };
+        let e = place(&[("PATH", "/no/such/bin")]).run(&sh, Leftovers::Kill, || {}).err().unwrap().to_string();
+        assert_eq!(e, "cannot start `echo hi`: program `sh` not found on PATH=/no/such/bin (set by the workload's `env`)");
+        assert!(find_on_path("sh", "/no/such/bin:/bin:/usr/bin").is_some());
+    }
+
+    #[test]
+    fn a_run_ends_when_the_command_exits_and_its_background_group_is_killed() {
+        let r = Ready { argv: vec!["sh".into(), "-c".into(), "sleep 1001 & echo x".into()] };
+        let t = Instant::now();
+        let out = place(&[]).run(&r, Leftovers::Kill, || {}).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(100), "not held up by the sleep");
+        assert_eq!((out.text.as_str(), out.code), ("x\n", Some(0)));
+        assert!(out.left_running.iter().any(|p| p.starts_with("sleep (pid ")), "{:?}", out.left_running);
     }
 }
