@@ -9,7 +9,9 @@
 //! a cell whose workload works on files is skipped with the reason and the
 //! others run without one. The first trial of a local run also removes the
 //! scratch directories runs that were killed left behind: only directories
-//! of that name whose pid is no process's and that belong to this user.
+//! of that name that belong to this user, whose pid is no live process's,
+//! and which no live run holds (a run holds an `flock` on each of its own,
+//! which a run in another pid namespace sharing the directory sees too).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,21 @@ const PREFIX: &str = "proofbench-";
 struct Scratch<'a> {
     path: PathBuf,
     launcher: Option<&'a Launcher>,
+    /// The directory, open and locked while the run uses it (local only).
+    _lock: Option<std::fs::File>,
+}
+
+/// Opens directory `path` and takes an exclusive `flock` on it without
+/// waiting: held by one process at a time, released when it ends however
+/// it ends.
+fn lock_dir(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path)?;
+    // SAFETY: flock on a descriptor this function owns; no memory involved.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(f)
 }
 
 /// `n` random characters from `[a-z0-9]`, from the kernel's generator.
@@ -74,7 +91,11 @@ impl<'a> Scratch<'a> {
                 for _ in 0..16 {
                     let path = root.path.join(format!("{stem}{}", random_suffix(12)));
                     match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                        Ok(()) => return Ok(Scratch { path, launcher }),
+                        Ok(()) => {
+                            // A filesystem without locks still has the pid check.
+                            let lock = lock_dir(&path).ok();
+                            return Ok(Scratch { path, launcher, _lock: lock });
+                        }
                         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
                         Err(e) => return Err(format!("cannot create a scratch directory in {}: {e}", root.shown)),
                     }
@@ -85,7 +106,7 @@ impl<'a> Scratch<'a> {
                 let path = root.path.join(format!("{stem}{}", random_suffix(12)));
                 l.run_helper(&["mkdir", "--", &path.display().to_string()])
                     .map_err(|e| format!("cannot create a scratch directory in {} on the launched side: {e}", root.shown))?;
-                Ok(Scratch { path, launcher })
+                Ok(Scratch { path, launcher, _lock: None })
             }
         }
     }
@@ -124,8 +145,8 @@ fn owner_pid(name: &str) -> Option<libc::pid_t> {
 /// Removes from `root` the scratch directories of runs that ended without
 /// removing them (killed): a directory (not a link) with a scratch
 /// directory's name, owned by this user, whose pid is not this process's
-/// and is no live process's. Anything else is left alone. Returns what it
-/// removed.
+/// and is no live process's, and on which no process holds a lock. Anything
+/// else is left alone. Returns what it removed.
 pub fn remove_stale(root: &Path) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions.
@@ -140,6 +161,8 @@ pub fn remove_stale(root: &Path) -> Vec<PathBuf> {
         if !ours || pid == me || process::alive(pid) {
             continue;
         }
+        // Held while it is removed, so that no other run's cleaner races this one.
+        let Ok(_held) = lock_dir(&path) else { continue };
         match std::fs::remove_dir_all(&path) {
             Ok(()) => removed.push(path),
             Err(e) => eprintln!("proofbench: warning: could not remove {}, left by a run that ended: {e}", path.display()),
@@ -232,6 +255,9 @@ mod tests {
         drop((a, b));
         assert!(!pa.exists() && !pb.exists(), "removed when dropped");
         let missing = ScratchRoot { path: tmp.path().join("none"), shown: "TMPDIR=/none".into() };
+        let held = Scratch::create(&root, "001-os.stat-t0", None).unwrap();
+        assert!(lock_dir(&held.path).is_err(), "a live run's directory is locked");
+        drop(held);
         let why = Scratch::create(&missing, "x", None).err().unwrap();
         assert!(why.starts_with("cannot create a scratch directory in TMPDIR=/none: No such file"), "{why}");
     }

@@ -380,6 +380,11 @@ fn the_next_run_removes_the_scratch_directories_of_dead_runs_and_nothing_else() 
     ];
     // A file with a scratch directory's name.
     std::fs::write(io.path().join(format!("proofbench-{dead}-001-os.stat-t0")), b"x").unwrap();
+    // A live run's whose pid this one cannot see (another pid namespace): it holds a lock on it.
+    let locked = make(&format!("proofbench-{dead}-002-os.stat-t0-Lk9mQ2"));
+    let held = std::fs::File::open(io.path().join(&locked)).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX | libc::LOCK_NB) }, 0);
     let sb = Sandbox::new();
     let out = sb.run(&[&["os.syscall", "--io-dir", io.path().to_str().unwrap()], FAST].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -392,4 +397,6 @@ fn the_next_run_removes_the_scratch_directories_of_dead_runs_and_nothing_else() 
         assert!(left.contains(k), "{k} was removed: {left:?}");
     }
     assert!(left.contains(&format!("proofbench-{dead}-001-os.stat-t0")), "a file was removed: {left:?}");
+    assert!(left.contains(&locked), "a directory a live run holds was removed: {left:?}");
+    drop(held);
 }
