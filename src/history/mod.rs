@@ -233,7 +233,10 @@ impl Store {
         }
         let conn = Connection::open(path).with_context(|| format!("opening the history database {}", path.display()))?;
         let mut store = Store { conn, path: path.to_path_buf() };
-        store.prepare().with_context(|| format!("preparing the history database {}", path.display()))?;
+        // A refusal names the database already; SQLite's errors do not.
+        store
+            .prepare()
+            .map_err(|e| if e.is::<UsageError>() { e } else { e.context(format!("preparing the history database {}", path.display())) })?;
         Ok(store)
     }
 

@@ -149,6 +149,7 @@ fn a_database_of_a_newer_schema_is_refused() {
     rusqlite::Connection::open(&db).unwrap().execute("INSERT INTO schema_version (version) VALUES (99)", []).unwrap();
     let e = Store::open(&db).err().unwrap();
     assert!(format!("{e:#}").contains("newer than this proofbench reads"), "{e:#}");
+    assert_eq!(format!("{e:#}").matches("h.sqlite").count(), 1, "the database is named once: {e:#}");
     assert_eq!(crate::exit_code_of(&e), 2);
     let e = Store::open_existing(&tmp.path().join("missing.sqlite")).err().unwrap();
     assert!(e.to_string().contains("--db"), "{e}");
