@@ -326,8 +326,9 @@ mod tests {
     }
 
     #[test]
-    fn a_row_cut_by_a_full_disk_leaves_no_partial_line_in_a_real_file() {
-        // A real rows.jsonl: the part a full disk let through is cut back.
+    fn a_rows_file_cut_back_takes_the_next_row_at_its_new_end() {
+        // A real rows.jsonl (opened to append, as the run opens it): the part
+        // a full disk let through is cut back, and the next row follows the cut.
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("rows.jsonl");
         std::fs::write(&p, "{\"row\":1}\n").unwrap();
