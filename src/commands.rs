@@ -4,7 +4,6 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::error::ErrorKind;
 
 use crate::cli::{CompareFormat, EnvArgs, ListArgs, ReportArgs, UsageError};
@@ -70,7 +69,7 @@ pub fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
 
 /// `proofbench report DIR`: the report.md of a stored run, to stdout.
 pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
-    let stored = read_run(&args.run_dir).with_context(|| format!("reading run directory {}", args.run_dir.display()))?;
+    let stored = read_run(&args.run_dir)?;
     for w in &stored.warnings {
         eprintln!("proofbench: warning: {w}");
     }
@@ -104,8 +103,8 @@ fn html(target: Option<&Path>, stored: &crate::evidence::StoredRun) -> anyhow::R
         return Ok(ExitCode::SUCCESS);
     }
     let file = target.map(Path::to_path_buf).unwrap_or_else(|| stored.dir.join("report.html"));
-    crate::evidence::dir::write_atomic(&file, page.as_bytes())
-        .map_err(|e| UsageError(format!("--html {}: cannot write it: {e}", file.display())))?;
+    let written = crate::evidence::dir::write_atomic(&file, page.as_bytes());
+    written.map_err(|e| if target.is_some() { e.for_flag("--html") } else { e })?;
     eprintln!("proofbench: wrote {}", file.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -117,13 +116,7 @@ fn update_doc(file: &std::path::Path, stored: &crate::evidence::StoredRun) -> an
     let new = report::doc::update(&text, &report::doc::tables(stored))
         .map_err(|e| UsageError(format!("--update-doc {}: {e}", file.display())))?;
     if new != text {
-        let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing beside {}", file.display()))?;
-        std::io::Write::write_all(&mut tmp, new.as_bytes())?;
-        if let Ok(meta) = std::fs::metadata(file) {
-            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-        }
-        tmp.persist(file).with_context(|| format!("replacing {}", file.display()))?;
+        crate::evidence::dir::write_atomic(file, new.as_bytes()).map_err(|e| e.for_flag("--update-doc"))?;
     }
     let blocks = text.matches("<!-- proofbench:").count() / 2;
     eprintln!("proofbench: {} block(s) in {} {}", blocks, file.display(), if new == text { "already current" } else { "updated" });

@@ -1,47 +1,25 @@
 //! The results directory: the only code that writes a run's files.
 //!
 //! Whole files are written atomically (temp file + rename); `rows.jsonl` is
-//! append-only and flushed to the disk as each row ends. A directory in use is
-//! locked with `flock` on `.lock`, which the kernel releases if the run dies.
+//! append-only and flushed to the disk as each row ends, and a row that
+//! cannot be written whole is taken back, so the file never ends inside a
+//! row this writer left. A directory in use is locked with `flock` on
+//! `.lock`, which the kernel releases if the run dies. Every file and
+//! directory is created with the modes the umask allows (0644 and 0755
+//! under umask 022); a file rewritten in place keeps its mode.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
-use super::records::{ROW_SCHEMA, RUN_SCHEMA, Row, RunRecord};
-
-/// Errors reading or writing a results directory.
-#[derive(Debug, thiserror::Error)]
-pub enum EvidenceError {
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
-    #[error("{path} is in use by another proofbench run{pid}; wait for it or choose another --run-dir", pid = pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
-    Locked { path: PathBuf, pid: Option<u32> },
-    #[error("{path} already holds a run; choose another --run-dir")]
-    HasRun { path: PathBuf },
-    #[error("{path} is not a proofbench run directory (no run.json); pass a directory written by 'proofbench run'")]
-    NotARunDir { path: PathBuf },
-    #[error("{path}{line}: {why}", line = line.map(|l| format!(" line {l}")).unwrap_or_default())]
-    Parse { path: PathBuf, line: Option<usize>, why: String },
-    #[error("{path}: record schema {found} is newer than this proofbench reads ({supported}); use a newer proofbench")]
-    NewerSchema { path: PathBuf, found: String, supported: String },
-}
-
-impl EvidenceError {
-    fn io(path: &Path, source: io::Error) -> EvidenceError {
-        EvidenceError::Io { path: path.to_path_buf(), source }
-    }
-
-    /// Whether the error is in what the user gave (exit code 2) rather than
-    /// a failure of the machine.
-    pub fn is_input_error(&self) -> bool {
-        !matches!(self, EvidenceError::Io { .. })
-    }
-}
+pub use super::error::EvidenceError;
+pub use super::read::{StoredRun, parse_record, parse_row, read_run};
+use super::records::{Row, RunRecord};
 
 /// A results directory being written by this run. Holds the lock until dropped.
 pub struct RunDir {
@@ -110,12 +88,13 @@ impl RunDir {
         write_json_atomic(&self.path.join("run.json"), run)
     }
 
-    /// Appends one row to rows.jsonl and flushes it to the disk.
+    /// Appends one row to rows.jsonl and flushes it to the disk; a row that
+    /// cannot be written whole (a full disk) is taken back.
     pub fn append_row(&mut self, row: &Row) -> Result<(), EvidenceError> {
         let p = self.path.join("rows.jsonl");
         let mut line = serde_json::to_string(row).map_err(|e| EvidenceError::Parse { path: p.clone(), line: None, why: e.to_string() })?;
         line.push('\n');
-        self.rows.write_all(line.as_bytes()).and_then(|_| self.rows.sync_data()).map_err(|e| EvidenceError::io(&p, e))
+        append_whole(&mut self.rows, line.as_bytes()).map_err(|e| EvidenceError::io(&p, e))
     }
 
     /// Writes `raw/<row id>.csv` (every sample, warmup marked) and returns
@@ -168,13 +147,91 @@ pub fn raw_csv(row: &Row) -> String {
     s
 }
 
+/// What rows are appended to: rows.jsonl, or a stand-in in tests.
+trait AppendFile {
+    fn len(&self) -> io::Result<u64>;
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()>;
+    fn sync(&self) -> io::Result<()>;
+    fn truncate(&self, len: u64) -> io::Result<()>;
+}
+
+impl AppendFile for File {
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        Write::write_all(self, bytes)
+    }
+    fn sync(&self) -> io::Result<()> {
+        self.sync_data()
+    }
+    fn truncate(&self, len: u64) -> io::Result<()> {
+        self.set_len(len)
+    }
+}
+
+/// Appends `line` in one write and syncs it; when the write or the sync
+/// fails (a full disk writes part of it), cuts the file back to its length
+/// before, so that it never ends inside a row. The write's error is returned.
+fn append_whole(file: &mut impl AppendFile, line: &[u8]) -> io::Result<()> {
+    let before = file.len()?;
+    let written = file.write_all(line).and_then(|_| file.sync());
+    if written.is_err() {
+        // Best effort: the error that matters is the write's.
+        let _ = file.truncate(before).and_then(|_| file.sync());
+    }
+    written
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// and a rename, so readers see the old file or the new one, never half.
+/// A new file gets the modes the umask allows; a file replaced keeps its
+/// mode. What is not a regular file (a device such as /dev/stdout, a FIFO)
+/// is written into, never replaced.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| EvidenceError::io(dir, e))?;
-    tmp.write_all(bytes).and_then(|_| tmp.as_file().sync_data()).map_err(|e| EvidenceError::io(path, e))?;
-    tmp.persist(path).map_err(|e| EvidenceError::io(path, e.error))?;
+    let io_err = |e| EvidenceError::io(path, e);
+    let existing = fs::metadata(path).ok();
+    if existing.as_ref().is_some_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = OpenOptions::new().write(true).open(path).map_err(io_err)?;
+        return Write::write_all(&mut f, bytes).map_err(io_err);
+    }
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let (tmp_path, mut tmp) = loop {
+        let candidate = dir.join(format!(".{name}.{}-{}.tmp", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+        match OpenOptions::new().write(true).create_new(true).mode(0o666).open(&candidate) {
+            Ok(f) => break (candidate, f),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_err(e)),
+        }
+    };
+    let mode = existing.filter(|m| m.is_file()).map(|m| fs::Permissions::from_mode(m.permissions().mode() & 0o7777));
+    let written = mode
+        .map_or(Ok(()), |m| tmp.set_permissions(m))
+        .and_then(|_| Write::write_all(&mut tmp, bytes))
+        .and_then(|_| tmp.sync_data())
+        .and_then(|_| fs::rename(&tmp_path, path));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp_path);
+        return Err(io_err(e));
+    }
+    Ok(())
+}
+
+/// Refuses a run directory whose run is still being written: its `.lock`
+/// is held by the proofbench writing it. A directory without `.lock` (a
+/// copy, an older run) is not running.
+pub fn check_not_running(dir: &Path) -> Result<(), EvidenceError> {
+    let lock_path = dir.join(".lock");
+    let Ok(lock) = File::open(&lock_path) else { return Ok(()) };
+    // SAFETY: flock on a file descriptor we own; no memory is involved. The
+    // shared lock taken is released when `lock` is closed below.
+    let rc = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    if rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK) {
+        let pid = fs::read_to_string(&lock_path).ok().and_then(|s| s.trim().parse().ok());
+        return Err(EvidenceError::Running { path: dir.to_path_buf(), pid });
+    }
     Ok(())
 }
 
@@ -188,132 +245,9 @@ fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), Evidenc
     write_atomic(path, text.as_bytes())
 }
 
-/// A run read back from its directory.
-#[derive(Clone, Debug)]
-pub struct StoredRun {
-    pub dir: PathBuf,
-    pub run: RunRecord,
-    pub rows: Vec<Row>,
-    /// Problems that did not stop the reading (e.g. a truncated last row).
-    pub warnings: Vec<String>,
-}
-
-/// Reads run.json and rows.jsonl of a run directory, refusing records of a
-/// newer schema major version.
-pub fn read_run(dir: &Path) -> Result<StoredRun, EvidenceError> {
-    let run_path = dir.join("run.json");
-    if !dir.is_dir() {
-        return Err(EvidenceError::NotARunDir { path: dir.to_path_buf() });
-    }
-    let text = match fs::read_to_string(&run_path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(EvidenceError::NotARunDir { path: dir.to_path_buf() }),
-        Err(e) => return Err(EvidenceError::io(&run_path, e)),
-    };
-    let run: RunRecord = parse_record(&text, RUN_SCHEMA, &run_path, None)?;
-    let rows_path = dir.join("rows.jsonl");
-    let mut rows = Vec::new();
-    let mut warnings = Vec::new();
-    match fs::read_to_string(&rows_path) {
-        Ok(text) => {
-            let lines: Vec<&str> = text.lines().collect();
-            for (i, line) in lines.iter().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                match parse_row(line, &rows_path, Some(i + 1)) {
-                    Ok(r) => rows.push(r),
-                    // A last line without its newline: the writer died mid-row.
-                    Err(EvidenceError::Parse { .. }) if i + 1 == lines.len() && !text.ends_with('\n') => {
-                        warnings.push(format!("{} line {}: truncated last row ignored", rows_path.display(), i + 1));
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => warnings.push(format!("{}: missing, no rows", rows_path.display())),
-        Err(e) => return Err(EvidenceError::io(&rows_path, e)),
-    }
-    // Rows are written as their last trial is decided; readers get plan order.
-    rows.sort_by_key(|r| r.cell.index);
-    Ok(StoredRun { dir: dir.to_path_buf(), run, rows, warnings })
-}
-
-/// Parses one row, upgrading a `proofbench.row/1` record (written before
-/// trials: one worker per row, statistics over its samples) to the current
-/// shape: one trial, its statistics recomputed.
-pub fn parse_row(text: &str, path: &Path, line: Option<usize>) -> Result<Row, EvidenceError> {
-    let mut value = parse_value(text, ROW_SCHEMA, path, line)?;
-    let major = value.get("schema").and_then(|s| s.as_str()).and_then(schema_parts).map_or(0, |(_, m)| m);
-    if major >= 2 {
-        return from_value(value, path, line);
-    }
-    // The old statistics (a bootstrap over one process's samples) are not
-    // the current ones: dropped and recomputed from the samples.
-    if let Some(o) = value.as_object_mut() {
-        o.insert("stats".into(), serde_json::Value::Null);
-    }
-    let mut row: Row = from_value(value, path, line)?;
-    row.upgrade_from_v1();
-    Ok(row)
-}
-
-/// Splits `proofbench.row/1` into ("row", 1).
-fn schema_parts(s: &str) -> Option<(&str, u32)> {
-    let rest = s.strip_prefix("proofbench.")?;
-    let (kind, version) = rest.split_once('/')?;
-    let major = version.split('.').next()?.parse().ok()?;
-    Some((kind, major))
-}
-
-/// Parses one record, checking its schema kind and major version first.
-pub fn parse_record<T: DeserializeOwned>(text: &str, expected: &str, path: &Path, line: Option<usize>) -> Result<T, EvidenceError> {
-    from_value(parse_value(text, expected, path, line)?, path, line)
-}
-
-/// A record of a known schema as JSON, into its type.
-fn from_value<T: DeserializeOwned>(value: serde_json::Value, path: &Path, line: Option<usize>) -> Result<T, EvidenceError> {
-    let found = value.get("schema").and_then(|s| s.as_str()).unwrap_or_default().to_string();
-    serde_json::from_value(value).map_err(|e| EvidenceError::Parse {
-        path: path.to_path_buf(),
-        line,
-        why: format!("malformed {found} record ({e})"),
-    })
-}
-
-/// Parses one record as JSON, checking its schema kind and major version.
-fn parse_value(text: &str, expected: &str, path: &Path, line: Option<usize>) -> Result<serde_json::Value, EvidenceError> {
-    let perr = |why: String| EvidenceError::Parse { path: path.to_path_buf(), line, why };
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| perr(format!("not JSON ({e})")))?;
-    let found = value.get("schema").and_then(|s| s.as_str()).ok_or_else(|| perr("record has no \"schema\" field".into()))?.to_string();
-    let (want_kind, want_major) = schema_parts(expected).expect("valid built-in schema");
-    let (kind, major) = schema_parts(&found).ok_or_else(|| perr(format!("unrecognised schema '{found}'")))?;
-    if kind != want_kind {
-        return Err(perr(format!("expected a {expected} record, found {found}")));
-    }
-    if major > want_major {
-        return Err(EvidenceError::NewerSchema { path: path.to_path_buf(), found: found.clone(), supported: expected.to_string() });
-    }
-    Ok(value)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schema_versions_parse_and_newer_majors_are_refused() {
-        assert_eq!(schema_parts("proofbench.row/2"), Some(("row", 2)));
-        assert_eq!(schema_parts("proofbench.run/2.3"), Some(("run", 2)));
-        assert_eq!(schema_parts("other.row/1"), None);
-        let p = Path::new("x");
-        let e = parse_record::<serde_json::Value>(r#"{"schema":"proofbench.row/9"}"#, ROW_SCHEMA, p, Some(1)).unwrap_err();
-        assert!(matches!(e, EvidenceError::NewerSchema { .. }), "{e}");
-        let e = parse_record::<serde_json::Value>(r#"{"schema":"proofbench.run/1"}"#, ROW_SCHEMA, p, Some(1)).unwrap_err();
-        assert!(e.to_string().contains("expected a proofbench.row/2 record"), "{e}");
-        let e = parse_record::<serde_json::Value>("{", ROW_SCHEMA, p, Some(4)).unwrap_err();
-        assert!(e.to_string().contains("line 4"), "{e}");
-    }
 
     #[test]
     fn a_locked_directory_is_refused_and_a_used_one_too() {
@@ -339,12 +273,85 @@ mod tests {
     }
 
     #[test]
-    fn reading_a_directory_without_run_json_names_the_problem() {
+    fn a_live_run_is_seen_as_running_until_its_lock_is_released() {
         let tmp = tempfile::tempdir().unwrap();
-        let e = read_run(tmp.path()).unwrap_err();
-        assert!(matches!(e, EvidenceError::NotARunDir { .. }));
-        assert!(e.is_input_error());
-        let e = read_run(&tmp.path().join("missing")).unwrap_err();
-        assert!(e.to_string().contains("not a proofbench run directory"));
+        let d = tmp.path().join("run");
+        let live = RunDir::create_at(&d).unwrap();
+        let e = check_not_running(&d).unwrap_err();
+        assert!(matches!(e, EvidenceError::Running { pid: Some(_), .. }), "{e}");
+        assert!(e.is_input_error() && e.to_string().contains("the run is still running"), "{e}");
+        drop(live);
+        check_not_running(&d).unwrap();
+        check_not_running(tmp.path()).unwrap();
+    }
+
+    /// A file that takes `room` more bytes, then fails as a full disk
+    /// does: after writing what fits.
+    struct FullDisk {
+        bytes: std::cell::RefCell<Vec<u8>>,
+        room: usize,
+    }
+
+    impl AppendFile for FullDisk {
+        fn len(&self) -> io::Result<u64> {
+            Ok(self.bytes.borrow().len() as u64)
+        }
+        fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+            let fits = bytes.len().min(self.room);
+            self.bytes.borrow_mut().extend_from_slice(&bytes[..fits]);
+            self.room -= fits;
+            if fits < bytes.len() { Err(io::Error::from_raw_os_error(libc::ENOSPC)) } else { Ok(()) }
+        }
+        fn sync(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn truncate(&self, len: u64) -> io::Result<()> {
+            self.bytes.borrow_mut().truncate(len as usize);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_row_the_disk_cannot_hold_is_taken_back_whole() {
+        let first = b"{\"row\":1}\n".to_vec();
+        let mut f = FullDisk { bytes: first.clone().into(), room: 4096 };
+        let long = format!("{{\"row\":\"{}\"}}\n", "x".repeat(8000));
+        let e = append_whole(&mut f, long.as_bytes()).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        assert_eq!(*f.bytes.borrow(), first, "cut back to the end of the last whole row");
+        // A row that fits goes in whole.
+        let mut f = FullDisk { bytes: Vec::new().into(), room: 100 };
+        append_whole(&mut f, b"{\"row\":2}\n").unwrap();
+        assert_eq!(*f.bytes.borrow(), b"{\"row\":2}\n");
+    }
+
+    #[test]
+    fn a_rows_file_cut_back_takes_the_next_row_at_its_new_end() {
+        // A real rows.jsonl (opened to append, as the run opens it): the part
+        // a full disk let through is cut back, and the next row follows the cut.
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("rows.jsonl");
+        std::fs::write(&p, "{\"row\":1}\n").unwrap();
+        let mut file = OpenOptions::new().append(true).open(&p).unwrap();
+        Write::write_all(&mut file, b"{\"row\":2, \"cut").unwrap();
+        AppendFile::truncate(&file, 10).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"row\":1}\n");
+        append_whole(&mut file, b"{\"row\":3}\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"row\":1}\n{\"row\":3}\n", "appends go after the cut");
+    }
+
+    #[test]
+    fn files_written_whole_get_the_umask_modes_or_keep_their_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("report.md");
+        write_atomic(&p, b"one").unwrap();
+        let status = fs::read_to_string("/proc/self/status").unwrap();
+        let mask = status.lines().find_map(|l| l.strip_prefix("Umask:")).map(|m| u32::from_str_radix(m.trim(), 8).unwrap()).unwrap();
+        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o666 & !mask);
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o640);
+        assert_eq!(fs::read_to_string(&p).unwrap(), "two");
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1, "no temporary file is left");
     }
 }

@@ -2,11 +2,15 @@
 //! directory. Nothing else in proofbench writes files of a run.
 
 pub mod dir;
+pub mod error;
+pub mod read;
 pub mod records;
 pub mod trials;
 pub mod worker;
 
-pub use dir::{EvidenceError, RunDir, StoredRun, read_run};
+pub use dir::{RunDir, check_not_running};
+pub use error::EvidenceError;
+pub use read::{StoredRun, read_run};
 pub use records::*;
 pub use trials::*;
 pub use worker::*;

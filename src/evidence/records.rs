@@ -340,6 +340,27 @@ pub struct RunRecord {
     pub variants: Vec<crate::plan::Variant>,
 }
 
+/// `incomplete: N of M cells ran` for a run without its finish record
+/// (`finished` false: it was killed, or it is still running), `None` for a
+/// run that has one.
+pub fn incomplete_text(finished: bool, ran: usize, planned: usize) -> Option<String> {
+    (!finished).then(|| format!("incomplete: {ran} of {planned} cells ran"))
+}
+
+impl RunRecord {
+    /// The planned cells that have no row in `rows`.
+    pub fn cells_without_row<'a>(&'a self, rows: &[Row]) -> Vec<&'a Cell> {
+        self.plan.iter().filter(|c| !rows.iter().any(|r| r.cell.index == c.index)).collect()
+    }
+
+    /// `incomplete: N of M cells ran` when the run has no finish record
+    /// (killed, or still running; see [`incomplete_text`]).
+    pub fn incomplete(&self, rows: &[Row]) -> Option<String> {
+        let planned = self.plan.len();
+        incomplete_text(self.finished_utc.is_some(), planned - self.cells_without_row(rows).len(), planned)
+    }
+}
+
 /// How a run reached the machine it ran on (`run --launcher`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LauncherRecord {

@@ -30,9 +30,9 @@ pub fn read_run_or_id(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, Strin
         let stored = store.load(id)?;
         return Ok((stored, format!("h:{id}")));
     }
-    let stored = read_run(arg).with_context(|| format!("reading run directory {}", arg.display()))?;
+    let stored = read_run(arg)?;
     for w in &stored.warnings {
-        eprintln!("proofbench: warning: {}: {w}", arg.display());
+        eprintln!("proofbench: warning: {w}");
     }
     Ok((stored, arg.display().to_string()))
 }
@@ -53,10 +53,17 @@ fn import(db: &Path, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let mut store = Store::open(db)?;
     let mut out = String::new();
     for d in dirs {
-        match store.record_dir(d)? {
-            Recorded::New(id) => out.push_str(&format!("h:{id} imported {}\n", d.display())),
-            Recorded::Existing(id) => out.push_str(&format!("h:{id} already held {}\n", d.display())),
+        let (recorded, warnings) = store.import_dir(d)?;
+        for w in warnings {
+            eprintln!("proofbench: warning: {w}");
         }
+        let what = match recorded {
+            Recorded::New(id) => format!("h:{id} imported"),
+            Recorded::Existing(id) => format!("h:{id} already held"),
+            Recorded::Replaced(id) => format!("h:{id} updated (its record made before it finished is replaced)"),
+        };
+        let state = store.run(recorded.id())?.and_then(|e| e.state()).map(|s| format!(" ({s})")).unwrap_or_default();
+        out.push_str(&format!("{what} {}{state}\n", d.display()));
     }
     out.push_str(&format!("History: {}\n", store.path().display()));
     Out::new().print(&out)?;
@@ -86,7 +93,7 @@ fn list(db: &Path) -> anyhow::Result<ExitCode> {
             r.machine.clone(),
             r.profile.clone(),
             r.kind.clone(),
-            format!("{}/{}", r.rows_ok, r.rows_total),
+            r.rows_text(),
             r.name.clone(),
         ]);
     }

@@ -71,16 +71,19 @@ impl Floors {
         let mut q = store
             .conn
             .prepare("SELECT run, workload, params, median FROM rows WHERE status = 'ok' AND median IS NOT NULL ORDER BY run, row_id")?;
-        let rows =
-            q.query_map(params![], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, f64>(3)?)))?;
-        for row in rows {
-            let (run, workload, params, median) = row?;
+        let mut rows = q.query(params![])?;
+        while let Some(r) = rows.next()? {
+            let run: i64 = r.get(0)?;
+            let workload = store.text(r, 1, run, "rows.workload")?;
+            let params = store.text(r, 2, run, "rows.params")?;
+            let median: f64 = r.get(3)?;
             if !workloads.is_empty() && !workloads.contains(&workload) {
                 continue;
             }
             let Some(facts) = runs.get(&run) else { continue };
             let Some(build) = &facts.build else { continue };
-            let Ok(params) = serde_json::from_str::<Params>(&params) else { continue };
+            let params = serde_json::from_str::<Params>(&params)
+                .map_err(|e| store.damaged(run, "rows.params", format!("not a JSON object ({e})")))?;
             let has_variant = params.get(AXIS).is_some_and(|v| !matches!(v, Value::Null));
             if has_variant && !facts.noise {
                 continue;

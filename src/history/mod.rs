@@ -9,30 +9,40 @@
 //!
 //! Concurrency: the database is in WAL mode with a busy timeout, and each run
 //! is inserted in one immediate transaction, so several runs writing the same
-//! database neither corrupt it nor lose a run. A run is identified by a hash
-//! of its run.json (`uid`), so recording the same run twice keeps one copy.
+//! database neither corrupt it nor lose a run. A run is identified by what
+//! it is written with when it starts (`uid`: its name, start time, host and
+//! command line), so recording the same run twice keeps one copy, and a run
+//! recorded before it finished is replaced by its finished record.
+//!
+//! Every value read back is checked: a damaged one (text that is not UTF-8,
+//! a record that is not JSON) is an error naming the database, the run and
+//! the column.
 
 pub mod command;
 pub mod floors;
+mod migrate;
 pub mod regress;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::cli::UsageError;
 use crate::envelope::Envelope;
-use crate::evidence::dir::{parse_record, parse_row};
-use crate::evidence::{RUN_SCHEMA, Row, RunRecord, Status, StoredRun, read_run};
+use crate::evidence::read::{parse_record, parse_row};
+use crate::evidence::{EvidenceError, RUN_SCHEMA, Row, RunRecord, Status, StoredRun, check_not_running, incomplete_text, read_run};
 use crate::report::axes_text;
 
 /// The database file name, beside the run directories.
 pub const DB_FILE: &str = "history.sqlite";
 
-/// The schema version this proofbench writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The schema version this proofbench writes and reads. Version 2 identifies
+/// a run by what it starts with rather than by its whole run.json; a
+/// database of version 1 is brought to it in place when opened.
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// How long a writer waits for another's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -98,12 +108,33 @@ pub struct RunEntry {
     pub rows_ok: i64,
     /// `run`, or `noise` for the machine's noise profile (`proofbench noise`).
     pub kind: String,
+    /// The cells of the run's plan.
+    pub cells_planned: i64,
+    /// Whether the run has its finish record (run.json `finished_utc`).
+    pub finished: bool,
+    /// Whether a signal ended it early.
+    pub interrupted: bool,
 }
 
 impl RunEntry {
     /// The commit shortened to 10 characters, `-` when none.
     pub fn short_commit(&self) -> String {
         self.commit.as_deref().map(|c| c.chars().take(10).collect()).unwrap_or_else(|| "-".into())
+    }
+
+    /// How a run that did not run every cell stands: `incomplete: N of M
+    /// cells ran` without its finish record (killed, or recorded while it
+    /// ran), `interrupted: N of M cells ran` when a signal ended it.
+    pub fn state(&self) -> Option<String> {
+        let (ran, planned) = (self.rows_total as usize, self.cells_planned as usize);
+        incomplete_text(self.finished, ran, planned)
+            .or_else(|| (self.interrupted && ran < planned).then(|| format!("interrupted: {ran} of {planned} cells ran")))
+    }
+
+    /// `ok/total` rows, and the state of a run that did not run every cell.
+    pub fn rows_text(&self) -> String {
+        let counts = format!("{}/{}", self.rows_ok, self.rows_total);
+        self.state().map_or(counts.clone(), |s| format!("{counts} ({s})"))
     }
 }
 
@@ -114,13 +145,16 @@ pub enum Recorded {
     New(i64),
     /// Already held under this history id; nothing changed.
     Existing(i64),
+    /// Held under this history id as it was before it finished (or with
+    /// fewer rows): replaced by this record, under the same id.
+    Replaced(i64),
 }
 
 impl Recorded {
-    /// The history id either way.
+    /// The history id in every case.
     pub fn id(self) -> i64 {
         match self {
-            Recorded::New(id) | Recorded::Existing(id) => id,
+            Recorded::New(id) | Recorded::Existing(id) | Recorded::Replaced(id) => id,
         }
     }
 }
@@ -136,11 +170,20 @@ fn fnv64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// The identity of a run: a hash of its run.json with keys in a fixed order
-/// (so reformatting the file does not change it).
+/// The identity of a run: a hash of what its run.json holds from the start
+/// and never changes (its name, start time, host and command line), so the
+/// record of a run before it finished and after are the same run, and
+/// reformatting the file changes nothing.
 pub fn run_uid(run_json: &str) -> anyhow::Result<String> {
     let v: serde_json::Value = serde_json::from_str(run_json).context("run.json is not JSON")?;
-    Ok(format!("{:016x}", fnv64(serde_json::to_string(&v)?.as_bytes())))
+    Ok(uid_of(&v))
+}
+
+/// [`run_uid`] of run.json as JSON.
+fn uid_of(run: &serde_json::Value) -> String {
+    let e = &run["envelope"];
+    let key = serde_json::json!([run["id"], run["started_utc"], e["hostname"], e["command_line"]]);
+    format!("run-{:016x}", fnv64(key.to_string().as_bytes()))
 }
 
 /// `hostname, CPU model, N CPUs` from an envelope.
@@ -183,14 +226,17 @@ pub fn default_db() -> PathBuf {
 
 impl Store {
     /// Opens (creating if needed) the database at `path`, in WAL mode with a
-    /// busy timeout, with the current schema.
+    /// busy timeout, with the current schema (an older one brought to it).
     pub fn open(path: &Path) -> anyhow::Result<Store> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
         }
         let conn = Connection::open(path).with_context(|| format!("opening the history database {}", path.display()))?;
-        let store = Store { conn, path: path.to_path_buf() };
-        store.prepare().with_context(|| format!("preparing the history database {}", path.display()))?;
+        let mut store = Store { conn, path: path.to_path_buf() };
+        // A refusal names the database already; SQLite's errors do not.
+        store
+            .prepare()
+            .map_err(|e| if e.is::<UsageError>() { e } else { e.context(format!("preparing the history database {}", path.display())) })?;
         Ok(store)
     }
 
@@ -211,7 +257,7 @@ impl Store {
         &self.path
     }
 
-    fn prepare(&self) -> anyhow::Result<()> {
+    fn prepare(&mut self) -> anyhow::Result<()> {
         self.conn.busy_timeout(BUSY_TIMEOUT)?;
         // Switching to WAL takes a lock of its own; another writer opening the
         // same new file at the same moment can hold it past the busy handler.
@@ -227,43 +273,83 @@ impl Store {
             }
         }
         self.conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
-        self.conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA} INSERT OR IGNORE INTO schema_version (version) VALUES ({SCHEMA_VERSION}); COMMIT;"
-        ))?;
-        let found: i64 = self.conn.query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))?;
-        if found > SCHEMA_VERSION {
-            return Err(UsageError(format!(
-                "{}: history schema version {found} is newer than this proofbench reads ({SCHEMA_VERSION}); use a newer proofbench",
-                self.path.display()
-            ))
-            .into());
+        let path = self.path.clone();
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute_batch(SCHEMA)?;
+        let found: Option<i64> = tx.query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))?;
+        let mut notes = Vec::new();
+        match found {
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(UsageError(format!(
+                    "{}: history schema version {v} is newer than this proofbench reads ({SCHEMA_VERSION}); use a newer proofbench",
+                    path.display()
+                ))
+                .into());
+            }
+            Some(SCHEMA_VERSION) => {}
+            Some(_) => notes = migrate::from_v1(&tx)?,
+            None => {}
+        }
+        tx.execute("INSERT OR IGNORE INTO schema_version (version) VALUES (?1)", [SCHEMA_VERSION])?;
+        tx.commit()?;
+        for n in notes {
+            eprintln!("proofbench: note: {}: {n}", path.display());
         }
         Ok(())
     }
 
-    /// Records the run directory `dir` (run.json and rows.jsonl).
+    /// Records the run directory `dir` (run.json and rows.jsonl). The run
+    /// that writes `dir` records itself this way, holding its lock.
     pub fn record_dir(&mut self, dir: &Path) -> anyhow::Result<Recorded> {
-        let stored = read_run(dir).with_context(|| format!("reading run directory {}", dir.display()))?;
-        let text = std::fs::read_to_string(dir.join("run.json")).with_context(|| format!("reading {}", dir.join("run.json").display()))?;
-        self.record(&stored, &text)
+        let stored = read_run(dir)?;
+        self.record_stored(&stored)
+    }
+
+    /// `history import`: records the run directory `dir` unless its run is
+    /// still running (its lock held); returns what was done and the
+    /// warnings of reading it.
+    pub fn import_dir(&mut self, dir: &Path) -> anyhow::Result<(Recorded, Vec<String>)> {
+        check_not_running(dir)?;
+        let stored = read_run(dir)?;
+        Ok((self.record_stored(&stored)?, stored.warnings))
+    }
+
+    fn record_stored(&mut self, stored: &StoredRun) -> anyhow::Result<Recorded> {
+        let p = stored.dir.join("run.json");
+        let text = std::fs::read_to_string(&p).map_err(|e| EvidenceError::io(&p, e))?;
+        self.record(stored, &text)
     }
 
     /// Records a stored run whose run.json text is `run_json`, in one
-    /// transaction; a run already held (same uid) is left as it is.
+    /// transaction. A run already held (same uid) is left as it is, unless
+    /// the record held is of the run before it finished and this one is
+    /// more: then this one replaces it, under the same history id.
     pub fn record(&mut self, stored: &StoredRun, run_json: &str) -> anyhow::Result<Recorded> {
         let uid = run_uid(run_json)?;
         let run = &stored.run;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        if let Some(id) = tx.query_row("SELECT id FROM runs WHERE uid = ?1", [&uid], |r| r.get(0)).optional()? {
-            return Ok(Recorded::Existing(id));
-        }
+        let held: Option<(i64, bool, i64)> = tx
+            .query_row("SELECT id, finished_utc IS NOT NULL, rows_total FROM runs WHERE uid = ?1", [&uid], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()?;
+        let replaces = match held {
+            Some((id, finished, rows)) if !finished && (run.finished_utc.is_some() || stored.rows.len() as i64 > rows) => {
+                tx.execute("DELETE FROM rows WHERE run = ?1", [id])?;
+                tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
+                Some(id)
+            }
+            Some((id, _, _)) => return Ok(Recorded::Existing(id)),
+            None => None,
+        };
         let dir = std::fs::canonicalize(&stored.dir).unwrap_or_else(|_| stored.dir.clone());
         let ok = stored.rows.iter().filter(|r| r.status == Status::Ok).count();
         tx.execute(
-            "INSERT INTO runs (uid, name, dir, started_utc, finished_utc, label, git_commit, machine, profile, tool_version,
+            "INSERT INTO runs (id, uid, name, dir, started_utc, finished_utc, label, git_commit, machine, profile, tool_version,
                 tool_commit, rows_total, rows_ok, complete, recorded_utc, run_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             params![
+                replaces,
                 uid,
                 run.id,
                 dir.display().to_string(),
@@ -309,58 +395,125 @@ impl Store {
             }
         }
         tx.commit()?;
-        Ok(Recorded::New(id))
+        Ok(if replaces.is_some() { Recorded::Replaced(id) } else { Recorded::New(id) })
     }
 
-    fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunEntry> {
+    /// A damaged value of run `run` in `column` (`runs.run_json`): an input
+    /// error naming the database, the run and the column.
+    pub(crate) fn damaged(&self, run: i64, column: &str, why: String) -> EvidenceError {
+        EvidenceError::Parse { path: self.path.clone(), line: None, why: format!("run h:{run}, {column}: {why}") }
+    }
+
+    /// A record in `column` of run `run` that does not parse, placed.
+    fn bad_record(&self, run: i64, column: &str, e: EvidenceError) -> EvidenceError {
+        let why = match e {
+            EvidenceError::Parse { why, .. } => why,
+            EvidenceError::NewerSchema { found, supported, .. } => {
+                format!("record schema {found} is newer than this proofbench reads ({supported}); use a newer proofbench")
+            }
+            other => other.to_string(),
+        };
+        self.damaged(run, column, why)
+    }
+
+    /// The text in column `idx` of `r` (a value of run `run`, in `column`),
+    /// `None` for NULL; anything else than UTF-8 text is damage.
+    pub(crate) fn opt_text(&self, r: &rusqlite::Row<'_>, idx: usize, run: i64, column: &str) -> anyhow::Result<Option<String>> {
+        let bytes = match r.get_ref(idx)? {
+            ValueRef::Null => return Ok(None),
+            ValueRef::Text(b) | ValueRef::Blob(b) => b,
+            v => return Err(self.damaged(run, column, format!("{} where text belongs", v.data_type())).into()),
+        };
+        match std::str::from_utf8(bytes) {
+            Ok(t) => Ok(Some(t.to_string())),
+            Err(e) => Err(self.damaged(run, column, format!("not UTF-8 ({e})")).into()),
+        }
+    }
+
+    /// [`Store::opt_text`] of a column that is never NULL.
+    pub(crate) fn text(&self, r: &rusqlite::Row<'_>, idx: usize, run: i64, column: &str) -> anyhow::Result<String> {
+        self.opt_text(r, idx, run, column)?.ok_or_else(|| self.damaged(run, column, "NULL where text belongs".into()).into())
+    }
+
+    fn entry(&self, r: &rusqlite::Row<'_>) -> anyhow::Result<RunEntry> {
+        let id: i64 = r.get(0)?;
+        if r.get::<_, i64>(11)? == 0 {
+            return Err(self.damaged(id, "runs.run_json", "not JSON".into()).into());
+        }
         Ok(RunEntry {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            dir: r.get(2)?,
-            started_utc: r.get(3)?,
-            label: r.get(4)?,
-            commit: r.get(5)?,
-            machine: r.get(6)?,
-            profile: r.get(7)?,
+            id,
+            name: self.text(r, 1, id, "runs.name")?,
+            dir: self.text(r, 2, id, "runs.dir")?,
+            started_utc: self.text(r, 3, id, "runs.started_utc")?,
+            label: self.text(r, 4, id, "runs.label")?,
+            commit: self.opt_text(r, 5, id, "runs.git_commit")?,
+            machine: self.text(r, 6, id, "runs.machine")?,
+            profile: self.text(r, 7, id, "runs.profile")?,
             rows_total: r.get(8)?,
             rows_ok: r.get(9)?,
-            kind: r.get(10)?,
+            finished: r.get(10)?,
+            kind: self.text(r, 12, id, "runs.run_json")?,
+            cells_planned: r.get::<_, Option<i64>>(13)?.unwrap_or(0),
+            interrupted: r.get::<_, Option<bool>>(14)?.unwrap_or(false),
         })
     }
 
     const ENTRY_COLUMNS: &'static str = "id, name, dir, started_utc, label, git_commit, machine, profile, rows_total, rows_ok, \
-         COALESCE(json_extract(run_json, '$.kind'), 'run')";
+         finished_utc IS NOT NULL, json_valid(run_json), \
+         CASE WHEN json_valid(run_json) THEN COALESCE(json_extract(run_json, '$.kind'), 'run') END, \
+         CASE WHEN json_valid(run_json) THEN json_array_length(run_json, '$.plan') END, \
+         CASE WHEN json_valid(run_json) THEN json_extract(run_json, '$.interrupted') END";
+
+    /// The runs `sql` (`SELECT` of [`Store::ENTRY_COLUMNS`]) selects.
+    fn entries(&self, sql: &str, args: impl rusqlite::Params) -> anyhow::Result<Vec<RunEntry>> {
+        let mut q = self.conn.prepare(sql)?;
+        let mut rows = q.query(args)?;
+        let mut v = Vec::new();
+        while let Some(r) = rows.next()? {
+            v.push(self.entry(r)?);
+        }
+        Ok(v)
+    }
 
     /// Every run, oldest first (by start time, then id).
     pub fn runs(&self) -> anyhow::Result<Vec<RunEntry>> {
-        let mut q = self.conn.prepare(&format!("SELECT {} FROM runs ORDER BY started_utc, id", Store::ENTRY_COLUMNS))?;
-        let v = q.query_map([], Store::entry)?.collect::<Result<Vec<_>, _>>()?;
-        Ok(v)
+        self.entries(&format!("SELECT {} FROM runs ORDER BY started_utc, id", Store::ENTRY_COLUMNS), [])
     }
 
     /// The run with history id `id`, if held.
     pub fn run(&self, id: i64) -> anyhow::Result<Option<RunEntry>> {
-        let q = format!("SELECT {} FROM runs WHERE id = ?1", Store::ENTRY_COLUMNS);
-        Ok(self.conn.query_row(&q, [id], Store::entry).optional()?)
+        Ok(self.entries(&format!("SELECT {} FROM runs WHERE id = ?1", Store::ENTRY_COLUMNS), [id])?.pop())
     }
 
     /// The distinct workload ids of every stored row.
     pub fn workloads(&self) -> anyhow::Result<Vec<String>> {
-        let mut q = self.conn.prepare("SELECT DISTINCT workload FROM rows ORDER BY workload")?;
-        let v = q.query_map([], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
+        let mut q = self.conn.prepare("SELECT workload, MIN(run) FROM rows GROUP BY workload ORDER BY workload")?;
+        let mut rows = q.query([])?;
+        let mut v = Vec::new();
+        while let Some(r) = rows.next()? {
+            v.push(self.text(r, 0, r.get(1)?, "rows.workload")?);
+        }
+        Ok(v)
+    }
+
+    /// The rows `sql` selects as (run, row_id, row_json), parsed.
+    fn parsed_rows(&self, sql: &str, args: impl rusqlite::Params) -> anyhow::Result<Vec<(i64, Row)>> {
+        let mut q = self.conn.prepare(sql)?;
+        let mut rows = q.query(args)?;
+        let mut v = Vec::new();
+        while let Some(r) = rows.next()? {
+            let run: i64 = r.get(0)?;
+            let row_id = self.text(r, 1, run, "rows.row_id")?;
+            let column = format!("rows.row_json of {row_id}");
+            let text = self.text(r, 2, run, &column)?;
+            v.push((run, parse_row(&text, &self.path, None).map_err(|e| self.bad_record(run, &column, e))?));
+        }
         Ok(v)
     }
 
     /// Every stored row of `workload`, with the history id of its run.
     pub fn rows_of(&self, workload: &str) -> anyhow::Result<Vec<(i64, Row)>> {
-        let mut q = self.conn.prepare("SELECT run, row_json FROM rows WHERE workload = ?1 ORDER BY run, row_id")?;
-        let raw = q.query_map([workload], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?.collect::<Result<Vec<_>, _>>()?;
-        raw.into_iter()
-            .map(|(run, text)| {
-                let row: Row = parse_row(&text, &self.path, None).with_context(|| format!("a row of run h:{run}"))?;
-                Ok((run, row))
-            })
-            .collect()
+        self.parsed_rows("SELECT run, row_id, row_json FROM rows WHERE workload = ?1 ORDER BY run, row_id", [workload])
     }
 
     /// The envelope (from run.json) of run `id`.
@@ -369,23 +522,24 @@ impl Store {
     }
 
     fn run_record(&self, id: i64) -> anyhow::Result<RunRecord> {
-        let text: Option<String> = self.conn.query_row("SELECT run_json FROM runs WHERE id = ?1", [id], |r| r.get(0)).optional()?;
-        let text = text.ok_or_else(|| UsageError(format!("{}: no run h:{id} (see 'proofbench history list')", self.path.display())))?;
-        parse_record(&text, RUN_SCHEMA, &self.path, None).with_context(|| format!("run h:{id}"))
+        let mut q = self.conn.prepare("SELECT run_json FROM runs WHERE id = ?1")?;
+        let mut rows = q.query([id])?;
+        let Some(r) = rows.next()? else {
+            return Err(UsageError(format!("{}: no run h:{id} (see 'proofbench history list')", self.path.display())).into());
+        };
+        let text = self.text(r, 0, id, "runs.run_json")?;
+        Ok(parse_record(&text, RUN_SCHEMA, &self.path, None).map_err(|e| self.bad_record(id, "runs.run_json", e))?)
     }
 
     /// Rebuilds run `id` from the database alone, as `read_run` reads a directory.
     pub fn load(&self, id: i64) -> anyhow::Result<StoredRun> {
         let run = self.run_record(id)?;
-        let dir: String = self.conn.query_row("SELECT dir FROM runs WHERE id = ?1", [id], |r| r.get(0))?;
-        let mut q = self.conn.prepare("SELECT row_json FROM rows WHERE run = ?1")?;
-        let texts = q.query_map([id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
-        let mut rows: Vec<Row> = texts
-            .iter()
-            .map(|t| parse_row(t, &self.path, None).with_context(|| format!("a row of run h:{id}")))
-            .collect::<anyhow::Result<_>>()?;
+        let dir =
+            self.conn.query_row("SELECT dir FROM runs WHERE id = ?1", [id], |r| Ok(self.text(r, 0, id, "runs.dir")))?.map(PathBuf::from)?;
+        let mut rows: Vec<Row> =
+            self.parsed_rows("SELECT run, row_id, row_json FROM rows WHERE run = ?1", [id])?.into_iter().map(|(_, r)| r).collect();
         rows.sort_by_key(|r| r.cell.index);
-        Ok(StoredRun { dir: PathBuf::from(dir), run, rows, warnings: Vec::new() })
+        Ok(StoredRun { dir, run, rows, warnings: Vec::new() })
     }
 
     /// `PRAGMA integrity_check`: `ok` when the file is sound.
@@ -400,6 +554,9 @@ impl Store {
 pub fn record_after_run(run_dir: &Path, db: Option<&Path>, quiet: bool) {
     let db = db.map(Path::to_path_buf).unwrap_or_else(|| run_dir.parent().unwrap_or(Path::new(".")).join(DB_FILE));
     match Store::open(&db).and_then(|mut s| s.record_dir(run_dir)) {
+        Ok(Recorded::Replaced(id)) if !quiet => {
+            eprintln!("proofbench: recorded as h:{id} in {} (replacing its record made before it finished)", db.display())
+        }
         Ok(rec) if !quiet => eprintln!("proofbench: recorded as h:{} in {}", rec.id(), db.display()),
         Ok(_) => {}
         Err(e) => {

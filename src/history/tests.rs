@@ -149,6 +149,7 @@ fn a_database_of_a_newer_schema_is_refused() {
     rusqlite::Connection::open(&db).unwrap().execute("INSERT INTO schema_version (version) VALUES (99)", []).unwrap();
     let e = Store::open(&db).err().unwrap();
     assert!(format!("{e:#}").contains("newer than this proofbench reads"), "{e:#}");
+    assert_eq!(format!("{e:#}").matches("h.sqlite").count(), 1, "the database is named once: {e:#}");
     assert_eq!(crate::exit_code_of(&e), 2);
     let e = Store::open_existing(&tmp.path().join("missing.sqlite")).err().unwrap();
     assert!(e.to_string().contains("--db"), "{e}");
@@ -263,4 +264,83 @@ fn a_trend_is_svg_with_its_run_ticks_and_legend() {
         assert!(svg.contains(want), "missing {want}");
     }
     assert!(!svg.contains("h:4"), "only the runs given are ticked");
+}
+
+/// `run` as it was while it ran: no finish record, only its first `rows` rows.
+fn before_it_finished(run: &(StoredRun, String), rows: usize) -> (StoredRun, String) {
+    let mut partial = run.0.clone();
+    partial.run.finished_utc = None;
+    partial.run.complete = false;
+    partial.run.counts = None;
+    partial.rows.truncate(rows);
+    let text = serde_json::to_string_pretty(&partial.run).unwrap();
+    (partial, text)
+}
+
+fn two_rows() -> Vec<Row> {
+    let mut second = noisy_row(200.0);
+    second.cell.row_id = "001-selftest.noisy".into();
+    second.cell.index = 1;
+    vec![noisy_row(100.0), second]
+}
+
+#[test]
+fn a_run_recorded_before_it_finished_is_replaced_by_its_finished_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&tmp.path().join("h.sqlite")).unwrap();
+    let finished = fake_run("r", "2026-01-01T00:00:00Z", Some("c"), two_rows());
+    let partial = before_it_finished(&finished, 1);
+    assert_eq!(run_uid(&partial.1).unwrap(), run_uid(&finished.1).unwrap(), "one run, before and after");
+    assert_eq!(store.record(&partial.0, &partial.1).unwrap(), Recorded::New(1));
+    let e = &store.runs().unwrap()[0];
+    assert_eq!((e.finished, e.state().as_deref()), (false, Some("incomplete: 1 of 2 cells ran")));
+    assert_eq!(store.record(&finished.0, &finished.1).unwrap(), Recorded::Replaced(1));
+    // The finished record is never replaced by the partial one again.
+    assert_eq!(store.record(&partial.0, &partial.1).unwrap(), Recorded::Existing(1));
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!((runs[0].id, runs[0].rows_total, runs[0].state()), (1, 2, None));
+    assert_eq!(store.load(1).unwrap().run, finished.0.run);
+    let n: i64 = store.conn.query_row("SELECT COUNT(*) FROM rows", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 2);
+    // Another run with the same name that started at another time is another run.
+    let other = fake_run("r", "2026-01-02T00:00:00Z", Some("c"), two_rows());
+    assert_eq!(store.record(&other.0, &other.1).unwrap(), Recorded::New(2));
+}
+
+#[test]
+fn a_version_1_database_is_brought_to_version_2_and_a_run_held_twice_merged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite");
+    let finished = fake_run("r", "2026-01-01T00:00:00Z", Some("c"), two_rows());
+    let partial = before_it_finished(&finished, 1);
+    let other = fake_run("o", "2026-01-03T00:00:00Z", Some("c"), vec![noisy_row(100.0)]);
+    {
+        // What version 1 held after a live import: the run before it finished
+        // (h:1) and after (h:2), each under a hash of its whole run.json.
+        let mut store = Store::open(&db).unwrap();
+        for (i, (run, text)) in [&partial, &finished, &other].into_iter().enumerate() {
+            store.record(run, text).unwrap();
+            store.conn.execute("UPDATE runs SET uid = ?1 WHERE uid = ?2", params![format!("{i:016x}"), run_uid(text).unwrap()]).unwrap();
+        }
+        store.conn.execute_batch("DELETE FROM schema_version; INSERT INTO schema_version (version) VALUES (1);").unwrap();
+        assert_eq!(store.runs().unwrap().len(), 3);
+    }
+    let store = Store::open(&db).unwrap();
+    let version: i64 = store.conn.query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.iter().map(|r| r.id).collect::<Vec<_>>(), vec![1, 3], "the run is held once, under its first id");
+    assert_eq!(store.load(1).unwrap().run, finished.0.run, "as finished");
+    assert_eq!(store.load(1).unwrap().rows, finished.0.rows);
+    assert_eq!(store.load(3).unwrap().run, other.0.run);
+    let n: i64 = store.conn.query_row("SELECT COUNT(*) FROM rows", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 3);
+    let uid: String = store.conn.query_row("SELECT uid FROM runs WHERE id = 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(uid, run_uid(&finished.1).unwrap());
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    drop(store);
+    // Recording the run again now finds it.
+    let mut store = Store::open(&db).unwrap();
+    assert_eq!(store.record(&finished.0, &finished.1).unwrap(), Recorded::Existing(1));
 }

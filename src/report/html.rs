@@ -54,6 +54,7 @@ pub fn render(stored: &StoredRun) -> String {
         let mut plots: Vec<Option<Plot>> = super::group_plots(rows, &group).into_iter().map(Some).collect();
         figures += plots.len();
         let mut md = super::group_section(rows, &group);
+        md.push_str(&super::not_run_note(run, rows, &group));
         md.push_str(&super::counters_section(rows, &group));
         // Each plot goes where report.md names it ("Plots: `plots/x.svg`");
         // any other follows the group's tables.

@@ -27,6 +27,7 @@ pub fn render(stored: &StoredRun) -> String {
     for group in groups(&stored.run, &stored.rows) {
         out.push('\n');
         out.push_str(&group_section(&stored.rows, &group));
+        out.push_str(&not_run_note(&stored.run, &stored.rows, &group));
         out.push_str(&counters_section(&stored.rows, &group));
     }
     out.push('\n');
@@ -57,6 +58,27 @@ pub fn groups(run: &RunRecord, rows: &[Row]) -> Vec<String> {
     gs
 }
 
+/// Why planned cells have no row: the run has no finish record (killed, or
+/// still running), or a signal ended it.
+fn why_not_run(run: &RunRecord) -> &'static str {
+    if run.finished_utc.is_none() && !run.interrupted {
+        "the run has no finish record (it was killed, or it is still running)"
+    } else {
+        "the run was interrupted before them"
+    }
+}
+
+/// A line under a group's tables when some of its planned cells have no
+/// row (a run killed or interrupted before them); "" otherwise.
+pub fn not_run_note(run: &RunRecord, rows: &[Row], group: &str) -> String {
+    let planned = run.plan.iter().filter(|c| c.group == group).count();
+    let missing = run.cells_without_row(rows).iter().filter(|c| c.group == group).count();
+    if missing == 0 {
+        return String::new();
+    }
+    format!("\nNot run: {missing} of {planned} planned cells have no row: {}.\n", why_not_run(run))
+}
+
 /// The title and the machine/run summary.
 pub fn header(run: &RunRecord, rows: &[Row]) -> String {
     let mut t = Table::new(&[("Field", Align::Left), ("Value", Align::Left)]);
@@ -82,6 +104,9 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> String {
     let mut warnings = Vec::new();
     if let Some(w) = run.envelope.frequency_warning() {
         warnings.push(w);
+    }
+    if let Some(t) = run.incomplete(rows) {
+        warnings.push(format!("{t}; {}", why_not_run(run)));
     }
     if run.interrupted {
         warnings.push(format!("the run was interrupted: {} planned cells have no row", run.not_run.len()));
@@ -345,8 +370,17 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
     // Rows a signal left with fewer trials than planned.
     let cut_short = |r: &&Row| r.stop == Some(crate::evidence::RowStop::Interrupted) && (r.trials.len() as u32) < r.trials_planned;
     let short = rows.iter().any(|r| cut_short(&r));
-    if bad.is_empty() && run.not_run.is_empty() && !short {
+    // A run without its finish record lists no cell as not run: the plan does.
+    let incomplete = run.incomplete(rows);
+    let unfinished: Vec<String> =
+        if incomplete.is_some() { run.cells_without_row(rows).iter().map(|c| c.row_id.clone()).collect() } else { Vec::new() };
+    if let Some(t) = &incomplete {
+        out.push_str(&format!("{t}; {}.\n\n", why_not_run(run)));
+    }
+    if bad.is_empty() && run.not_run.is_empty() && !short && incomplete.is_none() {
         out.push_str("Every row is ok.\n");
+    } else if bad.is_empty() && run.not_run.is_empty() && !short && unfinished.is_empty() {
+        out.push_str("Every row is ok so far.\n");
     } else {
         let mut t = Table::new(&[("Row", Align::Left), ("Status", Align::Left), ("Reason", Align::Left)]);
         for r in bad {
@@ -354,6 +388,9 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
         }
         for id in &run.not_run {
             t.push(vec![id.clone(), "not run".into(), "the run was interrupted before this cell".into()]);
+        }
+        for id in &unfinished {
+            t.push(vec![id.clone(), "not run".into(), "no row: the run has no finish record".into()]);
         }
         for r in rows.iter().filter(cut_short) {
             t.push(vec![

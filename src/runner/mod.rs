@@ -142,12 +142,15 @@ fn run_kind(args: &RunArgs, argv: Vec<String>, kind: RunKind) -> anyhow::Result<
 fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>, kind: RunKind) -> anyhow::Result<(u8, PathBuf)> {
     let start = Start::now();
     let cfg = RunConfig::new(args, argv, target, label, kind)?;
+    // A path that cannot be a run directory (a file, /proc) is the flag's
+    // error: exit 2, naming it; a full disk is the machine's (exit 1).
     let mut dir = match &args.run_dir {
-        Some(p) => RunDir::create_at(p)?,
+        Some(p) => RunDir::create_at(p).map_err(|e| e.for_flag("--run-dir"))?,
         None => {
             let stamp: String = cfg.envelope.started_utc.chars().filter(|c| *c != '-' && *c != ':').collect();
             let host = cfg.envelope.hostname.ok().map(String::as_str).unwrap_or("unknown-host");
-            RunDir::create_in(&args.out, &format!("{stamp}-{}-{}", name_part(host), name_part(&cfg.label)))?
+            let name = format!("{stamp}-{}-{}", name_part(host), name_part(&cfg.label));
+            RunDir::create_in(&args.out, &name).map_err(|e| e.for_flag("--out"))?
         }
     };
     let mut run = run_record(&cfg, args, &dir);

@@ -21,6 +21,7 @@ mod os_fs;
 mod os_ipc;
 mod publish;
 mod records;
+mod records_reliability;
 mod rt_tasks;
 mod statuses;
 mod subcommands;

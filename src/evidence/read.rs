@@ -1,0 +1,265 @@
+//! Reading a run back: run.json and rows.jsonl of a run directory, and any
+//! one record from its text, each checked against the schema versions this
+//! proofbench reads (a newer major version is refused, nested records
+//! included). Never writes.
+//!
+//! rows.jsonl is read as bytes: a last line without its newline (the writer
+//! died inside it) is ignored with a warning, whatever its bytes; a complete
+//! line that is not UTF-8 or not a row, or a row that appears twice, is an
+//! input error naming the file and the line.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::dir::EvidenceError;
+use super::records::{ROW_SCHEMA, RUN_SCHEMA, Row, RunRecord};
+
+/// A run read back from its directory.
+#[derive(Clone, Debug)]
+pub struct StoredRun {
+    pub dir: PathBuf,
+    pub run: RunRecord,
+    pub rows: Vec<Row>,
+    /// Problems that did not stop the reading (e.g. a truncated last row),
+    /// each naming its file.
+    pub warnings: Vec<String>,
+}
+
+/// Reads run.json and rows.jsonl of a run directory, refusing records of a
+/// newer schema major version.
+pub fn read_run(dir: &Path) -> Result<StoredRun, EvidenceError> {
+    let run_path = dir.join("run.json");
+    if !dir.is_dir() {
+        return Err(EvidenceError::NotARunDir { path: dir.to_path_buf() });
+    }
+    let bytes = match fs::read(&run_path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(EvidenceError::NotARunDir { path: dir.to_path_buf() }),
+        Err(e) => return Err(EvidenceError::io(&run_path, e)),
+    };
+    let text = utf8(&bytes, &run_path, None)?;
+    let run: RunRecord = parse_record(text, RUN_SCHEMA, &run_path, None)?;
+    let rows_path = dir.join("rows.jsonl");
+    let (rows, warnings) = match fs::read(&rows_path) {
+        Ok(bytes) => read_rows(&bytes, &rows_path)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (Vec::new(), vec![format!("{}: missing, no rows", rows_path.display())]),
+        Err(e) => return Err(EvidenceError::io(&rows_path, e)),
+    };
+    Ok(StoredRun { dir: dir.to_path_buf(), run, rows, warnings })
+}
+
+/// The rows of rows.jsonl (`bytes`), in plan order, and the warnings.
+fn read_rows(bytes: &[u8], path: &Path) -> Result<(Vec<Row>, Vec<String>), EvidenceError> {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut first_seen: HashMap<String, usize> = HashMap::new();
+    // Split on newlines: the last piece is what follows the last newline
+    // (empty when the file ends with one).
+    let pieces: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    for (i, piece) in pieces.iter().enumerate() {
+        let line = i + 1;
+        if piece.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let cut = i + 1 == pieces.len();
+        match utf8(piece, path, Some(line)).and_then(|text| parse_row(text, path, Some(line))) {
+            Ok(row) => {
+                if let Some(first) = first_seen.insert(row.id().to_string(), line) {
+                    return Err(EvidenceError::Parse {
+                        path: path.to_path_buf(),
+                        line: Some(line),
+                        why: format!("row {} again (it is at line {first} too): a run has one row per cell", row.id()),
+                    });
+                }
+                rows.push(row);
+            }
+            // A last line without its newline: the writer died inside it.
+            Err(EvidenceError::Parse { .. }) if cut => {
+                warnings.push(format!("{} line {line}: truncated last row ignored", path.display()));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    // Rows are written as their last trial is decided; readers get plan order.
+    rows.sort_by_key(|r| r.cell.index);
+    Ok((rows, warnings))
+}
+
+/// `bytes` as UTF-8, or an input error naming the file, the line and where
+/// the first bad byte is.
+fn utf8<'a>(bytes: &'a [u8], path: &Path, line: Option<usize>) -> Result<&'a str, EvidenceError> {
+    std::str::from_utf8(bytes).map_err(|e| EvidenceError::Parse {
+        path: path.to_path_buf(),
+        line,
+        why: format!("not UTF-8 (an invalid byte at column {})", e.valid_up_to() + 1),
+    })
+}
+
+/// Parses one row, upgrading a `proofbench.row/1` record (written before
+/// trials: one worker per row, statistics over its samples) to the current
+/// shape: one trial, its statistics recomputed.
+pub fn parse_row(text: &str, path: &Path, line: Option<usize>) -> Result<Row, EvidenceError> {
+    let mut value = parse_value(text, ROW_SCHEMA, path, line)?;
+    nested(&value, "cell", crate::plan::cell::CELL_SCHEMA, path, line)?;
+    let major = value.get("schema").and_then(|s| s.as_str()).and_then(schema_parts).map_or(0, |(_, m)| m);
+    if major >= 2 {
+        return from_value(value, path, line);
+    }
+    // The old statistics (a bootstrap over one process's samples) are not
+    // the current ones: dropped and recomputed from the samples.
+    if let Some(o) = value.as_object_mut() {
+        o.insert("stats".into(), Value::Null);
+    }
+    let mut row: Row = from_value(value, path, line)?;
+    row.upgrade_from_v1();
+    Ok(row)
+}
+
+/// Splits `proofbench.row/1` into ("row", 1).
+pub(crate) fn schema_parts(s: &str) -> Option<(&str, u32)> {
+    let rest = s.strip_prefix("proofbench.")?;
+    let (kind, version) = rest.split_once('/')?;
+    let major = version.split('.').next()?.parse().ok()?;
+    Some((kind, major))
+}
+
+/// Parses one record, checking its schema kind and major version first
+/// (and, in a run record, those of the envelope and the planned cells).
+pub fn parse_record<T: DeserializeOwned>(text: &str, expected: &str, path: &Path, line: Option<usize>) -> Result<T, EvidenceError> {
+    let value = parse_value(text, expected, path, line)?;
+    if expected == RUN_SCHEMA {
+        nested(&value, "envelope", crate::envelope::SCHEMA, path, line)?;
+        if let Some(plan) = value.get("plan").and_then(Value::as_array) {
+            for (i, cell) in plan.iter().enumerate() {
+                check_schema(cell, crate::plan::cell::CELL_SCHEMA, path, line).map_err(|e| in_field(e, &format!("plan[{i}]")))?;
+            }
+        }
+    }
+    from_value(value, path, line)
+}
+
+/// A record of a known schema as JSON, into its type.
+fn from_value<T: DeserializeOwned>(value: Value, path: &Path, line: Option<usize>) -> Result<T, EvidenceError> {
+    let found = value.get("schema").and_then(|s| s.as_str()).unwrap_or_default().to_string();
+    serde_json::from_value(value).map_err(|e| EvidenceError::Parse {
+        path: path.to_path_buf(),
+        line,
+        why: format!("malformed {found} record ({e})"),
+    })
+}
+
+/// Parses one record as JSON, checking its schema kind and major version.
+fn parse_value(text: &str, expected: &str, path: &Path, line: Option<usize>) -> Result<Value, EvidenceError> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| EvidenceError::Parse { path: path.to_path_buf(), line, why: format!("not JSON ({e})") })?;
+    check_schema(&value, expected, path, line)?;
+    Ok(value)
+}
+
+/// Checks the record nested at `field` of `value`, where there is one.
+fn nested(value: &Value, field: &str, expected: &str, path: &Path, line: Option<usize>) -> Result<(), EvidenceError> {
+    match value.get(field) {
+        Some(inner) if inner.is_object() => check_schema(inner, expected, path, line).map_err(|e| in_field(e, field)),
+        _ => Ok(()),
+    }
+}
+
+/// Says which nested record an error is about.
+fn in_field(e: EvidenceError, field: &str) -> EvidenceError {
+    match e {
+        EvidenceError::Parse { path, line, why } => EvidenceError::Parse { path, line, why: format!("{field}: {why}") },
+        other => other,
+    }
+}
+
+/// Checks a record's `schema`: of the expected kind, and of a major version
+/// no newer than this proofbench reads.
+fn check_schema(value: &Value, expected: &str, path: &Path, line: Option<usize>) -> Result<(), EvidenceError> {
+    let perr = |why: String| EvidenceError::Parse { path: path.to_path_buf(), line, why };
+    let found = value.get("schema").and_then(|s| s.as_str()).ok_or_else(|| perr("record has no \"schema\" field".into()))?;
+    let (want_kind, want_major) = schema_parts(expected).expect("valid built-in schema");
+    let (kind, major) = schema_parts(found).ok_or_else(|| perr(format!("unrecognised schema '{found}'")))?;
+    if kind != want_kind {
+        return Err(perr(format!("expected a {expected} record, found {found}")));
+    }
+    if major > want_major {
+        return Err(EvidenceError::NewerSchema {
+            path: path.to_path_buf(),
+            line,
+            found: found.to_string(),
+            supported: expected.to_string(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_versions_parse_and_newer_majors_are_refused() {
+        assert_eq!(schema_parts("proofbench.row/2"), Some(("row", 2)));
+        assert_eq!(schema_parts("proofbench.run/2.3"), Some(("run", 2)));
+        assert_eq!(schema_parts("other.row/1"), None);
+        let p = Path::new("x");
+        let e = parse_record::<Value>(r#"{"schema":"proofbench.row/9"}"#, ROW_SCHEMA, p, Some(1)).unwrap_err();
+        assert!(matches!(e, EvidenceError::NewerSchema { .. }), "{e}");
+        let e = parse_record::<Value>(r#"{"schema":"proofbench.run/1"}"#, ROW_SCHEMA, p, Some(1)).unwrap_err();
+        assert!(e.to_string().contains("expected a proofbench.row/2 record"), "{e}");
+        let e = parse_record::<Value>("{", ROW_SCHEMA, p, Some(4)).unwrap_err();
+        assert!(e.to_string().contains("line 4"), "{e}");
+    }
+
+    #[test]
+    fn a_nested_record_of_a_newer_schema_is_refused() {
+        let p = Path::new("rows.jsonl");
+        let row = r#"{"schema":"proofbench.row/2","cell":{"schema":"proofbench.cell/99"}}"#;
+        let e = parse_row(row, p, Some(3)).unwrap_err();
+        assert!(matches!(e, EvidenceError::NewerSchema { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "rows.jsonl line 3: record schema proofbench.cell/99 is newer than this proofbench reads (proofbench.cell/1); use a newer proofbench"
+        );
+        let row = r#"{"schema":"proofbench.row/2","cell":{"schema":"proofbench.run/2"}}"#;
+        assert!(parse_row(row, p, None).unwrap_err().to_string().contains("cell: expected a proofbench.cell/1 record"));
+        let run = r#"{"schema":"proofbench.run/2","envelope":{"schema":"proofbench.envelope/1"},"plan":[{"schema":"proofbench.cell/7"}]}"#;
+        let e = parse_record::<Value>(run, RUN_SCHEMA, Path::new("run.json"), None).unwrap_err();
+        assert!(e.to_string().contains("proofbench.cell/7 is newer"), "{e}");
+        let run = r#"{"schema":"proofbench.run/2","envelope":{"schema":"proofbench.envelope/3"},"plan":[]}"#;
+        let e = parse_record::<Value>(run, RUN_SCHEMA, Path::new("run.json"), None).unwrap_err();
+        assert!(e.to_string().contains("proofbench.envelope/3 is newer"), "{e}");
+    }
+
+    #[test]
+    fn reading_a_directory_without_run_json_names_the_problem() {
+        let tmp = tempfile::tempdir().unwrap();
+        let e = read_run(tmp.path()).unwrap_err();
+        assert!(matches!(e, EvidenceError::NotARunDir { .. }));
+        assert!(e.is_input_error());
+        let e = read_run(&tmp.path().join("missing")).unwrap_err();
+        assert!(e.to_string().contains("not a proofbench run directory"));
+    }
+
+    #[test]
+    fn only_a_last_line_without_its_newline_may_be_cut() {
+        let p = Path::new("rows.jsonl");
+        // Cut inside a two-byte character, or inside the JSON: ignored.
+        for cut in [&b"{\"schema\":\"proofbench.row/2\",\"summary\":\"caf\xc3"[..], b"{\"schema\":\"proof"] {
+            let (rows, warnings) = read_rows(cut, p).unwrap();
+            assert!(rows.is_empty());
+            assert_eq!(warnings, vec!["rows.jsonl line 1: truncated last row ignored".to_string()]);
+        }
+        // The same bytes with their newline: a complete line, an error.
+        let e = read_rows(b"{\"summary\":\"caf\xc3\n", p).unwrap_err();
+        assert_eq!(e.to_string(), "rows.jsonl line 1: not UTF-8 (an invalid byte at column 16)");
+        assert!(e.is_input_error());
+        assert!(read_rows(b"{\"schema\":\"proof\n", p).unwrap_err().to_string().contains("line 1: not JSON"));
+        assert!(read_rows(b"\n\n", p).unwrap().0.is_empty(), "blank lines are skipped");
+    }
+}
