@@ -27,6 +27,7 @@ use crate::envelope::Envelope;
 use crate::evidence::dir::{parse_record, parse_row};
 use crate::evidence::{RUN_SCHEMA, Row, RunRecord, Status, StoredRun, read_run};
 use crate::report::axes_text;
+use crate::report::terminal::to_stderr;
 
 /// The database file name, beside the run directories.
 pub const DB_FILE: &str = "history.sqlite";
@@ -400,11 +401,13 @@ impl Store {
 pub fn record_after_run(run_dir: &Path, db: Option<&Path>, quiet: bool) {
     let db = db.map(Path::to_path_buf).unwrap_or_else(|| run_dir.parent().unwrap_or(Path::new(".")).join(DB_FILE));
     match Store::open(&db).and_then(|mut s| s.record_dir(run_dir)) {
-        Ok(rec) if !quiet => eprintln!("proofbench: recorded as h:{} in {}", rec.id(), db.display()),
+        Ok(rec) if !quiet => to_stderr(&format!("proofbench: recorded as h:{} in {}\n", rec.id(), db.display())),
         Ok(_) => {}
-        Err(e) => {
-            eprintln!("proofbench: warning: the run is kept in {} but was not recorded in {}: {e:#}", run_dir.display(), db.display())
-        }
+        Err(e) => to_stderr(&format!(
+            "proofbench: warning: the run is kept in {} but was not recorded in {}: {e:#}\n",
+            run_dir.display(),
+            db.display()
+        )),
     }
 }
 

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::{CommandDef, placeholder, shown};
 use crate::plan::{Cell, value_text};
+use crate::text::markdown::code;
 use crate::workloads::contract::{Instance, Prepared, Timer, Verdict, Work};
 
 /// Lines of output kept in the row's details and printed to the log.
@@ -70,18 +71,18 @@ impl Place {
             .envs(&self.env)
             .stdin(Stdio::null())
             .output()
-            .with_context(|| format!("cannot start `{}` in {}", shown(&r.argv), self.cwd.display()))
+            .with_context(|| format!("cannot start {} in {}", code(&shown(&r.argv)), self.cwd.display()))
     }
 }
 
 /// The first capture group of `re` in `text`, as a number.
 fn read_number(re: &Regex, text: &str) -> Result<f64, String> {
-    let caps = re.captures(text).ok_or_else(|| format!("no match for `{}`", re.as_str()))?;
+    let caps = re.captures(text).ok_or_else(|| format!("no match for {}", code(re.as_str())))?;
     let m = caps.get(1).map(|m| m.as_str()).unwrap_or("");
     let cleaned: String = m.chars().filter(|c| *c != '_' && *c != ',').collect();
     match cleaned.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
-        _ => Err(format!("`{}` read '{m}', which is not a number", re.as_str())),
+        _ => Err(format!("{} read '{m}', which is not a number", code(re.as_str()))),
     }
 }
 
@@ -140,7 +141,7 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
         eprintln!("{}", out.text.trim_end());
         if out.code != Some(0) {
             // Dropping the instance runs the cleanup command.
-            bail!("the prepare command `{}` ended with {}; its output ends: {}", shown(&p.argv), out.ended(), out.tail());
+            bail!("the prepare command {} ended with {}; its output ends: {}", code(&shown(&p.argv)), out.ended(), out.tail());
         }
     }
     Ok(Prepared::Ready(Box::new(inst)))
@@ -165,7 +166,12 @@ impl Instance for CommandInstance {
                 }
                 (Err(why), _) | (_, Err(why)) => {
                     eprintln!("{}", out.text.trim_end());
-                    bail!("the metric: {why} in the output of `{}` ({}); it ends: {}", shown(&self.command.argv), out.ended(), out.tail());
+                    bail!(
+                        "the metric: {why} in the output of {} ({}); it ends: {}",
+                        code(&shown(&self.command.argv)),
+                        out.ended(),
+                        out.tail()
+                    );
                 }
             }
         }
@@ -184,24 +190,24 @@ impl Instance for CommandInstance {
         for re in &c.must_match {
             let ok = re.is_match(&out.text);
             passed &= ok;
-            expected.push(format!("output matches `{}`", re.as_str()));
-            observed.push(if ok { "matched".into() } else { format!("no match for `{}`", re.as_str()) });
+            expected.push(format!("output matches {}", code(re.as_str())));
+            observed.push(if ok { "matched".into() } else { format!("no match for {}", code(re.as_str())) });
         }
         for re in &c.must_not_match {
             let hit = re.find(&out.text);
             passed &= hit.is_none();
-            expected.push(format!("output does not match `{}`", re.as_str()));
+            expected.push(format!("output does not match {}", code(re.as_str())));
             observed.push(match hit {
                 None => "no match".into(),
-                Some(m) => format!("`{}` matched '{}'", re.as_str(), m.as_str()),
+                Some(m) => format!("{} matched '{}'", code(re.as_str()), m.as_str()),
             });
         }
         if let Some((re, want, tol)) = &c.value {
-            expected.push(format!("`{}` reads {want} ± {tol}", re.as_str()));
+            expected.push(format!("{} reads {want} ± {tol}", code(re.as_str())));
             match read_number(re, &out.text) {
                 Ok(v) => {
                     passed &= (v - want).abs() <= *tol;
-                    observed.push(format!("`{}` read {v}", re.as_str()));
+                    observed.push(format!("{} read {v}", code(re.as_str())));
                 }
                 Err(why) => {
                     passed = false;
