@@ -198,26 +198,28 @@ pub struct RunArgs {
     pub max_trials: Option<u32>,
 
     /// No round of extra trials starts once the run has taken this long
-    /// (default 150 s quick, 4 h full, 8 h seed).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// (default 150 s quick, 4 h full, 8 h seed; 0s to 7d).
+    #[arg(long, value_name = "DURATION", value_parser = parse_run_budget)]
     pub run_budget: Option<Duration>,
 
     /// Time budget for the timed samples of one cell, shared by its trials
-    /// (e.g. `5s`, `500ms`; default 900 ms quick, 10 s full, 20 s seed).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// (e.g. `5s`, `500ms`; default 900 ms quick, 10 s full, 20 s seed;
+    /// 10ms to 24h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_time_budget)]
     pub time_budget: Option<Duration>,
 
     /// Kill a cell's worker after this long (default 60 s in the quick
-    /// profile, 10 min in full and seed, whose sizes take minutes).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// profile, 10 min in full and seed, whose sizes take minutes; 1s to 24h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
 
     /// Warmup samples per cell (kept in the records, marked warmup).
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
 
-    /// Pause between a cell's setup and its first sample (e.g. `20ms`).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// Pause between a cell's setup and its first sample (e.g. `20ms`; 0s to
+    /// 1h, and shorter than the timeout).
+    #[arg(long, value_name = "DURATION", value_parser = parse_settle)]
     pub settle: Option<Duration>,
 
     /// Stop a trial's sampling when the 95% CI half-width of its median is
@@ -526,14 +528,77 @@ pub struct UsageError(pub String);
 
 /// Parses `60s`, `500ms`, `1m30s`, or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    match read_duration(s) {
+        Ok(Some(d)) => Ok(d),
+        Ok(None) => Err(format!("'{s}' is too long a duration")),
+        Err(e) => Err(e),
+    }
+}
+
+/// A duration, `None` when it is longer than a `Duration` holds (`1e20`,
+/// `99999999999999999999h`): an error, never a panic.
+fn read_duration(s: &str) -> Result<Option<Duration>, String> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
-        }
-        return Err(format!("'{s}' is not a duration (use e.g. 5s or 500ms)"));
+        return match Duration::try_from_secs_f64(secs) {
+            Ok(d) => Ok(Some(d)),
+            Err(_) if secs.is_finite() && secs > 0.0 => Ok(None),
+            Err(_) => Err(format!("'{s}' is not a duration (use e.g. 5s or 500ms)")),
+        };
     }
-    humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration ({e}; use e.g. 5s or 500ms)"))
+    match humantime::parse_duration(t) {
+        Ok(d) => Ok(Some(d)),
+        Err(humantime::DurationError::NumberOverflow) => Ok(None),
+        Err(e) => Err(format!("'{s}' is not a duration ({e}; use e.g. 5s or 500ms)")),
+    }
+}
+
+/// A duration accepted only from `min` to `max` (both written as the user
+/// would type them in the error); `why` says what the bounds protect.
+fn duration_in(s: &str, (min, min_text): (Duration, &str), (max, max_text): (Duration, &str), why: &str) -> Result<Duration, String> {
+    match read_duration(s)? {
+        Some(d) if (min..=max).contains(&d) => Ok(d),
+        _ => Err(format!("must be between {min_text} and {max_text} ({why})")),
+    }
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// The shortest `--timeout`: one second. A trial's clock starts when its
+/// worker is spawned, and before it can measure anything the worker must be
+/// exec'd (through a launcher: `ssh`, `srun`), read its cell, load its
+/// allocator, prepare its inputs and write its report; on a loaded machine
+/// that alone takes tens to hundreds of milliseconds. A shorter timeout
+/// would only turn every row into a `timeout` that says nothing about the
+/// workload.
+pub const MIN_TIMEOUT: Duration = Duration::from_secs(1);
+/// The longest `--timeout`: a day. The seed profile's largest cells take
+/// minutes; a trial that needs more than a day is a hang.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+/// The longest `--settle`: an hour, far beyond what lets a machine's
+/// frequency and caches settle.
+pub const MAX_SETTLE: Duration = HOUR;
+
+/// `--timeout`: from [`MIN_TIMEOUT`] to [`MAX_TIMEOUT`].
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
+    duration_in(s, (MIN_TIMEOUT, "1s"), (MAX_TIMEOUT, "24h"), "a worker needs about a second to start and report")
+}
+
+/// `--settle`: from 0 to [`MAX_SETTLE`] (the run also checks it against the
+/// timeout, which it must be shorter than).
+pub fn parse_settle(s: &str) -> Result<Duration, String> {
+    duration_in(s, (Duration::ZERO, "0s"), (MAX_SETTLE, "1h"), "the pause before a cell's first sample")
+}
+
+/// `--time-budget`: at least one trial's share ([`crate::plan::MIN_TRIAL_BUDGET_MS`]), at most a day.
+pub fn parse_time_budget(s: &str) -> Result<Duration, String> {
+    let min = Duration::from_millis(crate::plan::MIN_TRIAL_BUDGET_MS);
+    duration_in(s, (min, "10ms"), (MAX_TIMEOUT, "24h"), "the timed samples of one cell, shared by its trials")
+}
+
+/// `--run-budget`: from 0 (no round of extra trials) to a week.
+pub fn parse_run_budget(s: &str) -> Result<Duration, String> {
+    duration_in(s, (Duration::ZERO, "0s"), (7 * 24 * HOUR, "7d"), "after it no round of extra trials starts")
 }
 
 /// A percentage, `2`, `2%` or `0.5%`, accepted only inside `range`;
@@ -581,6 +646,21 @@ mod tests {
         assert_eq!(parse_duration("1m 30s").unwrap(), Duration::from_secs(90));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("-1").is_err());
+    }
+
+    #[test]
+    fn duration_flags_have_ranges_and_huge_numbers_do_not_panic() {
+        assert_eq!(parse_timeout("1s").unwrap(), MIN_TIMEOUT);
+        assert_eq!(parse_timeout("24h").unwrap(), MAX_TIMEOUT);
+        for bad in ["0", "0s", "1ns", "999ms", "24h 1s", "1e20", "1e400"] {
+            assert!(parse_timeout(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_settle("0").unwrap(), Duration::ZERO);
+        assert!(parse_settle("9999999h").unwrap_err().contains("between 0s and 1h"));
+        assert!(parse_time_budget("9ms").is_err() && parse_time_budget("10ms").is_ok());
+        assert!(parse_run_budget("1ms").is_ok() && parse_run_budget("8d").is_err());
+        assert!(parse_duration("1e20").unwrap_err().contains("too long"));
+        assert!(parse_duration("NaN").is_err() && parse_duration("inf").is_err());
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub fn usage_error(e: clap::Error) -> ExitCode {
             let rendered = e.render().to_string();
             let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
             let tip = rendered.lines().map(str::trim).find(|l| l.starts_with("tip:")).map(|t| format!(" ({t})")).unwrap_or_default();
-            eprintln!("proofbench: error: {first}{tip}; see 'proofbench --help'");
+            report::terminal::to_stderr(&format!("proofbench: error: {first}{tip}; see 'proofbench --help'\n"));
             ExitCode::from(2)
         }
     }
@@ -71,7 +71,7 @@ pub fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
 pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let stored = read_run(&args.run_dir)?;
     for w in &stored.warnings {
-        eprintln!("proofbench: warning: {w}");
+        report::terminal::to_stderr(&format!("proofbench: warning: {w}\n"));
     }
     if let Some(file) = &args.update_doc {
         return update_doc(file, &stored);
@@ -105,7 +105,7 @@ fn html(target: Option<&Path>, stored: &crate::evidence::StoredRun) -> anyhow::R
     let file = target.map(Path::to_path_buf).unwrap_or_else(|| stored.dir.join("report.html"));
     let written = crate::evidence::dir::write_atomic(&file, page.as_bytes());
     written.map_err(|e| if target.is_some() { e.for_flag("--html") } else { e })?;
-    eprintln!("proofbench: wrote {}", file.display());
+    report::terminal::to_stderr(&format!("proofbench: wrote {}\n", file.display()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -119,7 +119,12 @@ fn update_doc(file: &std::path::Path, stored: &crate::evidence::StoredRun) -> an
         crate::evidence::dir::write_atomic(file, new.as_bytes()).map_err(|e| e.for_flag("--update-doc"))?;
     }
     let blocks = text.matches("<!-- proofbench:").count() / 2;
-    eprintln!("proofbench: {} block(s) in {} {}", blocks, file.display(), if new == text { "already current" } else { "updated" });
+    report::terminal::to_stderr(&format!(
+        "proofbench: {} block(s) in {} {}\n",
+        blocks,
+        file.display(),
+        if new == text { "already current" } else { "updated" }
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -162,12 +167,12 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
         CompareFormat::Json if args.candidate.is_some() => format!("{}\n", serde_json::to_string_pretty(&comparisons[0])?),
         CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&comparisons)?),
         CompareFormat::Markdown => {
-            let quoted: String = warnings.lines().map(|l| format!("> {l}\n")).collect();
+            let quoted: String = warnings.lines().map(|l| format!("> {}\n", report::markdown::text(l))).collect();
             let tables: Vec<String> = comparisons.iter().map(compare::render).collect();
             if quoted.is_empty() { tables.join("\n") } else { format!("{quoted}\n{}", tables.join("\n")) }
         }
         CompareFormat::Terminal => {
-            eprint!("{warnings}");
+            report::terminal::to_stderr(&warnings);
             comparisons.iter().map(compare::render).collect::<Vec<_>>().join("\n")
         }
     };

@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         }
     };
     result.unwrap_or_else(|e| {
-        eprintln!("proofbench: error: {e:#}");
+        proofbench::report::terminal::to_stderr(&format!("proofbench: error: {e:#}\n"));
         ExitCode::from(exit_code_of(&e))
     })
 }

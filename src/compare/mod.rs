@@ -22,8 +22,8 @@ use crate::evidence::{Row, RunRecord, Status, StoredRun};
 use crate::measure::interference::DISTURBED_SHARE;
 use crate::plan::value_text;
 use crate::stats::{Floor, LEVEL, ratio};
-use crate::text::format;
 use crate::text::table::{Align, Table};
+use crate::text::{format, markdown};
 use crate::workloads::contract::{Direction, Unit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -545,8 +545,8 @@ pub fn render(c: &Comparison) -> String {
         "# proofbench compare\n\nBase: {}\nCandidate: {}\nNoise threshold: {} (ratio = candidate / base, {interval}; regressed or \
          improved only when the whole interval lies beyond the band: the noise threshold, or the row's noise floor from the history \
          where that is larger; Between: the spread of each side's trial medians)\n\n",
-        c.base,
-        c.candidate,
+        markdown::text(&c.base),
+        markdown::text(&c.candidate),
         format::percent(c.threshold)
     );
     out.push_str(&t.render());
@@ -585,6 +585,7 @@ pub fn bands_summary(rows: &[RowComparison], source: &str) -> String {
         }
     }
     notes.sort_by_key(|n| std::cmp::Reverse(n.1));
+    let source = markdown::text(source);
     let mut text = format!(
         "Noise floors ({source}): {with_floor} of {} judged rows have one; {by_floor} were judged against their floor, {} against the \
          noise threshold",
@@ -593,7 +594,7 @@ pub fn bands_summary(rows: &[RowComparison], source: &str) -> String {
     );
     if !notes.is_empty() {
         // The commonest reasons, each with how many rows it held for.
-        let mut list: Vec<String> = notes.iter().take(3).map(|(h, k)| format!("{k} rows {h}")).collect();
+        let mut list: Vec<String> = notes.iter().take(3).map(|(h, k)| format!("{k} rows {}", markdown::inline(h))).collect();
         if notes.len() > 3 {
             list.push(format!("{} rows for other reasons", notes[3..].iter().map(|n| n.1).sum::<usize>()));
         }

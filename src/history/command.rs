@@ -14,7 +14,7 @@ use crate::envelope::Envelope;
 use crate::evidence::{Row, StoredRun, read_run};
 use crate::report::table::{Align, Table};
 use crate::report::terminal::Out;
-use crate::report::{axes_text, format};
+use crate::report::{axes_text, format, markdown as md};
 
 use super::floors::Floors;
 use super::{Recorded, RunEntry, Store, regress};
@@ -32,7 +32,7 @@ pub fn read_run_or_id(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, Strin
     }
     let stored = read_run(arg)?;
     for w in &stored.warnings {
-        eprintln!("proofbench: warning: {w}");
+        crate::report::terminal::to_stderr(&format!("proofbench: warning: {w}\n"));
     }
     Ok((stored, arg.display().to_string()))
 }
@@ -224,11 +224,11 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
             match found {
                 Ok(f) => {
                     let builds = if f.builds == 1 { "1 build".to_string() } else { format!("{} builds", f.builds) };
-                    floor_notes.push(format!("{}: {} (from {} runs of {builds})", l.label, format::percent(f.value), f.runs));
+                    floor_notes.push(format!("{}: {} (from {} runs of {builds})", md::text(&l.label), format::percent(f.value), f.runs));
                     Some((center / (1.0 + f.value), center * (1.0 + f.value)))
                 }
                 Err(why) => {
-                    floor_notes.push(format!("{}: {why}", l.label));
+                    floor_notes.push(format!("{}: {}", md::text(&l.label), md::inline(&why)));
                     None
                 }
             }
@@ -245,8 +245,10 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
         format!(" ({})", filters.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
     };
     let text = format!(
-        "# {workload}{filter_text}: median per run\n\n{}\nNoise floor (how far the median moves between runs of one build here; the band \
+        "# {}{}: median per run\n\n{}\nNoise floor (how far the median moves between runs of one build here; the band \
          in the plot):\n{}\nPlot: {}\n",
+        md::text(workload),
+        md::text(&filter_text),
         t.render(),
         floor_notes.iter().map(|n| format!("- {n}\n")).collect::<String>(),
         plot_path.display()

@@ -35,6 +35,7 @@ use crate::envelope::Envelope;
 use crate::evidence::read::{parse_record, parse_row};
 use crate::evidence::{EvidenceError, RUN_SCHEMA, Row, RunRecord, Status, StoredRun, check_not_running, incomplete_text, read_run};
 use crate::report::axes_text;
+use crate::report::terminal::to_stderr;
 
 /// The database file name, beside the run directories.
 pub const DB_FILE: &str = "history.sqlite";
@@ -555,13 +556,15 @@ pub fn record_after_run(run_dir: &Path, db: Option<&Path>, quiet: bool) {
     let db = db.map(Path::to_path_buf).unwrap_or_else(|| run_dir.parent().unwrap_or(Path::new(".")).join(DB_FILE));
     match Store::open(&db).and_then(|mut s| s.record_dir(run_dir)) {
         Ok(Recorded::Replaced(id)) if !quiet => {
-            eprintln!("proofbench: recorded as h:{id} in {} (replacing its record made before it finished)", db.display())
+            to_stderr(&format!("proofbench: recorded as h:{id} in {} (replacing its record made before it finished)\n", db.display()))
         }
-        Ok(rec) if !quiet => eprintln!("proofbench: recorded as h:{} in {}", rec.id(), db.display()),
+        Ok(rec) if !quiet => to_stderr(&format!("proofbench: recorded as h:{} in {}\n", rec.id(), db.display())),
         Ok(_) => {}
-        Err(e) => {
-            eprintln!("proofbench: warning: the run is kept in {} but was not recorded in {}: {e:#}", run_dir.display(), db.display())
-        }
+        Err(e) => to_stderr(&format!(
+            "proofbench: warning: the run is kept in {} but was not recorded in {}: {e:#}\n",
+            run_dir.display(),
+            db.display()
+        )),
     }
 }
 

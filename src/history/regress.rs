@@ -11,6 +11,7 @@ use crate::compare::{FloorLookup, Options, RowComparison, Verdict, bands_summary
 use crate::evidence::{Row, Status};
 use crate::report::axes_text;
 use crate::report::format;
+use crate::report::markdown as md;
 use crate::report::table::{Align, Table};
 
 use super::RunEntry;
@@ -141,11 +142,11 @@ pub fn render(steps: &[Step], threshold: f64, floors: &str) -> String {
     for s in regressed {
         out.push_str(&format!(
             "regressed: {} [{}] {} from {} to {}: ratio {}\n",
-            s.judged.workload,
-            s.judged.axes,
-            s.label,
-            run_text(&s.from),
-            run_text(&s.to),
+            md::text(&s.judged.workload),
+            md::text(&s.judged.axes),
+            md::text(&s.label),
+            md::text(&run_text(&s.from)),
+            md::text(&run_text(&s.to)),
             s.judged.ratio.map(|x| format!("{x:.3}")).unwrap_or_default()
         ));
     }

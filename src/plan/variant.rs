@@ -157,8 +157,16 @@ fn split_settings(text: &str, spec: &str) -> Result<Vec<Setting>, PlanError> {
     Ok(out)
 }
 
-/// Whether `name` can name an environment variable.
-fn env_name_ok(name: &str) -> bool {
+/// What [`env_name_ok`] accepts, for error messages.
+pub const ENV_NAME_RULE: &str = "letters, digits and '_', not starting with a digit";
+
+/// Whether `name` can name an environment variable: ASCII letters, digits
+/// and `_`, not starting with a digit, as POSIX shells accept
+/// ([`ENV_NAME_RULE`]). So never empty, never holding `=` (which would split
+/// into another name and value in the child's environment) or NUL. The one
+/// check for every environment variable name proofbench takes: `--variant
+/// NAME=env=K=V` and the `env` table of a command workload.
+pub fn env_name_ok(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
@@ -177,7 +185,7 @@ fn check_setting(text: &str, s: &Setting) -> Result<(), PlanError> {
         SettingKey::Env => {
             let (k, _) = s.pair();
             if !value.contains('=') || !env_name_ok(k) {
-                return Err(bad(text, format!("env={value}: expected env=NAME=VALUE with NAME of letters, digits and _")));
+                return Err(bad(text, format!("env={value}: expected env=NAME=VALUE with NAME of {ENV_NAME_RULE}")));
             }
         }
         SettingKey::Param => {

@@ -8,6 +8,7 @@ use crate::measure::counters::CounterRecord;
 
 use super::axes_text;
 use super::format;
+use super::markdown as md;
 use super::table::{Align, Table};
 
 fn ms(ns: f64) -> String {
@@ -76,7 +77,8 @@ pub fn section(rows: &[&Row], group: &str) -> Option<String> {
         t.push(line);
     }
     let mut out = format!(
-        "\n### Counters ({group})\n\nPer timed sample (sums over the samples divided by their number); `work` = exactly the work window, `sample` = the sample call around it; wait/run = run-queue wait over run time of the listed threads.\n\n"
+        "\n### Counters ({})\n\nPer timed sample (sums over the samples divided by their number); `work` = exactly the work window, `sample` = the sample call around it; wait/run = run-queue wait over run time of the listed threads.\n\n",
+        md::text(group)
     );
     out.push_str(&t.render());
     let mut reasons: Vec<&str> = Vec::new();
@@ -88,7 +90,7 @@ pub fn section(rows: &[&Row], group: &str) -> Option<String> {
         }
     }
     for reason in reasons {
-        out.push_str(&format!("\nHardware {reason}.\n"));
+        out.push_str(&format!("\nHardware {}.\n", md::inline(reason)));
     }
     Some(out)
 }

@@ -98,36 +98,127 @@ fn figure(p: &Plot) -> String {
     )
 }
 
-/// Inline markdown of the report: escaped text with `code` spans.
+/// Inline markdown of the report as HTML: `code spans` (CommonMark: a run
+/// of backticks up to the next run of the same length), backslash escapes
+/// and the entities `text::markdown` writes, each decoded once and the
+/// result HTML-escaped; so `&lt;` in report.md shows as `<`, never as
+/// `&lt;`, and never becomes a tag.
 fn inline(s: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in escape(s).split('`').enumerate() {
-        if i % 2 == 1 {
-            out.push_str(&format!("<code>{part}</code>"));
-        } else {
-            out.push_str(part);
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' if chars.get(i + 1).is_some_and(char::is_ascii_punctuation) => {
+                out.push_str(&escape(&chars[i + 1].to_string()));
+                i += 2;
+            }
+            '`' => {
+                let run = chars[i..].iter().take_while(|&&c| c == '`').count();
+                match closing_run(&chars, i + run, run) {
+                    Some(end) => {
+                        let content: String = chars[i + run..end].iter().collect();
+                        // CommonMark strips one space from each end of a padded span.
+                        let content = match content.strip_prefix(' ').and_then(|c| c.strip_suffix(' ')) {
+                            Some(inner) if !content.trim().is_empty() => inner.to_string(),
+                            _ => content,
+                        };
+                        out.push_str(&format!("<code>{}</code>", escape(&content)));
+                        i = end + run;
+                    }
+                    None => {
+                        out.push_str(&"`".repeat(run));
+                        i += run;
+                    }
+                }
+            }
+            '&' => match entity(&chars[i..]) {
+                Some((c, len)) => {
+                    out.push_str(&escape(&c.to_string()));
+                    i += len;
+                }
+                None => {
+                    out.push_str("&amp;");
+                    i += 1;
+                }
+            },
+            c => {
+                out.push_str(&escape(&c.to_string()));
+                i += 1;
+            }
         }
     }
     out
 }
 
-/// The cells of a markdown table line (`| a | b\|c |`), unescaped.
+/// Where the first run of exactly `run` backticks at or after `from` starts.
+fn closing_run(chars: &[char], from: usize, run: usize) -> Option<usize> {
+    let mut k = from;
+    while k < chars.len() {
+        let n = chars[k..].iter().take_while(|&&c| c == '`').count();
+        match n {
+            0 => k += 1,
+            n if n == run => return Some(k),
+            n => k += n,
+        }
+    }
+    None
+}
+
+/// The character of an entity at the start of `chars` (`&lt;`, `&#39;`,
+/// `&#x1F;`...) and its length.
+fn entity(chars: &[char]) -> Option<(char, usize)> {
+    let end = chars.iter().take(12).position(|&c| c == ';')?;
+    let name: String = chars[1..end].iter().collect();
+    let c = match name.as_str() {
+        "lt" => '<',
+        "gt" => '>',
+        "amp" => '&',
+        "quot" => '"',
+        "apos" => '\'',
+        n => {
+            let code = n
+                .strip_prefix("#x")
+                .or_else(|| n.strip_prefix("#X"))
+                .map_or_else(|| n.strip_prefix('#').and_then(|d| d.parse::<u32>().ok()), |h| u32::from_str_radix(h, 16).ok())?;
+            char::from_u32(code).filter(|&c| c != '\0')?
+        }
+    };
+    Some((c, end + 1))
+}
+
+/// The cells of a markdown table line (`| a | b\|c |`), split as GFM
+/// splits them: a backslash and the character after it are one (so `\\|`
+/// is a backslash and a break), `\|` is a `|` inside the cell.
 fn cells(line: &str) -> Vec<String> {
     let inner = line.trim().trim_start_matches('|');
-    let inner = inner.strip_suffix('|').filter(|s| !s.ends_with('\\')).unwrap_or(inner);
+    let inner = match inner.strip_suffix('|') {
+        Some(s) if !ends_escaped(s) => s,
+        _ => inner,
+    };
     let mut out = vec![String::new()];
-    let mut chars = inner.chars().peekable();
+    let mut chars = inner.chars();
     while let Some(c) = chars.next() {
+        let cell = out.last_mut().expect("one cell");
         match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                out.last_mut().expect("one cell").push('|');
-                chars.next();
-            }
+            '\\' => match chars.next() {
+                Some('|') => cell.push('|'),
+                Some(n) => {
+                    cell.push('\\');
+                    cell.push(n);
+                }
+                None => cell.push('\\'),
+            },
             '|' => out.push(String::new()),
-            c => out.last_mut().expect("one cell").push(c),
+            c => cell.push(c),
         }
     }
     out.iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// Whether `s` ends in a backslash that escapes what follows (an odd run).
+fn ends_escaped(s: &str) -> bool {
+    s.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1
 }
 
 /// A markdown pipe table (header, separator, rows) as an HTML table.
@@ -309,6 +400,27 @@ mod tests {
         assert!(html.contains("<td>a|b</td><td class=\"r\"><code>5</code> ns</td>"), "{html}");
         assert!(html.contains("<blockquote>warning: &lt;b&gt;</blockquote>"), "{html}");
         assert!(html.contains("<p>Unit: <code>ns</code>.<br>\nsecond line</p>"), "{html}");
+    }
+
+    #[test]
+    fn markdown_escapes_are_decoded_exactly_once() {
+        use crate::text::markdown;
+        let label = "<img src=x onerror=alert(1)> & &lt; a\\|b `c` [d]";
+        let md =
+            format!("{}\n\n| Field | Value |\n| --- | --- |\n| l | {} |\n", markdown::text(label), markdown::cell(&markdown::text(label)));
+        let html = md_to_html(&md, &mut |_| None);
+        let shown = "&lt;img src=x onerror=alert(1)&gt; &amp; &amp;lt; a\\|b `c` [d]";
+        assert!(html.contains(&format!("<p>{shown}</p>")), "{html}");
+        assert!(html.contains(&format!("<td>l</td><td>{shown}</td>")), "one cell, the text as given: {html}");
+        // Code spans of any fence; a lone backtick is text.
+        let html = md_to_html(&format!("run {} or {}, a ` b", markdown::code("echo `date` <x>"), markdown::code("a|b")), &mut |_| None);
+        assert!(html.contains("run <code>echo `date` &lt;x&gt;</code> or <code>a|b</code>, a ` b"), "{html}");
+        // Ordinary text is written as it is and shown as it is.
+        let plain = "C:\\dir, n <= 5 & x > 1";
+        assert_eq!(markdown::text(plain), plain);
+        assert!(md_to_html(plain, &mut |_| None).contains("<p>C:\\dir, n &lt;= 5 &amp; x &gt; 1</p>"));
+        // Entities the markdown did not write stay text.
+        assert!(md_to_html("&nbsp; &#60; &#x3c;", &mut |_| None).contains("&amp;nbsp; &lt; &lt;"));
     }
 
     #[test]

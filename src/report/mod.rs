@@ -15,11 +15,12 @@ pub mod terminal;
 pub mod variants;
 pub mod workloads;
 
-pub use crate::text::{format, table};
+pub use crate::text::{format, markdown, table};
 
 use crate::evidence::{Row, RunRecord, Status, StatusCounts, StoredRun};
 
-use table::{Align, Table};
+use markdown as md;
+use table::{Align, Cell, Table};
 
 /// The whole report.md of a stored run.
 pub fn render(stored: &StoredRun) -> String {
@@ -99,7 +100,7 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> String {
     for (k, v) in run.envelope.summary() {
         t.push(vec![k, v]);
     }
-    let mut out = format!("# proofbench run {}\n\n", run.id);
+    let mut out = format!("# proofbench run {}\n\n", md::text(&run.id));
     out.push_str(&t.render());
     let mut warnings = Vec::new();
     if let Some(w) = run.envelope.frequency_warning() {
@@ -115,7 +116,7 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> String {
         warnings.push(w);
     }
     for w in warnings {
-        out.push_str(&format!("\n> warning: {w}\n"));
+        out.push_str(&format!("\n> warning: {}\n", md::inline(&w)));
     }
     out
 }
@@ -169,7 +170,7 @@ pub fn axes_text(r: &Row) -> String {
 
 /// The tables of one group: per workload, its scaling tables and its rows.
 pub fn group_section(rows: &[Row], group: &str) -> String {
-    let mut out = format!("## {group}\n");
+    let mut out = format!("## {}\n", md::text(group));
     let mut workloads: Vec<&str> = Vec::new();
     for r in rows.iter().filter(|r| r.cell.group == group) {
         if !workloads.contains(&r.cell.workload.as_str()) {
@@ -197,13 +198,18 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
     let mut out = String::new();
     let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
     let Some(first) = mine.first().copied() else { return out };
-    out.push_str(&format!("\n### {w}\n\n{}.\n", first.summary));
-    out.push_str(&format!("Unit: {} ({}). Timed region: {}.", first.unit.as_str(), first.direction.as_str(), first.timed_region));
+    out.push_str(&format!("\n### {}\n\n{}.\n", md::text(w), md::paragraph(&first.summary)));
+    out.push_str(&format!(
+        "Unit: {} ({}). Timed region: {}.",
+        md::text(first.unit.as_str()),
+        first.direction.as_str(),
+        md::inline(&first.timed_region)
+    ));
     if let Some(tw) = &first.total_window {
-        out.push_str(&format!(" Total window: {tw}."));
+        out.push_str(&format!(" Total window: {}.", md::inline(tw)));
     }
     if let Some(v) = mine.iter().find_map(|r| r.verifier.as_ref()) {
-        out.push_str(&format!(" Verifier: {}.", v.description));
+        out.push_str(&format!(" Verifier: {}.", md::inline(&v.description)));
     }
     out.push('\n');
     for t in scaling::tables(&mine) {
@@ -214,7 +220,7 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
         out.push('\n');
         out.push_str(&t.render());
     }
-    let plots: Vec<String> = plot::plots(w, &mine).into_iter().map(|p| format!("`plots/{}`", p.file)).collect();
+    let plots: Vec<String> = plot::plots(w, &mine).into_iter().map(|p| md::code(&format!("plots/{}", p.file))).collect();
     if !plots.is_empty() {
         out.push_str(&format!("\nPlots: {}.\n", plots.join(", ")));
     }
@@ -256,10 +262,10 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
             r.stop.map_or("n/a", |s| s.as_str()).into(),
         ]);
         if let Some(d) = &r.disagreement {
-            notes.push(format!("- {}: {d}.", axes_text(r)));
+            notes.push(format!("- {}: {}.", md::text(&axes_text(r)), md::inline(d)));
         }
         if let Some(d) = disturbed_text(r) {
-            notes.push(format!("- {}: {d}.", axes_text(r)));
+            notes.push(format!("- {}: {}.", md::text(&axes_text(r)), md::inline(&d)));
         }
     }
     out.push('\n');
@@ -363,7 +369,7 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
         ));
     }
     if let Some(w) = busy_warning(run) {
-        out.push_str(&format!("\nwarning: {w}.\n"));
+        out.push_str(&format!("\nwarning: {}.\n", md::inline(&w)));
     }
     out.push_str("\n## Not ok\n\n");
     let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok).collect();
@@ -384,7 +390,8 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
     } else {
         let mut t = Table::new(&[("Row", Align::Left), ("Status", Align::Left), ("Reason", Align::Left)]);
         for r in bad {
-            t.push(vec![r.cell.display_name(), r.status.as_str().into(), r.reason.clone().unwrap_or_default()]);
+            let reason = md::inline(r.reason.as_deref().unwrap_or_default());
+            t.push_cells(vec![r.cell.display_name().into(), r.status.as_str().into(), Cell::md(reason)]);
         }
         for id in &run.not_run {
             t.push(vec![id.clone(), "not run".into(), "the run was interrupted before this cell".into()]);

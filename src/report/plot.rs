@@ -133,12 +133,19 @@ const COLORS: [RGBColor; 8] = [
 
 /// The SVG of a drawing of `size` pixels; a drawing error leaves what was
 /// drawn so far (plotters only fails on its backend, here a string).
+/// plotters escapes `<` and `&` in text but not control characters, which
+/// XML forbids (an ESC in an axis value would make the file unreadable and
+/// reach report.html raw): each becomes U+FFFD.
 fn svg_of(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Result<(), DrawErr>) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         let _ = root.fill(&WHITE).and_then(|_| draw(&root));
         let _ = root.present();
+    }
+    let forbidden = |c: char| c.is_control() && !matches!(c, '\n' | '\t' | '\r');
+    if svg.contains(forbidden) {
+        svg = svg.chars().map(|c| if forbidden(c) { '\u{FFFD}' } else { c }).collect();
     }
     svg
 }
@@ -302,6 +309,15 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
         assert!(svg.contains("box &lt;rayon&gt;"), "labels are escaped");
         assert!(svg.contains(">\n0\n<") || svg.contains(">0<") || svg.contains(">\n0.0\n<"), "the y axis starts at zero");
+    }
+
+    #[test]
+    fn control_characters_in_labels_never_reach_the_svg() {
+        let lines = vec![Line { label: "box \u{1b}[31mred\u{7}".into(), points: vec![(1.0, 100.0, 95.0, 105.0)] }];
+        let svg = line_chart("t: \u{1b}]0;title", "workers", "ns", &lines, None);
+        assert!(!svg.contains(|c: char| c.is_control() && c != '\n'), "{svg:?}");
+        assert!(svg.contains("box \u{FFFD}[31mred\u{FFFD}"), "{svg}");
+        assert!(png::png(&svg).is_ok(), "the SVG parses");
     }
 
     /// Rows of `w.x` at 1 and 2 workers under two allocators (a categorical axis).

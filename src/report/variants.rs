@@ -9,6 +9,7 @@ use crate::evidence::{Row, RunKind, RunRecord};
 use crate::stats::DEFAULT_NOISE;
 
 use super::format;
+use super::markdown as md;
 use super::table::{Align, Table};
 
 /// The comparisons of every candidate variant with the base over `rows`.
@@ -59,7 +60,7 @@ pub fn table(rows: &[&Row]) -> Option<String> {
                 r.verdict.as_str().to_string(),
             ]);
             if r.verdict == Verdict::NotComparable {
-                notes.push(format!("- {} {cand}: not comparable: {}.", r.axes, r.reason));
+                notes.push(format!("- {} {}: not comparable: {}.", md::text(&r.axes), md::text(&cand), md::inline(&r.reason)));
             }
         }
     }
@@ -67,7 +68,7 @@ pub fn table(rows: &[&Row]) -> Option<String> {
         "\n#### Variants against {}\n\nRatio = variant / base, with a 95% interval from the rounds that ran both back to back (a \
          paired t interval); Spread is that of the rounds' ratios, Sees the smallest change this comparison could call at the {} \
          noise band.\n\n",
-        base.name,
+        md::text(&base.name),
         format::percent(DEFAULT_NOISE)
     );
     out.push_str(&t.render());
@@ -92,19 +93,19 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<String> {
     }
     let mut out = String::from("## Variants\n\n");
     for v in std::iter::once(&base).chain(&candidates) {
-        out.push_str(&format!("- {}\n", v.describe()));
+        out.push_str(&format!("- {}\n", md::text(&v.describe())));
     }
     out.push_str(
         "\nEvery cell ran under each variant, back to back in every round (the order rotating from round to round), and each \
          candidate is compared with the base paired by round: whatever moved the machine between rounds moved both.\n\n",
     );
     for (c, v) in cs.iter().zip(&candidates) {
-        out.push_str(&format!("{}.\n", compare::paired::summary_line(c, &v.name, &base.name)));
+        out.push_str(&format!("{}.\n", md::paragraph(&compare::paired::summary_line(c, &v.name, &base.name))));
         for r in c.rows.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)) {
             out.push_str(&format!(
                 "- {} [{}] {}: ratio {} ({})\n",
-                r.workload,
-                r.axes,
+                md::text(&r.workload),
+                md::text(&r.axes),
                 r.verdict.as_str(),
                 r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
                 r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}"))
@@ -165,8 +166,8 @@ fn noise_profile(cs: &[compare::Comparison]) -> String {
     for r in c.rows.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)) {
         out.push_str(&format!(
             "- false verdict: {} [{}] {} with ratio {} ({})\n",
-            r.workload,
-            r.axes,
+            md::text(&r.workload),
+            md::text(&r.axes),
             r.verdict.as_str(),
             r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
             r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}"))

@@ -4,7 +4,8 @@
 use crate::plan::value_text;
 use crate::workloads::contract::{ParamKind, ParamSpec, WorkloadSpec};
 
-use super::table::{Align, Table};
+use super::markdown as md;
+use super::table::{Align, Cell, Table};
 
 fn values(p: &ParamSpec) -> [String; 3] {
     let join = |v: &[serde_json::Value]| v.iter().map(value_text).collect::<Vec<_>>().join(", ");
@@ -60,16 +61,16 @@ pub fn markdown(specs: &[WorkloadSpec]) -> String {
         }
     }
     for g in groups {
-        out.push_str(&format!("\n## Group `{g}`\n"));
+        out.push_str(&format!("\n## Group {}\n", md::code(g)));
         for s in specs.iter().filter(|s| s.group == g) {
-            out.push_str(&format!("\n### `{}`\n\n{}.\n\n", s.id, s.summary));
-            out.push_str(&format!("- **Measures**: {}.\n", s.measures));
+            out.push_str(&format!("\n### {}\n\n{}.\n\n", md::code(s.id), md::paragraph(s.summary)));
+            out.push_str(&format!("- **Measures**: {}.\n", md::inline(s.measures)));
             out.push_str(&format!("- **Unit**: {} ({}).\n", s.unit.as_str(), s.direction().as_str()));
-            out.push_str(&format!("- **Timed region**: {}.\n", s.timed_region));
+            out.push_str(&format!("- **Timed region**: {}.\n", md::inline(s.timed_region)));
             if let Some(t) = s.total_window {
-                out.push_str(&format!("- **Total window**: {t}.\n"));
+                out.push_str(&format!("- **Total window**: {}.\n", md::inline(t)));
             }
-            out.push_str(&format!("- **Verifier**: {}.\n", s.verifier));
+            out.push_str(&format!("- **Verifier**: {}.\n", md::inline(s.verifier)));
             if s.batched {
                 out.push_str("- **Batched**: one sample runs a calibrated number of iterations.\n");
             }
@@ -84,7 +85,14 @@ pub fn markdown(specs: &[WorkloadSpec]) -> String {
                 ]);
                 for p in &s.params {
                     let [q, f, sd] = values(p);
-                    t.push(vec![format!("`{}`", p.name), kind(p), q, f, sd, p.help.to_string()]);
+                    t.push_cells(vec![
+                        Cell::md(md::code(p.name)),
+                        kind(p).into(),
+                        q.into(),
+                        f.into(),
+                        sd.into(),
+                        Cell::md(md::inline(p.help)),
+                    ]);
                 }
                 out.push('\n');
                 out.push_str(&t.render());

@@ -69,6 +69,7 @@ impl RunConfig {
         let specs = crate::workloads::command::specs_with(registry::specs(), &commands);
         let seed = args.seed.unwrap_or(DEFAULT_SEED);
         let timeout = args.timeout.unwrap_or_else(|| args.profile.default_timeout());
+        check_settle(args, timeout)?;
         let (envelope, launcher) = match target {
             Target::Local => (Envelope::collect(Path::new("/"), argv, seed), None),
             Target::Launched(l, e) => {
@@ -114,6 +115,26 @@ impl RunConfig {
     /// The workload declaration of a cell.
     pub fn spec(&self, cell: &Cell) -> &WorkloadSpec {
         self.specs.iter().find(|s| s.id == cell.workload).expect("planned from the registry")
+    }
+}
+
+/// `--settle` happens inside every trial, so a settle as long as the
+/// timeout would make every trial time out before its first sample.
+fn check_settle(args: &RunArgs, timeout: Duration) -> Result<(), UsageError> {
+    match args.settle {
+        Some(settle) if settle >= timeout => {
+            let whose = if args.timeout.is_some() {
+                "--timeout".to_string()
+            } else {
+                format!("the {} profile's; see --timeout", args.profile.as_str())
+            };
+            Err(UsageError(format!(
+                "--settle {}: must be shorter than the timeout ({}, {whose}), or every trial times out before it measures",
+                humantime::format_duration(settle),
+                humantime::format_duration(timeout)
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

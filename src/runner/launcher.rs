@@ -185,12 +185,12 @@ impl Launcher {
             .into());
         }
         if there.git_commit != here.git_commit {
-            eprintln!(
-                "proofbench: warning: {}: the launched side's proofbench was built from commit {}, this one from {}",
+            crate::report::terminal::to_stderr(&format!(
+                "proofbench: warning: {}: the launched side's proofbench was built from commit {}, this one from {}\n",
                 self.name(),
                 there.git_commit,
                 here.git_commit
-            );
+            ));
         }
         Ok(envelope)
     }

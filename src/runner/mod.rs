@@ -130,7 +130,7 @@ fn run_kind(args: &RunArgs, argv: Vec<String>, kind: RunKind) -> anyhow::Result<
     }
     let text = format!("Runs by host:\n{}", dirs.concat());
     if args.json {
-        eprint!("{text}")
+        report::terminal::to_stderr(&text)
     } else {
         Out::new().print(&text)?
     }
@@ -173,7 +173,7 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
     let summary = format!("{}\nResults: {}\n", report::footer(&stored.run, &stored.rows), dir.path().display());
     match (args.json, args.quiet) {
         (true, true) => {}
-        (true, false) => eprint!("{summary}"),
+        (true, false) => report::terminal::to_stderr(&summary),
         (false, _) => Out::new().print(&summary)?,
     }
     let mut code = match (run.interrupted, run.counts.as_ref().map_or(0, StatusCounts::failures)) {
@@ -225,12 +225,12 @@ fn announce(cfg: &RunConfig, args: &RunArgs, dir: &RunDir) {
         let names: Vec<&str> = cfg.variants.iter().map(|v| v.name.as_str()).collect();
         format!(" ({} under each of the variants {}, interleaved)", cfg.groups.len(), names.join(", "))
     };
-    eprintln!(
-        "proofbench: {} cells{variants}, {trials}, profile {}{through}, writing {}",
+    report::terminal::to_stderr(&format!(
+        "proofbench: {} cells{variants}, {trials}, profile {}{through}, writing {}\n",
         cfg.cells.len(),
         args.profile.as_str(),
         dir.path().display()
-    );
+    ));
 }
 
 /// The run's record as it starts: the plan and the machine, nothing measured.

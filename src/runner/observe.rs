@@ -99,7 +99,7 @@ impl Observer for GroupOutputs {
             dir.write_file(&format!("plots/{}", p.file), &p.svg)?;
             match report::plot::png::png(&p.svg) {
                 Ok(png) => dir.write_bytes(&format!("plots/{}", report::plot::png::file_name(&p.file)), &png)?,
-                Err(e) => eprintln!("proofbench: warning: plots/{}: no PNG copy: {e:#}", p.file),
+                Err(e) => report::terminal::to_stderr(&format!("proofbench: warning: plots/{}: no PNG copy: {e:#}\n", p.file)),
             }
         }
         dir.write_file("report.html", &report::html::render(&read_run(dir.path())?))?;

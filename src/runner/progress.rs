@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::evidence::TrialRecord;
 use crate::plan::Cell;
+use crate::report::terminal::{clean, to_stderr};
 
 use super::observer::Observer;
 
@@ -80,7 +81,7 @@ impl Observer for Progress {
 
     fn trial_started(&mut self, cell: &Cell, trial: u32, round: u32) {
         if let Some(b) = &self.bar {
-            b.set_message(format!("round {} · {} (trial {})", round + 1, cell.display_name(), trial + 1));
+            b.set_message(clean(&format!("round {} · {} (trial {})", round + 1, cell.display_name(), trial + 1)).into_owned());
         }
     }
 
@@ -89,8 +90,8 @@ impl Observer for Progress {
         if let Some(b) = &self.bar {
             b.inc(1);
         } else if self.plain {
-            eprintln!(
-                "[round {} {}/{}] {} trial {}: {} ({:.1} s)",
+            to_stderr(&format!(
+                "[round {} {}/{}] {} trial {}: {} ({:.1} s)\n",
                 self.round + 1,
                 self.done,
                 self.total,
@@ -98,7 +99,7 @@ impl Observer for Progress {
                 trial.trial + 1,
                 trial.status.as_str(),
                 trial.process.wall_ms / 1e3
-            );
+            ));
         }
     }
 

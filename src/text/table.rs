@@ -1,5 +1,14 @@
 //! One table writer: markdown pipe tables padded to column width, so the same
 //! text reads well on a terminal and renders as markdown.
+//!
+//! Every cell is text unless said otherwise: [`Table::push`] escapes each
+//! one for markdown ([`super::markdown::text`]), so a label, an axis value
+//! or a reason can neither break its row nor become markup. A cell that
+//! proofbench writes as markdown itself (a code span, a reason made by
+//! `markdown::inline`) is pushed as [`Cell::Markdown`] and only has its
+//! pipes escaped.
+
+use super::markdown;
 
 /// Column alignment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -8,7 +17,43 @@ pub enum Align {
     Right,
 }
 
-/// A table of text cells.
+/// One cell as it is pushed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// Text: escaped for markdown.
+    Text(String),
+    /// Markdown written by proofbench (or made by `markdown::inline`,
+    /// `markdown::code`): kept, its pipes and line breaks made safe.
+    Markdown(String),
+}
+
+impl Cell {
+    /// A cell that is already markdown.
+    pub fn md(s: impl Into<String>) -> Cell {
+        Cell::Markdown(s.into())
+    }
+
+    fn render(self) -> String {
+        match self {
+            Cell::Text(s) => markdown::cell(&markdown::text(&s)),
+            Cell::Markdown(s) => markdown::cell(&s),
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(s: String) -> Cell {
+        Cell::Text(s)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(s: &str) -> Cell {
+        Cell::Text(s.to_string())
+    }
+}
+
+/// A table of cells, held as the markdown they render to.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
     headers: Vec<String>,
@@ -18,17 +63,31 @@ pub struct Table {
 
 impl Table {
     pub fn new(columns: &[(&str, Align)]) -> Table {
-        Table { headers: columns.iter().map(|c| c.0.to_string()).collect(), align: columns.iter().map(|c| c.1).collect(), rows: Vec::new() }
+        Table {
+            headers: columns.iter().map(|c| Cell::from(c.0).render()).collect(),
+            align: columns.iter().map(|c| c.1).collect(),
+            rows: Vec::new(),
+        }
     }
 
     /// A table whose headers are computed (e.g. one column per worker count).
     pub fn with_headers(headers: Vec<(String, Align)>) -> Table {
-        Table { align: headers.iter().map(|h| h.1).collect(), headers: headers.into_iter().map(|h| h.0).collect(), rows: Vec::new() }
+        Table {
+            align: headers.iter().map(|h| h.1).collect(),
+            headers: headers.into_iter().map(|h| Cell::Text(h.0).render()).collect(),
+            rows: Vec::new(),
+        }
     }
 
+    /// Adds a row of text cells, each escaped for markdown.
     pub fn push(&mut self, row: Vec<String>) {
+        self.push_cells(row.into_iter().map(Cell::Text).collect());
+    }
+
+    /// Adds a row whose cells say whether they are text or markdown.
+    pub fn push_cells(&mut self, row: Vec<Cell>) {
         debug_assert_eq!(row.len(), self.headers.len());
-        self.rows.push(row);
+        self.rows.push(row.into_iter().map(Cell::render).collect());
     }
 
     pub fn is_empty(&self) -> bool {
@@ -37,9 +96,7 @@ impl Table {
 
     /// Markdown, one line per row, each ending in a newline.
     pub fn render(&self) -> String {
-        let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-        let headers: Vec<String> = self.headers.iter().map(|h| cell(h)).collect();
-        let rows: Vec<Vec<String>> = self.rows.iter().map(|r| r.iter().map(|c| cell(c)).collect()).collect();
+        let (headers, rows) = (&self.headers, &self.rows);
         let widths: Vec<usize> = (0..headers.len())
             .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([headers[i].chars().count(), 3]).max().unwrap_or(3))
             .collect();
@@ -54,7 +111,7 @@ impl Table {
                 .collect();
             format!("| {} |\n", parts.join(" | "))
         };
-        let mut out = line(&headers);
+        let mut out = line(headers);
         let seps: Vec<String> = widths
             .iter()
             .zip(&self.align)
@@ -64,7 +121,7 @@ impl Table {
             })
             .collect();
         out.push_str(&format!("| {} |\n", seps.join(" | ")));
-        for r in &rows {
+        for r in rows {
             out.push_str(&line(r));
         }
         out
@@ -81,5 +138,14 @@ mod tests {
         t.push(vec!["linux".into(), "1,234 ns".into()]);
         t.push(vec!["a|b".into(), "5 ns".into()]);
         assert_eq!(t.render(), "| System |   median |\n| ------ | -------: |\n| linux  | 1,234 ns |\n| a\\|b   |     5 ns |\n");
+    }
+
+    #[test]
+    fn text_cells_are_escaped_and_markdown_cells_kept() {
+        let mut t = Table::new(&[("Label", Align::Left), ("Sees", Align::Right), ("Param", Align::Left)]);
+        t.push_cells(vec![Cell::from("<img src=x>\nnext `x`"), Cell::md("`n` >= 5"), Cell::md(markdown::code("a|b"))]);
+        let text = t.render();
+        let row = text.lines().nth(2).unwrap();
+        assert_eq!(row, "| &lt;img src=x> next \\`x\\` | `n` >= 5 | `a\\|b` |");
     }
 }

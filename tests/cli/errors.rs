@@ -43,6 +43,35 @@ fn bad_flags_and_values_name_the_flag() {
     );
 }
 
+/// `--timeout 0`, a settle of years, budgets of nothing: each duration flag of
+/// `run` is refused with its accepted range before anything runs (a run
+/// directory is given so that an accepted value would show as a run).
+#[test]
+fn absurd_durations_are_refused_with_the_accepted_range() {
+    let sb = Sandbox::new();
+    let dir = sb.run_dir();
+    let run = |flag: &str, value: &str, range: &str| {
+        let args = ["run", "selftest.tiny", "--include-selftest", "--run-dir", dir.to_str().unwrap(), flag, value];
+        refused(&args, &[flag, &format!("'{value}'"), range]);
+        assert!(!dir.exists(), "{flag} {value} started a run");
+    };
+    for v in ["0", "0s", "1ns", "999ms", "25h", "1e20"] {
+        run("--timeout", v, "between 1s and 24h");
+    }
+    for v in ["9999999h", "61m", "1e20"] {
+        run("--settle", v, "between 0s and 1h");
+    }
+    for v in ["0", "9ms", "25h"] {
+        run("--time-budget", v, "between 10ms and 24h");
+    }
+    for v in ["8d", "9999999h"] {
+        run("--run-budget", v, "between 0s and 7d");
+    }
+    let args = ["run", "selftest.tiny", "--include-selftest", "--run-dir", dir.to_str().unwrap()];
+    refused(&[&args[..], &["--settle", "2s", "--timeout", "1s"]].concat(), &["--settle 2s", "shorter than the timeout", "--timeout"]);
+    assert!(!dir.exists());
+}
+
 #[test]
 fn unknown_workloads_list_what_exists() {
     refused(&["run", "cpu.prime"], &["unknown workload 'cpu.prime'", "cpu.primes", "cpu.checksum"]);

@@ -12,6 +12,7 @@ mod errors;
 mod history;
 mod html;
 mod hw;
+mod hygiene;
 mod io;
 mod launcher;
 mod lifecycle;

@@ -27,6 +27,7 @@ use serde_json::json;
 use super::output::{self, Stream};
 use super::{CommandDef, placeholder, shown};
 use crate::plan::{Cell, value_text};
+use crate::text::markdown::code;
 use crate::workloads::contract::{Instance, Prepared, Timer, Verdict, Work};
 use crate::workloads::process;
 
@@ -324,11 +325,11 @@ impl Place {
     /// Why the command could not start, naming what is missing: the
     /// directory, or the program and the PATH it was looked for on.
     fn start_error(&self, r: &Ready, e: std::io::Error) -> anyhow::Error {
-        let what = shown(&r.argv);
+        let what = code(&shown(&r.argv));
         let program = &r.argv[0];
         if e.kind() == std::io::ErrorKind::NotFound {
             if !self.cwd.is_dir() {
-                return anyhow!("cannot start `{what}`: its directory {} does not exist", self.cwd.display());
+                return anyhow!("cannot start {what}: its directory {} does not exist", self.cwd.display());
             }
             if !program.contains('/') {
                 let (path, whose) = match self.env.get("PATH") {
@@ -336,11 +337,11 @@ impl Place {
                     None => (std::env::var("PATH").unwrap_or_default(), "the worker's"),
                 };
                 if find_on_path(program, &path).is_none() {
-                    return anyhow!("cannot start `{what}`: program `{program}` not found on PATH={path} ({whose})");
+                    return anyhow!("cannot start {what}: program {} not found on PATH={path} ({whose})", code(program));
                 }
             }
         }
-        anyhow!("cannot start `{what}` in {}: {e}", self.cwd.display())
+        anyhow!("cannot start {what} in {}: {e}", self.cwd.display())
     }
 }
 
@@ -355,12 +356,12 @@ fn find_on_path(program: &str, path: &str) -> Option<PathBuf> {
 
 /// The first capture group of `re` in `text`, as a number.
 fn read_number(re: &Regex, text: &str) -> Result<f64, String> {
-    let caps = re.captures(text).ok_or_else(|| format!("no match for `{}`", re.as_str()))?;
+    let caps = re.captures(text).ok_or_else(|| format!("no match for {}", code(re.as_str())))?;
     let m = caps.get(1).map(|m| m.as_str()).unwrap_or("");
     let cleaned: String = m.chars().filter(|c| *c != '_' && *c != ',').collect();
     match cleaned.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
-        _ => Err(format!("`{}` read '{m}', which is not a number", re.as_str())),
+        _ => Err(format!("{} read '{m}', which is not a number", code(re.as_str()))),
     }
 }
 
@@ -432,7 +433,7 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
         eprintln!("{}", out.text.trim_end());
         if out.code != Some(0) {
             // Dropping the instance runs the cleanup command.
-            bail!("the prepare command `{}` ended with {}; its output ends: {}", shown(&p.argv), out.ended(), out.tail());
+            bail!("the prepare command {} ended with {}; its output ends: {}", code(&shown(&p.argv)), out.ended(), out.tail());
         }
     }
     Ok(Prepared::Ready(Box::new(inst)))
@@ -461,7 +462,12 @@ impl Instance for CommandInstance {
                 }
                 (Err(why), _) | (_, Err(why)) => {
                     eprintln!("{}", out.text.trim_end());
-                    bail!("the metric: {why} in the output of `{}` ({}); it ends: {}", shown(&self.command.argv), out.ended(), out.tail());
+                    bail!(
+                        "the metric: {why} in the output of {} ({}); it ends: {}",
+                        code(&shown(&self.command.argv)),
+                        out.ended(),
+                        out.tail()
+                    );
                 }
             }
         }
@@ -480,24 +486,24 @@ impl Instance for CommandInstance {
         for re in &c.must_match {
             let ok = re.is_match(&out.text);
             passed &= ok;
-            expected.push(format!("output matches `{}`", re.as_str()));
-            observed.push(if ok { "matched".into() } else { format!("no match for `{}`", re.as_str()) });
+            expected.push(format!("output matches {}", code(re.as_str())));
+            observed.push(if ok { "matched".into() } else { format!("no match for {}", code(re.as_str())) });
         }
         for re in &c.must_not_match {
             let hit = re.find(&out.text);
             passed &= hit.is_none();
-            expected.push(format!("output does not match `{}`", re.as_str()));
+            expected.push(format!("output does not match {}", code(re.as_str())));
             observed.push(match hit {
                 None => "no match".into(),
-                Some(m) => format!("`{}` matched '{}'", re.as_str(), m.as_str()),
+                Some(m) => format!("{} matched '{}'", code(re.as_str()), m.as_str()),
             });
         }
         if let Some((re, want, tol)) = &c.value {
-            expected.push(format!("`{}` reads {want} ± {tol}", re.as_str()));
+            expected.push(format!("{} reads {want} ± {tol}", code(re.as_str())));
             match read_number(re, &out.text) {
                 Ok(v) => {
                     passed &= (v - want).abs() <= *tol;
-                    observed.push(format!("`{}` read {v}", re.as_str()));
+                    observed.push(format!("{} read {v}", code(re.as_str())));
                 }
                 Err(why) => {
                     passed = false;

@@ -2,7 +2,8 @@
 //! before a run is checked here, so that a bad file stops the run before
 //! anything starts: unknown keys, regexes, placeholders without an axis,
 //! programs that do not exist, units and directions that disagree, ids that
-//! clash with built-in workloads. Every error names `FILE:LINE` and the key.
+//! clash with built-in workloads, environment variable names a shell would
+//! refuse. Every error names `FILE:LINE` and the key.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -16,6 +17,7 @@ use toml::Spanned;
 use super::placeholder;
 use super::{AxisDef, CommandDef, MetricDef, ValueCheck, VerifyDef};
 use crate::cli::UsageError;
+use crate::plan::variant::{ENV_NAME_RULE, env_name_ok};
 use crate::workloads::contract::{Direction, Unit, WorkloadSpec};
 
 #[derive(Deserialize)]
@@ -337,7 +339,14 @@ fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: 
         }
     };
     for (k, v) in &w.env {
-        undefined(&[v.get_ref()], &v.span(), &format!("env.{k}"))?;
+        let key = if k.is_empty() { "env.\"\"".to_string() } else { format!("env.{}", k.escape_debug()) };
+        if !env_name_ok(k) {
+            return Err(src.err(&v.span(), &key, format!("{k:?} is not an environment variable name: use {ENV_NAME_RULE}")));
+        }
+        if v.get_ref().contains('\0') {
+            return Err(src.err(&v.span(), &key, "the value contains a NUL byte"));
+        }
+        undefined(&[v.get_ref()], &v.span(), &key)?;
     }
     let mut commands: Vec<(&str, Range<usize>, Vec<String>)> = vec![("command", w.command.span(), command.clone())];
     let mut extra = |c: &Option<Spanned<RawCommand>>, key: &'static str| -> Result<Option<Vec<String>>, UsageError> {

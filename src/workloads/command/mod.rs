@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::cli::UsageError;
 use crate::plan::Cell;
+use crate::text::markdown::code;
 use crate::workloads::contract::{ParamKind, ParamSpec, Prepared, TableShape, Unit, Workload, WorkloadSpec};
 
 /// The file read when no `--workloads` is given, if it exists.
@@ -102,29 +103,30 @@ impl CommandDef {
         self.id.split('.').next().unwrap_or(&self.id)
     }
 
-    /// The timed region, in words.
+    /// The timed region, in words (markdown: the command and the regex as
+    /// code spans whose fences outlast any backtick inside them).
     pub fn timed_region(&self) -> String {
-        let cmd = shown(&self.command);
+        let cmd = code(&shown(&self.command));
         match &self.metric {
             None => {
-                format!("one run of `{cmd}`, from spawn to exit (wall time, output captured); prepare and cleanup commands are outside it")
+                format!("one run of {cmd}, from spawn to exit (wall time, output captured); prepare and cleanup commands are outside it")
             }
             Some(m) => format!(
-                "what the command measures itself: the number the regex `{}` reads from the output of one run of `{cmd}`{}; the run's wall time is the work window recorded beside it",
-                m.regex,
+                "what the command measures itself: the number the regex {} reads from the output of one run of {cmd}{}; the run's wall time is the work window recorded beside it",
+                code(&m.regex),
                 if m.scale != 1.0 { format!(", times {}", m.scale) } else { String::new() }
             ),
         }
     }
 
-    /// The verifier, in words.
+    /// The verifier, in words (markdown, as [`CommandDef::timed_region`]).
     pub fn verifier_text(&self) -> String {
         let v = &self.verify;
         let mut parts = vec![format!("exit code {}", v.exit_code)];
-        parts.extend(v.must_match.iter().map(|r| format!("the output matches `{r}`")));
-        parts.extend(v.must_not_match.iter().map(|r| format!("the output does not match `{r}`")));
+        parts.extend(v.must_match.iter().map(|r| format!("the output matches {}", code(r))));
+        parts.extend(v.must_not_match.iter().map(|r| format!("the output does not match {}", code(r))));
         if let Some(c) = &v.value {
-            parts.push(format!("`{}` reads {} ± {}", c.regex, c.expected, c.tolerance));
+            parts.push(format!("{} reads {} ± {}", code(&c.regex), c.expected, c.tolerance));
         }
         format!("{} (from {}; checked after every run)", parts.join("; "), self.source)
     }
@@ -164,7 +166,7 @@ impl CommandDef {
                 .metric
                 .as_ref()
                 .and_then(|m| m.total_regex.as_ref())
-                .map(|r| leak(format!("the number the regex `{r}` reads from the same output"))),
+                .map(|r| leak(format!("the number the regex {} reads from the same output", code(r)))),
             verifier: leak(self.verifier_text()),
             batched: false,
             params,

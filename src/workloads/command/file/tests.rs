@@ -143,3 +143,14 @@ fn a_file_without_workloads_or_with_bad_toml_is_rejected() {
     let e = err("[[workload]\n");
     assert!(e.starts_with("bench.toml:1:"), "{e}");
 }
+
+#[test]
+fn env_names_must_be_shell_names_and_values_free_of_nul() {
+    for bad in [r#""BAD=NAME""#, r#""""#, r#""1X""#, r#""A B""#, r#""\u0000""#] {
+        let e = err(&with("DEMO_N = ", &format!("{bad} = ")));
+        assert!(e.contains("key `env.") && e.contains("is not an environment variable name"), "{bad}: {e}");
+    }
+    let e = err(&with(r#"DEMO_N = "{n}""#, r#"DEMO_N = "a\u0000b""#));
+    assert!(e.contains("key `env.DEMO_N`: the value contains a NUL byte"), "{e}");
+    assert!(parse_text(&with("DEMO_N = ", "_DEMO_2 = ")).is_ok());
+}
