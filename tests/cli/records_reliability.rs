@@ -1,7 +1,7 @@
 //! The records under stress: a run imported while it is still running, a
 //! run killed with SIGKILL, rows.jsonl cut or damaged, the same row twice, a
 //! record of a newer schema nested in a row, a damaged history database,
-//! run directories that cannot be made, a full disk, and the modes of the
+//! run directories that cannot be made, a full disk (and a row it cuts), and the modes of the
 //! files a run writes. Each ends with a clear record or one line naming what
 //! to fix (exit 2 for bad input, 1 for a failure of the machine).
 
@@ -262,6 +262,56 @@ fn a_full_disk_names_the_file_once_and_exits_1() {
     assert_eq!(err.matches("os error").count(), 1, "{err}");
     let meta = std::fs::metadata("/dev/full").unwrap();
     assert!(std::os::unix::fs::FileTypeExt::is_char_device(&meta.file_type()), "/dev/full is still the device");
+}
+
+/// A file-size limit (RLIMIT_FSIZE, with SIGXFSZ ignored so that the write
+/// fails with EFBIG instead of killing) stands in for a full disk: the write
+/// that crosses it writes part of its bytes, as a full disk does.
+#[test]
+fn a_row_the_disk_cannot_hold_is_not_left_half_written() {
+    let sb = Sandbox::new();
+    let limit: u64 = 48 * 1024;
+    let args: &[&str] = &[
+        "run",
+        "os.syscall",
+        "os.stat",
+        "os.mmap",
+        "os.file-read",
+        "cpu.primes",
+        "--workers",
+        "1",
+        "--out",
+        "fs",
+        "--no-history",
+        "--quiet",
+    ];
+    let mut c = Command::new(bin());
+    c.args(args).current_dir(sb.tmp.path()).stdout(Stdio::null());
+    // SAFETY: signal and setrlimit are async-signal-safe and touch only the child.
+    unsafe {
+        c.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit { rlim_cur: limit, rlim_max: limit };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let out = c.output().expect("proofbench runs");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("rows.jsonl") && err.contains("File too large"), "{err}");
+    let dir = std::fs::read_dir(sb.tmp.path().join("fs")).unwrap().next().unwrap().unwrap().path();
+    let rows = std::fs::read(dir.join("rows.jsonl")).unwrap();
+    assert!(!rows.is_empty() && rows.len() as u64 <= limit, "{} bytes", rows.len());
+    assert_eq!(rows.last(), Some(&b'\n'), "rows.jsonl ends inside a row");
+    for line in rows.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        serde_json::from_slice::<serde_json::Value>(line).expect("every line is a whole row");
+    }
+    // The rows written before the limit are a readable run.
+    let out = pb(sb.tmp.path(), &["report", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
 /// `proofbench ARGS` in `dir` under umask `mask`, waited for.
