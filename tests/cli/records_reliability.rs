@@ -280,6 +280,8 @@ fn a_row_the_disk_cannot_hold_is_not_left_half_written() {
         "cpu.primes",
         "--workers",
         "1",
+        "--max-trials",
+        "3",
         "--out",
         "fs",
         "--no-history",
@@ -304,8 +306,10 @@ fn a_row_the_disk_cannot_hold_is_not_left_half_written() {
     assert!(err.contains("rows.jsonl") && err.contains("File too large"), "{err}");
     let dir = std::fs::read_dir(sb.tmp.path().join("fs")).unwrap().next().unwrap().unwrap().path();
     let rows = std::fs::read(dir.join("rows.jsonl")).unwrap();
-    assert!(!rows.is_empty() && rows.len() as u64 <= limit, "{} bytes", rows.len());
-    assert_eq!(rows.last(), Some(&b'\n'), "rows.jsonl ends inside a row");
+    // Empty when even the first row was larger than the limit (a loaded
+    // machine gives rows more samples); otherwise whole rows only.
+    assert!(rows.len() as u64 <= limit, "{} bytes", rows.len());
+    assert!(rows.is_empty() || rows.last() == Some(&b'\n'), "rows.jsonl ends inside a row");
     for line in rows.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         serde_json::from_slice::<serde_json::Value>(line).expect("every line is a whole row");
     }
