@@ -1,11 +1,11 @@
-//! Tests of envelope collection against the fixture trees in `tests/fixtures/sysfs`.
+//! Tests of envelope collection against the fixture trees (`crate::topology::fake`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::*;
 use crate::topology::cpulist;
 
-fn fixture(name: &str) -> PathBuf {
+fn fixture(name: &str) -> crate::topology::fake::Root {
     crate::topology::fixture_root(name)
 }
 

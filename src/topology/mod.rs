@@ -10,6 +10,8 @@
 //! changes affinity or any kernel setting.
 
 pub mod cpulist;
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod pin;
 mod sysfs;
 
@@ -200,16 +202,18 @@ impl Topology {
     }
 }
 
-/// The root of a fake sysfs tree under `tests/fixtures/sysfs` (tests only).
+/// The root of a fake sysfs tree (tests only): `kvm-2c` is the committed capture under
+/// `tests/fixtures/sysfs`; `4c8t` and `2s48c96t` are written for the caller by [`fake`] and
+/// removed when the returned value is dropped. Dereferences to a `&Path`.
 #[cfg(test)]
-pub(crate) fn fixture_root(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs").join(name)
+pub(crate) fn fixture_root(name: &str) -> fake::Root {
+    fake::root(name)
 }
 
 /// The topology of a fake sysfs tree (tests only): `kvm-2c`, `4c8t`, `2s48c96t`.
 #[cfg(test)]
 pub(crate) fn fixture(name: &str) -> Topology {
-    Topology::from_root(&fixture_root(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    fake::topology(name)
 }
 
 #[cfg(test)]

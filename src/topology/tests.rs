@@ -1,4 +1,4 @@
-//! Tests of topology reading against the fixture trees in `tests/fixtures/sysfs`.
+//! Tests of topology reading against the fixture trees (see `fake.rs`).
 
 use std::fs;
 use std::path::Path;

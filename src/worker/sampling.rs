@@ -1,6 +1,12 @@
 //! The measurement loop of one cell: settle, calibrate (batched workloads),
 //! warmup, timed samples until the stopping rule holds, the verifier after
 //! every sample, and the worker's own resource account.
+//!
+//! The loop reads its clock through a small private trait, `Clock`:
+//! [`measure`] gives it the real `CLOCK_MONOTONIC` (a generic parameter
+//! monomorphised to it, so nothing is added around a sample), and the tests a
+//! scripted one, so that warmup, calibration and the stopping rule can be
+//! checked with no real timing.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
@@ -15,6 +21,55 @@ use crate::plan::Cell;
 use crate::workloads::contract::{Instance, Timer, WorkloadSpec};
 
 use super::stopping;
+
+/// The clock of the sampling loop: the settle pause, the clock's own costs
+/// (for calibration and the record) and the readings around each timed
+/// sample that the stopping rule's time budget counts. The work window itself
+/// is bracketed by the workload with its `Timer`; the trial's account of the
+/// machine ([`Watch`]) compares real CPU times, so it keeps the real clock.
+trait Clock {
+    /// The clock's name in the record.
+    const NAME: &'static str;
+    /// Nanoseconds from an arbitrary origin; never decreases.
+    fn now_ns(&self) -> u64;
+    /// The resolution the clock reports, in nanoseconds.
+    fn resolution_ns(&self) -> u64;
+    /// What one reading costs, in nanoseconds.
+    fn read_cost_ns(&self) -> f64;
+    /// The cost of one iteration of an empty counted loop, in nanoseconds.
+    fn loop_overhead_ns(&self) -> f64;
+    /// Pauses for `ms` milliseconds (the settle after prepare).
+    fn settle(&self, ms: u64);
+}
+
+/// `CLOCK_MONOTONIC` ([`clock`]): the clock of every real trial.
+struct Monotonic;
+
+impl Clock for Monotonic {
+    const NAME: &'static str = "CLOCK_MONOTONIC";
+
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        clock::now_ns()
+    }
+
+    fn resolution_ns(&self) -> u64 {
+        clock::resolution_ns()
+    }
+
+    fn read_cost_ns(&self) -> f64 {
+        clock::timer_overhead_ns(1001)
+    }
+
+    fn loop_overhead_ns(&self) -> f64 {
+        // A fixed, long loop: the per-iteration cost of a short one is mostly the clock.
+        clock::loop_overhead_ns(1 << 20, 5)
+    }
+
+    fn settle(&self, ms: u64) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+}
 
 /// Why the loop ended early.
 enum Halt {
@@ -134,9 +189,21 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 /// `probe` was opened before the workload's prepare (so that inherited
 /// hardware counters follow the threads it made).
 pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepare_ms: f64, probe: Probe) -> WorkerReport {
+    measure_with(&Monotonic, cell, spec, inst, prepare_ms, probe)
+}
+
+/// [`measure`] with the loop's clock given.
+fn measure_with<C: Clock>(
+    clk: &C,
+    cell: &Cell,
+    spec: &WorkloadSpec,
+    inst: Box<dyn Instance>,
+    prepare_ms: f64,
+    probe: Probe,
+) -> WorkerReport {
     let m = &cell.measure;
-    std::thread::sleep(Duration::from_millis(m.settle_ms));
-    let timer_overhead_ns = clock::timer_overhead_ns(1001);
+    clk.settle(m.settle_ms);
+    let timer_overhead_ns = clk.read_cost_ns();
     let mut lp = Loop {
         spec,
         inst,
@@ -148,8 +215,8 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
         timer_brackets: None,
     };
     let mut rec = MeasurementRecord {
-        clock: "CLOCK_MONOTONIC".into(),
-        clock_resolution_ns: clock::resolution_ns(),
+        clock: C::NAME.into(),
+        clock_resolution_ns: clk.resolution_ns(),
         timer_overhead_ns,
         loop_overhead_ns_per_iter: None,
         overhead_subtracted: false,
@@ -191,8 +258,7 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
                 iters = ((iters as f64 * grow).ceil() as u64).max(iters + 1);
             }
             rec.iters_per_sample = iters;
-            // A fixed, long loop: the per-iteration cost of a short one is mostly the clock.
-            rec.loop_overhead_ns_per_iter = Some(clock::loop_overhead_ns(1 << 20, 5));
+            rec.loop_overhead_ns_per_iter = Some(clk.loop_overhead_ns());
         }
         watch = Some(Watch::start(cell));
         for _ in 0..m.warmup {
@@ -211,12 +277,12 @@ pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepar
                 rec.iters_grown_after_warmup = true;
             }
         }
-        let t0 = clock::now_ns();
+        let t0 = clk.now_ns();
         let mut values: Vec<f64> = Vec::new();
         loop {
-            let before = clock::now_ns();
+            let before = clk.now_ns();
             lp.sample(rec.iters_per_sample, false, true)?;
-            let after = clock::now_ns();
+            let after = clk.now_ns();
             rec.timed_samples += 1;
             values.push(lp.samples.last().map(|s| s.value).unwrap_or(f64::NAN));
             rec.timed_phase_ms = (after - t0) as f64 / 1e6;
@@ -306,3 +372,6 @@ impl Watch {
         (facts, measured)
     }
 }
+
+#[cfg(test)]
+mod tests;
