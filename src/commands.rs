@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use clap::error::ErrorKind;
 
-use crate::cli::{CompareFormat, EnvArgs, ListArgs, ReportArgs, UsageError};
+use crate::cli::{CompareFormat, EnvArgs, ListArgs, ReportArgs};
 use crate::envelope::Envelope;
 use crate::evidence::read_run;
+use crate::model::UsageError;
 use crate::report::{self, table::Table, terminal::Out, workloads};
 use crate::workloads::registry;
 
@@ -137,7 +138,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     use crate::history::floors::Floors;
     let threshold = args.threshold.unwrap_or(args.noise) / 100.0;
     let opts = compare::Options { threshold, across_machines: args.across_machines, ignore_params: args.ignore_params.clone() };
-    let (base, base_name) = crate::history::command::read_run_or_id(&args.base, &args.db)?;
+    let (base, base_name) = read_run_arg(&args.base, &args.db)?;
     let (comparisons, warnings) = match &args.candidate {
         None => {
             let cs = compare::paired::compare(&base.rows, &base_name, &opts);
@@ -150,7 +151,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
             (cs, String::new())
         }
         Some(cand) => {
-            let (candidate, candidate_name) = crate::history::command::read_run_or_id(cand, &args.db)?;
+            let (candidate, candidate_name) = read_run_arg(cand, &args.db)?;
             let floors = if args.db.is_file() {
                 Floors::load(&crate::history::Store::open_existing(&args.db)?, &[])?
             } else {
@@ -178,6 +179,30 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     };
     Out::new().print(&text)?;
     if args.fail_on_regression && comparisons.iter().any(|c| c.count(Verdict::Regressed) > 0) {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a run given as a directory or, when `arg` is a history id (`h:12`,
+/// `#12`) and no such path exists, from the database `db`; prints the run's
+/// warnings. Returns the run and the name to print for it.
+pub fn read_run_arg(arg: &Path, db: &Path) -> anyhow::Result<(crate::evidence::StoredRun, String)> {
+    let (stored, name) = crate::evidence::read_run_or_id(arg, |id| crate::history::Store::open_existing(db)?.load(id))?;
+    for w in &stored.warnings {
+        report::terminal::to_stderr(&format!("proofbench: warning: {w}\n"));
+    }
+    Ok((stored, name))
+}
+
+/// `proofbench check-claims CLAIMS.toml RUN [--strict]`.
+pub fn check_claims(args: &crate::cli::CheckClaimsArgs) -> anyhow::Result<ExitCode> {
+    use crate::claims::{self, ClaimStatus};
+    let claims = claims::read(&args.claims)?;
+    let (run, run_name) = read_run_arg(&args.run, &args.db)?;
+    let checked = claims::check_run(&claims, &run);
+    Out::new().print(&claims::render(&checked, &run_name, &args.claims.display().to_string()))?;
+    if args.strict && checked.iter().any(|c| c.status != ClaimStatus::Within) {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

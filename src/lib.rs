@@ -13,6 +13,7 @@ pub mod envelope;
 pub mod evidence;
 pub mod history;
 pub mod measure;
+pub mod model;
 pub mod plan;
 pub mod report;
 pub mod runner;
@@ -27,7 +28,7 @@ pub mod workloads;
 /// 1 otherwise.
 pub fn exit_code_of(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
-        if cause.is::<plan::PlanError>() || cause.is::<cli::UsageError>() {
+        if cause.is::<plan::PlanError>() || cause.is::<model::UsageError>() {
             return 2;
         }
         if let Some(e) = cause.downcast_ref::<evidence::EvidenceError>() {

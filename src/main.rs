@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report(&args),
         Command::Compare(args) => commands::compare(&args),
         Command::History(args) => proofbench::history::command::history(&args),
-        Command::CheckClaims(args) => proofbench::claims::check(&args),
+        Command::CheckClaims(args) => commands::check_claims(&args),
         Command::Worker(_) => proofbench::worker::main().map(|_| ExitCode::SUCCESS),
         Command::Noop { token } => {
             println!("{token}");

@@ -7,16 +7,16 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::cli::{RunArgs, UsageError};
-use crate::envelope::{Envelope, Reading};
+use crate::cli::RunArgs;
+use crate::envelope::Envelope;
 use crate::evidence::RunKind;
-use crate::plan::{self, Cell, Plan, RunOptions, SettingKey, TrialPlan, Variant};
+use crate::model::{Cell, DEFAULT_SEED, Reading, SettingKey, TrialPlan, UsageError, Variant, utc_now};
+use crate::plan::{self, Plan, RunOptions};
 use crate::workloads::contract::WorkloadSpec;
 use crate::workloads::registry;
 
 use super::launcher::{self, Launcher};
 use super::spawn::{self, Invocation};
-use super::{DEFAULT_SEED, utc_now};
 
 /// Where a run's cells run: here, or through a launcher whose side's
 /// envelope has been probed.

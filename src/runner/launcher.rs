@@ -16,9 +16,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::{RunArgs, UsageError};
-use crate::envelope::{Envelope, Reading, tool_info};
+use crate::cli::RunArgs;
+use crate::envelope::{Envelope, tool_info};
 use crate::evidence::LauncherRecord;
+use crate::model::{Reading, UsageError};
 
 use super::spawn::Invocation;
 

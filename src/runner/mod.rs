@@ -19,30 +19,27 @@ pub mod trial;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
-use crate::cli::{RunArgs, UsageError};
+use crate::cli::RunArgs;
 use crate::compare::{self, Verdict};
 use crate::evidence::{RUN_SCHEMA, RunCpu, RunDir, RunKind, RunRecord, StatusCounts, read_run};
 use crate::measure::affinity;
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
+use crate::model::UsageError;
 use crate::report::{self, terminal::Out};
 
 use config::{RunConfig, Target};
 use observe::Observers;
 use rounds::Outcome;
 
-/// The seed of a run unless `--seed` is given (fixed, so that runs repeat).
-pub const DEFAULT_SEED: u64 = 0x5EED_2026;
+/// The run's default seed and clock text, kept at these paths for code
+/// written before `model`.
+pub use crate::model::{DEFAULT_SEED, utc_now};
 
 /// Exit code of a run stopped by a signal (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
-
-/// UTC now as RFC 3339 with seconds.
-pub fn utc_now() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
 
 /// The worse of two run exit codes: interrupted, then failures, then success.
 fn worse(a: u8, b: u8) -> u8 {
@@ -53,6 +50,26 @@ fn worse(a: u8, b: u8) -> u8 {
         _ => 2,
     };
     if rank(b) > rank(a) { b } else { a }
+}
+
+/// The commit of the system under test: `--commit REV` as given (`none`
+/// for none), else `git rev-parse HEAD` in the current directory (none
+/// outside a repository or without git).
+pub fn commit_of(flag: Option<&str>) -> Option<String> {
+    match flag {
+        Some("none") => None,
+        Some(rev) => Some(rev.to_string()),
+        None => {
+            let out = std::process::Command::new("git")
+                .args(["rev-parse", "HEAD"])
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()?;
+            let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            (out.status.success() && !text.is_empty()).then_some(text)
+        }
+    }
 }
 
 /// This process's peak resident set since its last exec (VmHWM), KiB.
@@ -239,7 +256,7 @@ fn run_record(cfg: &RunConfig, args: &RunArgs, dir: &RunDir) -> RunRecord {
         schema: RUN_SCHEMA.to_string(),
         id: dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         label: cfg.label.clone(),
-        commit: crate::history::commit_of(args.commit.as_deref()),
+        commit: commit_of(args.commit.as_deref()),
         profile: args.profile,
         seed: cfg.seed,
         options: cfg.options.clone(),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::RunArgs;
 use crate::evidence::{Row, RunDir, TrialRecord, read_run};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::report::{self, terminal::Out};
 
 use super::observer::Observer;
