@@ -1,9 +1,12 @@
 //! proofbench: systems benchmarks on Linux, every result an evidence record.
 //!
 //! The crate is laid out as the pipeline of `ARCHITECTURE.md`, one module per
-//! stage: `cli` -> `plan` -> `runner` (spawning `worker`s that run
-//! `workloads` with `measure`) -> `evidence` -> `stats` -> `report`.
-//! `topology` and `envelope` describe the machine.
+//! stage: `cli` (flags) -> `commands` (one handler per subcommand) -> `plan`
+//! -> `runner` (spawning `worker`s that run `workloads` with `measure`) ->
+//! `evidence` -> `stats` -> `report`. `topology` and `envelope` describe the
+//! machine; `model` is the vocabulary they all share and depends on none of
+//! them. Stages point down only: `tests/cli/architecture.rs` fails on a
+//! module cycle.
 
 pub mod claims;
 pub mod cli;

@@ -18,7 +18,6 @@
 //! a record that is not JSON) is an error naming the database, the run and
 //! the column.
 
-pub mod command;
 pub mod floors;
 mod migrate;
 pub mod regress;

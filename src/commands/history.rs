@@ -1,5 +1,5 @@
-//! `proofbench history ...`: import, list, show, regressions; and the run
-//! argument of `compare` and `check-claims` (a directory or a history id).
+//! `proofbench history ...`: import, list, show, regressions, over the
+//! store of `history`.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -12,14 +12,13 @@ use crate::cli::{HistoryArgs, HistoryCommand};
 use crate::compare::{self, Verdict};
 use crate::envelope::Envelope;
 use crate::evidence::Row;
+use crate::history::floors::Floors;
+use crate::history::{Recorded, RunEntry, Store, regress};
 use crate::model::UsageError;
+use crate::report::plot::{Line, trend_chart};
 use crate::report::table::{Align, Table};
 use crate::report::terminal::Out;
 use crate::report::{axes_text, format, markdown as md};
-
-use super::floors::Floors;
-use super::{Recorded, RunEntry, Store, regress};
-use crate::report::plot::{Line, trend_chart};
 
 /// `proofbench history`.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
