@@ -1,15 +1,21 @@
 //! cli: every command-line flag, in one place (clap derive).
 //!
-//! This module only describes and parses what the user typed. Turning it into
-//! real objects (a plan, a results directory) is the job of `plan` and `runner`;
-//! values that clap cannot check alone are validated there, with errors that
-//! name the flag.
+//! This module only describes and parses what the user typed; it depends on
+//! nothing in the crate but the vocabulary of `model`. The handlers of
+//! `commands` turn what was typed into configurations for the stages
+//! (`plan`, `runner`...); values that clap cannot check alone are validated
+//! there, with errors that name the flag.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde::{Deserialize, Serialize};
+
+use crate::model::{ExportFormat, MIN_TRIAL_BUDGET_MS};
+
+/// The vocabulary the flags take, kept at these paths for code written
+/// before `model` (new code names `crate::model`).
+pub use crate::model::{PinStrategy, Profile, UsageError};
 
 /// Runs systems benchmarks on Linux and writes every result as an evidence record.
 #[derive(Debug, Parser)]
@@ -53,86 +59,6 @@ pub enum Command {
     /// process (how the runner checks an `--allocator preload:` library).
     #[command(hide = true)]
     MallocProvider,
-}
-
-/// Measurement profile: the size of every parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Profile {
-    /// Seconds per workload (the default).
-    Quick,
-    /// Minutes: larger sizes, more samples.
-    Full,
-    /// The exact parameters of the source documents.
-    Seed,
-}
-
-impl Profile {
-    /// The per-cell timeout when `--timeout` is not given.
-    pub fn default_timeout(self) -> Duration {
-        match self {
-            Profile::Quick => Duration::from_secs(60),
-            Profile::Full | Profile::Seed => Duration::from_secs(600),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Profile::Quick => "quick",
-            Profile::Full => "full",
-            Profile::Seed => "seed",
-        }
-    }
-}
-
-/// Where a cell's workers run: which logical CPU worker i is pinned to,
-/// computed from the topology (see `topology::pin`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PinStrategy {
-    /// No pinning: the kernel's scheduler decides.
-    None,
-    /// Worker i on the i-th allowed logical CPU.
-    Linear,
-    /// One logical CPU per physical core first, SMT siblings only after.
-    AvoidSmt,
-    /// Fill each core's SMT siblings before the next core.
-    Compact,
-    /// Spread over sockets and L3 domains, physical cores first.
-    Scatter,
-    /// Stay inside one L3 domain while it has a free physical core.
-    L3Isolate,
-    /// One L3 domain's physical cores, then its SMT siblings, then the next domain.
-    TieredSpillover,
-}
-
-impl PinStrategy {
-    /// Every strategy, in the order tables list them.
-    pub const ALL: [PinStrategy; 7] = [
-        PinStrategy::None,
-        PinStrategy::Linear,
-        PinStrategy::AvoidSmt,
-        PinStrategy::Compact,
-        PinStrategy::Scatter,
-        PinStrategy::L3Isolate,
-        PinStrategy::TieredSpillover,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PinStrategy::None => "none",
-            PinStrategy::Linear => "linear",
-            PinStrategy::AvoidSmt => "avoid-smt",
-            PinStrategy::Compact => "compact",
-            PinStrategy::Scatter => "scatter",
-            PinStrategy::L3Isolate => "l3-isolate",
-            PinStrategy::TieredSpillover => "tiered-spillover",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<PinStrategy> {
-        PinStrategy::ALL.into_iter().find(|p| p.as_str() == name)
-    }
 }
 
 #[derive(Clone, Debug, Args)]
@@ -382,7 +308,7 @@ pub struct ReportArgs {
 
     /// Print the rows in another format.
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub export: Option<crate::report::export::ExportFormat>,
+    pub export: Option<ExportFormat>,
 
     /// Write the report as one self-contained HTML page (tables and plots
     /// inline) to FILE; without FILE to DIR/report.html; `--html -` prints it.
@@ -520,12 +446,6 @@ pub struct CheckClaimsArgs {
 #[derive(Debug, Args)]
 pub struct WorkerArgs {}
 
-/// A flag value that is wrong for a reason clap cannot see (a directory that
-/// does not exist...). Exit code 2; the message names the flag.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
 /// Parses `60s`, `500ms`, `1m30s`, or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     match read_duration(s) {
@@ -590,9 +510,9 @@ pub fn parse_settle(s: &str) -> Result<Duration, String> {
     duration_in(s, (Duration::ZERO, "0s"), (MAX_SETTLE, "1h"), "the pause before a cell's first sample")
 }
 
-/// `--time-budget`: at least one trial's share ([`crate::plan::MIN_TRIAL_BUDGET_MS`]), at most a day.
+/// `--time-budget`: at least one trial's share ([`MIN_TRIAL_BUDGET_MS`]), at most a day.
 pub fn parse_time_budget(s: &str) -> Result<Duration, String> {
-    let min = Duration::from_millis(crate::plan::MIN_TRIAL_BUDGET_MS);
+    let min = Duration::from_millis(MIN_TRIAL_BUDGET_MS);
     duration_in(s, (min, "10ms"), (MAX_TIMEOUT, "24h"), "the timed samples of one cell, shared by its trials")
 }
 

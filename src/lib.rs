@@ -1,9 +1,12 @@
 //! proofbench: systems benchmarks on Linux, every result an evidence record.
 //!
 //! The crate is laid out as the pipeline of `ARCHITECTURE.md`, one module per
-//! stage: `cli` -> `plan` -> `runner` (spawning `worker`s that run
-//! `workloads` with `measure`) -> `evidence` -> `stats` -> `report`.
-//! `topology` and `envelope` describe the machine.
+//! stage: `cli` (flags) -> `commands` (one handler per subcommand) -> `plan`
+//! -> `runner` (spawning `worker`s that run `workloads` with `measure`) ->
+//! `evidence` -> `stats` -> `report`. `topology` and `envelope` describe the
+//! machine; `model` is the vocabulary they all share and depends on none of
+//! them. Stages point down only: `tests/cli/architecture.rs` fails on a
+//! module cycle.
 
 pub mod claims;
 pub mod cli;
@@ -13,6 +16,7 @@ pub mod envelope;
 pub mod evidence;
 pub mod history;
 pub mod measure;
+pub mod model;
 pub mod plan;
 pub mod report;
 pub mod runner;
@@ -27,7 +31,7 @@ pub mod workloads;
 /// 1 otherwise.
 pub fn exit_code_of(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
-        if cause.is::<plan::PlanError>() || cause.is::<cli::UsageError>() {
+        if cause.is::<plan::PlanError>() || cause.is::<model::UsageError>() {
             return 2;
         }
         if let Some(e) = cause.downcast_ref::<evidence::EvidenceError>() {

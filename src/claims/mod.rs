@@ -16,46 +16,18 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
-use std::process::ExitCode;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{CheckClaimsArgs, UsageError};
-use crate::evidence::{Row, Status, StoredRun};
-use crate::plan::value_text;
+use crate::evidence::{Row, StoredRun};
+use crate::model::{Status, UsageError};
 use crate::report::table::{Align, Table};
-use crate::report::terminal::Out;
 use crate::report::{axes_text, format};
-use crate::workloads::contract::Params;
 
-/// Parses a number with an optional K, M or G suffix (`58M`, `1.5G`, `256`,
-/// `10_000`); `None` when it is not one.
-pub fn parse_suffixed(text: &str) -> Option<f64> {
-    let t: String = text.trim().chars().filter(|c| *c != '_' && *c != ',').collect();
-    let (digits, scale) = match t.chars().last()? {
-        'k' | 'K' => (&t[..t.len() - 1], 1e3),
-        'M' => (&t[..t.len() - 1], 1e6),
-        'G' => (&t[..t.len() - 1], 1e9),
-        _ => (t.as_str(), 1.0),
-    };
-    let v: f64 = digits.trim().parse().ok()?;
-    (v.is_finite()).then_some(v * scale)
-}
-
-/// Whether the parameter `name` of a row has the value `want`: the same
-/// text, or the same number once suffixes are read (`10M` = `10000000`).
-pub fn param_matches(params: &Params, name: &str, want: &str) -> bool {
-    let Some(v) = params.get(name) else { return false };
-    let have = value_text(v);
-    if have == want {
-        return true;
-    }
-    match (parse_suffixed(&have), parse_suffixed(want)) {
-        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(b.abs()),
-        _ => false,
-    }
-}
+/// Suffixed numbers and parameter matching, kept at these paths for code
+/// written before `model`.
+pub use crate::model::params::{param_matches, parse_suffixed};
 
 /// A number as a claims file may write it: `60000000`, `6e7` or `"60M"`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -446,18 +418,6 @@ pub fn render(checked: &[Checked], run_name: &str, claims_name: &str) -> String 
         count(ClaimStatus::Below),
         count(ClaimStatus::NotMeasured)
     )
-}
-
-/// `proofbench check-claims CLAIMS.toml RUN [--strict]`.
-pub fn check(args: &CheckClaimsArgs) -> anyhow::Result<ExitCode> {
-    let claims = read(&args.claims)?;
-    let (run, run_name) = crate::history::command::read_run_or_id(&args.run, &args.db)?;
-    let checked = check_run(&claims, &run);
-    Out::new().print(&render(&checked, &run_name, &args.claims.display().to_string()))?;
-    if args.strict && checked.iter().any(|c| c.status != ClaimStatus::Within) {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Reads and parses the claims file `path`.

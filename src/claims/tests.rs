@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::history::tests::{fake_row, fake_run};
-use crate::workloads::contract::Unit;
+use crate::model::{Params, Unit};
 
 const FILE: &str = r#"
 # claims of a README

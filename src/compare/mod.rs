@@ -17,14 +17,13 @@ pub mod paired;
 
 use serde::Serialize;
 
-use crate::envelope::{Envelope, Reading};
-use crate::evidence::{Row, RunRecord, Status, StoredRun};
+use crate::envelope::Envelope;
+use crate::evidence::{Row, RunRecord, StoredRun};
 use crate::measure::interference::DISTURBED_SHARE;
-use crate::plan::value_text;
+use crate::model::{Direction, Reading, Status, Unit, value_text};
 use crate::stats::{Floor, LEVEL, ratio};
 use crate::text::table::{Align, Table};
 use crate::text::{format, markdown};
-use crate::workloads::contract::{Direction, Unit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -6,9 +6,8 @@
 //! (`stats::paired`). No noise floor applies: the pairing already removes
 //! what moves between runs.
 
-use crate::evidence::{Row, Status, TrialRecord};
-use crate::plan::variant::AXIS;
-use crate::plan::{Variant, value_text};
+use crate::evidence::{Row, TrialRecord};
+use crate::model::{Status, Variant, value_text, variant::AXIS};
 use crate::stats::{LEVEL, paired};
 
 use super::{Comparison, Options, RowComparison, Verdict, verdict_of};

@@ -16,13 +16,14 @@ mod summary;
 mod tool;
 
 use std::path::Path;
-use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::utc_now;
 use crate::topology::{Cache, Topology};
 
-pub use reading::Reading;
+/// A value read from the machine, kept at this path for code written before `model`.
+pub use crate::model::Reading;
 pub use tool::{ToolInfo, tool_info};
 
 use reading::Files;
@@ -230,15 +231,11 @@ pub struct Dmi {
     pub bios_date: Reading<String>,
 }
 
-fn now_utc() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
-
 impl Envelope {
     /// Reads the machine under `root` ("/" live). Never fails: unreadable items become
     /// [`Reading::Absent`]. With root "/", the allowed CPUs are this thread's affinity mask.
     pub fn collect(root: &Path, command_line: Vec<String>, seed: u64) -> Envelope {
-        let started_utc = now_utc();
+        let started_utc = utc_now();
         let files = Files::new(root);
         let topology: Reading<Topology> = if root == Path::new("/") { Topology::live() } else { Topology::from_root(root) }
             .map_err(|e| format!("topology unreadable: {e}"))
@@ -271,7 +268,7 @@ impl Envelope {
 
     /// Sets `finished_utc` and `load_avg_after` (read again under `root`).
     pub fn finish(&mut self, root: &Path) {
-        self.finished_utc = Some(now_utc());
+        self.finished_utc = Some(utc_now());
         self.load_avg_after = Some(probe::load_avg(&Files::new(root)));
     }
 }

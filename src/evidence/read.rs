@@ -53,6 +53,23 @@ pub fn read_run(dir: &Path) -> Result<StoredRun, EvidenceError> {
     Ok(StoredRun { dir: dir.to_path_buf(), run, rows, warnings })
 }
 
+/// A history id as typed: `h:12` or `#12`.
+pub fn parse_history_id(text: &str) -> Option<i64> {
+    text.strip_prefix("h:").or_else(|| text.strip_prefix('#')).and_then(|n| n.parse().ok()).filter(|n| *n > 0)
+}
+
+/// Reads a run given as a directory or, when `arg` is a history id (`h:12`,
+/// `#12`) and no such path exists, with `load_id` (the history's store: this
+/// module reads run directories only). Returns the run and the name to print
+/// for it; the run's warnings are for the caller to print.
+pub fn read_run_or_id(arg: &Path, load_id: impl FnOnce(i64) -> anyhow::Result<StoredRun>) -> anyhow::Result<(StoredRun, String)> {
+    let text = arg.to_string_lossy();
+    if let Some(id) = parse_history_id(&text).filter(|_| !arg.exists()) {
+        return Ok((load_id(id)?, format!("h:{id}")));
+    }
+    Ok((read_run(arg)?, arg.display().to_string()))
+}
+
 /// The rows of rows.jsonl (`bytes`), in plan order, and the warnings.
 fn read_rows(bytes: &[u8], path: &Path) -> Result<(Vec<Row>, Vec<String>), EvidenceError> {
     let mut rows: Vec<Row> = Vec::new();
@@ -105,7 +122,7 @@ fn utf8<'a>(bytes: &'a [u8], path: &Path, line: Option<usize>) -> Result<&'a str
 /// shape: one trial, its statistics recomputed.
 pub fn parse_row(text: &str, path: &Path, line: Option<usize>) -> Result<Row, EvidenceError> {
     let mut value = parse_value(text, ROW_SCHEMA, path, line)?;
-    nested(&value, "cell", crate::plan::cell::CELL_SCHEMA, path, line)?;
+    nested(&value, "cell", crate::model::CELL_SCHEMA, path, line)?;
     let major = value.get("schema").and_then(|s| s.as_str()).and_then(schema_parts).map_or(0, |(_, m)| m);
     if major >= 2 {
         return from_value(value, path, line);
@@ -136,7 +153,7 @@ pub fn parse_record<T: DeserializeOwned>(text: &str, expected: &str, path: &Path
         nested(&value, "envelope", crate::envelope::SCHEMA, path, line)?;
         if let Some(plan) = value.get("plan").and_then(Value::as_array) {
             for (i, cell) in plan.iter().enumerate() {
-                check_schema(cell, crate::plan::cell::CELL_SCHEMA, path, line).map_err(|e| in_field(e, &format!("plan[{i}]")))?;
+                check_schema(cell, crate::model::CELL_SCHEMA, path, line).map_err(|e| in_field(e, &format!("plan[{i}]")))?;
             }
         }
     }

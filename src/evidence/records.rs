@@ -7,14 +7,13 @@ use serde_json::Value;
 
 use super::trials::{RoundRecord, RowStop, TrialRecord};
 use super::worker::{MeasurementRecord, ProcessRecord, SampleRecord, Status, VerifierRecord, WorkerReport};
-use crate::cli::Profile;
 use crate::envelope::Envelope;
 use crate::measure::counters::CounterRecord;
 use crate::measure::interference::Interference;
 use crate::measure::rusage::Rusage;
-use crate::plan::{Cell, RunOptions, TrialPlan};
+use crate::model::{Cell, Direction, Profile, TableShape, TrialPlan, Unit};
+use crate::plan::RunOptions;
 use crate::stats::{Sample, Summary, TrialEstimate};
-use crate::workloads::contract::{Direction, TableShape, Unit};
 
 pub const RUN_SCHEMA: &str = "proofbench.run/2";
 pub const ROW_SCHEMA: &str = "proofbench.row/2";
@@ -168,7 +167,7 @@ impl Row {
     /// The axis values as text (`variant=b, workers=2`), or `-`: how
     /// `compare` and the history match rows.
     pub fn axes_text(&self) -> String {
-        let v: Vec<String> = self.cell.axis_values().into_iter().map(|(a, v)| format!("{a}={}", crate::plan::value_text(&v))).collect();
+        let v: Vec<String> = self.cell.axis_values().into_iter().map(|(a, v)| format!("{a}={}", crate::model::value_text(&v))).collect();
         if v.is_empty() { "-".into() } else { v.join(", ") }
     }
 
@@ -337,7 +336,7 @@ pub struct RunRecord {
     /// The variants every cell was measured under (`--variant`), the base
     /// marked; empty in a run without variants.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub variants: Vec<crate::plan::Variant>,
+    pub variants: Vec<crate::model::Variant>,
 }
 
 /// `incomplete: N of M cells ran` for a run without its finish record

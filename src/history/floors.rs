@@ -19,9 +19,8 @@ use serde_json::Value;
 
 use crate::compare::{FloorLookup, machine_key};
 use crate::evidence::{Row, RunKind};
-use crate::plan::variant::AXIS;
+use crate::model::{Params, variant::AXIS};
 use crate::stats::noise_floor;
-use crate::workloads::contract::Params;
 
 use super::Store;
 

@@ -18,7 +18,6 @@
 //! a record that is not JSON) is an error naming the database, the run and
 //! the column.
 
-pub mod command;
 pub mod floors;
 mod migrate;
 pub mod regress;
@@ -30,10 +29,10 @@ use anyhow::Context;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::cli::UsageError;
 use crate::envelope::Envelope;
 use crate::evidence::read::{parse_record, parse_row};
-use crate::evidence::{EvidenceError, RUN_SCHEMA, Row, RunRecord, Status, StoredRun, check_not_running, incomplete_text, read_run};
+use crate::evidence::{EvidenceError, RUN_SCHEMA, Row, RunRecord, StoredRun, check_not_running, incomplete_text, read_run};
+use crate::model::{Status, UsageError};
 use crate::report::axes_text;
 use crate::report::terminal::to_stderr;
 
@@ -195,30 +194,9 @@ pub fn machine_of(e: &Envelope) -> String {
     format!("{host}, {model}, {cpus}")
 }
 
-/// The commit of the system under test: `--commit REV` as given (`none`
-/// for none), else `git rev-parse HEAD` in the current directory (none
-/// outside a repository or without git).
-pub fn commit_of(flag: Option<&str>) -> Option<String> {
-    match flag {
-        Some("none") => None,
-        Some(rev) => Some(rev.to_string()),
-        None => {
-            let out = std::process::Command::new("git")
-                .args(["rev-parse", "HEAD"])
-                .stdin(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .output()
-                .ok()?;
-            let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            (out.status.success() && !text.is_empty()).then_some(text)
-        }
-    }
-}
-
-/// A history id as typed: `h:12` or `#12`.
-pub fn parse_id(text: &str) -> Option<i64> {
-    text.strip_prefix("h:").or_else(|| text.strip_prefix('#')).and_then(|n| n.parse().ok()).filter(|n| *n > 0)
-}
+/// A history id as typed (`h:12` or `#12`), kept at this path for code
+/// written before it moved to `evidence`.
+pub use crate::evidence::parse_history_id as parse_id;
 
 /// The default database of a results root (`results/history.sqlite`).
 pub fn default_db() -> PathBuf {
@@ -365,7 +343,7 @@ impl Store {
                 stored.rows.len() as i64,
                 ok as i64,
                 run.complete,
-                crate::runner::utc_now(),
+                crate::model::utc_now(),
                 run_json,
             ],
         )?;

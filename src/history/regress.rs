@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 
 use crate::compare::{FloorLookup, Options, RowComparison, Verdict, bands_summary, judge};
-use crate::evidence::{Row, Status};
+use crate::evidence::Row;
+use crate::model::Status;
 use crate::report::axes_text;
 use crate::report::format;
 use crate::report::markdown as md;

@@ -7,10 +7,8 @@ use std::sync::OnceLock;
 use serde_json::json;
 
 use super::*;
-use crate::cli::Profile;
 use crate::compare::{Options, Verdict};
-use crate::plan::CpuClass;
-use crate::workloads::contract::Unit;
+use crate::model::{CpuClass, Profile, Unit};
 
 /// A row of `workload` with the given parameters (none of them axes) and
 /// timed samples: the report tests' fake row, renamed.

@@ -25,8 +25,8 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use crate::envelope::Reading;
 use crate::measure::rusage::Rusage;
+use crate::model::Reading;
 
 /// Which window the counters of a row cover.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -14,9 +14,9 @@ pub use cell::{Cell, CpuClass, MeasureSpec, Placement, ProfileDefaults, TrialPla
 pub use variant::{Setting, SettingKey, Variant};
 pub use workers::WorkersSpec;
 
-use crate::cli::{PinStrategy, Profile};
+use crate::model::{Params, PinStrategy, Profile};
 use crate::topology::{Topology, pin};
-use crate::workloads::contract::{ParamKind, Params, WorkloadSpec};
+use crate::workloads::contract::{ParamKind, WorkloadSpec};
 
 /// Errors in what the user asked for (exit code 2). Each names the flag.
 #[derive(Debug, thiserror::Error)]
@@ -113,7 +113,7 @@ pub struct Plan {
 }
 
 /// The least time budget one trial's timed samples may have.
-pub const MIN_TRIAL_BUDGET_MS: u64 = 10;
+pub use crate::model::MIN_TRIAL_BUDGET_MS;
 /// The most trials a cell may have.
 pub const MAX_TRIALS: u32 = 1000;
 

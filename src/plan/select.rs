@@ -57,7 +57,7 @@ pub fn select(specs: &[WorkloadSpec], patterns: &[String], include_selftest: boo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::contract::{TableShape, Unit};
+    use crate::model::{TableShape, Unit};
 
     fn spec(id: &'static str, group: &'static str) -> WorkloadSpec {
         WorkloadSpec {

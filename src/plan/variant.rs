@@ -9,125 +9,11 @@
 //! belongs to the value (`env=MALLOC_CONF=narenas:1,tcache:false`,
 //! `launcher=taskset -c 0,1`). An empty SPEC is the build as it is.
 
-use serde::{Deserialize, Serialize};
-
 use super::PlanError;
 
-/// What a setting changes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SettingKey {
-    /// Another proofbench binary (of the same version) runs the worker.
-    Exe,
-    /// A library loaded with `LD_PRELOAD` into the worker.
-    Preload,
-    /// The `allocator` parameter (`system`, `mimalloc`, `jemalloc`, `preload:<path.so>`).
-    Allocator,
-    /// `K=V`: an environment variable of the worker.
-    Env,
-    /// A command prefix the worker runs under (`taskset -c 1`, `numactl -N 0`).
-    Launcher,
-    /// `NAME=VALUE`: one value of a parameter (a command workload's placeholder too).
-    Param,
-}
-
-impl SettingKey {
-    /// Every key, in the order the help lists them.
-    pub const ALL: [SettingKey; 6] =
-        [SettingKey::Exe, SettingKey::Preload, SettingKey::Allocator, SettingKey::Env, SettingKey::Launcher, SettingKey::Param];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SettingKey::Exe => "exe",
-            SettingKey::Preload => "preload",
-            SettingKey::Allocator => "allocator",
-            SettingKey::Env => "env",
-            SettingKey::Launcher => "launcher",
-            SettingKey::Param => "param",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<SettingKey> {
-        SettingKey::ALL.into_iter().find(|k| k.as_str() == name)
-    }
-
-    fn known() -> String {
-        SettingKey::ALL.map(SettingKey::as_str).join(", ")
-    }
-}
-
-/// One setting of a variant, as typed after its key.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Setting {
-    pub key: SettingKey,
-    pub value: String,
-}
-
-impl Setting {
-    /// `K` and `V` of an `env` or `param` setting.
-    pub fn pair(&self) -> (&str, &str) {
-        self.value.split_once('=').unwrap_or((&self.value, ""))
-    }
-}
-
-impl std::fmt::Display for Setting {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}={}", self.key.as_str(), self.value)
-    }
-}
-
-/// A variant as the cell and run.json record it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Variant {
-    pub name: String,
-    /// Whether the others are compared with this one.
-    pub base: bool,
-    pub settings: Vec<Setting>,
-}
-
-/// The name of the axis the variants make.
-pub const AXIS: &str = "variant";
-
-impl Variant {
-    /// The values of settings with key `key`.
-    pub fn values(&self, key: SettingKey) -> impl Iterator<Item = &str> {
-        self.settings.iter().filter(move |s| s.key == key).map(|s| s.value.as_str())
-    }
-
-    /// The one value of a key a variant may give once (`exe`, `preload`, `launcher`).
-    pub fn one(&self, key: SettingKey) -> Option<&str> {
-        self.values(key).next()
-    }
-
-    /// The parameter overrides (`NAME=VALUE`) the variant makes, `allocator=` included.
-    pub fn params(&self) -> Vec<String> {
-        self.settings
-            .iter()
-            .filter_map(|s| match s.key {
-                SettingKey::Param => Some(s.value.clone()),
-                SettingKey::Allocator => Some(format!("allocator={}", s.value)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// The environment variables it sets for the worker.
-    pub fn env(&self) -> Vec<(String, String)> {
-        self.settings.iter().filter(|s| s.key == SettingKey::Env).map(|s| s.pair()).map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
-
-    /// The words of its launcher prefix (empty without one).
-    pub fn wrapper(&self) -> Vec<String> {
-        self.one(SettingKey::Launcher).and_then(shlex::split).unwrap_or_default()
-    }
-
-    /// `a (base): param=range=1000000` for reports.
-    pub fn describe(&self) -> String {
-        let settings: Vec<String> = self.settings.iter().map(Setting::to_string).collect();
-        let what = if settings.is_empty() { "the build as it is".to_string() } else { settings.join(", ") };
-        format!("{}{}: {what}", self.name, if self.base { " (base)" } else { "" })
-    }
-}
+/// The variant vocabulary, kept at these paths for code written before
+/// `model`.
+pub use crate::model::variant::{AXIS, ENV_NAME_RULE, Setting, SettingKey, Variant, env_name_ok};
 
 fn bad(text: &str, why: impl Into<String>) -> PlanError {
     PlanError::BadVariant { text: text.to_string(), why: why.into() }
@@ -155,20 +41,6 @@ fn split_settings(text: &str, spec: &str) -> Result<Vec<Setting>, PlanError> {
         }
     }
     Ok(out)
-}
-
-/// What [`env_name_ok`] accepts, for error messages.
-pub const ENV_NAME_RULE: &str = "letters, digits and '_', not starting with a digit";
-
-/// Whether `name` can name an environment variable: ASCII letters, digits
-/// and `_`, not starting with a digit, as POSIX shells accept
-/// ([`ENV_NAME_RULE`]). So never empty, never holding `=` (which would split
-/// into another name and value in the child's environment) or NUL. The one
-/// check for every environment variable name proofbench takes: `--variant
-/// NAME=env=K=V` and the `env` table of a command workload.
-pub fn env_name_ok(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Checks one setting on its own (what needs the machine, such as whether

@@ -2,9 +2,9 @@
 //! every row, and the hardware counters where the kernel gave them (else the
 //! reason, once).
 
-use crate::envelope::Reading;
-use crate::evidence::{Row, Status};
+use crate::evidence::Row;
 use crate::measure::counters::CounterRecord;
+use crate::model::{Reading, Status};
 
 use super::axes_text;
 use super::format;

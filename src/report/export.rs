@@ -6,22 +6,14 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::evidence::{Status, StoredRun};
-use crate::plan::value_text;
-use crate::workloads::contract::{Direction, Unit};
+use crate::evidence::StoredRun;
+use crate::model::{Direction, Status, Unit, value_text};
 
 use super::table::{Align, Table};
 use super::{axes_text, format};
 
-/// An export format (`report --export`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    Csv,
-    Json,
-    Markdown,
-    /// Bencher Metric Format JSON.
-    Bmf,
-}
+/// An export format, kept at this path for code written before `model`.
+pub use crate::model::ExportFormat;
 
 /// The exported figures of one row.
 #[derive(Clone, Debug, Serialize)]

@@ -5,7 +5,8 @@
 //! comes from the records is HTML-escaped here; the SVG text is escaped by
 //! plotters.
 
-use crate::evidence::{Status, StoredRun};
+use crate::evidence::StoredRun;
+use crate::model::Status;
 
 use super::plot::Plot;
 
@@ -300,9 +301,9 @@ fn md_to_html(md: &str, figure: &mut dyn FnMut(&str) -> Option<String>) -> Strin
 mod tests {
     use super::*;
     use crate::evidence::{RUN_SCHEMA, Row, RunRecord};
-    use crate::plan::CpuClass;
+    use crate::model::CpuClass;
+    use crate::model::Unit;
     use crate::report::tests::fake_row;
-    use crate::workloads::contract::Unit;
 
     const XSS: &str = "<script>alert(1)</script>";
 
@@ -318,7 +319,7 @@ mod tests {
             id: "run-1".into(),
             label: XSS.into(),
             commit: None,
-            profile: crate::cli::Profile::Quick,
+            profile: crate::model::Profile::Quick,
             seed: 1,
             options,
             envelope: crate::envelope::Envelope::collect(&crate::topology::fixture_root("kvm-2c"), vec!["proofbench".into()], 1),

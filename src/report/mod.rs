@@ -17,7 +17,8 @@ pub mod workloads;
 
 pub use crate::text::{format, markdown, table};
 
-use crate::evidence::{Row, RunRecord, Status, StatusCounts, StoredRun};
+use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
+use crate::model::Status;
 
 use markdown as md;
 use table::{Align, Cell, Table};
@@ -92,7 +93,7 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> String {
         t.push(vec!["Kind".into(), format!("{} (an A/A self-check: two identical variants)", run.kind.as_str())]);
     }
     if !run.variants.is_empty() {
-        t.push(vec!["Variants".into(), run.variants.iter().map(crate::plan::Variant::describe).collect::<Vec<_>>().join("; ")]);
+        t.push(vec!["Variants".into(), run.variants.iter().map(crate::model::Variant::describe).collect::<Vec<_>>().join("; ")]);
     }
     t.push(vec!["Started (UTC)".into(), run.started_utc.clone()]);
     t.push(vec!["Finished (UTC)".into(), run.finished_utc.clone().unwrap_or_else(|| "(not finished)".into())]);

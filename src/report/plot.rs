@@ -15,9 +15,8 @@ use std::collections::BTreeMap;
 
 use plotters::prelude::*;
 
-use crate::evidence::{Row, Status};
-use crate::plan::value_text;
-use crate::workloads::contract::Direction;
+use crate::evidence::Row;
+use crate::model::{Direction, Status, value_text};
 
 /// A plot of one workload: its file name under `plots/` and its SVG.
 pub struct Plot {
@@ -322,9 +321,9 @@ mod tests {
 
     /// Rows of `w.x` at 1 and 2 workers under two allocators (a categorical axis).
     fn allocator_rows() -> Vec<Row> {
-        use crate::plan::CpuClass;
+        use crate::model::CpuClass;
+        use crate::model::Unit;
         use crate::report::tests::fake_row;
-        use crate::workloads::contract::Unit;
         let mut rows = Vec::new();
         for (alloc, base) in [("system", 100.0), ("<script>alert(1)</script>", 80.0)] {
             for k in [1usize, 2] {

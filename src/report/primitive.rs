@@ -3,10 +3,9 @@
 //! median's 95% CI and MB/s for throughput rows; under it the wall and CPU
 //! time the group's cells took. Only `ok` rows enter it.
 
-use crate::evidence::{Row, Status};
-use crate::plan::value_text;
+use crate::evidence::Row;
+use crate::model::{Status, TableShape, Unit, value_text};
 use crate::stats;
-use crate::workloads::contract::{TableShape, Unit};
 
 use super::format;
 use super::table::{Align, Table};

@@ -9,10 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::evidence::{Row, Status};
-use crate::plan::value_text;
+use crate::evidence::Row;
+use crate::model::{Direction, Status, value_text};
 use crate::stats::{LEVEL, ratio};
-use crate::workloads::contract::Direction;
 
 use super::format;
 use super::table::{Align, Table};

@@ -5,10 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::evidence::{Row, Status};
-use crate::plan::value_text;
+use crate::evidence::Row;
+use crate::model::{Direction, Status, value_text};
 use crate::topology::cpulist;
-use crate::workloads::contract::Direction;
 
 use super::format;
 use super::table::{Align, Table};

@@ -3,10 +3,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::cli::{PinStrategy, Profile};
 use crate::evidence::{ProcessRecord, ROW_SCHEMA, RowStats, SampleRecord};
-use crate::plan::{Cell, CpuClass, MeasureSpec, Placement};
-use crate::workloads::contract::Unit;
+use crate::model::{Cell, CpuClass, MeasureSpec, PinStrategy, Placement, Profile, Unit};
 
 /// A row of workload `w.x` whose trials each took one of `values` (so its
 /// median over trials is the median of `values`).
@@ -28,7 +26,7 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         })
         .collect();
     let cell = Cell {
-        schema: crate::plan::cell::CELL_SCHEMA.into(),
+        schema: crate::model::CELL_SCHEMA.into(),
         index: workers,
         row_id: format!("{workers:03}-w.x-workers={workers}"),
         workload: "w.x".into(),
@@ -204,7 +202,7 @@ fn primitives_table_has_the_rvos_columns_and_group_times() {
         r.process.rusage = Some(crate::measure::rusage::Rusage { user_us: 300, sys_us: 200, ..Default::default() });
         r
     };
-    use crate::workloads::contract::TableShape;
+    use crate::model::TableShape;
     let rows = [
         mk(1, TableShape::Primitive, Unit::NsPerOp, Status::Ok),
         mk(2, TableShape::Primitive, Unit::MbPerSec, Status::Ok),
@@ -227,7 +225,7 @@ fn primitives_table_has_the_rvos_columns_and_group_times() {
 
 #[test]
 fn the_strategies_table_compares_each_strategy_with_none() {
-    use crate::cli::PinStrategy;
+    use crate::model::PinStrategy;
     let mk = |pin: PinStrategy, v: f64| {
         let mut r = fake_row(2, CpuClass::Physical, &[v, v, v], None, Status::Ok, Unit::Ns);
         r.cell.axes = vec!["pin".into(), "workers".into()];

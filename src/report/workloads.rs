@@ -1,7 +1,7 @@
 //! The registry as text: `proofbench list`, its JSON, and docs/WORKLOADS.md
 //! (generated from the same declarations, and checked against them by a test).
 
-use crate::plan::value_text;
+use crate::model::value_text;
 use crate::workloads::contract::{ParamKind, ParamSpec, WorkloadSpec};
 
 use super::markdown as md;

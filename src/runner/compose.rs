@@ -5,11 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::evidence::dir::parse_record;
-use crate::evidence::{
-    ProcessRecord, ROW_SCHEMA, Row, RowStats, RowStop, Status, TrialRecord, VerifierRecord, WORKER_SCHEMA, WorkerReport,
-};
+use crate::evidence::{ProcessRecord, ROW_SCHEMA, Row, RowStats, RowStop, TrialRecord, VerifierRecord, WORKER_SCHEMA, WorkerReport};
 use crate::measure::interference::cpu_list;
-use crate::plan::Cell;
+use crate::model::{Cell, Status};
 use crate::stats::{DEFAULT_NOISE, TrialEstimate};
 use crate::workloads::contract::WorkloadSpec;
 

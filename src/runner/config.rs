@@ -1,4 +1,5 @@
-//! The first stage of a run: what the user typed, checked and resolved into
+//! The first stage of a run: what was asked ([`RunRequest`], which the
+//! command layer builds from the command line), checked and resolved into
 //! everything the rounds need (ripgrep's two stages). Nothing here starts a
 //! worker or writes a file; every refusal is a usage error naming its flag.
 
@@ -7,16 +8,70 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::cli::{RunArgs, UsageError};
-use crate::envelope::{Envelope, Reading};
+use crate::envelope::Envelope;
 use crate::evidence::RunKind;
-use crate::plan::{self, Cell, Plan, RunOptions, SettingKey, TrialPlan, Variant};
+use crate::model::{Cell, Reading, SettingKey, TrialPlan, UsageError, Variant, utc_now};
+use crate::plan::{self, Plan, RunOptions};
 use crate::workloads::contract::WorkloadSpec;
 use crate::workloads::registry;
 
 use super::launcher::{self, Launcher};
 use super::spawn::{self, Invocation};
-use super::{DEFAULT_SEED, utc_now};
+
+/// What a run is asked to do, as the command layer resolved it from the
+/// command line (no flag types; every default that needs no machine
+/// applied). Messages still name the flags a value came from.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    /// What the user asked for, as run.json records it (`options`): the
+    /// selection, profile, axes and measurement settings the plan reads.
+    pub options: RunOptions,
+    pub kind: RunKind,
+    /// The command line, as the envelope records it.
+    pub argv: Vec<String>,
+    /// `--seed`, else the default seed.
+    pub seed: u64,
+    /// The per-trial timeout: `--timeout`, else the profile's.
+    pub timeout: Duration,
+    /// Whether the timeout is `--timeout`'s (not the profile's).
+    pub timeout_given: bool,
+    /// `--settle`.
+    pub settle: Option<Duration>,
+    /// The files of command workloads (`--workloads`).
+    pub workloads: Vec<PathBuf>,
+    /// `--io-dir`.
+    pub io_dir: Option<PathBuf>,
+    /// The directory that receives the run directories (`--out`).
+    pub out: PathBuf,
+    /// Exactly this run directory (`--run-dir`).
+    pub run_dir: Option<PathBuf>,
+    /// `--label`.
+    pub label: Option<String>,
+    /// `--commit` as typed (`none` for none; absent: git's HEAD).
+    pub commit: Option<String>,
+    /// Whether the run is recorded in the history (not `--no-history`).
+    pub history: bool,
+    /// `--db`: the history database (absent: beside the run directory).
+    pub db: Option<PathBuf>,
+    /// `--json`: each row to stdout as a JSON line.
+    pub json: bool,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// `--counters`: each group's counters table on the terminal.
+    pub counters: bool,
+    /// The launchers of `--launcher` (one per host of `--hosts`; none: a
+    /// local run), checked.
+    pub launchers: Vec<Launcher>,
+    /// `--fail-on-regression`.
+    pub fail_on_regression: bool,
+}
+
+impl RunRequest {
+    /// Whether the run goes once per host (`--hosts`).
+    pub fn per_host(&self) -> bool {
+        self.launchers.iter().any(|l| l.host.is_some())
+    }
+}
 
 /// Where a run's cells run: here, or through a launcher whose side's
 /// envelope has been probed.
@@ -61,15 +116,15 @@ pub struct ScratchRoot {
 }
 
 impl RunConfig {
-    /// Checks the arguments, plans the cells for `target` and reads its
+    /// Checks the request, plans the cells for `target` and reads its
     /// envelope. `label` overrides `--label` (one per host of `--hosts`).
-    pub fn new(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>, kind: RunKind) -> anyhow::Result<RunConfig> {
+    pub fn new(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Result<RunConfig> {
         // A bad workload file stops the run here, before anything is created.
-        let commands = crate::workloads::command::load(&args.workloads, &registry::specs())?;
+        let commands = crate::workloads::command::load(&req.workloads, &registry::specs())?;
         let specs = crate::workloads::command::specs_with(registry::specs(), &commands);
-        let seed = args.seed.unwrap_or(DEFAULT_SEED);
-        let timeout = args.timeout.unwrap_or_else(|| args.profile.default_timeout());
-        check_settle(args, timeout)?;
+        let (seed, timeout, kind) = (req.seed, req.timeout, req.kind);
+        check_settle(req)?;
+        let argv = req.argv.clone();
         let (envelope, launcher) = match target {
             Target::Local => (Envelope::collect(Path::new("/"), argv, seed), None),
             Target::Launched(l, e) => {
@@ -86,14 +141,14 @@ impl RunConfig {
         };
         let release = envelope.kernel.release.ok().cloned().unwrap_or_else(|| "unknown".into());
         let label = label.unwrap_or_else(|| format!("linux-{release}"));
-        let options = options(args, timeout);
+        let options = req.options.clone();
         let Plan { mut cells, trials, groups, variants } = plan::build(&options, &label, seed, &specs, &topo)?;
         crate::workloads::command::attach(&mut cells, &commands);
         let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
         for v in &variants {
             check_variant(v, &exe, launcher.as_ref(), &cells)?;
         }
-        let scratch_root = scratch_root(args, &exe, &cells, launcher.as_ref())?;
+        let scratch_root = scratch_root(req.io_dir.as_ref(), &exe, &cells, launcher.as_ref())?;
         Ok(RunConfig { seed, timeout, label, options, cells, trials, groups, variants, kind, specs, envelope, launcher, exe, scratch_root })
     }
 
@@ -120,57 +175,21 @@ impl RunConfig {
 
 /// `--settle` happens inside every trial, so a settle as long as the
 /// timeout would make every trial time out before its first sample.
-fn check_settle(args: &RunArgs, timeout: Duration) -> Result<(), UsageError> {
-    match args.settle {
-        Some(settle) if settle >= timeout => {
-            let whose = if args.timeout.is_some() {
+fn check_settle(req: &RunRequest) -> Result<(), UsageError> {
+    match req.settle {
+        Some(settle) if settle >= req.timeout => {
+            let whose = if req.timeout_given {
                 "--timeout".to_string()
             } else {
-                format!("the {} profile's; see --timeout", args.profile.as_str())
+                format!("the {} profile's; see --timeout", req.options.profile.as_str())
             };
             Err(UsageError(format!(
                 "--settle {}: must be shorter than the timeout ({}, {whose}), or every trial times out before it measures",
                 humantime::format_duration(settle),
-                humantime::format_duration(timeout)
+                humantime::format_duration(req.timeout)
             )))
         }
         _ => Ok(()),
-    }
-}
-
-/// What the user asked for, as run.json records it.
-fn options(args: &RunArgs, timeout: Duration) -> RunOptions {
-    let ms = |d: Duration| d.as_millis() as u64;
-    RunOptions {
-        selection: args.selection.clone(),
-        profile: args.profile,
-        workers: args.workers.clone(),
-        oversubscribe: args.oversubscribe,
-        pin: args.pin.clone(),
-        runtime: args.runtime.clone(),
-        allocator: args.allocator.clone(),
-        compare: if args.compare_cores {
-            Some(plan::CompareMode::Cores)
-        } else if args.compare_strategies {
-            Some(plan::CompareMode::Strategies)
-        } else {
-            None
-        },
-        runs: args.runs,
-        trials: args.trials,
-        max_trials: args.max_trials,
-        run_budget_ms: args.run_budget.map(ms),
-        time_budget_ms: args.time_budget.map(ms),
-        timeout_ms: ms(timeout),
-        warmup: args.warmup,
-        settle_ms: args.settle.map(ms),
-        ci_target_pct: args.ci_target,
-        params: args.params.clone(),
-        include_selftest: args.include_selftest,
-        io_dir: args.io_dir.as_ref().map(|p| p.display().to_string()),
-        inject_fault: args.inject_fault.clone(),
-        variants: args.variants.clone(),
-        base: args.base.clone(),
     }
 }
 
@@ -246,11 +265,11 @@ fn preload_ok(v: &Variant, exe: &Path, launcher: Option<&Launcher>) -> anyhow::R
 /// written is not (nor a `TMPDIR` that is missing or cannot be written):
 /// the rows that need files are then skipped with the reason, and the
 /// others run ([`super::trial`]).
-fn scratch_root(args: &RunArgs, exe: &Path, cells: &[Cell], launcher: Option<&Launcher>) -> anyhow::Result<ScratchRoot> {
+fn scratch_root(io_dir: Option<&PathBuf>, exe: &Path, cells: &[Cell], launcher: Option<&Launcher>) -> anyhow::Result<ScratchRoot> {
     match launcher {
         None => {
             crate::workloads::alloc::allocator::check_cells(exe, cells).map_err(UsageError)?;
-            if let Some(dir) = &args.io_dir {
+            if let Some(dir) = io_dir {
                 if !dir.is_dir() {
                     return Err(UsageError(format!("--io-dir {}: not a directory", dir.display())).into());
                 }
@@ -273,7 +292,7 @@ fn scratch_root(args: &RunArgs, exe: &Path, cells: &[Cell], launcher: Option<&La
                     seen.push(lib);
                 }
             }
-            let root = match &args.io_dir {
+            let root = match io_dir {
                 Some(dir) => ScratchRoot { path: dir.clone(), shown: format!("--io-dir {}", dir.display()) },
                 None => ScratchRoot {
                     path: PathBuf::from(launcher::DEFAULT_SCRATCH_ROOT),

@@ -16,9 +16,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::{RunArgs, UsageError};
-use crate::envelope::{Envelope, Reading, tool_info};
+use crate::envelope::{Envelope, tool_info};
 use crate::evidence::LauncherRecord;
+use crate::model::{Reading, UsageError};
 
 use super::spawn::Invocation;
 
@@ -62,62 +62,6 @@ impl Captured {
     /// The last non-empty line of stderr, for an error message.
     pub fn last_error_line(&self) -> &str {
         self.stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("(nothing on stderr)")
-    }
-}
-
-/// Checks `--launcher`, `--remote-exe` and `--hosts` together: one launcher
-/// per host, or one without a host, or none (a local run). Errors are usage
-/// errors naming the flag.
-pub fn from_args(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
-    let Some(template) = &args.launcher else {
-        if args.hosts.is_some() || args.remote_exe.is_some() {
-            let flag = if args.hosts.is_some() { "--hosts" } else { "--remote-exe" };
-            return Err(UsageError(format!("{flag} needs --launcher")).into());
-        }
-        return Ok(Vec::new());
-    };
-    let words =
-        shlex::split(template).ok_or_else(|| UsageError(format!("--launcher '{template}': unbalanced quotes or a trailing backslash")))?;
-    if words.is_empty() {
-        return Err(UsageError("--launcher is empty: give a command prefix, e.g. --launcher 'ssh host'".into()).into());
-    }
-    let remote_exe = match &args.remote_exe {
-        Some(p) if p.is_empty() => return Err(UsageError("--remote-exe is empty".into()).into()),
-        Some(p) => p.clone(),
-        None => std::env::current_exe()
-            .map_err(|e| anyhow::anyhow!("locating the proofbench binary for --remote-exe: {e}"))?
-            .display()
-            .to_string(),
-    };
-    let has_host = words.iter().any(|w| w.contains(HOST));
-    let make = |host: Option<&str>| Launcher {
-        template: template.clone(),
-        prefix: words.iter().map(|w| host.map_or_else(|| w.clone(), |h| w.replace(HOST, h))).collect(),
-        host: host.map(str::to_string),
-        remote_exe: remote_exe.clone(),
-    };
-    match &args.hosts {
-        None if has_host => Err(UsageError(format!("--launcher '{template}' contains {HOST}: give the hosts with --hosts a,b,c")).into()),
-        None => Ok(vec![make(None)]),
-        Some(_) if !has_host => {
-            Err(UsageError(format!("--hosts needs {HOST} in --launcher (e.g. --launcher 'ssh {HOST}'); '{template}' has none")).into())
-        }
-        Some(_) if args.run_dir.is_some() => {
-            Err(UsageError("--run-dir names one directory, but --hosts writes one per host: use --out DIR".into()).into())
-        }
-        Some(hosts) => {
-            let mut seen: Vec<&str> = Vec::new();
-            for h in hosts {
-                if h.trim().is_empty() || h.chars().any(char::is_whitespace) {
-                    return Err(UsageError(format!("--hosts: '{h}' is not a host name")).into());
-                }
-                if seen.contains(&h.as_str()) {
-                    return Err(UsageError(format!("--hosts: {h} is given twice")).into());
-                }
-                seen.push(h);
-            }
-            Ok(hosts.iter().map(|h| make(Some(h))).collect())
-        }
     }
 }
 
@@ -321,61 +265,6 @@ pub fn capture(mut command: Command, timeout: Duration) -> std::io::Result<Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    fn args(extra: &[&str]) -> RunArgs {
-        let cli = crate::cli::Cli::try_parse_from([&["proofbench", "run"], extra].concat()).expect("parses");
-        match cli.command {
-            crate::cli::Command::Run(a) => *a,
-            _ => unreachable!(),
-        }
-    }
-
-    fn usage(extra: &[&str]) -> String {
-        let e = from_args(&args(extra)).expect_err("refused");
-        assert!(e.is::<UsageError>(), "{e:#}");
-        e.to_string()
-    }
-
-    #[test]
-    fn no_launcher_is_a_local_run() {
-        assert!(from_args(&args(&[])).unwrap().is_empty());
-    }
-
-    #[test]
-    fn the_prefix_is_split_shell_style_and_not_run_through_a_shell() {
-        let l = from_args(&args(&["--launcher", "sh -c 'exec \"$@\"' sh", "--remote-exe", "/opt/pb"])).unwrap();
-        assert_eq!(l.len(), 1);
-        assert_eq!(l[0].prefix, ["sh", "-c", "exec \"$@\"", "sh"]);
-        assert_eq!(l[0].host, None);
-        let c = l[0].proofbench(&Invocation::preload(Some("/lib/libx.so")), &["worker"]);
-        let argv: Vec<_> = std::iter::once(c.get_program()).chain(c.get_args()).map(|s| s.to_string_lossy().into_owned()).collect();
-        assert_eq!(argv, ["sh", "-c", "exec \"$@\"", "sh", "env", "LD_PRELOAD=/lib/libx.so", "/opt/pb", "worker"]);
-        assert_eq!(l[0].display(&["a b"]), "sh -c 'exec \"$@\"' sh 'a b'");
-    }
-
-    #[test]
-    fn hosts_give_one_launcher_each_with_the_host_in_place() {
-        let l = from_args(&args(&["--launcher", "ssh -o BatchMode=yes {host}", "--hosts", "a,b.example"])).unwrap();
-        assert_eq!(l.iter().map(|l| l.prefix.join(" ")).collect::<Vec<_>>(), ["ssh -o BatchMode=yes a", "ssh -o BatchMode=yes b.example"]);
-        assert_eq!(l[1].host.as_deref(), Some("b.example"));
-        assert_eq!(l[1].name(), "--launcher 'ssh -o BatchMode=yes {host}' for host b.example");
-        // The default remote binary is this one.
-        assert_eq!(l[0].remote_exe, std::env::current_exe().unwrap().display().to_string());
-    }
-
-    #[test]
-    fn bad_combinations_are_usage_errors_naming_the_flag() {
-        assert!(usage(&["--launcher", "ssh a", "--hosts", "a,b"]).contains("--hosts needs {host}"));
-        assert!(usage(&["--launcher", "ssh {host}"]).contains("--hosts"));
-        assert!(usage(&["--hosts", "a"]).contains("--hosts needs --launcher"));
-        assert!(usage(&["--remote-exe", "/x"]).contains("--remote-exe needs --launcher"));
-        assert!(usage(&["--launcher", "ssh 'a"]).contains("unbalanced quotes"));
-        assert!(usage(&["--launcher", "  "]).contains("--launcher is empty"));
-        assert!(usage(&["--launcher", "ssh {host}", "--hosts", "a,a"]).contains("a is given twice"));
-        assert!(usage(&["--launcher", "ssh {host}", "--hosts", "a,,b"]).contains("is not a host name"));
-        assert!(usage(&["--launcher", "ssh {host}", "--hosts", "a", "--run-dir", "x"]).contains("--out"));
-    }
 
     #[test]
     fn capture_reports_output_exit_codes_and_timeouts() {

@@ -19,30 +19,26 @@ pub mod trial;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
-use crate::cli::{RunArgs, UsageError};
 use crate::compare::{self, Verdict};
-use crate::evidence::{RUN_SCHEMA, RunCpu, RunDir, RunKind, RunRecord, StatusCounts, read_run};
+use crate::evidence::{RUN_SCHEMA, RunCpu, RunDir, RunRecord, StatusCounts, read_run};
 use crate::measure::affinity;
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
 use crate::report::{self, terminal::Out};
 
+pub use config::RunRequest;
 use config::{RunConfig, Target};
 use observe::Observers;
 use rounds::Outcome;
 
-/// The seed of a run unless `--seed` is given (fixed, so that runs repeat).
-pub const DEFAULT_SEED: u64 = 0x5EED_2026;
+/// The run's default seed and clock text, kept at these paths for code
+/// written before `model`.
+pub use crate::model::{DEFAULT_SEED, utc_now};
 
 /// Exit code of a run stopped by a signal (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
-
-/// UTC now as RFC 3339 with seconds.
-pub fn utc_now() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
 
 /// The worse of two run exit codes: interrupted, then failures, then success.
 fn worse(a: u8, b: u8) -> u8 {
@@ -53,6 +49,26 @@ fn worse(a: u8, b: u8) -> u8 {
         _ => 2,
     };
     if rank(b) > rank(a) { b } else { a }
+}
+
+/// The commit of the system under test: `--commit REV` as given (`none`
+/// for none), else `git rev-parse HEAD` in the current directory (none
+/// outside a repository or without git).
+pub fn commit_of(flag: Option<&str>) -> Option<String> {
+    match flag {
+        Some("none") => None,
+        Some(rev) => Some(rev.to_string()),
+        None => {
+            let out = std::process::Command::new("git")
+                .args(["rev-parse", "HEAD"])
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()?;
+            let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            (out.status.success() && !text.is_empty()).then_some(text)
+        }
+    }
 }
 
 /// This process's peak resident set since its last exec (VmHWM), KiB.
@@ -67,38 +83,12 @@ fn name_part(s: &str) -> String {
     t.chars().take(48).collect()
 }
 
-/// `proofbench noise`: the selection as two identical variants (`a` and
-/// `b`, the build as it is), interleaved in every round; the report's A/B
-/// section is then the machine's noise profile, and the history records the
-/// run as kind `noise`.
-pub fn noise(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
-    if let Some(v) = args.variants.first() {
-        return Err(
-            UsageError(format!("--variant {v}: noise runs two identical variants of its own; use `proofbench run --variant`")).into()
-        );
-    }
-    if args.base.is_some() || args.fail_on_regression {
-        let flag = if args.base.is_some() { "--base" } else { "--fail-on-regression" };
-        return Err(UsageError(format!("{flag}: not for noise, whose two variants are identical")).into());
-    }
-    let mut args = args.clone();
-    args.variants = vec!["a=".into(), "b=".into()];
-    run_kind(&args, argv, RunKind::Noise)
-}
-
-/// Runs the benchmarks the arguments select, here or through `--launcher`
-/// (once per host of `--hosts`); returns the exit code (the worst of the
-/// runs). Every launcher's side must answer before anything runs.
-pub fn run(args: &RunArgs, argv: Vec<String>) -> anyhow::Result<ExitCode> {
-    run_kind(args, argv, RunKind::Run)
-}
-
-fn run_kind(args: &RunArgs, argv: Vec<String>, kind: RunKind) -> anyhow::Result<ExitCode> {
-    if args.fail_on_regression && args.variants.is_empty() {
-        return Err(UsageError("--fail-on-regression needs two or more --variant (compare gates two runs)".into()).into());
-    }
-    let launchers = launcher::from_args(args)?;
-    if args.hosts.is_none() {
+/// Runs what `req` asks for, here or through its launchers (once per host
+/// of `--hosts`); returns the exit code (the worst of the runs). Every
+/// launcher's side must answer before anything runs.
+pub fn run(req: &RunRequest) -> anyhow::Result<ExitCode> {
+    let launchers = req.launchers.clone();
+    if !req.per_host() {
         let target = match launchers.into_iter().next() {
             None => Target::Local,
             Some(l) => {
@@ -106,7 +96,7 @@ fn run_kind(args: &RunArgs, argv: Vec<String>, kind: RunKind) -> anyhow::Result<
                 Target::Launched(l, Box::new(envelope))
             }
         };
-        return run_on(args, argv, target, args.label.clone(), kind).map(|(code, _)| ExitCode::from(code));
+        return run_on(req, target, req.label.clone()).map(|(code, _)| ExitCode::from(code));
     }
     let mut probes = Vec::new();
     for l in &launchers {
@@ -120,8 +110,8 @@ fn run_kind(args: &RunArgs, argv: Vec<String>, kind: RunKind) -> anyhow::Result<
         // The first probe is fresh; later hosts are read again just before they run.
         let envelope = if i == 0 { probed } else { l.probe_envelope()? };
         let host = l.host.clone().unwrap_or_default();
-        let label = args.label.as_ref().map_or_else(|| host.clone(), |x| format!("{x}-{host}"));
-        let (code, dir) = run_on(args, argv.clone(), Target::Launched(l, Box::new(envelope)), Some(label), kind)?;
+        let label = req.label.as_ref().map_or_else(|| host.clone(), |x| format!("{x}-{host}"));
+        let (code, dir) = run_on(req, Target::Launched(l, Box::new(envelope)), Some(label))?;
         dirs.push(format!("  {host}  {}\n", dir.display()));
         worst = worse(worst, code);
         if code == EXIT_INTERRUPTED {
@@ -129,7 +119,7 @@ fn run_kind(args: &RunArgs, argv: Vec<String>, kind: RunKind) -> anyhow::Result<
         }
     }
     let text = format!("Runs by host:\n{}", dirs.concat());
-    if args.json {
+    if req.json {
         report::terminal::to_stderr(&text)
     } else {
         Out::new().print(&text)?
@@ -139,27 +129,27 @@ fn run_kind(args: &RunArgs, argv: Vec<String>, kind: RunKind) -> anyhow::Result<
 
 /// One run on one target: plan, run the rounds, write the records and the
 /// report; returns the exit code and the run directory.
-fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<String>, kind: RunKind) -> anyhow::Result<(u8, PathBuf)> {
+fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Result<(u8, PathBuf)> {
     let start = Start::now();
-    let cfg = RunConfig::new(args, argv, target, label, kind)?;
+    let cfg = RunConfig::new(req, target, label)?;
     // A path that cannot be a run directory (a file, /proc) is the flag's
     // error: exit 2, naming it; a full disk is the machine's (exit 1).
-    let mut dir = match &args.run_dir {
+    let mut dir = match &req.run_dir {
         Some(p) => RunDir::create_at(p).map_err(|e| e.for_flag("--run-dir"))?,
         None => {
             let stamp: String = cfg.envelope.started_utc.chars().filter(|c| *c != '-' && *c != ':').collect();
             let host = cfg.envelope.hostname.ok().map(String::as_str).unwrap_or("unknown-host");
             let name = format!("{stamp}-{}-{}", name_part(host), name_part(&cfg.label));
-            RunDir::create_in(&args.out, &name).map_err(|e| e.for_flag("--out"))?
+            RunDir::create_in(&req.out, &name).map_err(|e| e.for_flag("--out"))?
         }
     };
-    let mut run = run_record(&cfg, args, &dir);
+    let mut run = run_record(&cfg, req, &dir);
     dir.write_run(&run)?;
     signals::install()?;
-    if !args.quiet {
-        announce(&cfg, args, &dir);
+    if !req.quiet {
+        announce(&cfg, req, &dir);
     }
-    let mut observers = Observers::for_run(args, &cfg.cells);
+    let mut observers = Observers::for_run(req, &cfg.cells);
     let outcome = rounds::execute(&cfg, &mut dir, &mut observers)?;
     finish_record(&mut run, &cfg, &outcome, &start);
     dir.write_run(&run)?;
@@ -171,7 +161,7 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
     dir.write_file("report.html", &report::html::render(&stored))?;
     observers.run_finished(dir.path())?;
     let summary = format!("{}\nResults: {}\n", report::footer(&stored.run, &stored.rows), dir.path().display());
-    match (args.json, args.quiet) {
+    match (req.json, req.quiet) {
         (true, true) => {}
         (true, false) => report::terminal::to_stderr(&summary),
         (false, _) => Out::new().print(&summary)?,
@@ -181,7 +171,7 @@ fn run_on(args: &RunArgs, argv: Vec<String>, target: Target, label: Option<Strin
         (false, 0) => 0,
         (false, _) => 1,
     };
-    if args.fail_on_regression {
+    if req.fail_on_regression {
         let opts = compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..compare::Options::default() };
         let regressed: usize = compare::paired::compare(&stored.rows, &run.id, &opts).iter().map(|c| c.count(Verdict::Regressed)).sum();
         if regressed > 0 {
@@ -215,7 +205,7 @@ impl Start {
 }
 
 /// One line on stderr: how many cells and trials, and where the run goes.
-fn announce(cfg: &RunConfig, args: &RunArgs, dir: &RunDir) {
+fn announce(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) {
     let through = cfg.launcher.as_ref().map(|l| format!(", through `{}`", l.display(&[]))).unwrap_or_default();
     let t = &cfg.trials;
     let trials = if t.min == t.max { format!("{} trials each", t.min) } else { format!("{} to {} trials each", t.min, t.max) };
@@ -228,19 +218,19 @@ fn announce(cfg: &RunConfig, args: &RunArgs, dir: &RunDir) {
     report::terminal::to_stderr(&format!(
         "proofbench: {} cells{variants}, {trials}, profile {}{through}, writing {}\n",
         cfg.cells.len(),
-        args.profile.as_str(),
+        req.options.profile.as_str(),
         dir.path().display()
     ));
 }
 
 /// The run's record as it starts: the plan and the machine, nothing measured.
-fn run_record(cfg: &RunConfig, args: &RunArgs, dir: &RunDir) -> RunRecord {
+fn run_record(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) -> RunRecord {
     RunRecord {
         schema: RUN_SCHEMA.to_string(),
         id: dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         label: cfg.label.clone(),
-        commit: crate::history::commit_of(args.commit.as_deref()),
-        profile: args.profile,
+        commit: commit_of(req.commit.as_deref()),
+        profile: req.options.profile,
         seed: cfg.seed,
         options: cfg.options.clone(),
         envelope: cfg.envelope.clone(),

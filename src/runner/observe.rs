@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::RunArgs;
 use crate::evidence::{Row, RunDir, TrialRecord, read_run};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::report::{self, terminal::Out};
 
+use super::config::RunRequest;
 use super::observer::Observer;
 use super::progress::{Printer, Progress};
 
@@ -21,22 +21,22 @@ impl Observers {
     /// The observers `run` asks for: progress, the JSON stream (`--json`),
     /// plots, HTML and terminal tables as each group's rows are all decided,
     /// and the history at the end (unless `--no-history`).
-    pub fn for_run(args: &RunArgs, cells: &[Cell]) -> Observers {
-        let progress = Progress::new(args.quiet);
+    pub fn for_run(req: &RunRequest, cells: &[Cell]) -> Observers {
+        let progress = Progress::new(req.quiet);
         let printer = progress.printer();
         let mut list: Vec<Box<dyn Observer>> = vec![Box::new(progress)];
-        if args.json {
+        if req.json {
             list.push(Box::new(JsonStream { out: Out::new() }));
         }
         list.push(Box::new(GroupOutputs {
             cells: cells.to_vec(),
-            tables: !args.json && !args.quiet,
-            counters: args.counters,
+            tables: !req.json && !req.quiet,
+            counters: req.counters,
             printer,
             out: Out::new(),
         }));
-        if !args.no_history {
-            list.push(Box::new(History { db: args.db.clone(), quiet: args.quiet }));
+        if req.history {
+            list.push(Box::new(History { db: req.db.clone(), quiet: req.quiet }));
         }
         Observers { list }
     }

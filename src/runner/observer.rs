@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::evidence::{Row, RunDir, TrialRecord};
-use crate::plan::Cell;
+use crate::model::Cell;
 
 /// What happens during a run, as the observers see it. Every method does
 /// nothing unless an observer overrides it.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::evidence::TrialRecord;
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::report::terminal::{clean, to_stderr};
 
 use super::observer::Observer;

@@ -18,15 +18,15 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
-use crate::evidence::{RoundRecord, Row, RowStop, RunDir, Status};
-use crate::plan::TrialPlan;
+use crate::evidence::{RoundRecord, Row, RowStop, RunDir};
+use crate::model::{Status, TrialPlan, utc_now};
 use crate::stats::{LEVEL, trial_interval};
 
 use super::compose::{self, Finished, RowInput};
 use super::config::RunConfig;
 use super::observe::Observers;
+use super::signals;
 use super::trial;
-use super::{signals, utc_now};
 
 /// What the rounds produced.
 pub struct Outcome {

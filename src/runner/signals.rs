@@ -2,15 +2,18 @@
 //! current cell (its worker is killed), keeps every finished row and lets
 //! the run write its report. Workers run in their own process groups, so a
 //! terminal's Ctrl-C reaches only this process, which decides what to do.
+//!
+//! It knows nothing of what waits for a signal: whoever waits (the worker
+//! loop of `spawn`) registers a waker, a function to call when one arrives.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::{Mutex, OnceLock};
 
-use super::spawn::Event;
+/// What a stop signal calls to wake whoever waits (`spawn`'s worker loop).
+pub type Waker = Box<dyn Fn() + Send>;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-static WAKER: Mutex<Option<Sender<Event>>> = Mutex::new(None);
+static WAKER: Mutex<Option<Waker>> = Mutex::new(None);
 static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
 
 /// Installs the handler once per process.
@@ -20,9 +23,9 @@ pub fn install() -> anyhow::Result<()> {
             ctrlc::set_handler(|| {
                 INTERRUPTED.store(true, Ordering::SeqCst);
                 if let Ok(w) = WAKER.lock()
-                    && let Some(tx) = w.as_ref()
+                    && let Some(wake) = w.as_ref()
                 {
-                    let _ = tx.send(Event::Interrupt);
+                    wake();
                 }
             })
             .map_err(|e| e.to_string())
@@ -36,9 +39,9 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// Where to send the interrupt while a worker runs (`None` between cells).
-pub fn set_waker(tx: Option<Sender<Event>>) {
+/// What to call on a stop signal while a worker runs (`None` between cells).
+pub fn set_waker(wake: Option<Waker>) {
     if let Ok(mut w) = WAKER.lock() {
-        *w = tx;
+        *w = wake;
     }
 }

@@ -141,7 +141,10 @@ pub fn run_worker(mut command: Command, cell_json: &str, log: File, timeout: Dur
     let mut child = command.spawn()?;
     let pid = child.id() as i32;
     let (tx, rx) = mpsc::channel::<Event>();
-    signals::set_waker(Some(tx.clone()));
+    let waker = tx.clone();
+    signals::set_waker(Some(Box::new(move || {
+        let _ = waker.send(Event::Interrupt);
+    })));
     std::thread::spawn(move || {
         let mut status = 0;
         // SAFETY: rusage is plain data; all-zero is a valid value.

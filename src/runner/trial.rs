@@ -19,14 +19,14 @@ use std::sync::Once;
 
 use anyhow::Context;
 
-use crate::evidence::{ProcessRecord, RunDir, Status, TrialRecord, WorkerReport};
-use crate::plan::Cell;
+use crate::evidence::{ProcessRecord, RunDir, TrialRecord, WorkerReport};
+use crate::model::{Cell, Status, utc_now};
 use crate::workloads::process;
 
 use super::compose::{self, Finished};
 use super::config::{RunConfig, ScratchRoot};
 use super::launcher::Launcher;
-use super::{spawn, utc_now};
+use super::spawn;
 
 /// The start of every scratch directory's name.
 const PREFIX: &str = "proofbench-";

@@ -1,6 +1,6 @@
 //! Number formatting for tables: thousands separators, units, ratios.
 
-use crate::workloads::contract::Unit;
+use crate::model::Unit;
 
 /// `1234567.8` -> `1,234,568`; values under 100 keep 3 significant digits.
 pub fn number(v: f64) -> String {

@@ -6,7 +6,7 @@
 //! A strategy that cannot be honoured as named here (no SMT, one L3 domain,
 //! more workers than CPUs) still gives an order and says what it degenerated to.
 
-use crate::cli::PinStrategy;
+use crate::model::PinStrategy;
 
 use super::Topology;
 

@@ -14,36 +14,23 @@ pub mod sampling;
 pub mod stopping;
 
 use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, RawFd};
+use std::os::fd::FromRawFd;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicI32, Ordering};
 
 use anyhow::Context;
 
-use crate::evidence::{Status, WorkerReport, dir::parse_record};
+use crate::evidence::{WorkerReport, dir::parse_record};
 use crate::measure::counters::Probe;
 use crate::measure::{affinity, clock};
-use crate::plan::Cell;
-use crate::plan::cell::CELL_SCHEMA;
+use crate::model::{CELL_SCHEMA, Cell, Status};
 use crate::workloads::command::CommandWorkload;
 use crate::workloads::contract::{Prepared, Workload};
-use crate::workloads::registry;
+use crate::workloads::{process, registry};
 
-static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
-static INITIAL_ALLOWED: OnceLock<Vec<usize>> = OnceLock::new();
-
-/// The CPUs this worker process was allowed when it started, before any
-/// pinning: the set a workload that places its own threads chooses from.
-pub fn initial_allowed() -> Vec<usize> {
-    INITIAL_ALLOWED.get().cloned().unwrap_or_else(|| affinity::current_thread().unwrap_or_default())
-}
-
-/// The report channel's descriptor, which forked children must close.
-pub fn report_fd() -> Option<RawFd> {
-    let fd = REPORT_FD.load(Ordering::Relaxed);
-    (fd >= 0).then_some(fd)
-}
+/// The facts of this process that workloads read live below the worker, in
+/// `workloads::process` (the worker records them there when it starts);
+/// kept at these paths for code written before.
+pub use crate::workloads::process::{initial_allowed, report_fd};
 
 /// Entry point of `proofbench worker`.
 pub fn main() -> anyhow::Result<()> {
@@ -58,8 +45,8 @@ pub fn main() -> anyhow::Result<()> {
     if unsafe { libc::dup2(2, 1) } < 0 {
         return Err(std::io::Error::last_os_error()).context("redirecting stdout to stderr");
     }
-    REPORT_FD.store(fd, Ordering::Relaxed);
-    let _ = INITIAL_ALLOWED.set(affinity::current_thread().context("reading this worker's CPU affinity")?);
+    process::set_report_fd(Some(fd));
+    process::set_initial_allowed(affinity::current_thread().context("reading this worker's CPU affinity")?);
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).context("reading the cell from stdin")?;
     let cell: Cell = parse_record(&input, CELL_SCHEMA, std::path::Path::new("<stdin>"), None)?;
@@ -69,7 +56,7 @@ pub fn main() -> anyhow::Result<()> {
     let report = run_cell(&cell);
     // SAFETY: `fd` was duplicated above and is owned by nothing else.
     let mut out = unsafe { std::fs::File::from_raw_fd(fd) };
-    REPORT_FD.store(-1, Ordering::Relaxed);
+    process::set_report_fd(None);
     let mut line = serde_json::to_string(&report).context("serializing the report")?;
     line.push('\n');
     out.write_all(line.as_bytes()).context("writing the report")?;

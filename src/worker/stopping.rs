@@ -2,7 +2,7 @@
 //! values so far and the elapsed time, never a clock.
 
 use crate::evidence::StopReason;
-use crate::plan::MeasureSpec;
+use crate::model::MeasureSpec;
 use crate::stats;
 
 /// The decision after a timed sample, with the relative CI half-width of the
@@ -60,7 +60,7 @@ pub fn decide(values: &[f64], elapsed_ns: u64, last_sample_ns: u64, m: &MeasureS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Profile;
+    use crate::model::Profile;
 
     fn spec() -> MeasureSpec {
         MeasureSpec { min_samples: 5, max_samples: 20, budget_ms: 1000, ci_target_pct: 2.0, ..MeasureSpec::for_profile(Profile::Quick) }

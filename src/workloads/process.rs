@@ -2,10 +2,44 @@
 //! fixed-size messages over pipes) for the process-scale workloads, and
 //! reading and ending the process tree below this process (its children, a
 //! process group's members) for the worker and the command workloads, which
-//! must leave nothing running.
+//! must leave nothing running; and the facts of the worker process that
+//! workloads read (the CPUs it started with, its report descriptor), which
+//! the worker records here when it starts.
 
 use std::io::{self, Read, Write};
 use std::os::fd::RawFd;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use crate::measure::affinity;
+
+static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
+static INITIAL_ALLOWED: OnceLock<Vec<usize>> = OnceLock::new();
+
+/// The CPUs this worker process was allowed when it started, before any
+/// pinning: the set a workload that places its own threads chooses from.
+/// Without a record ([`set_initial_allowed`]), the calling thread's
+/// affinity now.
+pub fn initial_allowed() -> Vec<usize> {
+    INITIAL_ALLOWED.get().cloned().unwrap_or_else(|| affinity::current_thread().unwrap_or_default())
+}
+
+/// Records the CPUs the worker process started with (once; later calls
+/// change nothing).
+pub fn set_initial_allowed(cpus: Vec<usize>) {
+    let _ = INITIAL_ALLOWED.set(cpus);
+}
+
+/// The report channel's descriptor, which forked children must close.
+pub fn report_fd() -> Option<RawFd> {
+    let fd = REPORT_FD.load(Ordering::Relaxed);
+    (fd >= 0).then_some(fd)
+}
+
+/// Records the worker's report descriptor (`None` once it is closed).
+pub fn set_report_fd(fd: Option<RawFd>) {
+    REPORT_FD.store(fd.unwrap_or(-1), Ordering::Relaxed);
+}
 
 /// The number of threads of this process (from /proc/self/task).
 pub fn thread_count() -> io::Result<usize> {
@@ -45,7 +79,7 @@ pub fn fork_child(close_in_child: &[RawFd], body: impl FnOnce() -> i32) -> io::R
         // SAFETY: as below; the parent is gone, and with it whoever waited.
         unsafe { libc::_exit(126) }
     }
-    for &fd in close_in_child.iter().chain(crate::worker::report_fd().as_slice()) {
+    for &fd in close_in_child.iter().chain(report_fd().as_slice()) {
         // SAFETY: closing descriptors this child inherited and must not hold.
         unsafe { libc::close(fd) };
     }

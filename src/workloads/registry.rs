@@ -81,12 +81,12 @@ mod tests {
     fn every_default_value_parses_as_its_own_kind() {
         for s in specs() {
             for p in &s.params {
-                for profile in [crate::cli::Profile::Quick, crate::cli::Profile::Full, crate::cli::Profile::Seed] {
+                for profile in [crate::model::Profile::Quick, crate::model::Profile::Full, crate::model::Profile::Seed] {
                     let values = p.values(profile);
                     assert!(!values.is_empty(), "{}.{} has no {profile:?} value", s.id, p.name);
                     if p.kind != ParamKind::Workers {
                         for v in values {
-                            let text = crate::plan::value_text(v);
+                            let text = crate::model::value_text(v);
                             assert_eq!(&p.parse(&text).unwrap(), v, "{}.{}", s.id, p.name);
                         }
                     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::plan::Cell;
+use crate::model::Cell;
 
 /// The cell's scratch directory.
 pub fn dir(cell: &Cell) -> anyhow::Result<PathBuf> {

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use plotters::prelude::*;
 
 use super::{Area, COLORS, DrawErr, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
-use crate::evidence::{Row, Status};
-use crate::plan::value_text;
+use crate::evidence::Row;
+use crate::model::{Status, value_text};
 
 /// A series of bars: its legend label and (category index, median, CI lo,
 /// CI hi) per category it has.

@@ -7,8 +7,8 @@
 use plotters::prelude::*;
 
 use super::{Area, COLORS, DrawErr, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
-use crate::evidence::{Row, Status};
-use crate::plan::value_text;
+use crate::evidence::Row;
+use crate::model::{Status, value_text};
 use crate::stats::quantile;
 
 /// The samples of one row, in the row's unit.

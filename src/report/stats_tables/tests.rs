@@ -4,9 +4,8 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::evidence::{RowStats, SampleRecord};
-use crate::plan::CpuClass;
+use crate::model::{CpuClass, Unit};
 use crate::report::tests::fake_row;
-use crate::workloads::contract::Unit;
 
 /// HAKMEM's ten runs of random-mixed 256 B, 100K iterations (ops/s).
 const HAKMEM_RUNS: [f64; 10] = [

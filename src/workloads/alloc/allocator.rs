@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use serde_json::{Value, json};
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{ParamKind, ParamSpec};
 
 /// `malloc(3)`'s signature.

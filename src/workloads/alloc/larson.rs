@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
 use crate::measure::{affinity, clock};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
 

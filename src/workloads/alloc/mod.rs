@@ -17,7 +17,7 @@ pub mod xthread;
 
 use serde_json::Value;
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::ParamSpec;
 
 use block::Fill;

@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 
 use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
-use crate::cli::Profile;
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 /// The range of `size=mixed`.

@@ -11,9 +11,8 @@ use serde_json::{Value, json};
 
 use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
-use crate::cli::Profile;
 use crate::measure::{affinity, clock};
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
 
@@ -75,7 +74,7 @@ impl Workload for XThread {
             info: resolved.info,
             producers: cell.usize("producers")?,
             consumers: cell.usize("consumers")?,
-            cpus: crate::worker::initial_allowed(),
+            cpus: crate::workloads::process::initial_allowed(),
             samples: 0,
             last: None,
         })))

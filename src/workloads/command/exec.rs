@@ -26,7 +26,7 @@ use serde_json::json;
 
 use super::output::{self, Stream};
 use super::{CommandDef, placeholder, shown};
-use crate::plan::{Cell, value_text};
+use crate::model::{Cell, value_text};
 use crate::text::markdown::code;
 use crate::workloads::contract::{Instance, Prepared, Timer, Verdict, Work};
 use crate::workloads::process;

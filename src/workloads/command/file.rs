@@ -16,8 +16,10 @@ use toml::Spanned;
 
 use super::placeholder;
 use super::{AxisDef, CommandDef, MetricDef, ValueCheck, VerifyDef};
-use crate::cli::UsageError;
-use crate::plan::variant::{ENV_NAME_RULE, env_name_ok};
+use crate::model::{
+    UsageError,
+    variant::{ENV_NAME_RULE, env_name_ok},
+};
 use crate::workloads::contract::{Direction, Unit, WorkloadSpec};
 
 #[derive(Deserialize)]

@@ -16,93 +16,22 @@ pub mod file;
 pub mod output;
 pub mod placeholder;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::cli::UsageError;
-use crate::plan::Cell;
+use crate::model::{Cell, UsageError};
 use crate::text::markdown::code;
-use crate::workloads::contract::{ParamKind, ParamSpec, Prepared, TableShape, Unit, Workload, WorkloadSpec};
+use crate::workloads::contract::{ParamKind, ParamSpec, Prepared, TableShape, Workload, WorkloadSpec};
 
 /// The file read when no `--workloads` is given, if it exists.
 pub const DEFAULT_FILE: &str = "proofbench.toml";
 
-/// One axis of a command workload: its name and the values it sweeps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AxisDef {
-    pub name: String,
-    /// Integers or strings (one kind per axis); one value fixes a parameter,
-    /// several sweep it.
-    pub values: Vec<Value>,
-}
-
-/// A number read from the command's output with a regular expression.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MetricDef {
-    /// Its first capture group is the sample's value (before `scale`).
-    pub regex: String,
-    /// Reads the total window's value the same way, when given.
-    pub total_regex: Option<String>,
-    /// Multiplies what the regexes read (e.g. 1e6 for milliseconds in a
-    /// `ns` row).
-    pub scale: f64,
-}
-
-/// A number read from the output that must equal an expected one.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ValueCheck {
-    /// Its first capture group is the observed number.
-    pub regex: String,
-    pub expected: f64,
-    /// The largest accepted |observed - expected|.
-    pub tolerance: f64,
-}
-
-/// How the result of a run of the command is checked.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct VerifyDef {
-    pub exit_code: i32,
-    /// Regexes that must each match the output.
-    pub must_match: Vec<String>,
-    /// Regexes none of which may match the output.
-    pub must_not_match: Vec<String>,
-    pub value: Option<ValueCheck>,
-}
-
-/// A validated command workload: what a cell carries to its worker.
-/// Commands are argument lists with `{axis}` placeholders; a shell command
-/// is stored as `sh -c SCRIPT`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CommandDef {
-    pub id: String,
-    pub summary: String,
-    pub measures: Option<String>,
-    pub unit: Unit,
-    /// The file and line the workload was defined at.
-    pub source: String,
-    pub command: Vec<String>,
-    pub shell: bool,
-    /// Absolute, or with placeholders; relative paths were resolved against
-    /// the file's directory.
-    pub cwd: String,
-    pub env: BTreeMap<String, String>,
-    pub prepare: Option<Vec<String>>,
-    pub cleanup: Option<Vec<String>>,
-    pub axes: Vec<AxisDef>,
-    /// `None`: a sample is the wall time of one run of the command.
-    pub metric: Option<MetricDef>,
-    pub verify: VerifyDef,
-}
+/// The definition of a command workload as data, kept at these paths for
+/// code written before `model`.
+pub use crate::model::command::{AxisDef, CommandDef, MetricDef, ValueCheck, VerifyDef};
 
 impl CommandDef {
-    /// The group: the id up to its first dot.
-    pub fn group(&self) -> &str {
-        self.id.split('.').next().unwrap_or(&self.id)
-    }
-
     /// The timed region, in words (markdown: the command and the regex as
     /// code spans whose fences outlast any backtick inside them).
     pub fn timed_region(&self) -> String {
@@ -142,7 +71,7 @@ impl CommandDef {
                 let kind = if a.values.iter().all(Value::is_i64) {
                     ParamKind::Int { min: i64::MIN, max: i64::MAX }
                 } else {
-                    ParamKind::Choice { choices: a.values.iter().map(|v| leak(crate::plan::value_text(v))).collect() }
+                    ParamKind::Choice { choices: a.values.iter().map(|v| leak(crate::model::value_text(v))).collect() }
                 };
                 ParamSpec {
                     name: leak(a.name.clone()),

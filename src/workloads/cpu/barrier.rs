@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::mix64;
 use crate::measure::{affinity, clock};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct PhaseBarrier;

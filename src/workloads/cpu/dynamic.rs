@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::mix64;
 use crate::measure::clock;
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 

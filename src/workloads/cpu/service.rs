@@ -16,7 +16,7 @@ use serde_json::json;
 use super::dynamic::hash_chain;
 use super::mix64;
 use crate::measure::{affinity, clock};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
 
@@ -58,9 +58,9 @@ impl Workload for Service {
                     [1_000, 1_000, 1_000],
                 ),
                 ParamSpec::choice("server", "the server: a thread of the worker process, or a forked process", &SERVERS, ["thread"; 3])
-                    .with_values(crate::cli::Profile::Quick, both.clone())
-                    .with_values(crate::cli::Profile::Full, both.clone())
-                    .with_values(crate::cli::Profile::Seed, both),
+                    .with_values(crate::model::Profile::Quick, both.clone())
+                    .with_values(crate::model::Profile::Full, both.clone())
+                    .with_values(crate::model::Profile::Seed, both),
                 ParamSpec::workers("client threads, each with its own connection to the server"),
             ],
             faults: &[FAULT],
@@ -75,7 +75,7 @@ impl Workload for Service {
         let clients = cell.worker_count();
         // The server runs where the worker process was allowed to, not on the
         // CPU the main thread (which it inherits its mask from) is pinned to.
-        let server_cpus = crate::worker::initial_allowed();
+        let server_cpus = crate::workloads::process::initial_allowed();
         let wrong = cell.fault_is(FAULT);
         let (mut conns, mut server_ends) = (Vec::with_capacity(clients), Vec::with_capacity(clients));
         for i in 0..clients {

@@ -11,8 +11,7 @@ use serde_json::json;
 
 use super::Machine;
 use super::threads::{self, Runs};
-use crate::cli::Profile;
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::topology::Topology;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
@@ -96,7 +95,7 @@ impl Workload for Affinity {
 
     fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
         let k = cell.worker_count();
-        let allowed = crate::worker::initial_allowed();
+        let allowed = crate::workloads::process::initial_allowed();
         let pinned = match cell.str("affinity")? {
             "free" => None,
             "pinned" => {

@@ -41,11 +41,11 @@ impl Machine {
     /// Reads the live machine through the envelope's readers.
     pub fn live(seed: u64) -> Machine {
         let env = Envelope::collect(Path::new("/"), Vec::new(), seed);
-        let allowed = crate::worker::initial_allowed();
+        let allowed = crate::workloads::process::initial_allowed();
         Machine {
             topology: match env.topology {
-                crate::envelope::Reading::Present(t) => Ok(t.with_allowed(allowed)),
-                crate::envelope::Reading::Absent { absent } => Err(absent),
+                crate::model::Reading::Present(t) => Ok(t.with_allowed(allowed)),
+                crate::model::Reading::Absent { absent } => Err(absent),
             },
             mem_available: env.memory.available_bytes.ok().copied(),
             thp_enabled: env.tunables.thp_enabled.ok().cloned(),

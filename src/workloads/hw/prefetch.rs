@@ -10,7 +10,7 @@ use super::chase::{self, Order};
 use super::region::{Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::skip_or_fail;
 
@@ -66,9 +66,9 @@ impl Workload for Prefetch {
                     &["sequential", "strided", "random"],
                     ["sequential"; 3],
                 )
-                .with_values(crate::cli::Profile::Quick, vec!["sequential".into(), "strided".into(), "random".into()])
-                .with_values(crate::cli::Profile::Full, vec!["sequential".into(), "strided".into(), "random".into()])
-                .with_values(crate::cli::Profile::Seed, vec!["sequential".into(), "strided".into(), "random".into()]),
+                .with_values(crate::model::Profile::Quick, vec!["sequential".into(), "strided".into(), "random".into()])
+                .with_values(crate::model::Profile::Full, vec!["sequential".into(), "strided".into(), "random".into()])
+                .with_values(crate::model::Profile::Seed, vec!["sequential".into(), "strided".into(), "random".into()]),
                 ParamSpec::int("stride_lines", "the strided pattern's step, in cache lines", 2, 1 << 20, [16, 16, 16]),
                 ParamSpec::int("accesses", "dependent loads per sample", 1, 1 << 32, [25_000, 2_000_000, 10_000_000]),
                 sizing::bytes_param("array bytes (rounded up to a huge page); 0: l3_multiple x the last-level cache", 0),

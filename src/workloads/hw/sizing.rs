@@ -25,7 +25,7 @@ pub fn l3_multiple_param() -> ParamSpec {
 
 /// The default of the two parameters in every profile, for tests.
 #[cfg(test)]
-pub fn defaults(profile: crate::cli::Profile) -> (i64, i64) {
+pub fn defaults(profile: crate::model::Profile) -> (i64, i64) {
     let b = bytes_param("", 0).values(profile)[0].as_i64().unwrap();
     (b, l3_multiple_param().values(profile)[0].as_i64().unwrap())
 }
@@ -97,7 +97,7 @@ pub fn resolve(bytes: u64, multiple: u64, granule: u64, caches: Option<&[Cache]>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Profile;
+    use crate::model::Profile;
     use crate::topology::fixture;
 
     const MIB: u64 = 1 << 20;

@@ -7,8 +7,7 @@ use serde_json::json;
 
 use super::Machine;
 use super::threads::{self, Runs};
-use crate::cli::Profile;
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::topology::Topology;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;

@@ -15,8 +15,7 @@ use super::prefetch::{ChaseArray, ChaseInstance, line_bytes};
 use super::region::{self, Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text, page_size};
-use crate::cli::Profile;
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::skip_or_fail;
 

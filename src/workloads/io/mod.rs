@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn engines_are_an_axis_in_every_profile() {
         let p = engine_param(ENGINES, "");
-        for profile in [crate::cli::Profile::Quick, crate::cli::Profile::Full, crate::cli::Profile::Seed] {
+        for profile in [crate::model::Profile::Quick, crate::model::Profile::Full, crate::model::Profile::Seed] {
             assert_eq!(p.values(profile).len(), 3);
         }
         assert!(direct_refused(&io::Error::from_raw_os_error(libc::EINVAL)));

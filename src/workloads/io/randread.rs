@@ -20,8 +20,7 @@ use super::engine::threadpool::PoolReader;
 use super::engine::uring::{UringReader, disabled_sysctl};
 use super::engine::{ReadEngine, Request, Tally};
 use super::sizing::{self, MIB, Placed, Rule};
-use crate::cli::Profile;
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::{instance_dir, skip_or_fail};
 

@@ -16,7 +16,7 @@ use super::engine::sync::SyncWriter;
 use super::engine::uring::{UringWriter, disabled_sysctl};
 use super::sizing::{self, MIB, Placed, Rule};
 use crate::measure::clock;
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::{ext4_journal, instance_dir, skip_or_fail};
 
@@ -66,9 +66,9 @@ impl Workload for SeqWrite {
                     &["writes", "fsync"],
                     ["writes"; 3],
                 )
-                .with_values(crate::cli::Profile::Quick, vec!["writes".into(), "fsync".into()])
-                .with_values(crate::cli::Profile::Full, vec!["writes".into(), "fsync".into()])
-                .with_values(crate::cli::Profile::Seed, vec!["writes".into(), "fsync".into()]),
+                .with_values(crate::model::Profile::Quick, vec!["writes".into(), "fsync".into()])
+                .with_values(crate::model::Profile::Full, vec!["writes".into(), "fsync".into()])
+                .with_values(crate::model::Profile::Seed, vec!["writes".into(), "fsync".into()]),
                 ParamSpec::int("block_kib", "bytes per write, in KiB (a multiple of 4)", 4, 65536, [1024; 3]),
                 ParamSpec::int("depth", "io_uring: writes in flight (each pins a fixed buffer of block_kib; sync: 1)", 1, 1024, [4; 3]),
                 ParamSpec::int(

@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde_json::{Value, json};
 
-use crate::cli::Profile;
 use crate::envelope::Envelope;
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::workloads::hw::sizing::last_level;
 use crate::workloads::scratch;
 

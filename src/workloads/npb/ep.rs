@@ -20,7 +20,7 @@ use anyhow::bail;
 use serde_json::json;
 
 use super::randlc::{self, randlc, vranlc};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{self, Maker, Runtime};

@@ -19,7 +19,7 @@ use anyhow::bail;
 use serde_json::json;
 
 use self::ops::{Dims, Par, interp, norm2u3, psinv, resid, rprj3, zran3};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};

@@ -77,11 +77,11 @@ pub fn entry_count(dir: &Path) -> io::Result<usize> {
 /// A cell of `workload` with `params`, an optional fault, and `scratch` as its
 /// scratch directory, for unit tests that call `prepare`.
 #[cfg(test)]
-pub fn test_cell(workload: &str, params: serde_json::Value, fault: Option<&str>, scratch: &Path) -> crate::plan::Cell {
-    use crate::cli::{PinStrategy, Profile};
-    use crate::plan::cell::{CELL_SCHEMA, CpuClass, MeasureSpec, Placement};
+pub fn test_cell(workload: &str, params: serde_json::Value, fault: Option<&str>, scratch: &Path) -> crate::model::Cell {
+    use crate::model::{CELL_SCHEMA, CpuClass, MeasureSpec, Placement};
+    use crate::model::{PinStrategy, Profile};
     let params = params.as_object().map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default();
-    crate::plan::Cell {
+    crate::model::Cell {
         schema: CELL_SCHEMA.into(),
         index: 0,
         row_id: format!("000-{workload}"),

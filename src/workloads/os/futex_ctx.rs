@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::{cpu_pair, placement_param};
 use crate::measure::affinity;
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct FutexCtx;

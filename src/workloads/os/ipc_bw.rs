@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{cpu_pair, placement_param};
 use crate::measure::affinity;
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
 

@@ -19,7 +19,7 @@ use serde_json::json;
 
 use super::{cpu_pair, placement_param};
 use crate::measure::affinity;
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
 
@@ -55,9 +55,9 @@ impl Workload for IpcRtt {
                     &TRANSPORTS,
                     ["pipe"; 3],
                 )
-                .with_values(crate::cli::Profile::Quick, all.clone())
-                .with_values(crate::cli::Profile::Full, all.clone())
-                .with_values(crate::cli::Profile::Seed, all),
+                .with_values(crate::model::Profile::Quick, all.clone())
+                .with_values(crate::model::Profile::Full, all.clone())
+                .with_values(crate::model::Profile::Seed, all),
                 ParamSpec::int("bytes", "message size in bytes (at most PIPE_BUF, so every write is atomic)", 8, 4096, [8, 8, 8]),
                 placement_param(),
             ],

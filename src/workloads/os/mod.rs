@@ -20,8 +20,7 @@ pub mod unlink;
 
 use anyhow::Context;
 
-use crate::cli::Profile;
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::topology::Topology;
 use crate::workloads::contract::ParamSpec;
 
@@ -55,7 +54,7 @@ pub struct CpuPair {
 /// allowed when it started; `Err(reason)` when the placement is impossible
 /// here (the row is then skipped with that reason).
 pub fn cpu_pair(cell: &Cell) -> anyhow::Result<Result<CpuPair, String>> {
-    let allowed = crate::worker::initial_allowed();
+    let allowed = crate::workloads::process::initial_allowed();
     let topo = Topology::live().context("reading the CPU topology")?.with_allowed(allowed);
     Ok(choose_pair(&topo, cell.str("placement")?))
 }

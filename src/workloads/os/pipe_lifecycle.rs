@@ -6,7 +6,7 @@ use std::io;
 
 use serde_json::json;
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct PipeLifecycle;

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde_json::json;
 
-use crate::cli::Profile;
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
 use crate::workloads::os::fs_common::{instance_dir, skip_or_fail};

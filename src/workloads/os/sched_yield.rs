@@ -14,9 +14,8 @@ use anyhow::Context;
 use serde_json::json;
 
 use super::{cpu_pair, placement_param};
-use crate::cli::Profile;
 use crate::measure::{affinity, clock};
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct SchedYield;

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Syscall;

@@ -5,7 +5,7 @@
 use anyhow::Context;
 use serde_json::json;
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
 use crate::workloads::os::fs_common::skip_or_fail;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde_json::json;
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::{content, entry_count, ext4_journal, instance_dir, skip_or_fail};
 use crate::workloads::scratch;

@@ -62,7 +62,7 @@ impl Windows {
 /// A cell of an `rt` workload with `params` (the `runtime` among them),
 /// `workers` workers and an optional fault, for unit tests that call `prepare`.
 #[cfg(test)]
-pub fn test_cell(workload: &str, params: serde_json::Value, workers: usize, fault: Option<&str>) -> crate::plan::Cell {
+pub fn test_cell(workload: &str, params: serde_json::Value, workers: usize, fault: Option<&str>) -> crate::model::Cell {
     let mut c = crate::workloads::os::fs_common::test_cell(workload, params, fault, std::path::Path::new("/nonexistent"));
     c.group = "rt".into();
     c.workers = Some(workers);

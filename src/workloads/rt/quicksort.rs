@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
 

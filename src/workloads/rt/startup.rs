@@ -11,7 +11,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
 

@@ -1,6 +1,6 @@
 //! `selftest.crash`: dies by SIGSEGV during its first timed sample.
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Crash;

@@ -1,6 +1,6 @@
 //! `selftest.hang`: never returns from its first sample.
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Hang;

@@ -6,7 +6,7 @@
 use rand::{RngExt, SeedableRng};
 
 use crate::measure::clock;
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Noisy;

@@ -4,7 +4,7 @@
 
 use std::hint::black_box;
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Tiny;

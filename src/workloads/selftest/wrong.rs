@@ -1,7 +1,7 @@
 //! `selftest.wrong`: computes a sum with a deliberate error, so its verifier
 //! fails.
 
-use crate::plan::Cell;
+use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Wrong;

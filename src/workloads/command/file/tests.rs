@@ -48,7 +48,7 @@ fn a_good_file_gives_checked_definitions() {
     let spec = d.spec();
     assert_eq!((spec.id, spec.group), ("demo.sweep", "demo"));
     assert!(spec.verifier.contains("exit code 0") && spec.verifier.contains("`error`"), "{}", spec.verifier);
-    assert_eq!(spec.param("n").unwrap().values(crate::cli::Profile::Quick).len(), 3);
+    assert_eq!(spec.param("n").unwrap().values(crate::model::Profile::Quick).len(), 3);
 }
 
 #[test]

@@ -12,8 +12,7 @@ pub mod spawn;
 
 use anyhow::Context;
 
-use crate::cli::Profile;
-use crate::plan::Cell;
+use crate::model::{Cell, Profile};
 use crate::workloads::contract::{Instance, ParamSpec, Prepared};
 
 pub use self::global_queue::GlobalQueue;

@@ -1,5 +1,5 @@
-//! `proofbench history ...`: import, list, show, regressions; and the run
-//! argument of `compare` and `check-claims` (a directory or a history id).
+//! `proofbench history ...`: import, list, show, regressions, over the
+//! store of `history`.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -8,34 +8,17 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cli::{HistoryArgs, HistoryCommand, UsageError};
+use crate::cli::{HistoryArgs, HistoryCommand};
 use crate::compare::{self, Verdict};
 use crate::envelope::Envelope;
-use crate::evidence::{Row, StoredRun, read_run};
+use crate::evidence::Row;
+use crate::history::floors::Floors;
+use crate::history::{Recorded, RunEntry, Store, regress};
+use crate::model::UsageError;
+use crate::report::plot::{Line, trend_chart};
 use crate::report::table::{Align, Table};
 use crate::report::terminal::Out;
 use crate::report::{axes_text, format, markdown as md};
-
-use super::floors::Floors;
-use super::{Recorded, RunEntry, Store, regress};
-use crate::report::plot::{Line, trend_chart};
-
-/// Reads a run given as a directory or, when `arg` is a history id (`h:12`,
-/// `#12`) and no such path exists, from the database `db`. Returns the run
-/// and the name to print for it.
-pub fn read_run_or_id(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, String)> {
-    let text = arg.to_string_lossy();
-    if let Some(id) = super::parse_id(&text).filter(|_| !arg.exists()) {
-        let store = Store::open_existing(db)?;
-        let stored = store.load(id)?;
-        return Ok((stored, format!("h:{id}")));
-    }
-    let stored = read_run(arg)?;
-    for w in &stored.warnings {
-        crate::report::terminal::to_stderr(&format!("proofbench: warning: {w}\n"));
-    }
-    Ok((stored, arg.display().to_string()))
-}
 
 /// `proofbench history`.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
@@ -137,7 +120,7 @@ fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &[(S
     let mut rows: Vec<(RunEntry, Row)> = store
         .rows_of(workload)?
         .into_iter()
-        .filter(|(_, row)| filters.iter().all(|(k, v)| crate::claims::param_matches(&row.cell.params, k, v)))
+        .filter(|(_, row)| filters.iter().all(|(k, v)| crate::model::params::param_matches(&row.cell.params, k, v)))
         .filter_map(|(id, row)| by_id.get(&id).map(|e| ((*e).clone(), row)))
         .collect();
     rows.sort_by_key(|(e, r)| (pos[&e.id], r.cell.index));

@@ -1,0 +1,24 @@
+//! `proofbench list`: the workloads of the registry (and of command
+//! workload files), as text, JSON or the markdown of docs/WORKLOADS.md.
+
+use std::process::ExitCode;
+
+use crate::cli::ListArgs;
+use crate::report::{terminal::Out, workloads};
+use crate::workloads::{command, registry};
+
+/// `proofbench list`.
+pub fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let defs = command::load(&args.workloads, &registry::specs())?;
+    let specs = command::specs_with(registry::specs(), &defs);
+    let specs: Vec<_> = specs.into_iter().filter(|s| args.include_selftest || !s.hidden()).collect();
+    let text = if args.json {
+        format!("{}\n", serde_json::to_string_pretty(&specs)?)
+    } else if args.markdown {
+        workloads::markdown(&specs)
+    } else {
+        workloads::text(&specs)
+    };
+    Out::new().print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

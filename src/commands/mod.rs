@@ -1,0 +1,77 @@
+//! commands: one handler per subcommand. Each turns what was typed (the
+//! `cli` types) into the configuration of a stage (a run request, compare
+//! options, a claims file...), checked first, then calls that stage and
+//! prints what it returns. Only this layer knows the command line; the
+//! stages below it take plain values.
+
+pub mod claims;
+pub mod compare;
+pub mod env;
+pub mod history;
+pub mod internal;
+pub mod list;
+pub mod report;
+pub mod run;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+
+use crate::cli::{Cli, Command};
+use crate::evidence::{StoredRun, read_run_or_id};
+use crate::history::Store;
+use crate::report::terminal::to_stderr;
+
+/// Runs the subcommand `cli` names; returns its exit code.
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run::run(&args),
+        Command::Noise(args) => run::noise(&args),
+        Command::List(args) => list::list(&args),
+        Command::Env(args) => env::env(&args),
+        Command::Report(args) => report::report(&args),
+        Command::Compare(args) => compare::compare(&args),
+        Command::History(args) => history::history(&args),
+        Command::CheckClaims(args) => claims::check_claims(&args),
+        Command::Worker(_) => internal::worker(),
+        Command::Noop { token } => internal::noop(&token),
+        Command::MallocProvider => internal::malloc_provider(),
+    }
+}
+
+/// Prints an error as one line on stderr; returns its exit code
+/// ([`crate::exit_code_of`]).
+pub fn error(e: &anyhow::Error) -> ExitCode {
+    to_stderr(&format!("proofbench: error: {e:#}\n"));
+    ExitCode::from(crate::exit_code_of(e))
+}
+
+/// Prints a clap error: help and version as clap renders them, anything
+/// else as one line naming what to fix, exit code 2.
+pub fn usage_error(e: clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS }
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            let tip = rendered.lines().map(str::trim).find(|l| l.starts_with("tip:")).map(|t| format!(" ({t})")).unwrap_or_default();
+            to_stderr(&format!("proofbench: error: {first}{tip}; see 'proofbench --help'\n"));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Reads a run given as a directory or, when `arg` is a history id (`h:12`,
+/// `#12`) and no such path exists, from the database `db`; prints the run's
+/// warnings. Returns the run and the name to print for it.
+pub fn read_run_arg(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, String)> {
+    let (stored, name) = read_run_or_id(arg, |id| Store::open_existing(db)?.load(id))?;
+    for w in &stored.warnings {
+        to_stderr(&format!("proofbench: warning: {w}\n"));
+    }
+    Ok((stored, name))
+}

@@ -1,0 +1,72 @@
+//! `proofbench report DIR`: a stored run's report re-rendered from its
+//! records (markdown, counters, an export, HTML, or the tables of a
+//! document), never re-running anything.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::cli::ReportArgs;
+use crate::evidence::{StoredRun, read_run};
+use crate::model::UsageError;
+use crate::report::{self, terminal::Out};
+
+/// `proofbench report DIR`: the report.md of a stored run, to stdout.
+pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let stored = read_run(&args.run_dir)?;
+    for w in &stored.warnings {
+        report::terminal::to_stderr(&format!("proofbench: warning: {w}\n"));
+    }
+    if let Some(file) = &args.update_doc {
+        return update_doc(file, &stored);
+    }
+    if let Some(target) = &args.html {
+        return html(target.as_deref(), &stored);
+    }
+    let text = if args.list_tables {
+        let tables = report::doc::tables(&stored);
+        let width = tables.iter().map(|t| t.id.len()).max().unwrap_or(0);
+        tables.iter().map(|t| format!("{:width$}  {}\n", t.id, t.description)).collect()
+    } else if let Some(fmt) = args.export {
+        report::export::render(&stored, fmt)?
+    } else if args.counters {
+        report::render_counters(&stored)
+    } else {
+        report::render(&stored)
+    };
+    Out::new().print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `report --html [FILE]`: report.html to FILE (atomically), to
+/// DIR/report.html without FILE, or to stdout for `-`.
+fn html(target: Option<&Path>, stored: &StoredRun) -> anyhow::Result<ExitCode> {
+    let page = report::html::render(stored);
+    if target == Some(Path::new("-")) {
+        Out::new().print(&page)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let file = target.map(Path::to_path_buf).unwrap_or_else(|| stored.dir.join("report.html"));
+    let written = crate::evidence::dir::write_atomic(&file, page.as_bytes());
+    written.map_err(|e| if target.is_some() { e.for_flag("--html") } else { e })?;
+    report::terminal::to_stderr(&format!("proofbench: wrote {}\n", file.display()));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `report --update-doc FILE`: rewrites FILE's marked blocks (atomically,
+/// through a temporary file beside it); a malformed marker changes nothing.
+fn update_doc(file: &Path, stored: &StoredRun) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(file).map_err(|e| UsageError(format!("--update-doc {}: cannot read it: {e}", file.display())))?;
+    let new = report::doc::update(&text, &report::doc::tables(stored))
+        .map_err(|e| UsageError(format!("--update-doc {}: {e}", file.display())))?;
+    if new != text {
+        crate::evidence::dir::write_atomic(file, new.as_bytes()).map_err(|e| e.for_flag("--update-doc"))?;
+    }
+    let blocks = text.matches("<!-- proofbench:").count() / 2;
+    report::terminal::to_stderr(&format!(
+        "proofbench: {} block(s) in {} {}\n",
+        blocks,
+        file.display(),
+        if new == text { "already current" } else { "updated" }
+    ));
+    Ok(ExitCode::SUCCESS)
+}

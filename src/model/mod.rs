@@ -1,0 +1,36 @@
+//! model: the shared vocabulary of every stage: the profile, pinning
+//! strategies and CPU classes, units and directions, row statuses,
+//! parameters, the cell a worker measures (with the variant and the command
+//! workload it may carry), readings of the machine, the run's default seed
+//! and clock text, usage errors and the export formats.
+//!
+//! It depends on nothing else in the crate, so that every stage can point
+//! down to it and none has to point up to another stage for a word. It
+//! holds data and the small pure functions that belong to that data; it
+//! never reads the machine, measures or writes files.
+
+pub mod cell;
+pub mod command;
+pub mod error;
+pub mod export;
+pub mod params;
+pub mod placement;
+pub mod profile;
+pub mod reading;
+pub mod run;
+pub mod status;
+pub mod unit;
+pub mod variant;
+
+pub use cell::{CELL_SCHEMA, Cell, MeasureSpec, TrialPlan};
+pub use command::CommandDef;
+pub use error::UsageError;
+pub use export::ExportFormat;
+pub use params::{Params, value_text};
+pub use placement::{CpuClass, PinStrategy, Placement};
+pub use profile::{MIN_TRIAL_BUDGET_MS, Profile, ProfileDefaults};
+pub use reading::Reading;
+pub use run::{DEFAULT_SEED, utc_now};
+pub use status::Status;
+pub use unit::{Direction, TableShape, Unit, Work};
+pub use variant::{Setting, SettingKey, Variant};

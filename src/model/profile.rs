@@ -1,0 +1,72 @@
+//! The measurement profile (`quick`, `full`, `seed`): the size of every
+//! parameter, and the trials, budgets and timeout each profile defaults to.
+
+use std::time::Duration;
+
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+/// Measurement profile: the size of every parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Seconds per workload (the default).
+    Quick,
+    /// Minutes: larger sizes, more samples.
+    Full,
+    /// The exact parameters of the source documents.
+    Seed,
+}
+
+impl Profile {
+    /// The per-cell timeout when `--timeout` is not given.
+    pub fn default_timeout(self) -> Duration {
+        match self {
+            Profile::Quick => Duration::from_secs(60),
+            Profile::Full | Profile::Seed => Duration::from_secs(600),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Full => "full",
+            Profile::Seed => "seed",
+        }
+    }
+}
+
+/// The least time budget one trial's timed samples may have.
+pub const MIN_TRIAL_BUDGET_MS: u64 = 10;
+
+/// A profile's defaults for trials and their samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProfileDefaults {
+    /// Trials every cell gets.
+    pub trials: u32,
+    /// Trials every cell gets when it is measured under two or more
+    /// variants: a paired interval over r rounds has r - 1 degrees of
+    /// freedom (t = 4.3 at 3 rounds, 2.8 at 5).
+    pub paired_trials: u32,
+    /// Trials a cell may get while its interval is wider than the target.
+    pub max_trials: u32,
+    /// Time budget for the timed samples of one cell, over its trials, ms.
+    pub cell_budget_ms: u64,
+    /// No extra round starts after this much of the run, ms.
+    pub run_budget_ms: u64,
+}
+
+impl ProfileDefaults {
+    /// The defaults of a profile (docs/METHODOLOGY.md says why these).
+    pub fn of(profile: Profile) -> ProfileDefaults {
+        match profile {
+            Profile::Quick => ProfileDefaults { trials: 3, paired_trials: 5, max_trials: 10, cell_budget_ms: 900, run_budget_ms: 150_000 },
+            Profile::Full => {
+                ProfileDefaults { trials: 5, paired_trials: 5, max_trials: 10, cell_budget_ms: 10_000, run_budget_ms: 4 * 3_600_000 }
+            }
+            Profile::Seed => {
+                ProfileDefaults { trials: 5, paired_trials: 5, max_trials: 10, cell_budget_ms: 20_000, run_budget_ms: 8 * 3_600_000 }
+            }
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Facts of a run that several stages share: the seed a run uses unless told
+//! otherwise, and how a moment is written in the records.
+
+use std::time::SystemTime;
+
+/// The seed of a run unless `--seed` is given (fixed, so that runs repeat).
+pub const DEFAULT_SEED: u64 = 0x5EED_2026;
+
+/// UTC now as RFC 3339 with seconds.
+pub fn utc_now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}

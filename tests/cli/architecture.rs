@@ -1,0 +1,440 @@
+//! Architecture: the stages point down only. Every `src/**/*.rs` is read for
+//! the paths it takes from other top-level modules (`use crate::x::...`,
+//! `crate::x::` in code, `$crate::`, and `super::` chains that leave their
+//! top-level module); the graph between top-level modules (`src/<name>/` or
+//! `src/<name>.rs`, and the crate root `src/lib.rs`) must have no cycle.
+//! `model` depends on nothing else in the crate, and `cli` on `model` only.
+//!
+//! Comments, strings and character literals are skipped, so a path named in
+//! a doc comment or a message is no dependency. std only.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The crate root's node: items defined in `src/lib.rs` itself.
+const ROOT: &str = "lib";
+
+/// Edges between top-level modules: `from -> to -> where` (`file:line` of
+/// each path that ties them).
+type Graph = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+
+/// `text` with comments, string literals and character literals replaced by
+/// spaces (newlines kept, so that lines still count).
+fn code_only(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |out: &mut String, ch: char| out.push(if ch == '\n' { '\n' } else { ' ' });
+    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    let mut i = 0;
+    while i < c.len() {
+        let prev_ident = i > 0 && ident(c[i - 1]);
+        if c[i] == '/' && c.get(i + 1) == Some(&'/') {
+            while i < c.len() && c[i] != '\n' {
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+        } else if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    blank(&mut out, c[i]);
+                    i += 1;
+                }
+            }
+        } else if !prev_ident && (c[i] == 'r' || (c[i] == 'b' && c.get(i + 1) == Some(&'r'))) && {
+            let start = if c[i] == 'b' { i + 2 } else { i + 1 };
+            let hashes = c[start..].iter().take_while(|&&h| h == '#').count();
+            c.get(start + hashes) == Some(&'"')
+        } {
+            // A raw string: r"..." or r#"..."#, b-prefixed or not.
+            let start = if c[i] == 'b' { i + 2 } else { i + 1 };
+            let hashes = c[start..].iter().take_while(|&&h| h == '#').count();
+            let body = start + hashes + 1;
+            let mut j = body;
+            while j < c.len() && !(c[j] == '"' && c[j + 1..].iter().take(hashes).filter(|&&h| h == '#').count() == hashes) {
+                j += 1;
+            }
+            let end = (j + 1 + hashes).min(c.len());
+            c[i..end].iter().for_each(|&ch| blank(&mut out, ch));
+            i = end;
+        } else if c[i] == '"' {
+            blank(&mut out, c[i]);
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                let step = if c[i] == '\\' { 2 } else { 1 };
+                c[i..(i + step).min(c.len())].iter().for_each(|&ch| blank(&mut out, ch));
+                i += step;
+            }
+            if i < c.len() {
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+        } else if c[i] == '\'' && (c.get(i + 1) == Some(&'\\') || c.get(i + 2) == Some(&'\'')) {
+            // A character literal ('x', '\n', '\u{..}'); a lifetime ('a) has no closing quote.
+            let mut j = i + 1;
+            if c[j] == '\\' {
+                j += 2;
+            } else {
+                j += 1;
+            }
+            while j < c.len() && c[j] != '\'' {
+                j += 1;
+            }
+            let end = (j + 1).min(c.len());
+            c[i..end].iter().for_each(|&ch| blank(&mut out, ch));
+            i = end;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The identifier starting at byte `at` of `s` (ASCII identifiers only: the
+/// crate's module names).
+fn ident_at(s: &str, at: usize) -> &str {
+    let rest = &s[at..];
+    let end = rest.find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// Skips whitespace from byte `at`.
+fn skip_ws(s: &str, at: usize) -> usize {
+    at + s[at..].len() - s[at..].trim_start().len()
+}
+
+/// After `crate` (or the last `super`) at byte `at`: the first segments the
+/// path names, `::name` or `::{a::x, b, ...}`. Empty when no `::` follows.
+fn first_segments(s: &str, at: usize) -> Vec<String> {
+    let at = skip_ws(s, at);
+    if !s[at..].starts_with("::") {
+        return Vec::new();
+    }
+    let at = skip_ws(s, at + 2);
+    if !s[at..].starts_with('{') {
+        let name = ident_at(s, at);
+        return if name.is_empty() { vec!["*".to_string()] } else { vec![name.to_string()] };
+    }
+    // A group: the first segment of each of its top-level entries.
+    let mut out = Vec::new();
+    let (mut depth, mut entry_start) = (0usize, at + 1);
+    for (k, ch) in s[at..].char_indices() {
+        let pos = at + k;
+        match ch {
+            '{' => depth += 1,
+            '}' | ',' if depth == 1 => {
+                let e = skip_ws(s, entry_start);
+                let name = ident_at(s, e);
+                if !s[e..pos].trim().is_empty() {
+                    out.push(if name.is_empty() { "*".to_string() } else { name.to_string() });
+                }
+                entry_start = pos + 1;
+                if ch == '}' {
+                    break;
+                }
+            }
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Byte ranges of the inline modules of `code` (`mod name { ... }`), each
+/// one more level for `super::`.
+fn inline_modules(code: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let bytes = code.as_bytes();
+    let mut search = 0;
+    while let Some(k) = code[search..].find("mod ") {
+        let at = search + k;
+        search = at + 4;
+        if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
+            continue;
+        }
+        let name_at = skip_ws(code, at + 4);
+        let name = ident_at(code, name_at);
+        let open = skip_ws(code, name_at + name.len());
+        if name.is_empty() || !code[open..].starts_with('{') {
+            continue;
+        }
+        let mut depth = 0usize;
+        for (j, ch) in code[open..].char_indices() {
+            match ch {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        spans.push((open, open + j));
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    spans
+}
+
+/// Whether byte `at` of `s` starts the word `word` (not inside a longer
+/// identifier, not after `::`).
+fn word_at(s: &str, at: usize, word: &str) -> bool {
+    let before = s[..at].chars().next_back();
+    let after = s[at + word.len()..].chars().next();
+    s[at..].starts_with(word)
+        && !before.is_some_and(|b| b.is_alphanumeric() || b == '_' || b == ':')
+        && !after.is_some_and(|a| a.is_alphanumeric() || a == '_')
+}
+
+/// The top-level modules (and crate-root items) a file of module path
+/// `module` (e.g. `["report", "plot"]`; empty for lib.rs) names, with the
+/// line of each.
+fn references(text: &str, module: &[String], tops: &BTreeSet<String>) -> Vec<(String, usize)> {
+    let code = code_only(text);
+    let spans = inline_modules(&code);
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let resolve = |seg: &str| if tops.contains(seg) { seg.to_string() } else { ROOT.to_string() };
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("crate") {
+        if word_at(&code, at, "crate") || (at > 0 && code[..at].ends_with('$')) {
+            out.extend(first_segments(&code, at + 5).into_iter().map(|s| (resolve(&s), line_of(at))));
+        }
+    }
+    for (at, _) in code.match_indices("super") {
+        if !word_at(&code, at, "super") {
+            continue;
+        }
+        // A chain `super::super::...`: how far up it goes.
+        let (mut ups, mut end) = (1, at + 5);
+        loop {
+            let next = skip_ws(&code, end);
+            let Some(rest) = code[next..].strip_prefix("::") else { break };
+            let seg = skip_ws(&code, next + 2);
+            let whole = code[seg + 5..].chars().next().is_none_or(|a| !(a.is_alphanumeric() || a == '_'));
+            if !rest.trim_start().starts_with("super") || !whole {
+                break;
+            }
+            ups += 1;
+            end = seg + 5;
+        }
+        let depth = module.len() + spans.iter().filter(|(a, b)| *a < at && at < *b).count();
+        if ups >= depth {
+            out.extend(first_segments(&code, end).into_iter().map(|s| (resolve(&s), line_of(at))));
+        }
+    }
+    if module.is_empty() {
+        // The crate root names its modules without `crate::`.
+        for top in tops {
+            for (at, _) in code.match_indices(top.as_str()) {
+                if word_at(&code, at, top) && code[at + top.len()..].trim_start().starts_with("::") {
+                    out.push((top.clone(), line_of(at)));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).expect("readable src").map(|e| e.expect("entry").path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The graph between the top-level modules of the crate whose sources are
+/// in `src` (the binary's `main.rs` is left out: nothing can depend on it).
+fn module_graph(src: &Path) -> Graph {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let rel = |p: &Path| p.strip_prefix(src).expect("under src").to_path_buf();
+    let top_of = |r: &Path| {
+        let first = r.components().next().expect("a component").as_os_str().to_string_lossy().into_owned();
+        first.strip_suffix(".rs").map(str::to_string).unwrap_or(first)
+    };
+    let tops: BTreeSet<String> = files.iter().map(|p| top_of(&rel(p))).filter(|t| t != "lib" && t != "main").collect();
+    let mut graph = Graph::new();
+    for file in &files {
+        let r = rel(file);
+        if r == Path::new("main.rs") {
+            continue;
+        }
+        // The module path: src/a/b/c.rs is a::b::c, src/a/b/mod.rs is a::b.
+        let mut module: Vec<String> = r.with_extension("").components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        if module.last().is_some_and(|m| m == "mod" || m == "lib") {
+            module.pop();
+        }
+        let from = if module.is_empty() { ROOT.to_string() } else { module[0].clone() };
+        let text = std::fs::read_to_string(file).expect("readable source");
+        for (to, line) in references(&text, &module, &tops) {
+            if to != from {
+                let at = format!("src/{}:{line}", r.display());
+                graph.entry(from.clone()).or_default().entry(to).or_default().push(at);
+            }
+        }
+    }
+    graph
+}
+
+/// Every cycle of `graph`: one per strongly connected component of more
+/// than one node, as a path `a -> b -> ... -> a` through it (the shortest
+/// back to its first node).
+fn cycles<V>(graph: &BTreeMap<String, BTreeMap<String, V>>) -> Vec<Vec<String>> {
+    let nodes: BTreeSet<&str> = graph.iter().flat_map(|(a, to)| std::iter::once(a.as_str()).chain(to.keys().map(String::as_str))).collect();
+    let next = |n: &str| -> Vec<&str> { graph.get(n).map(|to| to.keys().map(String::as_str).collect()).unwrap_or_default() };
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            for m in next(n) {
+                if seen.insert(m) {
+                    stack.push(m);
+                }
+            }
+        }
+        seen
+    };
+    let reachable: BTreeMap<&str, BTreeSet<&str>> = nodes.iter().map(|&n| (n, reach(n))).collect();
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for &n in &nodes {
+        if done.contains(n) || !reachable[n].contains(n) {
+            continue;
+        }
+        let component: BTreeSet<&str> = nodes.iter().copied().filter(|m| reachable[n].contains(m) && reachable[m].contains(n)).collect();
+        done.extend(component.iter().copied());
+        // The shortest way from n back to n inside its component.
+        let mut prev: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([n]);
+        'search: while let Some(a) = queue.pop_front() {
+            for b in next(a).into_iter().filter(|b| component.contains(b)) {
+                if b == n {
+                    prev.insert(n, a);
+                    break 'search;
+                }
+                if !prev.contains_key(b) {
+                    prev.insert(b, a);
+                    queue.push_back(b);
+                }
+            }
+        }
+        let mut path = vec![n.to_string()];
+        let mut at = prev[n];
+        while at != n {
+            path.push(at.to_string());
+            at = prev[at];
+        }
+        path.push(n.to_string());
+        path.reverse();
+        out.push(path);
+    }
+    out
+}
+
+/// A cycle in words: each step with the first places that tie it.
+fn describe(cycle: &[String], graph: &Graph) -> String {
+    let steps: Vec<String> = cycle
+        .windows(2)
+        .map(|w| {
+            let at = &graph[&w[0]][&w[1]];
+            let more = if at.len() > 3 { format!(" and {} more", at.len() - 3) } else { String::new() };
+            format!("  {} -> {}: {}{more}", w[0], w[1], at.iter().take(3).cloned().collect::<Vec<_>>().join(", "))
+        })
+        .collect();
+    format!("{}\n{}", cycle.join(" -> "), steps.join("\n"))
+}
+
+fn src_graph() -> Graph {
+    module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+#[test]
+fn the_top_level_modules_have_no_cycle() {
+    let graph = src_graph();
+    assert!(graph.contains_key("workloads") && graph.contains_key("runner"), "the graph was read: {:?}", graph.keys());
+    let found = cycles(&graph);
+    let text: Vec<String> = found.iter().map(|c| describe(c, &graph)).collect();
+    assert!(found.is_empty(), "module cycles (stages must point down only):\n{}", text.join("\n"));
+}
+
+#[test]
+fn model_depends_on_nothing_and_cli_on_model_only() {
+    let graph = src_graph();
+    let model = graph.get("model").cloned().unwrap_or_default();
+    assert!(model.is_empty(), "model must depend on nothing else in the crate: {model:?}");
+    let cli: Vec<&String> = graph.get("cli").map(|to| to.keys().filter(|t| *t != "model").collect()).unwrap_or_default();
+    assert!(cli.is_empty(), "cli describes flags only (it may use model): it depends on {cli:?}: {:?}", graph.get("cli"));
+}
+
+#[test]
+fn the_cycle_finder_finds_a_planted_cycle_and_names_it() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: Graph = Graph::new();
+        for (a, b) in edges {
+            g.entry(a.to_string()).or_default().entry(b.to_string()).or_default().push(format!("src/{a}.rs:1"));
+        }
+        g
+    };
+    let acyclic = graph(&[("cli", "model"), ("plan", "model"), ("plan", "workloads"), ("workloads", "model")]);
+    assert!(cycles(&acyclic).is_empty());
+    let g = graph(&[("plan", "workloads"), ("workloads", "worker"), ("worker", "plan"), ("worker", "model"), ("a", "b"), ("b", "a")]);
+    let found = cycles(&g);
+    assert_eq!(found, [vec!["a", "b", "a"], vec!["plan", "workloads", "worker", "plan"]]);
+    let words = describe(&found[1], &g);
+    assert!(words.starts_with("plan -> workloads -> worker -> plan\n"), "{words}");
+    assert!(words.contains("worker -> plan: src/worker.rs:1"), "{words}");
+}
+
+#[test]
+fn paths_are_read_from_code_only() {
+    let tops: BTreeSet<String> = ["model", "plan", "report", "stats", "worker"].map(String::from).into();
+    let text = r##"
+//! Not a dependency: crate::report::x in a doc comment.
+use crate::{model::Cell, plan};
+use crate::stats;
+fn f() -> String {
+    let _ = "crate::worker::main";
+    let _ = r#"crate::worker::main"#;
+    let _ = '"';
+    /* crate::worker /* nested */ still a comment */
+    super::super::report::render()
+}
+mod tests {
+    use super::*;
+    use super::super::super::worker::x;
+}
+"##;
+    let module = ["report".to_string(), "plot".to_string()];
+    let mut found: Vec<(String, usize)> = references(text, &module, &tops);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("model".to_string(), 3),
+            ("plan".to_string(), 3),
+            ("report".to_string(), 10),
+            ("stats".to_string(), 4),
+            ("worker".to_string(), 14)
+        ]
+    );
+    // The crate root names its modules bare; an item of the root is the root's.
+    let root = references("pub mod plan;\nfn f() { plan::build(); crate::exit_code_of(); }\n", &[], &tops);
+    assert_eq!(root, [("lib".to_string(), 2), ("plan".to_string(), 2)]);
+}
