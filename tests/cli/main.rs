@@ -28,3 +28,4 @@ mod statuses;
 mod subcommands;
 mod trials;
 mod variants;
+mod verifiers;

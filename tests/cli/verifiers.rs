@@ -1,0 +1,80 @@
+//! Verifiers that could not fail (issue 15): each now checks something its
+//! timed work had to produce, so a fault that skips or breaks that work makes
+//! its row `invalid`, with a reason naming what was wrong, while the same
+//! cell without the fault is `ok`. Also: a `hugepage` THP row says when the
+//! kernel gave it no huge pages, and a command workload that checks only
+//! its exit code is flagged by `list` and by the report.
+
+use serde_json::Value;
+
+use crate::common::{FAST, Sandbox, text};
+
+/// Runs `args` (FAST added) in a fresh sandbox, its scratch directories in a
+/// private `--io-dir`; checks the exit code and returns the rows and report.md.
+fn run(args: &[&str], code: i32) -> (Vec<Value>, String) {
+    let sb = Sandbox::new();
+    let io = tempfile::tempdir().unwrap();
+    let out = sb.run(&[args, FAST, &["--io-dir", io.path().to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(code), "{args:?}\n{}\n{}", text(&out.stdout), text(&out.stderr));
+    (sb.rows(), sb.report_md())
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
+}
+
+fn name(r: &Value) -> &str {
+    s(&r["cell"]["row_id"])
+}
+
+/// `selection` (with `extra`) runs ok; with `--inject-fault fault` every row
+/// is invalid, its reason containing each of `reasons`. Returns the ok rows.
+/// Rows skipped for a reason of the machine are allowed both times, but at
+/// least one row must run.
+fn ok_then_invalid(selection: &[&str], fault: &str, reasons: &[&str]) -> Vec<Value> {
+    let (ok, _) = run(selection, 0);
+    let ran: Vec<Value> = ok.into_iter().filter(|r| r["status"] != "skipped").collect();
+    assert!(!ran.is_empty(), "{selection:?}: every row was skipped");
+    for r in &ran {
+        assert_eq!(r["status"], "ok", "{}: {}", name(r), r["reason"]);
+        assert_eq!(r["verifier"]["passed"], true, "{}", name(r));
+    }
+    let (bad, _) = run(&[selection, &["--inject-fault", fault]].concat(), 1);
+    let mut invalid = 0;
+    for r in bad.iter().filter(|r| r["status"] != "skipped") {
+        assert_eq!(r["status"], "invalid", "{} under {fault}: {}", name(r), r["reason"]);
+        assert_eq!(r["verifier"]["passed"], false, "{}", name(r));
+        let reason = s(&r["reason"]);
+        assert!(reason.starts_with("verifier failed: expected"), "{reason}");
+        for want in reasons {
+            assert!(reason.contains(want), "{} under {fault}: the reason lacks '{want}': {reason}", name(r));
+        }
+        invalid += 1;
+    }
+    assert_eq!(invalid, ran.len(), "{fault}: as many rows reached the fault as ran without it");
+    ran
+}
+
+#[test]
+fn yield_on_one_cpu_is_checked_by_its_hand_overs_and_a_skipped_yield_is_invalid() {
+    let ok = ok_then_invalid(
+        &["os.yield", "-p", "mode=pair", "-p", "placement=same-cpu"],
+        "skip-yield",
+        &["the peer ran after only", "yields (at least"],
+    );
+    for r in &ok {
+        let d = &r["details"];
+        let seen = d["last_sample_handovers_seen"].as_u64().unwrap();
+        assert!(seen >= d["last_sample_yields"].as_u64().unwrap().div_ceil(2), "{d}");
+        assert!(d["last_sample_context_switches"].as_u64().unwrap() >= seen, "{d}");
+        assert!(d["last_sample_peer_saw"].as_u64().unwrap() >= 1, "{d}");
+    }
+}
+
+#[test]
+fn pipe_lifecycle_without_pipe2_is_invalid() {
+    let ok = ok_then_invalid(&["os.pipe-lifecycle"], "skip-pipe2", &["0 of 1 pipe2 calls gave a pair; no pair to probe"]);
+    let fds = &ok[0]["details"]["last_sample_fds"];
+    assert!(fds.as_array().unwrap().iter().all(|fd| fd.as_i64().unwrap() >= 0), "{fds}");
+    assert_eq!(ok[0]["details"]["last_sample_pairs_not_reused"], 0, "the next pair reuses the numbers of a closed one");
+}
