@@ -78,3 +78,13 @@ fn pipe_lifecycle_without_pipe2_is_invalid() {
     assert!(fds.as_array().unwrap().iter().all(|fd| fd.as_i64().unwrap() >= 0), "{fds}");
     assert_eq!(ok[0]["details"]["last_sample_pairs_not_reused"], 0, "the next pair reuses the numbers of a closed one");
 }
+
+#[test]
+fn file_read_poisons_its_buffer_so_a_skipped_read_is_invalid() {
+    ok_then_invalid(&["os.file-read"], "skip-read", &["mismatched (byte 0 read", "(the poison: not read)"]);
+}
+
+#[test]
+fn stat_poisons_its_buffer_so_a_skipped_stat_is_invalid() {
+    ok_then_invalid(&["os.stat"], "skip-stat", &["(last: size -1 B", "the poison, not filled by a stat"]);
+}
