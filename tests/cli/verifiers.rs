@@ -88,3 +88,39 @@ fn file_read_poisons_its_buffer_so_a_skipped_read_is_invalid() {
 fn stat_poisons_its_buffer_so_a_skipped_stat_is_invalid() {
     ok_then_invalid(&["os.stat"], "skip-stat", &["(last: size -1 B", "the poison, not filled by a stat"]);
 }
+
+#[test]
+fn startup_probes_must_run_on_a_new_pool_thread() {
+    let ok = ok_then_invalid(
+        &["rt.startup", "--runtime", "rayon,global-queue", "--workers", "1,2"],
+        "probe-on-caller",
+        &["probes ran on a thread other than the caller", "each from a new thread of the pool just built"],
+    );
+    assert_eq!(ok.len(), 4);
+    for r in &ok {
+        assert_eq!(r["details"]["probe_ran_on_pool_thread"], true, "{}", name(r));
+    }
+    // spawn has no pool: its probes run on the caller, faulted or not.
+    let (rows, _) = run(&["rt.startup", "--runtime", "spawn", "--workers", "1", "--inject-fault", "probe-on-caller"], 0);
+    assert_eq!(rows[0]["status"], "ok", "{}", rows[0]["reason"]);
+    assert!(s(&rows[0]["verifier"]["expected"]).ends_with("each from the calling thread (spawn has no pool)"));
+}
+
+#[test]
+fn parallel_for_counts_its_items_so_losing_item_0_is_invalid() {
+    ok_then_invalid(
+        &["rt.parallel-for", "--workers", "1,2", "-p", "items=5000", "--runtime", "rayon,global-queue"],
+        "lose-item-0",
+        &["observed 4999 counted, sum of (index + 1) mod 2^35 = 12502499"],
+    );
+}
+
+#[test]
+fn task_alloc_sees_one_task_lost_and_another_run_twice() {
+    ok_then_invalid(
+        &["rt.task-alloc", "--workers", "1,2", "-p", "tasks=5000", "--runtime", "rayon,global-queue"],
+        "lose-and-double",
+        // The count is right; the sum is short by 5000 - 1.
+        &["expected 5000 counted, sum of (index + 1) mod 2^35 = 12502500", "observed 5000 counted, sum of (index + 1) mod 2^35 = 12497501"],
+    );
+}
