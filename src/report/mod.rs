@@ -267,6 +267,10 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
         if let Some(d) = disturbed_text(r) {
             notes.push(format!("- {}: {}.", md::text(&axes_text(r)), md::inline(&d)));
         }
+        // A fact of the machine the workload noted about the row.
+        if let Some(n) = r.details.get("note").and_then(|v| v.as_str()) {
+            notes.push(format!("- {}: {}.", md::text(&axes_text(r)), md::text(n)));
+        }
     }
     out.push('\n');
     out.push_str(&t.render());

@@ -124,3 +124,70 @@ fn task_alloc_sees_one_task_lost_and_another_run_twice() {
         &["expected 5000 counted, sum of (index + 1) mod 2^35 = 12502500", "observed 5000 counted, sum of (index + 1) mod 2^35 = 12497501"],
     );
 }
+
+#[test]
+fn hugepage_rows_say_whether_huge_pages_were_obtained_and_still_verify_their_data() {
+    let small = ["-p", "bytes=4194304", "-p", "accesses=20000", "-p", "advice=hugepage", "-p", "access=sequential"];
+    let (rows, md) = run(&[&["hw.thp"], &small[..]].concat(), 0);
+    let ran: Vec<&Value> = rows.iter().filter(|r| r["status"] == "ok").collect();
+    if ran.is_empty() {
+        eprintln!("skipped: no THP here ({})", rows[0]["reason"]);
+        return;
+    }
+    for r in ran {
+        let d = &r["details"];
+        let got = s(&d["huge_pages_obtained"]);
+        assert!(["all", "partly", "none"].contains(&got), "{}: {d}", name(r));
+        if got == "all" {
+            assert!(d["note"].is_null(), "{d}");
+        } else {
+            let note = s(&d["note"]);
+            assert!(note.starts_with("huge pages were"), "{note}");
+            assert!(md.contains(&note[..40]), "report.md lacks the note of {}", name(r));
+        }
+    }
+    // The data is still checked: a page left untouched is invalid.
+    let (bad, _) = run(&[&["hw.thp", "-p", "phase=first-touch", "--inject-fault", "skip-page"], &small[..]].concat(), 1);
+    assert_eq!(bad[0]["status"], "invalid", "{}", bad[0]["reason"]);
+    assert!(s(&bad[0]["reason"]).contains("1 mismatches"), "{}", bad[0]["reason"]);
+}
+
+#[test]
+fn a_hugepage_row_that_got_no_huge_pages_says_so_in_its_details_and_the_report() {
+    use std::os::unix::process::CommandExt;
+    let sb = Sandbox::new();
+    let mut c = sb.command(
+        &[&["hw.thp", "-p", "bytes=4194304", "-p", "accesses=20000", "-p", "advice=hugepage", "-p", "access=sequential"][..], FAST]
+            .concat(),
+    );
+    // SAFETY: prctl is async-signal-safe and touches only the child. THP
+    // disabled for the run and its workers (inherited across fork and exec):
+    // MADV_HUGEPAGE then gets base pages, as on a machine out of huge pages.
+    unsafe {
+        c.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = sb.rows();
+    if rows.iter().any(|r| r["status"] == "skipped") {
+        eprintln!("skipped: no THP here ({})", rows[0]["reason"]);
+        return;
+    }
+    let md = sb.report_md();
+    assert_eq!(rows.len(), 2, "first-touch and access");
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "no huge pages is a fact of the machine, not a failed check: {}", r["reason"]);
+        let d = &r["details"];
+        assert_eq!(d["huge_pages_obtained"], "none", "{d}");
+        assert_eq!(d["anon_huge_bytes"], 0);
+        let note = s(&d["note"]);
+        assert!(note.starts_with("huge pages were NOT obtained: MADV_HUGEPAGE was advised, but AnonHugePages was 0"), "{note}");
+        let phase = s(&r["cell"]["params"]["phase"]);
+        assert!(md.contains(&format!("- phase={phase}: huge pages were NOT obtained")), "report.md lacks the note of {phase}:\n{md}");
+    }
+}
