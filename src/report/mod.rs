@@ -212,6 +212,9 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
         out.push_str(&format!(" Verifier: {}.", md::inline(&v.description)));
     }
     out.push('\n');
+    if let Some(def) = first.cell.command.as_ref().filter(|d| d.verify.exit_code_only()) {
+        out.push_str(&format!("\n> warning: {}\n", md::inline(&def.exit_code_only_warning())));
+    }
     for t in scaling::tables(&mine) {
         out.push('\n');
         out.push_str(&t.render());

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::common::{FAST, Sandbox, text};
+use crate::common::{FAST, Sandbox, bin, text};
 
 /// Runs `args` (FAST added) in a fresh sandbox, its scratch directories in a
 /// private `--io-dir`; checks the exit code and returns the rows and report.md.
@@ -80,16 +80,6 @@ fn pipe_lifecycle_without_pipe2_is_invalid() {
 }
 
 #[test]
-fn file_read_poisons_its_buffer_so_a_skipped_read_is_invalid() {
-    ok_then_invalid(&["os.file-read"], "skip-read", &["mismatched (byte 0 read", "(the poison: not read)"]);
-}
-
-#[test]
-fn stat_poisons_its_buffer_so_a_skipped_stat_is_invalid() {
-    ok_then_invalid(&["os.stat"], "skip-stat", &["(last: size -1 B", "the poison, not filled by a stat"]);
-}
-
-#[test]
 fn startup_probes_must_run_on_a_new_pool_thread() {
     let ok = ok_then_invalid(
         &["rt.startup", "--runtime", "rayon,global-queue", "--workers", "1,2"],
@@ -123,6 +113,16 @@ fn task_alloc_sees_one_task_lost_and_another_run_twice() {
         // The count is right; the sum is short by 5000 - 1.
         &["expected 5000 counted, sum of (index + 1) mod 2^35 = 12502500", "observed 5000 counted, sum of (index + 1) mod 2^35 = 12497501"],
     );
+}
+
+#[test]
+fn file_read_poisons_its_buffer_so_a_skipped_read_is_invalid() {
+    ok_then_invalid(&["os.file-read"], "skip-read", &["mismatched (byte 0 read", "(the poison: not read)"]);
+}
+
+#[test]
+fn stat_poisons_its_buffer_so_a_skipped_stat_is_invalid() {
+    ok_then_invalid(&["os.stat"], "skip-stat", &["(last: size -1 B", "the poison, not filled by a stat"]);
 }
 
 #[test]
@@ -190,4 +190,48 @@ fn a_hugepage_row_that_got_no_huge_pages_says_so_in_its_details_and_the_report()
         let phase = s(&r["cell"]["params"]["phase"]);
         assert!(md.contains(&format!("- phase={phase}: huge pages were NOT obtained")), "report.md lacks the note of {phase}:\n{md}");
     }
+}
+
+/// Two command workloads: one with no `[workload.verify]`, one that checks
+/// its output.
+const COMMANDS: &str = r#"
+[[workload]]
+id = "demo.unchecked"
+summary = "Prints a result nobody reads"
+unit = "ns"
+direction = "lower-is-better"
+command = ["sh", "-c", "echo sum=41"]
+
+[[workload]]
+id = "demo.checked"
+summary = "Prints a result the verifier reads"
+unit = "ns"
+direction = "lower-is-better"
+command = ["sh", "-c", "echo sum=42"]
+[workload.verify]
+value = { regex = 'sum=(\d+)', expected = 42 }
+"#;
+
+#[test]
+fn a_command_workload_checking_only_its_exit_code_is_flagged_by_list_and_the_report() {
+    let sb = Sandbox::new();
+    let file = sb.tmp.path().join("demo.toml");
+    std::fs::write(&file, COMMANDS).unwrap();
+    let f = file.to_str().unwrap();
+    let list = std::process::Command::new(bin()).args(["list", "--workloads", f]).output().unwrap();
+    assert!(list.status.success(), "{}", text(&list.stderr));
+    let listed = text(&list.stdout);
+    let warnings: Vec<&str> = listed.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{listed}");
+    assert!(warnings[0].starts_with("warning: `demo.unchecked`: only the exit code of each run is checked (expected 0), not its output"));
+    assert!(warnings[0].ends_with(&format!("under `[workload.verify]` at {f}:2")), "{}", warnings[0]);
+    assert!(listed.contains("verifier:     exit code 0 only: the output is not checked (from"), "{listed}");
+
+    let out = sb.run(&[&["--workloads", f, "demo"], FAST].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(sb.rows().iter().all(|r| r["status"] == "ok"));
+    let md = sb.report_md();
+    let flagged: Vec<&str> = md.lines().filter(|l| l.starts_with("> warning:") && l.contains("only the exit code")).collect();
+    assert_eq!(flagged.len(), 1, "{md}");
+    assert!(flagged[0].starts_with("> warning: `demo.unchecked`: only the exit code of each run is checked"), "{}", flagged[0]);
 }
