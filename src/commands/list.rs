@@ -17,7 +17,11 @@ pub fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     } else if args.markdown {
         workloads::markdown(&specs)
     } else {
-        workloads::text(&specs)
+        let mut text = workloads::text(&specs);
+        for d in defs.iter().filter(|d| d.verify.exit_code_only()) {
+            text.push_str(&format!("warning: {}\n", d.exit_code_only_warning()));
+        }
+        text
     };
     Out::new().print(&text)?;
     Ok(ExitCode::SUCCESS)

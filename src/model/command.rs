@@ -77,6 +77,14 @@ pub struct CommandDef {
     pub verify: VerifyDef,
 }
 
+impl VerifyDef {
+    /// Whether nothing but the exit code is checked: no `must_match`,
+    /// `must_not_match` or `value` (a workload without `[workload.verify]`).
+    pub fn exit_code_only(&self) -> bool {
+        self.must_match.is_empty() && self.must_not_match.is_empty() && self.value.is_none()
+    }
+}
+
 impl CommandDef {
     /// The group: the id up to its first dot.
     pub fn group(&self) -> &str {

@@ -213,6 +213,9 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
         out.push_str(&format!(" Verifier: {}.", md::inline(&v.description)));
     }
     out.push('\n');
+    if let Some(def) = first.cell.command.as_ref().filter(|d| d.verify.exit_code_only()) {
+        out.push_str(&format!("\n> warning: {}\n", md::inline(&def.exit_code_only_warning())));
+    }
     for t in scaling::tables(&mine) {
         out.push('\n');
         out.push_str(&t.render());
@@ -267,6 +270,10 @@ pub fn workload_section(rows: &[Row], w: &str) -> String {
         }
         if let Some(d) = disturbed_text(r) {
             notes.push(format!("- {}: {}.", md::text(&axes_text(r)), md::inline(&d)));
+        }
+        // A fact of the machine the workload noted about the row.
+        if let Some(n) = r.details.get("note").and_then(|v| v.as_str()) {
+            notes.push(format!("- {}: {}.", md::text(&axes_text(r)), md::text(n)));
         }
     }
     out.push('\n');

@@ -29,3 +29,4 @@ mod statuses;
 mod subcommands;
 mod trials;
 mod variants;
+mod verifiers;

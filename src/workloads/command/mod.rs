@@ -57,7 +57,20 @@ impl CommandDef {
         if let Some(c) = &v.value {
             parts.push(format!("{} reads {} ± {}", code(&c.regex), c.expected, c.tolerance));
         }
-        format!("{} (from {}; checked after every run)", parts.join("; "), self.source)
+        let only = if v.exit_code_only() { " only: the output is not checked" } else { "" };
+        format!("{}{only} (from {}; checked after every run)", parts.join("; "), self.source)
+    }
+
+    /// What `list` and the report say of a workload whose verifier checks
+    /// only the exit code (markdown).
+    pub fn exit_code_only_warning(&self) -> String {
+        format!(
+            "{}: only the exit code of each run is checked (expected {}), not its output: a run that printed a wrong \
+             result passes. Add `must_match`, `must_not_match` or `value` under `[workload.verify]` at {}",
+            code(&self.id),
+            self.verify.exit_code,
+            self.source
+        )
     }
 
     /// The spec `list`, the plan and the records use. Its texts are leaked:

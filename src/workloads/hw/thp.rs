@@ -4,7 +4,10 @@
 //! `phase` axis), never summed: `first-touch` times the page faults that
 //! populate a fresh mapping, `access` times dependent loads through a mapping
 //! populated in prepare. Every row records the AnonHugePages the kernel
-//! actually gave that mapping (its lines of `/proc/self/smaps`).
+//! actually gave that mapping (its lines of `/proc/self/smaps`), and a
+//! `hugepage` row says in a note when the kernel gave it no huge pages, or
+//! huge pages for part of it only: the advice is a request the machine may
+//! refuse, so such a row is kept (its data is still verified), with a note.
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -75,7 +78,9 @@ impl Workload for Thp {
                        the words sum to P(P+1)/2 for P pages); access: the ranks read sum (mod 2^64) to the closed form \
                        sum((r + i) mod lines, i < accesses) and the walk ends on rank (r + accesses) mod lines. Every row \
                        also records the AnonHugePages smaps reports for the region (after each first touch; after prepare \
-                       and after the last sample)",
+                       and after the last sample); a hugepage row whose region the kernel did not back with huge pages at \
+                       every reading says so in a note (huge_pages_obtained `none` or `partly`): a fact of the machine, not \
+                       a failed check",
             batched: false,
             params: vec![
                 axis("advice", "madvise on the region: MADV_HUGEPAGE or MADV_NOHUGEPAGE", &["hugepage", "nohugepage"]),
@@ -156,7 +161,8 @@ impl Workload for Thp {
                         if let Some(o) = extra.as_object_mut() {
                             o.insert("phase".into(), json!("access"));
                         }
-                        Ok(Prepared::Ready(Box::new(ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: true })))
+                        let chase = ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: true };
+                        Ok(Prepared::Ready(Box::new(Access { chase, advice })))
                     }
                     Err(e) => skip_or_fail(&what, e),
                 }
@@ -261,6 +267,79 @@ impl Instance for FirstTouch {
             o.insert("anon_huge_bytes_min".into(), json!(lo));
             o.insert("anon_huge_bytes_max".into(), json!(hi));
         }
+        if self.advice == Advice::Huge {
+            let why = match &backing {
+                Some(Err(why)) => why.clone(),
+                _ => "no sample ran".into(),
+            };
+            note_huge_pages(o, self.size.bytes, self.huge_seen.ok_or(why), "every sample's fresh mapping");
+        }
+        d
+    }
+}
+
+/// On a `hugepage` row: whether the kernel gave the region huge pages
+/// (`huge_pages_obtained`: `all`, `partly` or `none`, from the least and most
+/// AnonHugePages of its readings), and a `note` saying so when not all.
+fn note_huge_pages(o: &mut serde_json::Map<String, Value>, region_bytes: u64, seen: Result<(u64, u64), String>, readings: &str) {
+    let (obtained, note) = match seen {
+        Err(why) => (Value::Null, format!("whether MADV_HUGEPAGE got huge pages is unknown: {why}")),
+        Ok((_, 0)) => (
+            json!("none"),
+            format!(
+                "huge pages were NOT obtained: MADV_HUGEPAGE was advised, but AnonHugePages was 0 at every reading ({readings}): \
+                 this row timed base pages"
+            ),
+        ),
+        Ok((lo, _)) if lo >= region_bytes => (json!("all"), String::new()),
+        Ok((lo, hi)) => (
+            json!("partly"),
+            format!(
+                "huge pages were obtained for part of the region only: AnonHugePages {} to {} of {} ({readings}): this row \
+                 timed a mix of huge and base pages",
+                bytes_text(lo),
+                bytes_text(hi),
+                bytes_text(region_bytes)
+            ),
+        ),
+    };
+    o.insert("huge_pages_obtained".into(), obtained);
+    if !note.is_empty() {
+        o.insert("note".into(), json!(note));
+    }
+}
+
+/// An access row: the chase of hw.prefetch over a region advised as the cell
+/// says, with the `hugepage` note.
+struct Access {
+    chase: ChaseInstance,
+    advice: Advice,
+}
+
+impl Instance for Access {
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        self.chase.sample(iters, timer)
+    }
+
+    fn verify(&mut self) -> Verdict {
+        self.chase.verify()
+    }
+
+    fn details(&self) -> Value {
+        let mut d = self.chase.details();
+        if self.advice == Advice::Huge
+            && let Some(o) = d.as_object_mut()
+        {
+            // The readings after prepare and after the last sample.
+            let huge = |k: &str| o.get(k).and_then(|b| b.get("anon_huge_bytes")).and_then(Value::as_u64);
+            let absent = |k: &str| o.get(k).and_then(|b| b.get("absent")).and_then(Value::as_str).map(str::to_string);
+            let readings: Vec<u64> = ["backing_after_prepare", "backing_last_sample"].into_iter().filter_map(huge).collect();
+            let seen = match (readings.iter().min(), readings.iter().max()) {
+                (Some(&lo), Some(&hi)) => Ok((lo, hi)),
+                _ => Err(absent("backing_last_sample").or_else(|| absent("backing_after_prepare")).unwrap_or_else(|| "no reading".into())),
+            };
+            note_huge_pages(o, self.chase.array.region_bytes(), seen, "after prepare and after the last sample");
+        }
         d
     }
 }
@@ -325,6 +404,38 @@ mod tests {
         let d = inst.details();
         assert!(d["backing_after_prepare"]["anon_huge_bytes"].is_u64(), "{d}");
         assert_eq!(d["accesses_per_sample"], 5000);
+    }
+
+    #[test]
+    fn hugepage_rows_note_when_huge_pages_were_not_obtained() {
+        let note = |seen: Result<(u64, u64), String>| {
+            let mut o = serde_json::Map::new();
+            note_huge_pages(&mut o, 4 << 20, seen, "test readings");
+            (o["huge_pages_obtained"].clone(), o.get("note").and_then(Value::as_str).map(str::to_string))
+        };
+        let (obtained, text) = note(Ok((0, 0)));
+        assert_eq!(obtained, "none");
+        assert!(text.unwrap().starts_with("huge pages were NOT obtained: MADV_HUGEPAGE was advised, but AnonHugePages was 0"));
+        let (obtained, text) = note(Ok((2 << 20, 4 << 20)));
+        assert_eq!(obtained, "partly");
+        assert!(text.unwrap().contains("AnonHugePages 2.0 MiB to 4.0 MiB of 4.0 MiB"));
+        assert_eq!(note(Ok((4 << 20, 4 << 20))), (json!("all"), None));
+        let (obtained, text) = note(Err("cannot read smaps".into()));
+        assert!(obtained.is_null() && text.unwrap().ends_with("unknown: cannot read smaps"));
+        // On this machine: whatever the kernel gave, a hugepage row says what it got.
+        let dir = tempfile::tempdir().unwrap();
+        for phase in ["first-touch", "access"] {
+            let Prepared::Ready(mut inst) = Thp.prepare(&cell(phase, "hugepage", "sequential", None, dir.path())).unwrap() else { return };
+            inst.sample(1, &mut Timer::new()).unwrap();
+            assert!(inst.verify().passed);
+            let d = inst.details();
+            let got = d["huge_pages_obtained"].as_str().unwrap();
+            assert_eq!(d["note"].is_string(), got != "all", "{phase}: {d}");
+            let nohuge = Thp.prepare(&cell(phase, "nohugepage", "sequential", None, dir.path())).unwrap();
+            let Prepared::Ready(mut inst) = nohuge else { return };
+            inst.sample(1, &mut Timer::new()).unwrap();
+            assert!(inst.details().get("huge_pages_obtained").is_none() && inst.details().get("note").is_none());
+        }
     }
 
     #[test]

@@ -16,6 +16,13 @@ use crate::workloads::scratch;
 
 pub struct FileRead;
 
+/// The fault: every iteration of a sample but the first opens and closes
+/// the file without reading it.
+pub const SKIP_READ: &str = "skip-read";
+
+/// Poisoned bytes in the buffer: one per this many, and the last two.
+const POISON_STRIDE: usize = 4096;
+
 impl Workload for FileRead {
     fn needs_scratch(&self) -> bool {
         true
@@ -29,14 +36,19 @@ impl Workload for FileRead {
             measures: "the cost of a path lookup and open, one read served from the page cache, and close: the fixed \
                        per-file overhead of small-file reads",
             unit: Unit::NsPerOp,
-            timed_region: "per operation: open(O_RDONLY) of the file written at prepare, a read of its `bytes` bytes into \
-                           a buffer allocated at prepare, close, and a comparison of the buffer with the bytes recorded at \
-                           prepare (a mismatch counter); writing the file is outside, at prepare",
+            timed_region: "per operation: poisoning the buffer (allocated at prepare, one byte longer than the file: the \
+                           bytes at 0, every 4 KiB, the file's last and the one after it set to differ from what the file \
+                           holds there), open(O_RDONLY) of the file written at prepare, one read asking for `bytes` + 1 \
+                           bytes (more only if it returns fewer than `bytes`), close, and a comparison of the count and \
+                           the buffer with the bytes recorded at prepare (a mismatch counter); writing the file is \
+                           outside, at prepare",
             total_window: None,
-            verifier: "every read returned exactly the bytes recorded at prepare (a function of the seed): 0 mismatched reads",
+            verifier: "every read returned exactly the file's size and the bytes recorded at prepare (a function of the seed) \
+                       into a buffer poisoned before it, so that a read skipped or cut short leaves a poisoned byte: 0 \
+                       mismatched reads",
             batched: true,
             params: vec![ParamSpec::int("bytes", "size of the file read", 1, 1 << 20, [64; 3])],
-            faults: &["corrupt-file"],
+            faults: &["corrupt-file", SKIP_READ],
             shape: TableShape::Primitive,
         }
     }
@@ -62,7 +74,7 @@ impl Workload for FileRead {
             Err(e) => return skip_or_fail("writing a file in the scratch directory", e),
         };
         let filesystem = scratch::filesystem_type(&path);
-        Ok(Prepared::Ready(Box::new(FileReadInstance { buf: vec![0; bytes], path, expected, filesystem, last: None })))
+        Ok(Prepared::Ready(Box::new(FileReadInstance::new(path, expected, filesystem, cell.fault_is(SKIP_READ)))))
     }
 }
 
@@ -70,29 +82,67 @@ impl Workload for FileRead {
 struct Last {
     iters: u64,
     mismatches: u64,
+    /// The bytes the last read returned.
+    got: usize,
 }
 
 struct FileReadInstance {
     path: PathBuf,
     /// The bytes prepare recorded as the file's contents.
     expected: Vec<u8>,
+    /// `expected.len() + 1` bytes: the last catches a file grown longer.
     buf: Vec<u8>,
+    /// The poisoned positions of `buf` and their poison values.
+    poison: Vec<(usize, u8)>,
     filesystem: String,
+    skip_read: bool,
     last: Option<Last>,
+}
+
+impl FileReadInstance {
+    fn new(path: PathBuf, expected: Vec<u8>, filesystem: String, skip_read: bool) -> FileReadInstance {
+        let n = expected.len();
+        // A poison byte differs from the byte the file holds there (the byte
+        // after the file's end differs from 0, which nothing reads there).
+        let mut at: Vec<usize> = (0..n).step_by(POISON_STRIDE).chain([n.saturating_sub(1), n]).collect();
+        at.dedup();
+        let poison = at.into_iter().map(|k| (k, !expected.get(k).copied().unwrap_or(0))).collect();
+        FileReadInstance { path, buf: vec![0; n + 1], expected, poison, filesystem, skip_read, last: None }
+    }
 }
 
 impl Instance for FileReadInstance {
     fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        let n = self.expected.len();
         let mut mismatches = 0u64;
+        let mut got = 0usize;
         timer.start();
-        for _ in 0..iters {
+        for i in 0..iters {
+            for &(k, v) in &self.poison {
+                self.buf[k] = v;
+            }
             let mut f = File::open(&self.path).with_context(|| format!("opening {}", self.path.display()))?;
-            f.read_exact(&mut self.buf).with_context(|| format!("reading {}", self.path.display()))?;
+            got = 0;
+            if self.skip_read && i > 0 {
+                // The fault: no read, and no count to give it away (a loop
+                // that trusts its buffer): only the poison can tell.
+                got = n;
+            } else {
+                // One read asks for one byte more than the file: it returns
+                // the file's size; a second read only after a short one.
+                while got < n {
+                    let k = f.read(&mut self.buf[got..]).with_context(|| format!("reading {}", self.path.display()))?;
+                    if k == 0 {
+                        break;
+                    }
+                    got += k;
+                }
+            }
             drop(f);
-            mismatches += u64::from(self.buf != self.expected);
+            mismatches += u64::from(got != n || self.buf[..n] != self.expected[..]);
         }
         timer.stop();
-        self.last = Some(Last { iters, mismatches });
+        self.last = Some(Last { iters, mismatches, got });
         Ok(Work::ops(iters))
     }
 
@@ -107,8 +157,10 @@ impl Instance for FileReadInstance {
         }
         // The buffer holds the last read, the file never changes: show where it differs.
         let at = self.buf.iter().zip(&self.expected).position(|(a, b)| a != b);
+        let poisoned = |k: usize| if self.poison.contains(&(k, self.buf[k])) { " (the poison: not read)" } else { "" };
         let diff = match at {
-            Some(k) => format!("byte {k} read {:#04x}, recorded {:#04x}", self.buf[k], self.expected[k]),
+            _ if l.got != n => format!("the last read returned {} B", l.got),
+            Some(k) => format!("byte {k} read {:#04x}{}, recorded {:#04x}", self.buf[k], poisoned(k), self.expected[k]),
             None => "the last read matched".into(),
         };
         Verdict { passed: false, expected, observed: format!("{} reads, {} mismatched ({diff})", l.iters, l.mismatches) }
@@ -151,11 +203,34 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("data");
         std::fs::write(&path, b"abcd").unwrap();
-        let mut inst =
-            FileReadInstance { path: path.clone(), expected: b"abcd".to_vec(), buf: vec![0; 4], filesystem: "t".into(), last: None };
+        let mut inst = FileReadInstance::new(path.clone(), b"abcd".to_vec(), "t".into(), false);
         assert!(!inst.verify().passed);
+        inst.sample(2, &mut Timer::new()).unwrap();
+        assert!(inst.verify().passed);
         std::fs::write(&path, b"abce").unwrap();
         inst.sample(2, &mut Timer::new()).unwrap();
         assert_eq!(inst.verify().observed, "2 reads, 2 mismatched (byte 3 read 0x65, recorded 0x64)");
+        for (content, observed) in [
+            (&b"abcde"[..], "2 reads, 2 mismatched (the last read returned 5 B)"),
+            (b"abc", "2 reads, 2 mismatched (the last read returned 3 B)"),
+        ] {
+            std::fs::write(&path, content).unwrap();
+            inst.sample(2, &mut Timer::new()).unwrap();
+            assert_eq!(inst.verify().observed, observed);
+        }
+    }
+
+    #[test]
+    fn a_skipped_read_leaves_the_poison_and_fails_the_verifier() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cell = test_cell("os.file-read", json!({"bytes": 10_000}), Some(SKIP_READ), tmp.path());
+        let mut inst = ready(FileRead.prepare(&cell));
+        inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify().passed, "the first read of a sample is done");
+        inst.sample(3, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed);
+        assert!(v.observed.starts_with("3 reads, 2 mismatched (byte 0 read "), "{}", v.observed);
+        assert!(v.observed.contains("(the poison: not read)"), "{}", v.observed);
     }
 }

@@ -13,6 +13,13 @@ pub struct PipeLifecycle;
 
 /// The fault: the last iteration of a sample does not close its read end.
 pub const FAULT: &str = "leak-fd";
+/// The fault: the timed loop never calls pipe2 (nor close).
+pub const SKIP_PIPE2: &str = "skip-pipe2";
+
+/// Pairs whose numbers the next pair did not reuse, kept per sample to be
+/// probed after the window (a sample normally has none: `close` frees the
+/// two lowest descriptors and the next `pipe2` takes them again).
+const CHANGED_PAIRS_KEPT: usize = 64;
 
 impl Workload for PipeLifecycle {
     fn spec(&self) -> WorkloadSpec {
@@ -24,14 +31,18 @@ impl Workload for PipeLifecycle {
                        buffer bookkeeping, then releasing them (rvOS `chan create+close`)",
             unit: Unit::NsPerOp,
             timed_region: "a loop of `iters` pipe2(O_CLOEXEC) calls, each followed by close() of the write end and of the read \
-                           end, with a per-iteration check that the call succeeded and both descriptors are >= 0 (a counter); \
-                           probing the last pair's descriptors afterwards is outside",
+                           end, with a per-iteration count of the calls that returned two distinct descriptors >= 0, and a \
+                           comparison of the pair with the previous one (a pair whose numbers the next did not reuse is kept, \
+                           at most 64 per sample); probing the kept pairs and the last one afterwards is outside",
             total_window: None,
-            verifier: "every pipe2 succeeded with two valid descriptors, and after the loop fcntl(F_GETFD) rejects both \
-                       descriptors of the last pair with EBADF (they were really closed)",
+            verifier: "every pipe2 succeeded: as many pairs of two distinct descriptors >= 0 as iterations; and every pair \
+                       was really closed: either the next pipe2 returned the same numbers (the kernel hands out the lowest \
+                       free descriptors, so they were free again), or, after the loop, fcntl(F_GETFD) rejects both with \
+                       EBADF (the last pair always, and every pair the next one did not reuse). Only descriptors pipe2 \
+                       returned are probed: a sample that opened none fails",
             batched: true,
             params: vec![],
-            faults: &[FAULT],
+            faults: &[FAULT, SKIP_PIPE2],
             shape: TableShape::Primitive,
         }
     }
@@ -42,7 +53,7 @@ impl Workload for PipeLifecycle {
             Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("pipe2 is not permitted here: {e}"))),
             Err(e) => return Err(anyhow::Error::new(e).context("creating a pipe at prepare")),
         }
-        Ok(Prepared::Ready(Box::new(PipeInstance { leak: cell.fault_is(FAULT), last: None })))
+        Ok(Prepared::Ready(Box::new(PipeInstance::new(cell.fault_is(FAULT), cell.fault_is(SKIP_PIPE2)))))
     }
 }
 
@@ -64,7 +75,8 @@ fn create_and_close() -> io::Result<[libc::c_int; 2]> {
     Ok(fds)
 }
 
-/// What `fcntl(F_GETFD)` says about a descriptor that should be closed.
+/// What `fcntl(F_GETFD)` says about a descriptor pipe2 returned and the
+/// loop closed.
 fn probe(fd: libc::c_int) -> Result<(), String> {
     // SAFETY: F_GETFD only reads the descriptor's flags; an invalid one gives EBADF.
     let rc = unsafe { libc::fcntl(fd, libc::F_GETFD) };
@@ -79,32 +91,64 @@ fn probe(fd: libc::c_int) -> Result<(), String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Last {
     iters: u64,
-    /// pipe2 calls that failed or returned a negative descriptor.
-    failures: u64,
-    /// The last pair's descriptors.
-    fds: [libc::c_int; 2],
-    /// The probe of each of them after the loop.
-    probes: [Result<(), String>; 2],
+    /// pipe2 calls that returned two distinct descriptors >= 0.
+    created: u64,
+    /// The last pair pipe2 returned, if any.
+    fds: Option<[libc::c_int; 2]>,
+    /// Pairs whose numbers the next pair did not reuse (all of them, or the
+    /// first [`CHANGED_PAIRS_KEPT`]: `changed` says how many there were).
+    changed: u64,
+    /// How many of them were kept and probed.
+    kept: usize,
+    /// What the probes after the loop (of the kept pairs and the last one)
+    /// found wrong.
+    probe_errors: Vec<String>,
 }
 
 struct PipeInstance {
     leak: bool,
+    skip_pipe2: bool,
+    /// The pairs the next one did not reuse, kept by the timed loop (its
+    /// capacity is reserved at prepare: the loop never allocates).
+    kept: Vec<[libc::c_int; 2]>,
     last: Option<Last>,
+}
+
+impl PipeInstance {
+    fn new(leak: bool, skip_pipe2: bool) -> PipeInstance {
+        PipeInstance { leak, skip_pipe2, kept: Vec::with_capacity(CHANGED_PAIRS_KEPT), last: None }
+    }
 }
 
 impl Instance for PipeInstance {
     fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
         let mut fds: [libc::c_int; 2] = [-1; 2];
-        let mut failures = 0u64;
+        let mut prev: Option<[libc::c_int; 2]> = None;
+        let (mut created, mut changed) = (0u64, 0u64);
         let leak_at = if self.leak { iters.checked_sub(1) } else { None };
+        let body = !self.skip_pipe2;
+        let kept = &mut self.kept;
+        kept.clear();
         timer.start();
         for i in 0..iters {
-            // SAFETY: `fds` is a valid out-array of two ints.
-            let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
-            if rc != 0 || fds[0] < 0 || fds[1] < 0 {
-                failures += 1;
+            if !body {
                 continue;
             }
+            // SAFETY: `fds` is a valid out-array of two ints.
+            let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+            if rc != 0 || fds[0] < 0 || fds[1] < 0 || fds[0] == fds[1] {
+                continue;
+            }
+            created += 1;
+            if let Some(p) = prev
+                && p != fds
+            {
+                changed += 1;
+                if kept.len() < kept.capacity() {
+                    kept.push(p);
+                }
+            }
+            prev = Some(fds);
             // SAFETY: closing the descriptors pipe2 just returned to us.
             unsafe { libc::close(fds[1]) };
             if leak_at != Some(i) {
@@ -113,30 +157,38 @@ impl Instance for PipeInstance {
             }
         }
         timer.stop();
-        let probes = [probe(fds[0]), probe(fds[1])];
-        if leak_at.is_some() && fds[0] >= 0 {
+        let probe_errors: Vec<String> = self.kept.iter().chain(prev.as_ref()).flatten().filter_map(|&fd| probe(fd).err()).collect();
+        if let (Some(_), Some(p)) = (leak_at, prev) {
             // SAFETY: the read end the fault left open; nothing else holds it.
-            unsafe { libc::close(fds[0]) };
+            unsafe { libc::close(p[0]) };
         }
-        self.last = Some(Last { iters, failures, fds, probes });
+        self.last = Some(Last { iters, created, fds: prev, changed, kept: self.kept.len(), probe_errors });
         Ok(Work::ops(iters))
     }
 
     fn verify(&mut self) -> Verdict {
-        let expected = "every pipe2 gave two valid fds; both fds of the last pair are closed (fcntl: EBADF)".to_string();
+        let expected = "every pipe2 gave two distinct fds >= 0 (one pair per iteration); every pair closed: its numbers \
+                        reused by the next pair, or rejected by fcntl with EBADF after the loop"
+            .to_string();
         let Some(l) = &self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
-        let bad: Vec<&str> = l.probes.iter().filter_map(|p| p.as_ref().err().map(String::as_str)).collect();
-        let passed = l.failures == 0 && bad.is_empty();
-        let closed = if bad.is_empty() { "both closed".to_string() } else { bad.join("; ") };
-        let observed = format!("{} of {} pipe2 calls failed; last pair {:?}: {closed}", l.failures, l.iters, l.fds);
+        let last = l.fds.map_or_else(|| "no pair to probe".to_string(), |p| format!("last pair {p:?}"));
+        let mut observed = format!(
+            "{} of {} pipe2 calls gave a pair; {last}; {} pairs not reused by the next ({} kept and probed)",
+            l.created, l.iters, l.changed, l.kept
+        );
+        for e in &l.probe_errors {
+            observed.push_str(&format!("; {e}"));
+        }
+        let passed = l.created == l.iters && l.fds.is_some() && l.probe_errors.is_empty();
         Verdict { passed, expected, observed }
     }
 
     fn details(&self) -> serde_json::Value {
         json!({
             "flags": "O_CLOEXEC",
-            "last_sample_fds": self.last.as_ref().map(|l| l.fds),
-            "last_sample_failures": self.last.as_ref().map(|l| l.failures),
+            "last_sample_fds": self.last.as_ref().and_then(|l| l.fds),
+            "last_sample_pairs_created": self.last.as_ref().map(|l| l.created),
+            "last_sample_pairs_not_reused": self.last.as_ref().map(|l| l.changed),
         })
     }
 }
@@ -145,32 +197,43 @@ impl Instance for PipeInstance {
 mod tests {
     use super::*;
 
+    fn last(created: u64, fds: Option<[libc::c_int; 2]>, probe_errors: &[&str]) -> Last {
+        Last { iters: 4, created, fds, changed: 0, kept: 0, probe_errors: probe_errors.iter().map(|e| e.to_string()).collect() }
+    }
+
     #[test]
     fn pipes_are_created_and_really_closed() {
-        let mut inst = PipeInstance { leak: false, last: None };
+        let mut inst = PipeInstance::new(false, false);
         assert!(!inst.verify().passed, "no sample ran");
         for iters in [1, 500] {
             inst.sample(iters, &mut Timer::new()).unwrap();
-            // Other test threads may reuse a closed descriptor number before the
+            // Other test threads may take a closed descriptor number before the
             // probe (the worker is single-threaded; the binary tests check it there).
-            assert_eq!(inst.last.as_ref().unwrap().failures, 0);
+            let l = inst.last.as_ref().unwrap();
+            assert_eq!(l.created, iters);
+            assert!(l.fds.unwrap().iter().all(|&fd| fd >= 0));
         }
         assert!(create_and_close().unwrap().iter().all(|&fd| fd >= 0));
     }
 
     #[test]
-    fn the_verifier_fails_on_a_leaked_descriptor_or_a_failed_call() {
-        let mut inst = PipeInstance { leak: true, last: None };
+    fn the_verifier_fails_on_a_leaked_descriptor_a_failed_call_or_no_call() {
+        let mut inst = PipeInstance::new(true, false);
         inst.sample(3, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
         assert!(v.observed.contains("is still open"), "{}", v.observed);
-        inst.last = Some(Last { iters: 4, failures: 1, fds: [-1, -1], probes: [Ok(()), Ok(())] });
+        let mut skipped = PipeInstance::new(false, true);
+        skipped.sample(5, &mut Timer::new()).unwrap();
+        let v = skipped.verify();
+        assert!(!v.passed);
+        assert_eq!(v.observed, "0 of 5 pipe2 calls gave a pair; no pair to probe; 0 pairs not reused by the next (0 kept and probed)");
+        inst.last = Some(last(3, Some([3, 4]), &[]));
         assert!(!inst.verify().passed);
-        inst.last = Some(Last { iters: 4, failures: 0, fds: [3, 4], probes: [Ok(()), Err("fd 4: Bad".into())] });
+        inst.last = Some(last(4, Some([3, 4]), &["fd 4: Bad"]));
         assert!(!inst.verify().passed);
-        inst.last = Some(Last { iters: 4, failures: 0, fds: [3, 4], probes: [Ok(()), Ok(())] });
-        assert!(inst.verify().passed);
+        inst.last = Some(last(4, Some([3, 4]), &[]));
+        assert!(inst.verify().passed, "{:?}", inst.verify());
     }
 
     #[test]

@@ -4,6 +4,15 @@
 //! `placement=same-cpu`) every yield hands the CPU to the other thread and
 //! back, so one operation includes a switch to the peer; on two CPUs
 //! (`cross-cpu`) both threads yield side by side.
+//!
+//! On one CPU the hand-overs are what the verifier checks: after each yield
+//! the measuring thread publishes its count and looks at the peer's, and the
+//! peer does the same, so each side counts the yields after which it found
+//! the other had run; the kernel's count of the measuring thread's context
+//! switches bounds the first. Alone, or on two CPUs, a yield leaves no trace
+//! an unprivileged process can read (the kernel counts yields only with
+//! schedstats on), so there the return values and the peer's progress are
+//! what is checked.
 
 use std::hint::spin_loop;
 use std::sync::Arc;
@@ -22,10 +31,13 @@ pub struct SchedYield;
 
 /// The fault: the peer yields but does not publish its count.
 pub const FAULT: &str = "lose-progress";
+/// The fault: the measuring thread's loop counts its iterations as yields
+/// without calling sched_yield.
+pub const SKIP_YIELD: &str = "skip-yield";
 
 /// How long a pair sample waits, outside its window, to see the woken peer
-/// running.
-const PEER_START_WAIT_NS: u64 = 100_000_000;
+/// running, and then to see it parked.
+const PEER_WAIT_NS: u64 = 100_000_000;
 
 impl Workload for SchedYield {
     fn spec(&self) -> WorkloadSpec {
@@ -37,13 +49,21 @@ impl Workload for SchedYield {
                        the other thread and back when two threads share a CPU (pair, same-cpu) (rvOS `yield`)",
             unit: Unit::NsPerOp,
             timed_region: "a loop of `iters` sched_yield() calls by the measuring thread, each return value compared with 0 \
-                           (a counter); in pair mode the peer thread yields in its own loop meanwhile. Waking the peer before the \
-                           window and waiting to see it running (spinning on another CPU, yielding on a shared one), and parking it after the \
-                           window, are outside",
+                           (a counter); in pair mode the peer thread yields in its own loop meanwhile, and on one CPU \
+                           (same-cpu) each thread, after each of its yields, stores its count and compares the other's with \
+                           the one it saw last (a counter; the two share the CPU's cache, so this costs a few \
+                           nanoseconds). Waking the peer before the window and waiting to see it running (spinning on \
+                           another CPU, yielding on a shared one), reading the measuring thread's context switches \
+                           (getrusage RUSAGE_THREAD) just before and after it, and parking the peer and waiting to see it \
+                           parked after it, are outside",
             total_window: None,
-            verifier: "every sched_yield() returned 0 (both threads); in pair mode the peer's yield count advanced between \
-                       waking it (before the window) and the window's end. The peer's yields inside the window are recorded \
-                       (on one CPU about one per yield of the measuring thread when yield hands the CPU over)",
+            verifier: "every sched_yield() returned 0 (both threads), as many as the iterations; in pair mode the peer \
+                       yielded between being woken and being parked. Same-cpu pair: yields hand the CPU over, so the \
+                       measuring thread found the peer had yielded after at least half of its yields, no more often than \
+                       the kernel switched it out (ru_nvcsw + ru_nivcsw over the window), and the peer found the measuring \
+                       thread had yielded after as many of its own (at least half the iterations). Single and cross-cpu: \
+                       a yield leaves no count an unprivileged process can read, so only the return values and the peer's \
+                       progress are checked; the peer's yields inside the window are recorded",
             batched: true,
             params: vec![
                 ParamSpec::choice(
@@ -57,7 +77,7 @@ impl Workload for SchedYield {
                 .with_values(Profile::Seed, vec!["single".into(), "pair".into()]),
                 placement_param(),
             ],
-            faults: &[FAULT],
+            faults: &[FAULT, SKIP_YIELD],
             shape: TableShape::Primitive,
         }
     }
@@ -84,6 +104,8 @@ impl Workload for SchedYield {
             cpus: (pair.a, pair_mode.then_some(pair.b)),
             note: pair.note,
             cross: placement == "cross-cpu",
+            skip_yield: cell.fault_is(SKIP_YIELD),
+            yields_total: 0,
             last: None,
         })))
     }
@@ -99,6 +121,12 @@ struct Shared {
     yields: AtomicU64,
     /// Peer yields that returned non-zero.
     failures: AtomicU64,
+    /// Times the peer parked after running: it publishes its counts first.
+    parked: AtomicU64,
+    /// The measuring thread's yields, published after each one (same-cpu).
+    measurer_yields: AtomicU64,
+    /// Peer yields after which it found `measurer_yields` changed.
+    peer_saw: AtomicU64,
 }
 
 /// The second thread of pair mode.
@@ -121,17 +149,32 @@ impl Peer {
                 if !ok {
                     return;
                 }
+                let (mut yields, mut saw) = (0u64, 0u64);
+                let mut seen = s.measurer_yields.load(Ordering::Relaxed);
+                let mut ran = false;
                 while !s.stop.load(Ordering::Acquire) {
                     if !s.running.load(Ordering::Acquire) {
+                        if ran {
+                            ran = false;
+                            s.parked.fetch_add(1, Ordering::Release);
+                        }
                         std::thread::park();
                         continue;
                     }
+                    ran = true;
                     // SAFETY: sched_yield takes no arguments.
                     if unsafe { libc::sched_yield() } != 0 {
                         s.failures.fetch_add(1, Ordering::Relaxed);
                     }
+                    yields += 1;
                     if !lose_progress {
-                        s.yields.fetch_add(1, Ordering::Release);
+                        s.yields.store(yields, Ordering::Release);
+                    }
+                    let now = s.measurer_yields.load(Ordering::Relaxed);
+                    if now != seen {
+                        seen = now;
+                        saw += 1;
+                        s.peer_saw.store(saw, Ordering::Relaxed);
                     }
                 }
             })
@@ -151,12 +194,16 @@ impl Peer {
         }
     }
 
-    fn park(&self) {
+    /// Parks the peer and waits (bounded) to see it parked, so that its
+    /// counts are final: spinning when it has a CPU of its own, yielding to
+    /// it when it shares ours.
+    fn park(&self, cross: bool) {
+        let before = self.shared.parked.load(Ordering::Acquire);
         self.shared.running.store(false, Ordering::Release);
-    }
-
-    fn yields(&self) -> u64 {
-        self.shared.yields.load(Ordering::Acquire)
+        let t0 = clock::now_ns();
+        while self.shared.parked.load(Ordering::Acquire) == before && clock::now_ns() - t0 < PEER_WAIT_NS {
+            relax(cross);
+        }
     }
 }
 
@@ -170,10 +217,43 @@ impl Drop for Peer {
     }
 }
 
+/// One step of a wait for the peer: a spin on a CPU of our own, a yield to
+/// it on a shared one.
+fn relax(cross: bool) {
+    if cross {
+        spin_loop();
+    } else {
+        // SAFETY: sched_yield takes no arguments.
+        unsafe { libc::sched_yield() };
+    }
+}
+
+/// Context switches of the calling thread so far (voluntary + involuntary).
+fn thread_switches() -> u64 {
+    // SAFETY: rusage is plain data; all-zero is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a live, writable rusage; RUSAGE_THREAD reads the calling thread.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        return 0;
+    }
+    (ru.ru_nvcsw.max(0) + ru.ru_nivcsw.max(0)) as u64
+}
+
+/// The hand-overs of a same-cpu sample, seen from both sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Handovers {
+    /// Yields of the measuring thread after which the peer's count had moved.
+    measurer_saw: u64,
+    /// Yields of the peer after which the measuring thread's count had moved.
+    peer_saw: u64,
+    /// The kernel's context switches of the measuring thread over the window.
+    switches: u64,
+}
+
 /// The peer's yields in a sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct PeerProgress {
-    /// From waking it (before the window) to the end of the window.
+    /// From waking it (before the window) to parking it (after).
     since_wake: u64,
     /// From just before the window to just after it.
     in_window: u64,
@@ -182,11 +262,46 @@ struct PeerProgress {
 /// What the last sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Last {
+    /// The sample's iterations.
+    iters: u64,
+    /// Yields that returned 0.
     yields: u64,
-    failures: u64,
     /// The peer's progress (pair mode).
     peer: Option<PeerProgress>,
     peer_failures: u64,
+    /// Same-cpu pair mode.
+    handovers: Option<Handovers>,
+}
+
+impl Last {
+    /// Why the sample is wrong, if it is.
+    fn problems(&self) -> Vec<String> {
+        let mut bad = Vec::new();
+        if self.yields != self.iters {
+            bad.push(format!("{} of {} yields returned non-zero", self.iters - self.yields.min(self.iters), self.iters));
+        }
+        if self.peer_failures > 0 {
+            bad.push(format!("{} peer yields returned non-zero", self.peer_failures));
+        }
+        if let Some(p) = self.peer
+            && p.since_wake == 0
+        {
+            bad.push("the peer made no progress".into());
+        }
+        if let Some(h) = self.handovers {
+            let half = self.iters.div_ceil(2);
+            if h.measurer_saw < half {
+                bad.push(format!("the peer ran after only {} of {} yields (at least {half} expected)", h.measurer_saw, self.iters));
+            }
+            if h.measurer_saw > h.switches {
+                bad.push(format!("{} hand-overs seen but the kernel switched the thread out {} times", h.measurer_saw, h.switches));
+            }
+            if h.peer_saw < half {
+                bad.push(format!("the measuring thread ran after only {} of the peer's yields (at least {half} expected)", h.peer_saw));
+            }
+        }
+        bad
+    }
 }
 
 struct YieldInstance {
@@ -195,68 +310,124 @@ struct YieldInstance {
     cpus: (usize, Option<usize>),
     note: String,
     cross: bool,
+    /// The fault: the loop does not call sched_yield.
+    skip_yield: bool,
+    /// The measuring thread's yields over every sample (published to the
+    /// peer in same-cpu mode).
+    yields_total: u64,
     last: Option<Last>,
+}
+
+impl YieldInstance {
+    /// The timed loop without observation: single mode, and cross-cpu,
+    /// where reading the peer's count would pull its cache line across CPUs
+    /// on every yield and change what is measured.
+    fn plain_loop(&self, iters: u64, timer: &mut Timer) -> u64 {
+        let skip = self.skip_yield;
+        let mut ok = 0u64;
+        timer.start();
+        for _ in 0..iters {
+            // SAFETY: sched_yield takes no arguments.
+            ok += u64::from(skip || unsafe { libc::sched_yield() } == 0);
+        }
+        timer.stop();
+        ok
+    }
+
+    /// The same-cpu timed loop: after each yield, publish the count and see
+    /// whether the peer's moved. Returns (yields that returned 0, yields after
+    /// which the peer had run).
+    fn observed_loop(&mut self, shared: &Shared, iters: u64, timer: &mut Timer) -> (u64, u64) {
+        let skip = self.skip_yield;
+        let (mut ok, mut saw, mut published) = (0u64, 0u64, self.yields_total);
+        let mut seen = shared.yields.load(Ordering::Relaxed);
+        timer.start();
+        for _ in 0..iters {
+            // SAFETY: sched_yield takes no arguments.
+            ok += u64::from(skip || unsafe { libc::sched_yield() } == 0);
+            published += 1;
+            shared.measurer_yields.store(published, Ordering::Relaxed);
+            let now = shared.yields.load(Ordering::Relaxed);
+            saw += u64::from(now != seen);
+            seen = now;
+        }
+        timer.stop();
+        self.yields_total = published;
+        (ok, saw)
+    }
 }
 
 impl Instance for YieldInstance {
     fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        let Some(shared) = self.peer.as_ref().map(|p| Arc::clone(&p.shared)) else {
+            let yields = self.plain_loop(iters, timer);
+            self.last = Some(Last { iters, yields, peer: None, peer_failures: 0, handovers: None });
+            return Ok(Work::ops(iters));
+        };
+        let peer_yields = || shared.yields.load(Ordering::Acquire);
         // The peer's count when it was woken, and just before the window.
-        let (mut woken, mut before) = (0, 0);
-        if let Some(p) = &self.peer {
-            woken = p.yields();
-            p.wake();
-            // Wait (bounded) to see the peer running: spinning when it has a CPU
-            // of its own, yielding to it when it shares ours.
-            let t0 = clock::now_ns();
-            while p.yields() == woken && clock::now_ns() - t0 < PEER_START_WAIT_NS {
-                if self.cross {
-                    spin_loop();
-                } else {
-                    // SAFETY: sched_yield takes no arguments.
-                    unsafe { libc::sched_yield() };
-                }
-            }
-            before = p.yields();
+        let woken = peer_yields();
+        self.peer.as_ref().expect("pair mode").wake();
+        // Wait (bounded) to see the peer running.
+        let t0 = clock::now_ns();
+        while peer_yields() == woken && clock::now_ns() - t0 < PEER_WAIT_NS {
+            relax(self.cross);
         }
-        let mut failures = 0u64;
-        timer.start();
-        for _ in 0..iters {
-            // SAFETY: sched_yield takes no arguments.
-            failures += u64::from(unsafe { libc::sched_yield() } != 0);
-        }
-        timer.stop();
-        let peer = self.peer.as_ref().map(|p| {
-            let after = p.yields();
-            p.park();
-            PeerProgress { since_wake: after - woken, in_window: after - before }
+        let before = peer_yields();
+        let (yields, seen) = if self.cross {
+            (self.plain_loop(iters, timer), None)
+        } else {
+            let (switches, peer_saw) = (thread_switches(), shared.peer_saw.load(Ordering::Relaxed));
+            let (yields, measurer_saw) = self.observed_loop(&shared, iters, timer);
+            (yields, Some((measurer_saw, thread_switches() - switches, peer_saw)))
+        };
+        let after = peer_yields();
+        self.peer.as_ref().expect("pair mode").park(self.cross);
+        // The peer's last look comes after the window: its count is read
+        // once it has parked.
+        let handovers = seen.map(|(measurer_saw, switches, peer_saw)| Handovers {
+            measurer_saw,
+            peer_saw: shared.peer_saw.load(Ordering::Relaxed) - peer_saw,
+            switches,
         });
-        let peer_failures = self.peer.as_ref().map_or(0, |p| p.shared.failures.load(Ordering::Relaxed));
-        self.last = Some(Last { yields: iters, failures, peer, peer_failures });
+        let peer = Some(PeerProgress { since_wake: peer_yields() - woken, in_window: after - before });
+        let peer_failures = shared.failures.load(Ordering::Relaxed);
+        self.last = Some(Last { iters, yields, peer, peer_failures, handovers });
         Ok(Work::ops(iters))
     }
 
     fn verify(&mut self) -> Verdict {
-        let expected = if self.peer.is_some() {
-            "every sched_yield returns 0 (both threads) and the peer yields at least once between being woken and the end of \
-             the window"
-                .to_string()
-        } else {
-            "every sched_yield returns 0".to_string()
+        let expected = match (&self.peer, self.cross) {
+            (None, _) => "every sched_yield returns 0".to_string(),
+            (Some(_), true) => "every sched_yield returns 0 (both threads) and the peer yields between being woken and parked".into(),
+            (Some(_), false) => "every sched_yield returns 0 (both threads); each thread finds the other ran after at least \
+                                 half of the measuring thread's yields, and no more hand-overs than the kernel's context \
+                                 switches"
+                .into(),
         };
         let Some(l) = self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
-        let progressed = l.peer.is_none_or(|p| p.since_wake > 0);
-        let passed = l.failures == 0 && l.peer_failures == 0 && progressed;
-        let mut observed = format!("{} of {} yields returned non-zero", l.failures, l.yields);
+        let problems = l.problems();
+        let mut observed = format!("{} of {} yields returned 0", l.yields, l.iters);
+        if let Some(h) = l.handovers {
+            observed.push_str(&format!(
+                "; the peer ran after {} of them, the measuring thread after {} of the peer's, {} context switches",
+                h.measurer_saw, h.peer_saw, h.switches
+            ));
+        }
         if let Some(p) = l.peer {
             observed.push_str(&format!(
                 "; peer: {} failed yields, {} yields since woken ({} inside the window)",
                 l.peer_failures, p.since_wake, p.in_window
             ));
         }
-        Verdict { passed, expected, observed }
+        if !problems.is_empty() {
+            observed = format!("{}: {observed}", problems.join("; "));
+        }
+        Verdict { passed: problems.is_empty(), expected, observed }
     }
 
     fn details(&self) -> serde_json::Value {
+        let h = self.last.and_then(|l| l.handovers);
         json!({
             "mode": if self.peer.is_some() { "pair" } else { "single" },
             "cpu_a": self.cpus.0,
@@ -264,6 +435,9 @@ impl Instance for YieldInstance {
             "placement_note": self.note,
             "last_sample_yields": self.last.map(|l| l.yields),
             "last_sample_peer_yields_in_window": self.last.and_then(|l| l.peer.map(|p| p.in_window)),
+            "last_sample_handovers_seen": h.map(|h| h.measurer_saw),
+            "last_sample_peer_saw": h.map(|h| h.peer_saw),
+            "last_sample_context_switches": h.map(|h| h.switches),
         })
     }
 }
@@ -274,12 +448,20 @@ mod tests {
 
     fn instance(pair: bool, lose_progress: bool, cross: bool) -> YieldInstance {
         let peer = pair.then(|| Peer::spawn(None, lose_progress).unwrap());
-        YieldInstance { peer, cpus: (0, pair.then_some(0)), note: String::new(), cross, last: None }
+        YieldInstance { peer, cpus: (0, pair.then_some(0)), note: String::new(), cross, skip_yield: false, yields_total: 0, last: None }
+    }
+
+    /// Pins the test thread and makes a same-cpu pair on its CPU.
+    fn same_cpu_pair(skip_yield: bool) -> YieldInstance {
+        let cpu = *affinity::current_thread().unwrap().first().unwrap();
+        affinity::pin_current_thread(cpu).unwrap();
+        let peer = Some(Peer::spawn(Some(cpu), false).unwrap());
+        YieldInstance { peer, cpus: (cpu, Some(cpu)), note: String::new(), cross: false, skip_yield, yields_total: 0, last: None }
     }
 
     #[test]
     fn single_and_pair_samples_pass() {
-        for (pair, cross) in [(false, false), (true, false), (true, true)] {
+        for (pair, cross) in [(false, false), (true, true)] {
             let mut inst = instance(pair, false, cross);
             assert!(!inst.verify().passed, "no sample ran");
             for iters in [1, 1000] {
@@ -291,14 +473,55 @@ mod tests {
     }
 
     #[test]
+    fn same_cpu_yields_hand_over_and_a_skipped_yield_is_caught() {
+        // Run on a thread of its own: the pinning must not outlive the test.
+        std::thread::spawn(|| {
+            let mut inst = same_cpu_pair(false);
+            for iters in [1, 7, 2000] {
+                inst.sample(iters, &mut Timer::new()).unwrap();
+                let v = inst.verify();
+                assert!(v.passed, "{iters}: {v:?}");
+                let h = inst.last.unwrap().handovers.unwrap();
+                assert!(h.switches >= h.measurer_saw && h.measurer_saw >= iters.div_ceil(2), "{h:?}");
+            }
+            let mut bad = same_cpu_pair(true);
+            bad.sample(2000, &mut Timer::new()).unwrap();
+            let v = bad.verify();
+            assert!(!v.passed);
+            assert!(v.observed.starts_with("the peer ran after only"), "{}", v.observed);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
     fn the_verifier_fails_when_the_peer_makes_no_progress_or_a_yield_fails() {
-        let mut inst = instance(true, true, false);
+        let mut inst = instance(true, true, true);
         inst.sample(100, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
+        assert!(v.observed.starts_with("the peer made no progress"), "{}", v.observed);
         assert!(v.observed.ends_with("0 yields since woken (0 inside the window)"), "{}", v.observed);
         let mut single = instance(false, false, false);
-        single.last = Some(Last { yields: 10, failures: 1, peer: None, peer_failures: 0 });
-        assert!(!single.verify().passed);
+        single.last = Some(Last { iters: 10, yields: 9, peer: None, peer_failures: 0, handovers: None });
+        assert!(single.verify().observed.starts_with("1 of 10 yields returned non-zero"));
+        let fine = Handovers { measurer_saw: 10, peer_saw: 10, switches: 10 };
+        let pair = |h| Last {
+            iters: 10,
+            yields: 10,
+            peer: Some(PeerProgress { since_wake: 11, in_window: 10 }),
+            peer_failures: 0,
+            handovers: Some(h),
+        };
+        assert!(pair(fine).problems().is_empty());
+        assert_eq!(
+            pair(Handovers { switches: 9, ..fine }).problems(),
+            ["10 hand-overs seen but the kernel switched the thread out 9 times"]
+        );
+        assert_eq!(
+            pair(Handovers { peer_saw: 0, ..fine }).problems(),
+            ["the measuring thread ran after only 0 of the peer's yields (at least 5 expected)"]
+        );
+        assert_eq!(pair(Handovers { measurer_saw: 4, ..fine }).problems().len(), 1);
     }
 }

@@ -20,6 +20,9 @@ const FILE_BYTES: usize = 64;
 
 pub struct Stat;
 
+/// The fault: every iteration of a sample but the first skips its stat.
+pub const SKIP_STAT: &str = "skip-stat";
+
 impl Workload for Stat {
     fn needs_scratch(&self) -> bool {
         true
@@ -32,15 +35,17 @@ impl Workload for Stat {
             summary: "stat(2) an existing file by its path",
             measures: "the cost of a path lookup through the dentry cache and of copying an inode's attributes to user space",
             unit: Unit::NsPerOp,
-            timed_region: "per operation: libc stat() of the file's path (glibc issues newfstatat or statx) into a buffer \
-                           allocated before the window, and a comparison of its size and inode number with those recorded \
-                           at prepare (a mismatch counter); creating the file is outside, at prepare",
+            timed_region: "per operation: poisoning the size and inode number of a buffer allocated before the window (two \
+                           stores of values that differ from the expected ones), libc stat() of the file's path (glibc \
+                           issues newfstatat or statx) into it, and a comparison of its size and inode number with those \
+                           recorded at prepare (a mismatch counter); creating the file is outside, at prepare",
             total_window: None,
             verifier: "every stat returned the size prepare wrote (64 B) and the inode number prepare read with fstat on \
-                       the open file: 0 mismatched stats",
+                       the open file, into a buffer poisoned before it (so that a stat that did not fill it leaves the \
+                       poison): 0 mismatched stats",
             batched: true,
             params: vec![],
-            faults: &["grow-file"],
+            faults: &["grow-file", SKIP_STAT],
             shape: TableShape::Primitive,
         }
     }
@@ -72,7 +77,8 @@ impl Workload for Stat {
             return skip_or_fail("stat of a file in the scratch directory", std::io::Error::last_os_error());
         }
         let filesystem = scratch::filesystem_type(&path);
-        Ok(Prepared::Ready(Box::new(StatInstance { path, cpath, size: FILE_BYTES as u64, inode, filesystem, last: None })))
+        let skip_stat = cell.fault_is(SKIP_STAT);
+        Ok(Prepared::Ready(Box::new(StatInstance { path, cpath, size: FILE_BYTES as u64, inode, filesystem, skip_stat, last: None })))
     }
 }
 
@@ -80,8 +86,8 @@ impl Workload for Stat {
 struct Last {
     iters: u64,
     mismatches: u64,
-    /// Size and inode of the last stat.
-    size: u64,
+    /// Size and inode of the last stat (or the poison, if it filled nothing).
+    size: i64,
     inode: u64,
 }
 
@@ -92,6 +98,7 @@ struct StatInstance {
     size: u64,
     inode: u64,
     filesystem: String,
+    skip_stat: bool,
     last: Option<Last>,
 }
 
@@ -101,17 +108,24 @@ impl Instance for StatInstance {
         // SAFETY: libc::stat is plain data; all-zero is a valid value.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         let mut mismatches = 0u64;
+        // Poison: a size and an inode number no correct stat returns.
+        let (bad_size, bad_inode) = (-1, !inode);
+        let skip_stat = self.skip_stat;
         timer.start();
-        for _ in 0..iters {
+        for i in 0..iters {
+            st.st_size = bad_size;
+            st.st_ino = bad_inode;
+            // The fault: no stat after the first (only the poison can tell).
+            let skip = skip_stat && i > 0;
             // SAFETY: `cpath` is NUL-terminated and `st` a valid out-pointer.
-            if unsafe { libc::stat(self.cpath.as_ptr(), &mut st) } != 0 {
+            if !skip && unsafe { libc::stat(self.cpath.as_ptr(), &mut st) } != 0 {
                 let e = std::io::Error::last_os_error();
                 anyhow::bail!("stat {}: {e}", self.path.display());
             }
-            mismatches += u64::from(st.st_size as u64 != size || st.st_ino != inode);
+            mismatches += u64::from(st.st_size != size as i64 || st.st_ino != inode);
         }
         timer.stop();
-        self.last = Some(Last { iters, mismatches, size: st.st_size as u64, inode: st.st_ino });
+        self.last = Some(Last { iters, mismatches, size: st.st_size, inode: st.st_ino });
         Ok(Work::ops(iters))
     }
 
@@ -122,7 +136,14 @@ impl Instance for StatInstance {
         Verdict {
             passed: l.mismatches == 0,
             expected: format!("{} stats of size {} B, inode {} (recorded at prepare), 0 mismatched", l.iters, self.size, self.inode),
-            observed: format!("{} stats, {} mismatched (last: size {} B, inode {})", l.iters, l.mismatches, l.size, l.inode),
+            observed: format!(
+                "{} stats, {} mismatched (last: size {} B, inode {}{})",
+                l.iters,
+                l.mismatches,
+                l.size,
+                l.inode,
+                if l.inode == !self.inode { ": the poison, not filled by a stat" } else { "" }
+            ),
         }
     }
 
@@ -156,6 +177,20 @@ mod tests {
         let v = inst.verify();
         assert!(!v.passed);
         assert!(v.observed.starts_with("4 stats, 4 mismatched (last: size 65 B"), "{}", v.observed);
+    }
+
+    #[test]
+    fn a_skipped_stat_leaves_the_poison_and_fails_the_verifier() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cell = test_cell("os.stat", json!({}), Some(SKIP_STAT), tmp.path());
+        let mut inst = ready(Stat.prepare(&cell));
+        inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify().passed, "the first stat of a sample is done");
+        inst.sample(3, &mut Timer::new()).unwrap();
+        let v = inst.verify();
+        assert!(!v.passed);
+        assert!(v.observed.starts_with("3 stats, 2 mismatched (last: size -1 B"), "{}", v.observed);
+        assert!(v.observed.ends_with(": the poison, not filled by a stat)"), "{}", v.observed);
     }
 
     #[test]

@@ -33,6 +33,51 @@ pub fn timed_install<R: Runtime, T: Send>(rt: &R, timer: &mut Timer, work: impl 
     })
 }
 
+/// Bits of a [`tally`] that count; the bits above them sum `i + 1`.
+pub const TALLY_COUNT_BITS: u32 = 29;
+/// The most items a tally can count (the `items` and `tasks` parameters'
+/// maximum): a lost and a doubled item still fit in the count bits.
+pub const TALLY_MAX_ITEMS: u64 = 1 << 28;
+
+/// What item (or task) `i` adds to a tally: 1 in the low 29 bits and `i + 1`
+/// above them. Summed with wrapping adds, the low bits count the items and
+/// the high bits sum `i + 1` (mod 2^35), in one add per item: a lost item
+/// shows in both (item 0 too, which would add nothing to a plain sum of the
+/// indices), and a lost item plus a doubled one in the sum (their indices
+/// differ by less than 2^35).
+#[inline]
+pub fn tally(i: u64) -> u64 {
+    ((i + 1) << TALLY_COUNT_BITS) | 1
+}
+
+/// A tally split into its count and its sum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tally {
+    pub count: u64,
+    /// The sum of `i + 1` over the items counted, mod 2^35.
+    pub sum: u64,
+}
+
+impl Tally {
+    /// Splits a wrapping sum of [`tally`] values.
+    pub fn of(total: u64) -> Tally {
+        Tally { count: total & ((1 << TALLY_COUNT_BITS) - 1), sum: total >> TALLY_COUNT_BITS }
+    }
+
+    /// The tally of items `0..n` each counted once, in closed form:
+    /// n items summing to n(n+1)/2 (mod 2^35).
+    pub fn expected(n: u64) -> Tally {
+        let n = u128::from(n);
+        Tally { count: n as u64, sum: ((n * (n + 1) / 2) % (1 << (64 - TALLY_COUNT_BITS))) as u64 }
+    }
+}
+
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} counted, sum of (index + 1) mod 2^35 = {}", self.count, self.sum)
+    }
+}
+
 /// The work windows of every sample so far (calibration and warmup included),
 /// to judge the `overhead_dominated` mark on their median.
 #[derive(Debug, Default)]
@@ -88,6 +133,24 @@ pub fn verdicts(inst: &mut dyn crate::workloads::contract::Instance, samples: us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tallies_count_and_sum_and_see_a_lost_plus_a_doubled_item() {
+        let n = 5_000u64;
+        let all = (0..n).fold(0u64, |t, i| t.wrapping_add(tally(i)));
+        assert_eq!(Tally::of(all), Tally::expected(n));
+        assert_eq!(Tally::expected(n), Tally { count: n, sum: n * (n + 1) / 2 });
+        let lost_first = all.wrapping_sub(tally(0));
+        assert_eq!(Tally::of(lost_first).count, n - 1, "item 0 is counted");
+        let swapped = all.wrapping_sub(tally(n - 1)).wrapping_add(tally(0));
+        assert_eq!(Tally::of(swapped).count, n);
+        assert_ne!(Tally::of(swapped), Tally::expected(n), "one lost plus one doubled");
+        // The largest size: the count stays in its bits, the sum wraps mod 2^35.
+        let m = TALLY_MAX_ITEMS;
+        let big = (m * (m + 1) / 2).wrapping_shl(TALLY_COUNT_BITS).wrapping_add(m);
+        assert_eq!(Tally::of(big), Tally::expected(m));
+        assert_eq!(Tally::of(big.wrapping_add(tally(7))).count, m + 1, "a doubled item at the maximum still counts");
+    }
 
     #[test]
     fn the_mark_needs_few_ops_or_short_windows() {

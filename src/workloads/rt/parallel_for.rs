@@ -1,22 +1,30 @@
 //! `rt.parallel-for`: a million tiny items summed in parallel, RustFiber's
-//! batching benchmark. One operation is one item (adding its index to a
-//! total); the figure is ns per item. The `mode` axis compares one task per
-//! item, each adding to a shared atomic, with `4 x workers` chunks, each
-//! summing its range locally and adding once.
+//! batching benchmark. One operation is one item (adding its [`tally`] to a
+//! total: a count and a sum of index + 1 in one word); the figure is ns per
+//! item. The `mode` axis compares one task per item, each adding to a shared
+//! atomic, with `4 x workers` chunks, each summing its range locally and
+//! adding once.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::json;
 
-use super::common::{Windows, overhead_note, timed_install};
+use super::common::{TALLY_MAX_ITEMS, Tally, Windows, overhead_note, tally, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::{Cell, Profile};
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct ParallelFor;
 
+/// The faults: the last item, or item 0, adds nothing.
 const FAULT: &str = "skip-item";
+const LOSE_FIRST: &str = "lose-item-0";
+/// Which item the timed loop loses (a const parameter: the normal loop has
+/// no check).
+const LOSE_NONE: u8 = 0;
+const LOSE_LAST: u8 = 1;
+const LOSE_ITEM_0: u8 = 2;
 const MODES: [&str; 2] = ["per-item", "chunked"];
 /// Chunks per worker in `chunked` mode (RustFiber's choice).
 const CHUNKS_PER_WORKER: usize = 4;
@@ -33,15 +41,18 @@ impl Workload for ParallelFor {
             unit: Unit::NsPerOp,
             timed_region: concat!(
                 "inside the runtime's install, on the pool thread that runs it: for_each_task over the items (per-item) or \
-                 the chunks (chunked), from the first task's creation to the last one's end; each item adds its index, \
-                 read through black_box so that the chunk loop stays a loop of items; the runtime is built in prepare",
+                 the chunks (chunked), from the first task's creation to the last one's end; item i adds (i + 1) x 2^29 + 1 \
+                 (its index read through black_box, so that the chunk loop stays a loop of items): the low 29 bits of the \
+                 total count the items, the bits above sum i + 1; the runtime is built in prepare",
                 overhead_note!()
             ),
             total_window: None,
-            verifier: "the total equals the closed form 0 + 1 + ... + (items - 1) = items(items-1)/2",
+            verifier: "the total's low 29 bits count `items` items and its high 35 bits sum to the closed form 1 + 2 + ... + \
+                       items = items(items+1)/2 (mod 2^35): a lost item shows in both (item 0 included), a lost item plus a \
+                       doubled one in the sum",
             batched: false,
             params: vec![
-                ParamSpec::int("items", "items summed per sample", 2, 1 << 28, [1_000_000, 1_000_000, 1_000_000]),
+                ParamSpec::int("items", "items summed per sample", 2, TALLY_MAX_ITEMS as i64, [1_000_000, 1_000_000, 1_000_000]),
                 ParamSpec::choice("mode", "per-item: one task per item; chunked: 4 x workers tasks", &MODES, [MODES[0]; 3])
                     .with_values(Profile::Quick, both.clone())
                     .with_values(Profile::Full, both.clone())
@@ -49,7 +60,7 @@ impl Workload for ParallelFor {
                 runtime_param(&NAMES),
                 ParamSpec::workers("worker threads of the runtime's pool"),
             ],
-            faults: &[FAULT],
+            faults: &[FAULT, LOSE_FIRST],
             shape: TableShape::Scaling,
         }
     }
@@ -60,7 +71,14 @@ impl Workload for ParallelFor {
             "per-item" => false,
             other => anyhow::bail!("unknown mode '{other}'"),
         };
-        let cfg = Config { items: cell.usize("items")?, chunked, skip_item: cell.fault_is(FAULT) };
+        let lose = if cell.fault_is(FAULT) {
+            LOSE_LAST
+        } else if cell.fault_is(LOSE_FIRST) {
+            LOSE_ITEM_0
+        } else {
+            LOSE_NONE
+        };
+        let cfg = Config { items: cell.usize("items")?, chunked, lose };
         prepare_with(cell, !chunked, cfg)
     }
 }
@@ -69,13 +87,13 @@ impl Workload for ParallelFor {
 struct Config {
     items: usize,
     chunked: bool,
-    skip_item: bool,
+    /// The item the faults lose (`LOSE_*`).
+    lose: u8,
 }
 
 impl Config {
-    fn expected(&self) -> u64 {
-        let n = self.items as u128;
-        (n * n.saturating_sub(1) / 2) as u64
+    fn expected(&self) -> Tally {
+        Tally::expected(self.items as u64)
     }
 
     /// Tasks per sample on `workers` workers.
@@ -90,23 +108,35 @@ impl Maker for Config {
     }
 }
 
-/// One task per item; `SKIP`: the last item adds nothing (the fault).
-fn per_item<R: Runtime, const SKIP: bool>(rt: &R, items: usize, total: &AtomicU64) {
+/// The item the fault `LOSE` loses, or `usize::MAX`.
+#[inline]
+fn lost<const LOSE: u8>(items: usize) -> usize {
+    match LOSE {
+        LOSE_LAST => items - 1,
+        LOSE_ITEM_0 => 0,
+        _ => usize::MAX,
+    }
+}
+
+/// One task per item.
+fn per_item<R: Runtime, const LOSE: u8>(rt: &R, items: usize, total: &AtomicU64) {
+    let lost = lost::<LOSE>(items);
     rt.for_each_task(items, &|i| {
-        if !(SKIP && i == items - 1) {
-            total.fetch_add(black_box(i as u64), Ordering::Relaxed);
+        if !(LOSE != LOSE_NONE && i == lost) {
+            total.fetch_add(tally(black_box(i as u64)), Ordering::Relaxed);
         }
     });
 }
 
 /// `chunks` tasks over contiguous ranges, each adding its local sum once.
-fn chunked<R: Runtime, const SKIP: bool>(rt: &R, items: usize, chunks: usize, total: &AtomicU64) {
+fn chunked<R: Runtime, const LOSE: u8>(rt: &R, items: usize, chunks: usize, total: &AtomicU64) {
+    let lost = lost::<LOSE>(items);
     rt.for_each_task(chunks, &|c| {
         let (lo, hi) = (items * c / chunks, items * (c + 1) / chunks);
         let mut acc = 0u64;
         for i in lo..hi {
-            if !(SKIP && i == items - 1) {
-                acc = acc.wrapping_add(black_box(i as u64));
+            if !(LOSE != LOSE_NONE && i == lost) {
+                acc = acc.wrapping_add(tally(black_box(i as u64)));
             }
         }
         total.fetch_add(acc, Ordering::Relaxed);
@@ -116,7 +146,7 @@ fn chunked<R: Runtime, const SKIP: bool>(rt: &R, items: usize, chunks: usize, to
 struct ForInstance<R: Runtime> {
     rt: R,
     cfg: Config,
-    last: Option<u64>,
+    last: Option<Tally>,
     windows: Windows,
 }
 
@@ -126,22 +156,24 @@ impl<R: Runtime> Instance for ForInstance<R> {
         let rt = &self.rt;
         let chunks = c.tasks(rt.workers());
         let total = AtomicU64::new(0);
-        timed_install(rt, timer, || match (c.chunked, c.skip_item) {
-            (false, false) => per_item::<R, false>(rt, c.items, &total),
-            (false, true) => per_item::<R, true>(rt, c.items, &total),
-            (true, false) => chunked::<R, false>(rt, c.items, chunks, &total),
-            (true, true) => chunked::<R, true>(rt, c.items, chunks, &total),
+        timed_install(rt, timer, || match (c.chunked, c.lose) {
+            (false, LOSE_LAST) => per_item::<R, LOSE_LAST>(rt, c.items, &total),
+            (false, LOSE_ITEM_0) => per_item::<R, LOSE_ITEM_0>(rt, c.items, &total),
+            (false, _) => per_item::<R, LOSE_NONE>(rt, c.items, &total),
+            (true, LOSE_LAST) => chunked::<R, LOSE_LAST>(rt, c.items, chunks, &total),
+            (true, LOSE_ITEM_0) => chunked::<R, LOSE_ITEM_0>(rt, c.items, chunks, &total),
+            (true, _) => chunked::<R, LOSE_NONE>(rt, c.items, chunks, &total),
         });
         self.windows.push(timer);
-        self.last = Some(total.into_inner());
+        self.last = Some(Tally::of(total.into_inner()));
         Ok(Work::ops(c.items as u64))
     }
 
     fn verify(&mut self) -> Verdict {
-        let expected = format!("{} (items(items-1)/2 for items = {})", self.cfg.expected(), self.cfg.items);
+        let expected = format!("{} (items and items(items+1)/2 for items = {})", self.cfg.expected(), self.cfg.items);
         match self.last {
             None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(v) => Verdict { passed: v == self.cfg.expected(), expected, observed: v.to_string() },
+            Some(t) => Verdict { passed: t == self.cfg.expected(), expected, observed: t.to_string() },
         }
     }
 
@@ -176,11 +208,15 @@ mod tests {
                     continue;
                 }
                 for items in [2, 7, 20_000] {
-                    let cfg = Config { items, chunked, skip_item: false };
+                    let cfg = Config { items, chunked, lose: LOSE_NONE };
                     let mut ok = cfg.make(R::build(workers, None).unwrap()).unwrap();
                     assert_eq!(verdicts(ok.as_mut(), 2), [true; 2], "{} with {workers}, chunked {chunked}, {items}", R::NAME);
-                    let mut bad = Config { skip_item: true, ..cfg }.make(R::build(workers, None).unwrap()).unwrap();
-                    assert_eq!(verdicts(bad.as_mut(), 1), [false], "{} with {workers}: the skipped item is caught", R::NAME);
+                    for lose in [LOSE_LAST, LOSE_ITEM_0] {
+                        let mut bad = Config { lose, ..cfg }.make(R::build(workers, None).unwrap()).unwrap();
+                        assert_eq!(verdicts(bad.as_mut(), 1), [false], "{} with {workers}: the lost item {lose} is caught", R::NAME);
+                        let v = bad.verify();
+                        assert!(v.observed.starts_with(&format!("{} counted", items - 1)), "{}", v.observed);
+                    }
                 }
             }
         }

@@ -1,7 +1,8 @@
 //! `rt.task-alloc`: the cost of creating and running empty tasks,
 //! RustFiber's allocation-throughput benchmark. One operation is one task of
-//! `for_each_task(tasks, ..)` whose only work is counting itself; the figure
-//! is ns per task.
+//! `for_each_task(tasks, ..)` whose only work is counting itself (adding its
+//! [`tally`], a count and a sum of index + 1 in one word); the figure is ns
+//! per task.
 //!
 //! The count goes to a per-thread counter on its own cache line (a stripe
 //! chosen once per thread), not to one shared atomic: with two workers a
@@ -13,14 +14,18 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crossbeam::utils::CachePadded;
 use serde_json::json;
 
-use super::common::{Windows, overhead_note, timed_install};
+use super::common::{TALLY_MAX_ITEMS, Tally, Windows, overhead_note, tally, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
 use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct TaskAlloc;
 
+/// The faults: the last task does not count itself; or it does not and
+/// task 0 counts itself twice (the count stays right; with one task the two
+/// cancel).
 const FAULT: &str = "skip-task";
+const LOSE_AND_DOUBLE: &str = "lose-and-double";
 /// Counter stripes: threads get distinct ones while there are at most this
 /// many threads in the process.
 const STRIPES: usize = 64;
@@ -43,25 +48,29 @@ impl Workload for TaskAlloc {
             unit: Unit::NsPerOp,
             timed_region: concat!(
                 "inside the runtime's install, on the pool thread that runs it: for_each_task(tasks, ..) from the first \
-                 task's creation to the last one's end; each task increments its thread's counter (its own cache line); \
-                 the runtime is built in prepare and the counters are summed after the window",
+                 task's creation to the last one's end; task i adds (i + 1) x 2^29 + 1 to its thread's counter (its own \
+                 cache line): the low 29 bits count tasks, the bits above sum i + 1; the runtime is built in prepare and \
+                 the counters are summed after the window",
                 overhead_note!()
             ),
             total_window: None,
-            verifier: "tasks run == tasks created: the per-thread counters add up to `tasks`",
+            verifier: "every task ran once: the per-thread counters add up to `tasks` tasks counted whose indices + 1 sum to \
+                       the closed form tasks(tasks+1)/2 (mod 2^35), so that a lost task shows in the count and a lost one \
+                       plus a doubled one in the sum",
             batched: false,
             params: vec![
-                ParamSpec::int("tasks", "empty tasks created per sample", 1, 1 << 28, [1_000_000, 1_000_000, 1_000_000]),
+                ParamSpec::int("tasks", "empty tasks created per sample", 1, TALLY_MAX_ITEMS as i64, [1_000_000, 1_000_000, 1_000_000]),
                 runtime_param(&NAMES),
                 ParamSpec::workers("worker threads of the runtime's pool"),
             ],
-            faults: &[FAULT],
+            faults: &[FAULT, LOSE_AND_DOUBLE],
             shape: TableShape::Scaling,
         }
     }
 
     fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let cfg = Config { tasks: cell.usize("tasks")?, skip_task: cell.fault_is(FAULT) };
+        let lose_and_double = cell.fault_is(LOSE_AND_DOUBLE);
+        let cfg = Config { tasks: cell.usize("tasks")?, skip_task: cell.fault_is(FAULT) || lose_and_double, double_task: lose_and_double };
         prepare_with(cell, true, cfg)
     }
 }
@@ -69,7 +78,10 @@ impl Workload for TaskAlloc {
 #[derive(Clone, Copy, Debug)]
 struct Config {
     tasks: usize,
+    /// The last task does not count itself.
     skip_task: bool,
+    /// Task 0 counts itself twice.
+    double_task: bool,
 }
 
 impl Maker for Config {
@@ -81,7 +93,7 @@ impl Maker for Config {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Last {
-    ran: u64,
+    ran: Tally,
     /// Stripes that counted tasks: about the threads that ran them.
     stripes: usize,
 }
@@ -100,26 +112,32 @@ impl<R: Runtime> Instance for AllocInstance<R> {
             c.store(0, Ordering::Relaxed);
         }
         let (rt, counters, n) = (&self.rt, &self.counters, self.cfg.tasks);
-        // The fault: the last task does not count itself.
+        // The faults: the last task does not count itself; task 0 counts twice.
         let skip = if self.cfg.skip_task { n - 1 } else { usize::MAX };
+        let double = if self.cfg.double_task { 0 } else { usize::MAX };
         timed_install(rt, timer, || {
             rt.for_each_task(n, &|i| {
                 if i != skip {
-                    counters[STRIPE.with(|s| *s)].fetch_add(1, Ordering::Relaxed);
+                    counters[STRIPE.with(|s| *s)].fetch_add(tally(i as u64), Ordering::Relaxed);
+                }
+                if i == double {
+                    counters[STRIPE.with(|s| *s)].fetch_add(tally(i as u64), Ordering::Relaxed);
                 }
             })
         });
         self.windows.push(timer);
         let counts = self.counters.iter().map(|c| c.load(Ordering::Relaxed));
-        self.last = Some(Last { ran: counts.clone().sum(), stripes: counts.filter(|&c| c > 0).count() });
+        let total = counts.clone().fold(0u64, u64::wrapping_add);
+        self.last = Some(Last { ran: Tally::of(total), stripes: counts.filter(|&c| c > 0).count() });
         Ok(Work::ops(n as u64))
     }
 
     fn verify(&mut self) -> Verdict {
-        let expected = format!("{} tasks run (as many as created)", self.cfg.tasks);
+        let want = Tally::expected(self.cfg.tasks as u64);
+        let expected = format!("{want}: each of the {} tasks created ran once", self.cfg.tasks);
         match self.last {
             None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(l) => Verdict { passed: l.ran == self.cfg.tasks as u64, expected, observed: format!("{} tasks run", l.ran) },
+            Some(l) => Verdict { passed: l.ran == want, expected, observed: l.ran.to_string() },
         }
     }
 
@@ -145,12 +163,17 @@ mod tests {
     fn on<R: Runtime>() {
         let tasks = if R::FINE_GRAINED { 20_000 } else { 50 };
         for workers in [1, 2] {
-            let mut ok = Config { tasks, skip_task: false }.make(R::build(workers, None).unwrap()).unwrap();
+            let cfg = Config { tasks, skip_task: false, double_task: false };
+            let mut ok = cfg.make(R::build(workers, None).unwrap()).unwrap();
             assert_eq!(verdicts(ok.as_mut(), 3), [true; 3], "{} with {workers}", R::NAME);
             let threads = ok.details()["last_sample_threads_that_ran_tasks"].as_u64().unwrap();
             assert!(threads >= 1, "{}", R::NAME);
-            let mut bad = Config { tasks, skip_task: true }.make(R::build(workers, None).unwrap()).unwrap();
+            let mut bad = Config { skip_task: true, ..cfg }.make(R::build(workers, None).unwrap()).unwrap();
             assert_eq!(verdicts(bad.as_mut(), 1), [false], "{} with {workers}: the skipped task is caught", R::NAME);
+            let mut both = Config { skip_task: true, double_task: true, ..cfg }.make(R::build(workers, None).unwrap()).unwrap();
+            assert_eq!(verdicts(both.as_mut(), 1), [false], "{} with {workers}: a lost plus a doubled task is caught", R::NAME);
+            let v = both.verify();
+            assert!(v.observed.starts_with(&format!("{tasks} counted, sum")), "the count alone is right: {}", v.observed);
         }
     }
 
