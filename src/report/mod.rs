@@ -4,6 +4,7 @@
 
 pub mod counters;
 pub mod doc;
+pub mod document;
 pub mod export;
 pub mod html;
 pub mod plot;
