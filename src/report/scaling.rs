@@ -10,8 +10,8 @@ use crate::plan::{CpuClass, value_text};
 use crate::topology::cpulist;
 use crate::workloads::contract::Direction;
 
+use super::document::{Align, Table};
 use super::format;
-use super::table::{Align, Table};
 
 /// One line of a scaling table: a system label and the other axes' values.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

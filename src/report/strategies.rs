@@ -10,8 +10,8 @@ use crate::plan::value_text;
 use crate::topology::cpulist;
 use crate::workloads::contract::Direction;
 
+use super::document::{Align, Table};
 use super::format;
-use super::table::{Align, Table};
 
 /// The table, or `None` when the rows do not have more than one strategy.
 pub fn table(rows: &[&Row]) -> Option<Table> {
