@@ -7,9 +7,8 @@ use crate::measure::counters::CounterRecord;
 use crate::model::{Reading, Status};
 
 use super::axes_text;
+use super::document::{Align, Block, Line, Table};
 use super::format;
-use super::markdown as md;
-use super::table::{Align, Table};
 
 fn ms(ns: f64) -> String {
     format!("{} ms", format::number(ns / 1e6))
@@ -20,7 +19,7 @@ fn per(c: &CounterRecord, total: u64) -> String {
 }
 
 /// The section, or None when no row of the group has counters.
-pub fn section(rows: &[&Row], group: &str) -> Option<String> {
+pub fn section(rows: &[&Row], group: &str) -> Option<Vec<Block>> {
     let counted: Vec<(&Row, &CounterRecord)> = rows
         .iter()
         .filter(|r| r.cell.group == group && r.status == Status::Ok)
@@ -76,11 +75,17 @@ pub fn section(rows: &[&Row], group: &str) -> Option<String> {
         }
         t.push(line);
     }
-    let mut out = format!(
-        "\n### Counters ({})\n\nPer timed sample (sums over the samples divided by their number); `work` = exactly the work window, `sample` = the sample call around it; wait/run = run-queue wait over run time of the listed threads.\n\n",
-        md::text(group)
-    );
-    out.push_str(&t.render());
+    let mut out = vec![
+        Block::heading(3, Line::from("Counters (").text(group).text(")")),
+        Block::paragraph(
+            Line::from("Per timed sample (sums over the samples divided by their number); ")
+                .code("work")
+                .text(" = exactly the work window, ")
+                .code("sample")
+                .text(" = the sample call around it; wait/run = run-queue wait over run time of the listed threads."),
+        ),
+        Block::Table(t),
+    ];
     let mut reasons: Vec<&str> = Vec::new();
     for (_, c) in &counted {
         if let Reading::Absent { absent } = &c.hardware
@@ -90,7 +95,7 @@ pub fn section(rows: &[&Row], group: &str) -> Option<String> {
         }
     }
     for reason in reasons {
-        out.push_str(&format!("\nHardware {}.\n", md::inline(reason)));
+        out.push(Block::paragraph(Line::from("Hardware ").marked(reason).text(".")));
     }
     Some(out)
 }
@@ -125,7 +130,7 @@ mod tests {
             r.counters = Some(record(Reading::absent("counters: unavailable (cycles: no PMU)")));
         }
         let refs: Vec<&Row> = rows.iter().collect();
-        let text = section(&refs, &rows[0].cell.group).unwrap();
+        let text = crate::report::document::markdown::render(&section(&refs, &rows[0].cell.group).unwrap());
         assert!(text.contains("| work "), "{text}");
         assert!(text.contains("2.00/0.500"), "{text}");
         assert!(text.contains("0.500 ms") && text.contains("50.00%"), "{text}");
@@ -149,7 +154,7 @@ mod tests {
             unavailable: Vec::new(),
         })));
         let refs: Vec<&Row> = rows.iter().collect();
-        let text = section(&refs, &rows[0].cell.group).unwrap();
+        let text = crate::report::document::markdown::render(&section(&refs, &rows[0].cell.group).unwrap());
         assert!(text.contains("IPC") && text.contains("2.50") && text.contains("25.00%") && text.contains("10.0"), "{text}");
     }
 

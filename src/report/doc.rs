@@ -6,23 +6,29 @@
 
 use crate::evidence::StoredRun;
 
-use super::{counters_section, footer, groups, header, primitive, workload_section};
+use super::document::markdown::render;
+use super::{groups, primitive, sections};
 
 /// One table a document can embed.
 pub struct DocTable {
     pub id: String,
     pub description: String,
+    /// Its markdown, as report.md has it.
     pub text: String,
 }
 
 /// Every table of a stored run, in report order.
 pub fn tables(stored: &StoredRun) -> Vec<DocTable> {
     let (run, rows) = (&stored.run, &stored.rows);
-    let mut out = vec![DocTable { id: "summary".into(), description: "the run and machine summary".into(), text: header(run, rows) }];
+    let mut out = vec![DocTable {
+        id: "summary".into(),
+        description: "the run and machine summary".into(),
+        text: render(&sections::header(run, rows)),
+    }];
     for g in groups(run, rows) {
         let in_group: Vec<&crate::evidence::Row> = rows.iter().filter(|r| r.cell.group == g).collect();
         if let Some(p) = primitive::section(&in_group) {
-            out.push(DocTable { id: format!("{g}.primitives"), description: format!("the {g} primitives table"), text: p });
+            out.push(DocTable { id: format!("{g}.primitives"), description: format!("the {g} primitives table"), text: render(&p) });
         }
         let mut seen: Vec<&str> = Vec::new();
         for r in &in_group {
@@ -31,20 +37,20 @@ pub fn tables(stored: &StoredRun) -> Vec<DocTable> {
                 out.push(DocTable {
                     id: r.cell.workload.clone(),
                     description: format!("{}: prose, scaling and statistics tables", r.cell.workload),
-                    text: workload_section(rows, &r.cell.workload).trim_start().to_string(),
+                    text: render(&sections::workload(rows, &r.cell.workload)),
                 });
             }
         }
-        let c = counters_section(rows, &g);
+        let c = sections::counters(rows, &g);
         if !c.is_empty() {
-            out.push(DocTable {
-                id: format!("{g}.counters"),
-                description: format!("the {g} counters table"),
-                text: c.trim_start().to_string(),
-            });
+            out.push(DocTable { id: format!("{g}.counters"), description: format!("the {g} counters table"), text: render(&c) });
         }
     }
-    out.push(DocTable { id: "not-ok".into(), description: "rows that are not ok, and the run totals".into(), text: footer(run, rows) });
+    out.push(DocTable {
+        id: "not-ok".into(),
+        description: "rows that are not ok, and the run totals".into(),
+        text: render(&sections::footer(run, rows)),
+    });
     out
 }
 

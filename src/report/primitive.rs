@@ -7,8 +7,8 @@ use crate::evidence::Row;
 use crate::model::{Status, TableShape, Unit, value_text};
 use crate::stats;
 
+use super::document::{Align, Block, Line, Table};
 use super::format;
-use super::table::{Align, Table};
 
 /// `ipc-rtt (pipe, same-cpu)`: the workload's name within its group and its
 /// axis values.
@@ -20,7 +20,7 @@ fn benchmark_name(r: &Row) -> String {
 
 /// The table and the group's time, or `None` when no row of `rows` has the
 /// primitive shape.
-pub fn section(rows: &[&Row]) -> Option<String> {
+pub fn section(rows: &[&Row]) -> Option<Vec<Block>> {
     let prim: Vec<&Row> = rows.iter().copied().filter(|r| r.shape == TableShape::Primitive).collect();
     if prim.is_empty() {
         return None;
@@ -51,20 +51,17 @@ pub fn section(rows: &[&Row]) -> Option<String> {
     }
     let wall_ms: f64 = prim.iter().map(|r| r.process.wall_ms).sum();
     let cpu_us: u64 = prim.iter().filter_map(|r| r.process.rusage).map(|u| u.user_us + u.sys_us).sum();
-    let mut out = String::new();
+    let mut out = Vec::new();
     if !t.is_empty() {
-        out.push_str(&t.render());
-        out.push('\n');
-        out.push_str(
+        out.push(Block::Table(t));
+        out.push(Block::paragraph(
             "Per(ns) is the median over timed samples of the work window divided by the operations; Iters and Total(us) sum the timed \
-             samples; the 95% CI is that of the row's median over its trials.\n\n",
-        );
+             samples; the 95% CI is that of the row's median over its trials.",
+        ));
     }
-    out.push_str(&format!(
-        "Wall time: {} us ({} cells, setup included)\nCPU time:  {} us\n",
-        format::number(wall_ms * 1e3),
-        prim.len(),
-        format::number(cpu_us as f64),
-    ));
+    out.push(Block::Paragraph(vec![
+        Line::from(format!("Wall time: {} us ({} cells, setup included)", format::number(wall_ms * 1e3), prim.len())),
+        Line::from(format!("CPU time:  {} us", format::number(cpu_us as f64))),
+    ]));
     Some(out)
 }

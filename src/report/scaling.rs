@@ -9,8 +9,8 @@ use crate::evidence::Row;
 use crate::model::{CpuClass, Direction, Status, value_text};
 use crate::topology::cpulist;
 
+use super::document::{Align, Table};
 use super::format;
-use super::table::{Align, Table};
 
 /// One line of a scaling table: a system label and the other axes' values.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

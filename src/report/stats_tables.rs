@@ -5,7 +5,7 @@
 //! axis each allocator against the system's; per workload with an
 //! `iterations` axis the cold-start factor (the longest run's throughput over
 //! the shortest's); per group the run-to-run variance of every row, sorted
-//! by CV. Only `ok` rows enter. Pure: rows in, text out.
+//! by CV. Only `ok` rows enter. Pure: rows in, document blocks out.
 
 use std::collections::BTreeMap;
 
@@ -13,8 +13,8 @@ use crate::evidence::Row;
 use crate::model::{Direction, Status, value_text};
 use crate::stats::{LEVEL, ratio};
 
+use super::document::{Align, Block, Table};
 use super::format;
-use super::table::{Align, Table};
 
 /// A cold-start factor above this says the shortest run is not steady state.
 pub const COLD_START_WARNING: f64 = 1.10;
@@ -50,17 +50,12 @@ fn axes_except(r: &Row, skip: &str) -> String {
 /// The extra tables of one workload's rows (all of one workload): the
 /// statistics table, then allocator-vs-system and cold-start tables where the
 /// rows have those axes. Empty when no row is ok.
-pub fn workload_tables(rows: &[&Row]) -> String {
-    let mut out = String::new();
-    for t in [statistics(rows), allocator_vs_system(rows), cold_start(rows)].into_iter().flatten() {
-        out.push('\n');
-        out.push_str(&t);
-    }
-    out
+pub fn workload_tables(rows: &[&Row]) -> Vec<Block> {
+    [statistics(rows), allocator_vs_system(rows), cold_start(rows)].into_iter().flatten().flatten().collect()
 }
 
 /// Every ok row's descriptive statistics of its timed samples.
-pub fn statistics(rows: &[&Row]) -> Option<String> {
+pub fn statistics(rows: &[&Row]) -> Option<Vec<Block>> {
     let rows = ok(rows);
     let first = rows.first()?;
     let mut t = Table::new(&[
@@ -102,17 +97,19 @@ pub fn statistics(rows: &[&Row]) -> Option<String> {
             s.variance.as_str().into(),
         ]);
     }
-    let mut out = format!(
-        "Statistics of the timed samples of every trial together ({}; stddev with n - 1; outliers beyond 2 stddev and by modified \
-         z > 3.5, reported, never removed), beside the row's median and 95% interval over its trials:\n\n{}",
-        first.unit.as_str(),
-        t.render()
-    );
+    let mut out = vec![
+        Block::paragraph(format!(
+            "Statistics of the timed samples of every trial together ({}; stddev with n - 1; outliers beyond 2 stddev and by \
+             modified z > 3.5, reported, never removed), beside the row's median and 95% interval over its trials:",
+            first.unit.as_str()
+        )),
+        Block::Table(t),
+    ];
     if small {
-        out.push_str(
-            "\nThe 2-sigma rule cannot mark any of 5 values or fewer (no value of n lies more than (n - 1) / sqrt(n) standard \
-             deviations from their mean, 1.79 at n = 5): n/a there; the modified z-score can.\n",
-        );
+        out.push(Block::paragraph(
+            "The 2-sigma rule cannot mark any of 5 values or fewer (no value of n lies more than (n - 1) / sqrt(n) standard \
+             deviations from their mean, 1.79 at n = 5): n/a there; the modified z-score can.",
+        ));
     }
     Some(out)
 }
@@ -120,7 +117,7 @@ pub fn statistics(rows: &[&Row]) -> Option<String> {
 /// Each allocator's median against the `system` allocator's, per value of the
 /// other axes: the ratio ("x of system", above 1 = faster than system) with a
 /// 95% interval from the trials of both rows.
-pub fn allocator_vs_system(rows: &[&Row]) -> Option<String> {
+pub fn allocator_vs_system(rows: &[&Row]) -> Option<Vec<Block>> {
     let rows = ok(rows);
     if !rows.iter().any(|r| r.cell.axes.iter().any(|a| a == "allocator")) {
         return None;
@@ -169,13 +166,13 @@ pub fn allocator_vs_system(rows: &[&Row]) -> Option<String> {
     if t.is_empty() {
         return None;
     }
-    Some(format!("Allocator vs system (ratio of medians; above 1 = faster than the system allocator):\n\n{}", t.render()))
+    Some(vec![Block::paragraph("Allocator vs system (ratio of medians; above 1 = faster than the system allocator):"), Block::Table(t)])
 }
 
 /// Per series (the other axes), the throughput at the longest `iterations`
 /// over that at the shortest: HAKMEM's "cold-start factor". A factor well
 /// above 1 says the short runs measure start-up, not the steady state.
-pub fn cold_start(rows: &[&Row]) -> Option<String> {
+pub fn cold_start(rows: &[&Row]) -> Option<Vec<Block>> {
     let rows = ok(rows);
     let iters = |r: &Row| r.cell.params.get("iterations").and_then(|v| v.as_u64());
     if !rows.iter().any(|r| r.cell.axes.iter().any(|a| a == "iterations")) {
@@ -223,31 +220,33 @@ pub fn cold_start(rows: &[&Row]) -> Option<String> {
     if t.is_empty() {
         return None;
     }
-    let mut out = format!(
-        "Cold start vs steady state (the longest run's median throughput over the shortest's; the first sample is the \
-         process's first run of the shortest):\n\n{}",
-        t.render()
-    );
+    let mut out = vec![
+        Block::paragraph(
+            "Cold start vs steady state (the longest run's median throughput over the shortest's; the first sample is the \
+             process's first run of the shortest):",
+        ),
+        Block::Table(t),
+    ];
     if warn {
-        out.push_str(&format!(
-            "\nA factor above {COLD_START_WARNING:.2}x: the shortest runs include start-up costs (first touches of memory, \
-             allocator and cache warm-up) and do not measure the steady state.\n"
-        ));
+        out.push(Block::paragraph(format!(
+            "A factor above {COLD_START_WARNING:.2}x: the shortest runs include start-up costs (first touches of memory, \
+             allocator and cache warm-up) and do not measure the steady state."
+        )));
     }
     if slower {
-        out.push_str(&format!(
-            "\nA factor below {:.2}x: the longest runs were slower. Longer windows are more often preempted when the \
+        out.push(Block::paragraph(format!(
+            "A factor below {:.2}x: the longest runs were slower. Longer windows are more often preempted when the \
              machine is shared or loaded (see the load average in the header), and a working set that grows with the run \
-             slows it too.\n",
+             slows it too.",
             1.0 / COLD_START_WARNING
-        ));
+        )));
     }
     Some(out)
 }
 
 /// Every ok row of a group, sorted by CV (most stable first), with its
 /// variance assessment: HAKMEM's "run-to-run variance" table.
-pub fn variance_table(rows: &[&Row]) -> Option<String> {
+pub fn variance_table(rows: &[&Row]) -> Option<Vec<Block>> {
     let mut rows = ok(rows);
     if rows.is_empty() {
         return None;
@@ -264,11 +263,14 @@ pub fn variance_table(rows: &[&Row]) -> Option<String> {
             s.variance.as_str().into(),
         ]);
     }
-    Some(format!(
-        "\n### Run-to-run variance\n\nEvery ok row by the coefficient of variation of its samples, every trial together (outstanding \
-         < 1%, good < 5%, acceptable < 10%, noisy otherwise; undefined when the mean is 0):\n\n{}",
-        t.render()
-    ))
+    Some(vec![
+        Block::heading(3, "Run-to-run variance"),
+        Block::paragraph(
+            "Every ok row by the coefficient of variation of its samples, every trial together (outstanding < 1%, good < 5%, \
+             acceptable < 10%, noisy otherwise; undefined when the mean is 0):",
+        ),
+        Block::Table(t),
+    ])
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use crate::evidence::Row;
 use crate::model::{Direction, Status, value_text};
 use crate::topology::cpulist;
 
+use super::document::{Align, Table};
 use super::format;
-use super::table::{Align, Table};
 
 /// The table, or `None` when the rows do not have more than one strategy.
 pub fn table(rows: &[&Row]) -> Option<Table> {

@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::evidence::{ProcessRecord, ROW_SCHEMA, RowStats, SampleRecord};
-use crate::model::{Cell, CpuClass, MeasureSpec, PinStrategy, Placement, Profile, Unit};
+use crate::evidence::{ProcessRecord, ROW_SCHEMA, Row, RowStats, RunRecord, SampleRecord};
+use crate::model::{Cell, CpuClass, MeasureSpec, PinStrategy, Placement, Profile, Status, Unit};
 
 /// A row of workload `w.x` whose trials each took one of `values` (so its
 /// median over trials is the median of `values`).
@@ -108,9 +108,23 @@ pub(crate) fn rows_for_counters() -> Vec<Row> {
     ]
 }
 
+/// Blocks as report.md has them.
+fn md(blocks: &[document::Block]) -> String {
+    document::markdown::render(blocks)
+}
+
+/// A table as report.md has it.
+fn table_md(t: document::Table) -> String {
+    md(&[document::Block::Table(t)])
+}
+
 fn render(rows: &[Row]) -> Vec<String> {
     let refs: Vec<&Row> = rows.iter().collect();
-    scaling::tables(&refs).iter().map(|t| t.render()).collect()
+    scaling::tables(&refs).into_iter().map(table_md).collect()
+}
+
+fn reproducibility(rows: &[Row]) -> String {
+    md(&sections::reproducibility(rows))
 }
 
 #[test]
@@ -210,7 +224,7 @@ fn primitives_table_has_the_rvos_columns_and_group_times() {
         mk(8, TableShape::Scaling, Unit::Ns, Status::Ok),
     ];
     let refs: Vec<&Row> = rows.iter().collect();
-    let s = primitive::section(&refs).unwrap();
+    let s = md(&primitive::section(&refs).unwrap());
     assert!(s.contains("| Benchmark | Iters | Total(us) | Per(ns) |             95% CI |  MB/s |"), "{s}");
     // Three trials of 2, 4 and 3 us: exp(mean(log) -+ t.ppf(0.975, 2) std(log, ddof=1) / sqrt(3)) around the median 3.
     assert!(s.contains("| -59.52% / +128.37% |"), "{s}");
@@ -236,7 +250,7 @@ fn the_strategies_table_compares_each_strategy_with_none() {
     };
     let rows = [mk(PinStrategy::None, 100.0), mk(PinStrategy::Linear, 80.0), mk(PinStrategy::Compact, 200.0)];
     let refs: Vec<&Row> = rows.iter().collect();
-    let t = strategies::table(&refs).unwrap().render();
+    let t = table_md(strategies::table(&refs).unwrap());
     // Three trials with one value: no spread, so no interval (never a zero-width one).
     assert!(t.contains("| box (workers=2) | linear   | 80.0 ns | n/a: every trial gave the same median | 1.250x (none) | 0-1  |"), "{t}");
     assert!(t.contains("| compact  |  200 ns |") && t.contains("0.500x (none)"), "{t}");

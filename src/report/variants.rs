@@ -8,9 +8,8 @@ use crate::compare::{self, RowComparison, Verdict};
 use crate::evidence::{Row, RunKind, RunRecord};
 use crate::stats::DEFAULT_NOISE;
 
+use super::document::{Align, Block, Line, Table};
 use super::format;
-use super::markdown as md;
-use super::table::{Align, Table};
 
 /// The comparisons of every candidate variant with the base over `rows`.
 fn comparisons(rows: &[Row]) -> Vec<compare::Comparison> {
@@ -24,7 +23,7 @@ fn sees(r: &RowComparison) -> String {
 }
 
 /// The A/B table of one workload's rows; `None` without variants.
-pub fn table(rows: &[&Row]) -> Option<String> {
+pub fn table(rows: &[&Row]) -> Option<Vec<Block>> {
     let owned: Vec<Row> = rows.iter().map(|r| (*r).clone()).collect();
     let (base, _) = compare::paired::variants(&owned)?;
     let cs = comparisons(&owned);
@@ -60,22 +59,22 @@ pub fn table(rows: &[&Row]) -> Option<String> {
                 r.verdict.as_str().to_string(),
             ]);
             if r.verdict == Verdict::NotComparable {
-                notes.push(format!("- {} {}: not comparable: {}.", md::text(&r.axes), md::text(&cand), md::inline(&r.reason)));
+                notes
+                    .push(Line::from(r.axes.as_str()).text(" ").text(cand.as_str()).text(": not comparable: ").marked(&r.reason).text("."));
             }
         }
     }
-    let mut out = format!(
-        "\n#### Variants against {}\n\nRatio = variant / base, with a 95% interval from the rounds that ran both back to back (a \
-         paired t interval); Spread is that of the rounds' ratios, Sees the smallest change this comparison could call at the {} \
-         noise band.\n\n",
-        md::text(&base.name),
-        format::percent(DEFAULT_NOISE)
-    );
-    out.push_str(&t.render());
+    let mut out = vec![
+        Block::heading(4, Line::from("Variants against ").text(base.name.as_str())),
+        Block::paragraph(format!(
+            "Ratio = variant / base, with a 95% interval from the rounds that ran both back to back (a paired t interval); Spread \
+             is that of the rounds' ratios, Sees the smallest change this comparison could call at the {} noise band.",
+            format::percent(DEFAULT_NOISE)
+        )),
+        Block::Table(t),
+    ];
     if !notes.is_empty() {
-        out.push('\n');
-        out.push_str(&notes.join("\n"));
-        out.push('\n');
+        out.push(Block::List(notes));
     }
     Some(out)
 }
@@ -85,34 +84,58 @@ fn candidate_names(rows: &[Row]) -> Vec<String> {
 }
 
 /// The run's section about its variants; `None` without variants.
-pub fn section(run: &RunRecord, rows: &[Row]) -> Option<String> {
+pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
     let (base, candidates) = compare::paired::variants(rows)?;
     let cs = comparisons(rows);
     if run.kind == RunKind::Noise {
         return Some(noise_profile(&cs));
     }
-    let mut out = String::from("## Variants\n\n");
-    for v in std::iter::once(&base).chain(&candidates) {
-        out.push_str(&format!("- {}\n", md::text(&v.describe())));
-    }
-    out.push_str(
-        "\nEvery cell ran under each variant, back to back in every round (the order rotating from round to round), and each \
-         candidate is compared with the base paired by round: whatever moved the machine between rounds moved both.\n\n",
-    );
+    let mut out = vec![
+        Block::heading(2, "Variants"),
+        Block::List(std::iter::once(&base).chain(&candidates).map(|v| Line::from(v.describe())).collect()),
+        Block::paragraph(
+            "Every cell ran under each variant, back to back in every round (the order rotating from round to round), and each \
+             candidate is compared with the base paired by round: whatever moved the machine between rounds moved both.",
+        ),
+    ];
+    // Each candidate's summary and the rows it moved, with no blank line
+    // between them (a summary after one without rows continues its paragraph).
+    let mut verdicts: Vec<Block> = Vec::new();
     for (c, v) in cs.iter().zip(&candidates) {
-        out.push_str(&format!("{}.\n", md::paragraph(&compare::paired::summary_line(c, &v.name, &base.name))));
-        for r in c.rows.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)) {
-            out.push_str(&format!(
-                "- {} [{}] {}: ratio {} ({})\n",
-                md::text(&r.workload),
-                md::text(&r.axes),
-                r.verdict.as_str(),
-                r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
-                r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}"))
-            ));
+        let summary = Line::new().marked(compare::paired::summary_line(c, &v.name, &base.name).trim_start()).text(".");
+        match verdicts.last_mut() {
+            Some(Block::Paragraph(lines)) => lines.push(summary),
+            _ => verdicts.push(Block::Paragraph(vec![summary])),
+        }
+        let moved: Vec<Line> = c
+            .rows
+            .iter()
+            .filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved))
+            .map(|r| verdict_line(Line::new(), r, ": ratio "))
+            .collect();
+        if !moved.is_empty() {
+            verdicts.push(Block::List(moved));
         }
     }
+    if !verdicts.is_empty() {
+        out.push(Block::Compact(verdicts));
+    }
     Some(out)
+}
+
+/// `cpu.primes [workers=2] regressed: ratio 1.104 (1.052..1.159)` after
+/// `lead`, `between` joining the verdict and the ratio.
+fn verdict_line(lead: Line, r: &RowComparison, between: &str) -> Line {
+    lead.text(r.workload.as_str())
+        .literal(" [")
+        .text(r.axes.as_str())
+        .text("] ")
+        .text(r.verdict.as_str())
+        .text(between)
+        .text(r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")))
+        .text(" (")
+        .text(r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}")))
+        .text(")")
 }
 
 /// The figures of an A/A comparison: rows judged, false verdicts, rows
@@ -138,51 +161,60 @@ pub fn noise_figures(c: &compare::Comparison) -> NoiseFigures {
 
 /// The machine's noise profile from a `noise` run: two identical variants,
 /// so every verdict is a false one.
-fn noise_profile(cs: &[compare::Comparison]) -> String {
-    let mut out = String::from(
-        "## Noise profile (A/A)\n\nThe selection ran as two identical variants, a and b (the same binary, settings and \
-         environment), back to back in every round. Any verdict between them is a false one; each row's Sees is the smallest \
-         change an A/B run like this one can tell from noise on this machine.\n\n",
-    );
-    let Some(c) = cs.first() else { return out };
+fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
+    let mut out = vec![
+        Block::heading(2, "Noise profile (A/A)"),
+        Block::paragraph(
+            "The selection ran as two identical variants, a and b (the same binary, settings and environment), back to back in \
+             every round. Any verdict between them is a false one; each row's Sees is the smallest change an A/B run like this one \
+             can tell from noise on this machine.",
+        ),
+    ];
+    let Some(c) = cs.first() else {
+        // Nothing compared (no candidate's row yet): report.md has always
+        // left an empty line here.
+        out.push(Block::Compact(Vec::new()));
+        return out;
+    };
     let f = noise_figures(c);
     let [c5, c10, c20] = f.can_see;
     let not = c.rows.len() - f.judged;
-    out.push_str(&format!(
-        "Of {} rows, {c5} can see a 5% change, {c10} a 10% change and {c20} a 20% change; {} false verdicts{}.\n",
+    let mut lines = vec![Line::from(format!(
+        "Of {} rows, {c5} can see a 5% change, {c10} a 10% change and {c20} a 20% change; {} false verdicts{}.",
         f.judged,
         f.false_verdicts,
         if not > 0 { format!(" ({not} rows could not be compared)") } else { String::new() }
-    ));
+    ))];
     if f.beyond_band > f.false_verdicts {
-        out.push_str(&format!(
+        lines.push(Line::from(format!(
             "{} more rows' 95% intervals lay beyond the band, as chance alone gives among {} rows compared together; they are \
-             not verdicts (Benjamini-Hochberg at {}).\n",
+             not verdicts (Benjamini-Hochberg at {}).",
             f.beyond_band - f.false_verdicts,
             f.judged,
             format::percent(compare::FALSE_DISCOVERY_RATE)
-        ));
+        )));
     }
-    for r in c.rows.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)) {
-        out.push_str(&format!(
-            "- false verdict: {} [{}] {} with ratio {} ({})\n",
-            md::text(&r.workload),
-            md::text(&r.axes),
-            r.verdict.as_str(),
-            r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
-            r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}"))
-        ));
+    let false_verdicts: Vec<Line> = c
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved))
+        .map(|r| verdict_line(Line::from("false verdict: "), r, " with ratio "))
+        .collect();
+    if false_verdicts.is_empty() {
+        out.push(Block::Paragraph(lines));
+    } else {
+        out.push(Block::Compact(vec![Block::Paragraph(lines), Block::List(false_verdicts)]));
     }
     let mut spreads: Vec<f64> = c.rows.iter().filter_map(|r| r.pair_spread).collect();
     spreads.sort_by(f64::total_cmp);
     if !spreads.is_empty() {
         let q = |p: f64| format::percent(crate::stats::quantile(&spreads, p));
-        out.push_str(&format!(
-            "\nSpread of the rounds' ratios over the rows: median {}, 90th percentile {}, largest {}.\n",
+        out.push(Block::paragraph(format!(
+            "Spread of the rounds' ratios over the rows: median {}, 90th percentile {}, largest {}.",
             q(0.5),
             q(0.9),
             q(1.0)
-        ));
+        )));
     }
     out
 }

@@ -18,8 +18,9 @@
 //!   terminal that prints report.md).
 //!
 //! A `<`, `&` or `\` at the end of a value is escaped too, so that two values
-//! written side by side cannot make markup together. The inverse, markdown to
-//! HTML, is `report::html`, which decodes exactly these escapes once.
+//! written side by side cannot make markup together. Nothing reads this
+//! markdown back: report.html is rendered from the same document nodes
+//! (`report::document`), escaped for HTML instead.
 //!
 //! - [`text`]: plain text anywhere inside a line: a table cell, a heading, a
 //!   sentence.

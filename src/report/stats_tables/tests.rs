@@ -47,6 +47,31 @@ fn refs(rows: &[Row]) -> Vec<&Row> {
     rows.iter().collect()
 }
 
+/// The tables as report.md has them.
+fn md(blocks: Vec<Block>) -> String {
+    crate::report::document::markdown::render(&blocks)
+}
+
+fn statistics(rows: &[&Row]) -> Option<String> {
+    super::statistics(rows).map(md)
+}
+
+fn allocator_vs_system(rows: &[&Row]) -> Option<String> {
+    super::allocator_vs_system(rows).map(md)
+}
+
+fn cold_start(rows: &[&Row]) -> Option<String> {
+    super::cold_start(rows).map(md)
+}
+
+fn variance_table(rows: &[&Row]) -> Option<String> {
+    super::variance_table(rows).map(md)
+}
+
+fn workload_tables(rows: &[&Row]) -> String {
+    md(super::workload_tables(rows))
+}
+
 #[test]
 fn the_statistics_table_gives_hakmems_figures_for_its_runs() {
     let rows = [row(&[("size", json!("256"))], 16e6, &HAKMEM_RUNS, Unit::OpsPerSec, Status::Ok)];

@@ -1,0 +1,342 @@
+//! The report as a document: a small tree of typed nodes that the report's
+//! sections build from the records, and that one renderer per output turns
+//! into text: [`markdown`] (report.md, `--update-doc` blocks, `--counters`),
+//! [`html`] (report.html) and [`terminal`] (what `run` prints). No renderer
+//! ever reads text another one wrote.
+//!
+//! Blocks: headings, paragraphs (one or more lines), lists, warnings, tables,
+//! figures (the plots of a workload), a group's section, compact runs of
+//! blocks (a sentence and the list it introduces), and details (text an
+//! output may fold away). Inline nodes are typed, so that each output
+//! escapes them its own way: [`Inline::Text`] (any text, a record's
+//! included), [`Inline::Code`] (a code span) and [`Inline::Literal`]
+//! (proofbench's own fixed wording). Each node is escaped on its own: a
+//! value that ends where markup could start is closed off before the next.
+//!
+//! Text from the records that marks code with backticks (the registry's
+//! summaries, timed regions and verifiers, a row's reason) enters through
+//! [`Line::marked`], which splits it into text and code spans exactly as
+//! `text::markdown::inline` reads it.
+//!
+//! Pure: nodes in, text out; nothing here reads a record or a file.
+
+pub mod html;
+pub mod markdown;
+pub mod terminal;
+
+pub use crate::text::table::Align;
+
+/// The outputs a document renders to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// CommonMark/GFM: report.md, the tables `--update-doc` writes.
+    Markdown,
+    /// The body of report.html.
+    Html,
+    /// The terminal: the markdown text with no control character.
+    Terminal,
+}
+
+impl Output {
+    /// `blocks` rendered for this output.
+    pub fn render(self, blocks: &[Block]) -> String {
+        match self {
+            Output::Markdown => markdown::render(blocks),
+            Output::Html => html::render(blocks),
+            Output::Terminal => terminal::render(blocks),
+        }
+    }
+}
+
+/// A whole report: the page's title and its blocks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Document {
+    /// The title of the page (report.html's `<title>`); the first heading
+    /// says it in every output.
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+impl Document {
+    /// How many figures the document holds, at any depth.
+    pub fn figures(&self) -> usize {
+        fn count(blocks: &[Block]) -> usize {
+            blocks
+                .iter()
+                .map(|b| match b {
+                    Block::Figures(f) => f.len(),
+                    Block::Group { blocks, .. } | Block::Compact(blocks) => count(blocks),
+                    _ => 0,
+                })
+                .sum()
+        }
+        count(&self.blocks)
+    }
+}
+
+/// One block of a document. Blocks follow each other with a blank line
+/// between them in markdown (none inside a [`Block::Compact`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    /// A heading of level 1 to 6.
+    Heading {
+        level: u8,
+        text: Line,
+    },
+    /// A paragraph of one or more lines (kept apart by line breaks).
+    Paragraph(Vec<Line>),
+    /// A bulleted list, one line per item.
+    List(Vec<Line>),
+    /// A warning about the whole run, shown apart from the text around it
+    /// (`> warning: ...` in markdown).
+    Warning(Line),
+    Table(Table),
+    /// The plots of a workload: listed by path in markdown, drawn inline in
+    /// HTML.
+    Figures(Vec<Figure>),
+    /// The section of one group of workloads.
+    Group {
+        name: String,
+        blocks: Vec<Block>,
+    },
+    /// Blocks with no blank line between them in markdown: a sentence and
+    /// the list it introduces. Empty, it still takes its place (an empty
+    /// line in markdown).
+    Compact(Vec<Block>),
+    /// A long text under a one-line summary (a worker's stderr): folded in
+    /// HTML, a fenced block in markdown.
+    Details {
+        summary: Line,
+        text: String,
+    },
+}
+
+impl Block {
+    /// A heading of `level` (1 to 6).
+    pub fn heading(level: u8, text: impl Into<Line>) -> Block {
+        debug_assert!((1..=6).contains(&level));
+        Block::Heading { level, text: text.into() }
+    }
+
+    /// A paragraph of one line.
+    pub fn paragraph(line: impl Into<Line>) -> Block {
+        Block::Paragraph(vec![line.into()])
+    }
+}
+
+/// An inline node: a piece of a line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inline {
+    /// Text, shown as it is in every output: escaped for markdown by
+    /// `text::markdown::text`, HTML-escaped, its control characters replaced
+    /// on the terminal. Line breaks inside it are shown as spaces.
+    Text(String),
+    /// A code span.
+    Code(Code),
+    /// proofbench's own fixed wording, written as it is in markdown (so it
+    /// must hold nothing markdown would read as markup: it is for a `[`
+    /// that opens no link); HTML-escaped like text elsewhere.
+    Literal(&'static str),
+}
+
+/// A code span: `text` is what it shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Code {
+    /// The characters shown (line breaks as spaces).
+    pub text: String,
+    /// The span as a record's text wrote it, backticks and padding
+    /// included, which markdown keeps byte for byte; `None` for a value
+    /// proofbench shows as code, which markdown fences as `text::markdown::code` does.
+    pub written: Option<String>,
+}
+
+/// A run of inline nodes: a line of a paragraph, a heading, a list item, a
+/// table cell.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Line(pub Vec<Inline>);
+
+impl Line {
+    pub fn new() -> Line {
+        Line(Vec::new())
+    }
+
+    /// `s` appended as text.
+    pub fn text(mut self, s: impl Into<String>) -> Line {
+        self.0.push(Inline::Text(s.into()));
+        self
+    }
+
+    /// `s` appended as a code span.
+    pub fn code(mut self, s: impl Into<String>) -> Line {
+        self.0.push(Inline::Code(Code { text: s.into(), written: None }));
+        self
+    }
+
+    /// Fixed wording appended as it is (see [`Inline::Literal`]).
+    pub fn literal(mut self, s: &'static str) -> Line {
+        self.0.push(Inline::Literal(s));
+        self
+    }
+
+    /// A record's text appended, its `code spans` as [`Inline::Code`] and
+    /// the rest as [`Inline::Text`], split exactly where
+    /// `text::markdown::inline` splits it: a span is a run of backticks up
+    /// to the next run of the same length (CommonMark); a span holding a
+    /// `<` that could open a tag, and a run without its closing run, are
+    /// text, their backticks shown.
+    pub fn marked(mut self, s: &str) -> Line {
+        self.0.extend(marked(s));
+        self
+    }
+
+    /// The nodes of `other` appended.
+    pub fn append(mut self, other: Line) -> Line {
+        self.0.extend(other.0);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<String> for Line {
+    fn from(s: String) -> Line {
+        Line::new().text(s)
+    }
+}
+
+impl From<&str> for Line {
+    fn from(s: &str) -> Line {
+        Line::new().text(s)
+    }
+}
+
+/// A plot of a workload: the file the run wrote, its caption and its SVG.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    /// Its path relative to the run directory (`plots/<name>.svg`).
+    pub path: String,
+    /// What it shows (the title drawn on it).
+    pub caption: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
+impl Figure {
+    /// The file name of [`Figure::path`].
+    pub fn file_name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+}
+
+/// A table: titled, aligned columns and rows of cells.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// Each column's title (text) and alignment.
+    pub columns: Vec<(String, Align)>,
+    /// Rows of cells, one per column.
+    pub rows: Vec<Vec<Line>>,
+}
+
+impl Table {
+    pub fn new(columns: &[(&str, Align)]) -> Table {
+        Table { columns: columns.iter().map(|&(t, a)| (t.to_string(), a)).collect(), rows: Vec::new() }
+    }
+
+    /// A table whose titles are computed (e.g. one column per worker count).
+    pub fn with_headers(columns: Vec<(String, Align)>) -> Table {
+        Table { columns, rows: Vec::new() }
+    }
+
+    /// Adds a row of text cells.
+    pub fn push(&mut self, row: Vec<String>) {
+        self.push_row(row.into_iter().map(Line::from).collect());
+    }
+
+    /// Adds a row of cells of any inline nodes.
+    pub fn push_row(&mut self, row: Vec<Line>) {
+        debug_assert_eq!(row.len(), self.columns.len());
+        self.rows.push(row);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// Whether a `<` followed by `next` (`None`: the end of the text) could
+/// open markup: as `text::markdown` decides it.
+fn opens_tag(next: Option<char>) -> bool {
+    next.is_none_or(|n| n.is_alphabetic() || matches!(n, '/' | '!' | '?'))
+}
+
+/// The length of the run of backticks at `at`.
+fn backticks(chars: &[char], at: usize) -> usize {
+    chars[at..].iter().take_while(|&&c| c == '`').count()
+}
+
+/// Where the first run of exactly `run` backticks at or after `from` starts.
+fn closing(chars: &[char], from: usize, run: usize) -> Option<usize> {
+    let mut k = from;
+    while k < chars.len() {
+        match backticks(chars, k) {
+            0 => k += 1,
+            n if n == run => return Some(k),
+            n => k += n,
+        }
+    }
+    None
+}
+
+/// `s` with line breaks and tabs as spaces.
+fn one_line(s: &str) -> String {
+    s.chars().map(|c| if matches!(c, '\n' | '\r' | '\t') { ' ' } else { c }).collect()
+}
+
+/// The inline nodes of a record's text (see [`Line::marked`]). Each piece
+/// of text is its own node, cut where `text::markdown::inline` cuts it, so
+/// that markdown escapes its ends as it always has.
+fn marked(s: &str) -> Vec<Inline> {
+    let chars: Vec<char> = s.chars().collect();
+    let piece = |a: usize, b: usize| chars[a..b].iter().collect::<String>();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '`' {
+            let end = chars[i..].iter().position(|&c| c == '`').map_or(chars.len(), |k| i + k);
+            out.push(Inline::Text(piece(i, end)));
+            i = end;
+            continue;
+        }
+        let run = backticks(&chars, i);
+        match closing(&chars, i + run, run) {
+            Some(end) => {
+                let inner = &chars[i + run..end];
+                let tag = inner.iter().enumerate().any(|(k, &c)| c == '<' && opens_tag(inner.get(k + 1).copied()));
+                if tag {
+                    out.push(Inline::Text(piece(i, end + run)));
+                } else {
+                    // CommonMark shows the content with one space stripped
+                    // from each end when both ends have one (and it is not
+                    // all spaces).
+                    let content = one_line(&piece(i + run, end));
+                    let text = match content.strip_prefix(' ').and_then(|c| c.strip_suffix(' ')) {
+                        Some(inner) if !content.trim().is_empty() => inner.to_string(),
+                        _ => content,
+                    };
+                    out.push(Inline::Code(Code { text, written: Some(piece(i, end + run)) }));
+                }
+                i = end + run;
+            }
+            None => {
+                out.push(Inline::Text(piece(i, i + run)));
+                i += run;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

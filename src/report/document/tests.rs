@@ -1,0 +1,95 @@
+//! The document model: how a record's text splits into nodes, what the
+//! builders make, and one document through every renderer.
+
+use super::*;
+
+fn text(s: &str) -> Inline {
+    Inline::Text(s.into())
+}
+
+fn code(text: &str, written: &str) -> Inline {
+    Inline::Code(Code { text: text.into(), written: Some(written.into()) })
+}
+
+#[test]
+fn a_records_text_splits_into_text_and_code_spans_where_commonmark_sees_them() {
+    assert_eq!(Line::new().marked("a loop of `iters` calls <b>").0, [text("a loop of "), code("iters", "`iters`"), text(" calls <b>")]);
+    // A fence of two holds a backtick; one space is stripped from each padded end.
+    assert_eq!(Line::new().marked("run `` echo `date` ``").0, [text("run "), code("echo `date`", "`` echo `date` ``")]);
+    assert_eq!(Line::new().marked("``a``").0, [code("a", "``a``")]);
+    assert_eq!(Line::new().marked("`  `").0, [code("  ", "`  `")]);
+    assert_eq!(Line::new().marked("`a\nb`").0, [code("a b", "`a\nb`")]);
+    // A lone run of backticks is text, and so is a span that holds a tag.
+    assert_eq!(Line::new().marked("a`b").0, [text("a"), text("`"), text("b")]);
+    assert_eq!(Line::new().marked("`<img src=x>` ok").0, [text("`<img src=x>`"), text(" ok")]);
+    assert_eq!(Line::new().marked("`a <` b").0, [text("`a <`"), text(" b")], "a `<` at the end could open one");
+    assert_eq!(Line::new().marked("`a < b`").0, [code("a < b", "`a < b`")]);
+    // A run of two is not closed by a run of one.
+    assert_eq!(Line::new().marked("``a`b").0, [text("``"), text("a"), text("`"), text("b")]);
+    assert!(Line::new().marked("").is_empty());
+}
+
+#[test]
+fn lines_tables_and_figures_are_built_as_said() {
+    let l = Line::from("a").code("b").literal(" [").append(Line::from("c"));
+    assert_eq!(l.0, [text("a"), Inline::Code(Code { text: "b".into(), written: None }), Inline::Literal(" ["), text("c")]);
+    let mut t = Table::new(&[("Row", Align::Left), ("n", Align::Right)]);
+    assert!(t.is_empty());
+    t.push(vec!["x".into(), "1".into()]);
+    t.push_row(vec![Line::new().marked("`y`"), Line::from("2")]);
+    assert_eq!(t.rows.len(), 2);
+    assert_eq!(t.rows[0][0], Line::from("x"));
+    let f = Figure { path: "plots/w.x-median.svg".into(), caption: "w.x: median".into(), svg: "<svg/>".into() };
+    assert_eq!(f.file_name(), "w.x-median.svg");
+    let doc = Document {
+        title: "t".into(),
+        blocks: vec![
+            Block::Figures(vec![f.clone()]),
+            Block::Group { name: "g".into(), blocks: vec![Block::Compact(vec![Block::Figures(vec![f.clone(), f])])] },
+        ],
+    };
+    assert_eq!(doc.figures(), 3);
+}
+
+/// A document holding hostile text in every kind of node.
+fn hostile() -> Vec<Block> {
+    const H: &str = "<img src=x onerror=alert(1)> a`b | c \u{1b}[31mred";
+    let mut t = Table::new(&[("Row", Align::Left), ("Reason", Align::Left)]);
+    t.push_row(vec![Line::from(H), Line::new().marked("no match for `` a|`b` `` and `<img>`: \u{1b}[2J")]);
+    vec![
+        Block::heading(2, H),
+        Block::Warning(Line::new().marked(H)),
+        Block::Paragraph(vec![Line::new().marked("# `x` <script>").text("."), Line::from(H)]),
+        Block::List(vec![Line::from(H).literal(" [").text(H).text("]")]),
+        Block::Table(t),
+        Block::Group { name: H.into(), blocks: vec![Block::paragraph(H)] },
+        Block::Details { summary: Line::from(H), text: format!("{H}\n```\n") },
+    ]
+}
+
+#[test]
+fn hostile_text_is_escaped_by_each_output_its_own_way() {
+    let blocks = hostile();
+    // Markdown: no tag, no ESC, no broken table, no block opened by a line.
+    let md = Output::Markdown.render(&blocks);
+    let (text, fenced) = md.split_once("\n````\n").expect("the details' text is fenced");
+    for bad in ["<img", "<script", "\u{1b}"] {
+        assert!(!text.contains(bad), "{bad} in markdown:\n{md}");
+    }
+    assert_eq!(fenced, "<img src=x onerror=alert(1)> a`b | c \u{FFFD}[31mred\n```\n````\n", "a code block shows its text as it is");
+    assert!(md.contains("## &lt;img src=x onerror=alert(1)> a\\`b | c \u{FFFD}\\[31mred\n"), "{md}");
+    assert!(md.contains("\n\\# `x` &lt;script>.\n"), "{md}");
+    assert!(md.contains("| &lt;img src=x onerror=alert(1)> a\\`b \\| c \u{FFFD}\\[31mred | no match for `` a\\|`b` `` and \\`&lt;img>\\`: \u{FFFD}\\[2J |"), "{md}");
+    // HTML: every text escaped once; the only tags are the renderer's.
+    let html = Output::Html.render(&blocks);
+    assert!(!html.contains("<img") && !html.contains("<script") && !html.contains('\u{1b}'), "{html}");
+    assert!(!html.contains("&amp;lt;") && !html.contains("\\`"), "escaped once, with no markdown escape:\n{html}");
+    assert!(html.contains("<h2>&lt;img src=x onerror=alert(1)&gt; a`b | c \u{FFFD}[31mred</h2>"), "{html}");
+    assert!(html.contains("<td>no match for <code>a|`b`</code> and `&lt;img&gt;`: \u{FFFD}[2J</td>"), "{html}");
+    assert!(html.contains("<p># <code>x</code> &lt;script&gt;.<br>\n"), "{html}");
+    assert!(html.contains("<section class=\"group\" id=\"group-&lt;img src=x onerror=alert(1)&gt; a`b | c \u{FFFD}[31mred\">"), "{html}");
+    // Terminal: the markdown, with no control character at all.
+    let term = Output::Terminal.render(&blocks);
+    assert!(!term.chars().any(|c| c.is_control() && c != '\n' && c != '\t'), "{term:?}");
+    assert_eq!(term, md.replace('\u{1b}', "\u{FFFD}"));
+}

@@ -1,0 +1,359 @@
+//! The report's sections as document blocks: the header (the run and the
+//! machine), per group its workloads' prose, tables and figures, its
+//! counters, and the footer (variants, reproducibility, rows not ok, run
+//! totals). Text from the records enters as typed nodes; escaping is the
+//! renderers' business.
+
+use crate::evidence::{Row, RunRecord, Status, StatusCounts, StoredRun};
+
+use super::document::{Align, Block, Document, Figure, Line, Table};
+use super::{axes_text, busy_warning, disturbed_text, format, interval_text, plot, trials_text, why_not_run};
+use super::{counters, primitive, scaling, stats_tables, strategies, variants};
+
+/// The whole report of a stored run.
+pub fn document(stored: &StoredRun) -> Document {
+    let (run, rows) = (&stored.run, &stored.rows);
+    let mut blocks = header(run, rows);
+    for g in super::groups(run, rows) {
+        let mut inner = group(rows, &g);
+        inner.extend(not_run(run, rows, &g));
+        inner.extend(counters(rows, &g));
+        blocks.push(Block::Group { name: g, blocks: inner });
+    }
+    blocks.extend(footer(run, rows));
+    Document { title: format!("proofbench run {}", run.id), blocks }
+}
+
+/// The title and the machine/run summary, and the run's warnings.
+pub fn header(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
+    let mut t = Table::new(&[("Field", Align::Left), ("Value", Align::Left)]);
+    let counts = StatusCounts::of(rows.iter().map(|r| &r.status));
+    t.push(vec!["System label".into(), run.label.clone()]);
+    t.push(vec!["Profile".into(), run.profile.as_str().into()]);
+    let sel = if run.options.selection.is_empty() { "(all)".to_string() } else { run.options.selection.join(" ") };
+    t.push(vec!["Selection".into(), sel]);
+    if run.kind != crate::evidence::RunKind::Run {
+        t.push(vec!["Kind".into(), format!("{} (an A/A self-check: two identical variants)", run.kind.as_str())]);
+    }
+    if !run.variants.is_empty() {
+        t.push(vec!["Variants".into(), run.variants.iter().map(crate::plan::Variant::describe).collect::<Vec<_>>().join("; ")]);
+    }
+    t.push(vec!["Started (UTC)".into(), run.started_utc.clone()]);
+    t.push(vec!["Finished (UTC)".into(), run.finished_utc.clone().unwrap_or_else(|| "(not finished)".into())]);
+    t.push(vec!["Rows".into(), counts_text(&counts, run.plan.len())]);
+    for (k, v) in run.envelope.summary() {
+        t.push(vec![k, v]);
+    }
+    let mut out = vec![Block::heading(1, Line::from("proofbench run ").text(&run.id)), Block::Table(t)];
+    let mut warnings = Vec::new();
+    if let Some(w) = run.envelope.frequency_warning() {
+        warnings.push(w);
+    }
+    if let Some(t) = run.incomplete(rows) {
+        warnings.push(format!("{t}; {}", why_not_run(run)));
+    }
+    if run.interrupted {
+        warnings.push(format!("the run was interrupted: {} planned cells have no row", run.not_run.len()));
+    }
+    if let Some(w) = busy_warning(run) {
+        warnings.push(w);
+    }
+    out.extend(warnings.iter().map(|w| Block::Warning(Line::new().marked(w))));
+    out
+}
+
+fn counts_text(c: &StatusCounts, planned: usize) -> String {
+    format!("{} ok, {} invalid, {} failed, {} timeout, {} skipped (of {planned} planned)", c.ok, c.invalid, c.failed, c.timeout, c.skipped)
+}
+
+/// The workloads of a group's rows, in the order first seen.
+fn workloads<'a>(rows: &'a [Row], group: &str) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| r.cell.group == group) {
+        if !out.contains(&r.cell.workload.as_str()) {
+            out.push(&r.cell.workload);
+        }
+    }
+    out
+}
+
+/// The tables of one group: per workload, its scaling tables and its rows.
+pub fn group(rows: &[Row], group: &str) -> Vec<Block> {
+    let mut out = vec![Block::heading(2, group)];
+    let names = workloads(rows, group);
+    if names.is_empty() {
+        out.push(Block::paragraph("No rows."));
+    }
+    let in_group: Vec<&Row> = rows.iter().filter(|r| r.cell.group == group).collect();
+    if let Some(p) = primitive::section(&in_group) {
+        out.push(Block::heading(3, "Primitives"));
+        out.extend(p);
+    }
+    for w in names {
+        out.extend(workload(rows, w));
+    }
+    out.extend(stats_tables::variance_table(&in_group).unwrap_or_default());
+    out
+}
+
+/// The plots of a group's workloads (the runner writes them under `plots/`).
+pub fn group_plots(rows: &[Row], group: &str) -> Vec<plot::Plot> {
+    workloads(rows, group)
+        .into_iter()
+        .flat_map(|w| {
+            let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
+            plot::plots(w, &mine)
+        })
+        .collect()
+}
+
+/// The section of one workload: heading, prose, scaling and strategy tables,
+/// its figures, and the statistics tables of its ok rows.
+pub fn workload(rows: &[Row], w: &str) -> Vec<Block> {
+    let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
+    let Some(first) = mine.first().copied() else { return Vec::new() };
+    let mut what = Line::from("Unit: ")
+        .text(first.unit.as_str())
+        .text(" (")
+        .text(first.direction.as_str())
+        .text("). Timed region: ")
+        .marked(&first.timed_region)
+        .text(".");
+    if let Some(tw) = &first.total_window {
+        what = what.text(" Total window: ").marked(tw).text(".");
+    }
+    if let Some(v) = mine.iter().find_map(|r| r.verifier.as_ref()) {
+        what = what.text(" Verifier: ").marked(&v.description).text(".");
+    }
+    let mut out = vec![Block::heading(3, w), Block::Paragraph(vec![Line::new().marked(first.summary.trim_start()).text("."), what])];
+    if let Some(def) = first.cell.command.as_ref().filter(|d| d.verify.exit_code_only()) {
+        out.push(Block::Warning(Line::new().marked(&def.exit_code_only_warning())));
+    }
+    out.extend(scaling::tables(&mine).into_iter().map(Block::Table));
+    out.extend(strategies::table(&mine).map(Block::Table));
+    let figures: Vec<Figure> =
+        plot::plots(w, &mine).into_iter().map(|p| Figure { path: format!("plots/{}", p.file), caption: p.title, svg: p.svg }).collect();
+    if !figures.is_empty() {
+        out.push(Block::Figures(figures));
+    }
+    let ok: Vec<&&Row> = mine.iter().filter(|r| r.status == Status::Ok).collect();
+    if ok.is_empty() {
+        out.push(Block::paragraph("No ok rows (see Not ok)."));
+        return out;
+    }
+    let mut t = Table::new(&[
+        ("Row", Align::Left),
+        ("Median", Align::Right),
+        ("95% CI", Align::Right),
+        ("Trials", Align::Right),
+        ("n", Align::Right),
+        ("Between", Align::Right),
+        ("Within", Align::Right),
+        ("Sees", Align::Right),
+        ("First/steady", Align::Right),
+        ("Stop", Align::Left),
+    ]);
+    let mut marked = false;
+    let mut notes: Vec<Line> = Vec::new();
+    for r in ok {
+        let (Some(st), Some(h)) = (&r.stats, r.headline()) else { continue };
+        // RustFiber marks the sizes where constant overhead dominates.
+        let overhead = r.details.get("overhead_dominated").and_then(|v| v.as_bool()) == Some(true);
+        marked |= overhead;
+        let spread = |v: Option<f64>| v.map_or_else(|| "n/a".into(), format::percent);
+        t.push(vec![
+            if overhead { format!("{} (*)", axes_text(r)) } else { axes_text(r) },
+            format::value(h.median, r.unit),
+            interval_text(r),
+            trials_text(r),
+            st.work.n.to_string(),
+            spread(h.between),
+            spread(h.within),
+            h.sensitivity.map_or_else(|| "n/a".into(), |s| format!(">= {}", format::percent(s))),
+            st.cold.as_ref().map(|c| format!("{:.2}", c.ratio)).unwrap_or_else(|| "n/a".into()),
+            r.stop.map_or("n/a", |s| s.as_str()).into(),
+        ]);
+        if let Some(d) = &r.disagreement {
+            notes.push(Line::from(axes_text(r)).text(": ").marked(d).text("."));
+        }
+        if let Some(d) = disturbed_text(r) {
+            notes.push(Line::from(axes_text(r)).text(": ").marked(&d).text("."));
+        }
+        // A fact of the machine the workload noted about the row.
+        if let Some(n) = r.details.get("note").and_then(|v| v.as_str()) {
+            notes.push(Line::from(axes_text(r)).text(": ").text(n).text("."));
+        }
+    }
+    out.push(Block::Table(t));
+    if marked {
+        out.push(Block::paragraph(
+            "(*) overhead-dominated: too few operations or too short a window for the figure to reflect the work \
+             (constant costs of starting and ending the parallel section dominate).",
+        ));
+    }
+    if !notes.is_empty() {
+        out.push(Block::List(notes));
+    }
+    out.extend(variants::table(&mine).unwrap_or_default());
+    out.extend(stats_tables::workload_tables(&mine));
+    out
+}
+
+/// A line under a group's tables when some of its planned cells have no
+/// row (a run killed or interrupted before them); nothing otherwise.
+pub fn not_run(run: &RunRecord, rows: &[Row], group: &str) -> Option<Block> {
+    let planned = run.plan.iter().filter(|c| c.group == group).count();
+    let missing = run.cells_without_row(rows).iter().filter(|c| c.group == group).count();
+    (missing > 0).then(|| Block::paragraph(format!("Not run: {missing} of {planned} planned cells have no row: {}.", why_not_run(run))))
+}
+
+/// The counters table of a group (nothing when no row has counters).
+pub fn counters(rows: &[Row], group: &str) -> Vec<Block> {
+    let refs: Vec<&Row> = rows.iter().collect();
+    counters::section(&refs, group).unwrap_or_default()
+}
+
+/// Seconds from the first round's start to the last one's end.
+fn rounds_span(run: &RunRecord) -> Option<f64> {
+    let at = |t: &str| humantime::parse_rfc3339(t).ok();
+    let (first, last) = (run.rounds.first()?, run.rounds.last()?);
+    let (a, b) = (at(&first.started_utc)?, at(last.finished_utc.as_deref()?)?);
+    Some(b.duration_since(a).ok()?.as_secs_f64())
+}
+
+/// What the rows can tell: how small a change each can see on this machine
+/// (their sensitivity), and which rows' trials disagree or were disturbed.
+pub fn reproducibility(rows: &[Row]) -> Vec<Block> {
+    let sens: Vec<f64> = rows.iter().filter_map(|r| r.headline()?.sensitivity).collect();
+    let ok = rows.iter().filter(|r| r.status == Status::Ok).count();
+    let mut out = vec![
+        Block::heading(2, "Reproducibility"),
+        Block::paragraph(
+            Line::from(
+                "In the rows' tables, Median is the median of the trial medians and 95% CI its interval over trials (where a \
+                 rerun's median should fall); Between and Within are the spread of the trial medians and of the samples inside a \
+                 trial (standard deviations of their logs); Sees is the smallest change ",
+            )
+            .code("compare")
+            .text(" of two such runs calls at the default 2% noise band."),
+        ),
+    ];
+    if sens.is_empty() {
+        out.push(Block::paragraph(format!(
+            "No row has two trials or more, so none has an interval or a sensitivity (of {ok} ok rows); run with --trials 3 or more."
+        )));
+        return out;
+    }
+    let within = |limit: f64| sens.iter().filter(|&&s| s <= limit).count();
+    out.push(Block::paragraph(
+        Line::from(format!(
+            "Of {} ok rows with an interval, {} can see a 5% change on this machine, {} a 10% change and {} a 20% change; {} only a \
+             larger one. (A row sees a change when ",
+            sens.len(),
+            within(0.05),
+            within(0.10),
+            within(0.20),
+            sens.len() - within(0.20)
+        ))
+        .code("compare")
+        .text(" of two runs like this one would call it at the default 2% noise band.)"),
+    ));
+    let disagree = rows.iter().filter(|r| r.disagreement.is_some()).count();
+    let disturbed = rows.iter().filter(|r| r.disturbed_trials() > 0).count();
+    if disagree > 0 || disturbed > 0 {
+        out.push(Block::paragraph(format!(
+            "{disagree} rows have trials that disagree beyond their samples' noise, and {disturbed} rows have trials that other \
+             processes disturbed (each workload's notes name them and the likely cause)."
+        )));
+    }
+    out
+}
+
+/// The variants (or the noise profile), every row that is not ok, with its
+/// reason; then the run's wall and CPU time.
+pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
+    let mut out = variants::section(run, rows).unwrap_or_default();
+    out.extend(reproducibility(rows));
+    if let Some(span) = rounds_span(run) {
+        out.push(Block::paragraph(format!(
+            "The trials of this run were taken over {} in {} rounds: a change of the machine slower than that (a neighbour's \
+             load over minutes, a host's turbo budget) is not in these intervals.",
+            format::seconds(span),
+            run.rounds.len()
+        )));
+    }
+    if let Some(w) = busy_warning(run) {
+        out.push(Block::paragraph(Line::from("warning: ").marked(&w).text(".")));
+    }
+    out.push(Block::heading(2, "Not ok"));
+    let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok).collect();
+    // Rows a signal left with fewer trials than planned.
+    let cut_short = |r: &&Row| r.stop == Some(crate::evidence::RowStop::Interrupted) && (r.trials.len() as u32) < r.trials_planned;
+    let short = rows.iter().any(|r| cut_short(&r));
+    // A run without its finish record lists no cell as not run: the plan does.
+    let incomplete = run.incomplete(rows);
+    let unfinished: Vec<String> =
+        if incomplete.is_some() { run.cells_without_row(rows).iter().map(|c| c.row_id.clone()).collect() } else { Vec::new() };
+    if let Some(t) = &incomplete {
+        out.push(Block::paragraph(format!("{t}; {}.", why_not_run(run))));
+    }
+    if bad.is_empty() && run.not_run.is_empty() && !short && incomplete.is_none() {
+        out.push(Block::paragraph("Every row is ok."));
+    } else if bad.is_empty() && run.not_run.is_empty() && !short && unfinished.is_empty() {
+        out.push(Block::paragraph("Every row is ok so far."));
+    } else {
+        let mut t = Table::new(&[("Row", Align::Left), ("Status", Align::Left), ("Reason", Align::Left)]);
+        for r in bad {
+            let reason = Line::new().marked(r.reason.as_deref().unwrap_or_default());
+            t.push_row(vec![r.cell.display_name().into(), r.status.as_str().into(), reason]);
+        }
+        for id in &run.not_run {
+            t.push(vec![id.clone(), "not run".into(), "the run was interrupted before this cell".into()]);
+        }
+        for id in &unfinished {
+            t.push(vec![id.clone(), "not run".into(), "no row: the run has no finish record".into()]);
+        }
+        for r in rows.iter().filter(cut_short) {
+            t.push(vec![
+                r.cell.display_name(),
+                format!("{} ({})", r.status.as_str(), trials_text(r)),
+                "the run was interrupted before its planned trials; it is kept with the trials that finished".into(),
+            ]);
+        }
+        out.push(Block::Table(t));
+    }
+    out.push(Block::heading(2, "Run totals"));
+    out.push(match (run.wall_s, &run.cpu) {
+        (Some(w), Some(c)) => {
+            let all = c.workers.plus(&c.parent);
+            Block::Paragraph(vec![
+                Line::from(format!("Wall time: {} ({} us)", format::seconds(w), format::number((w * 1e6).round()))),
+                Line::from(format!(
+                    "CPU time: {} ({} us): workers {} user + {} system, harness {}",
+                    format::seconds(all.cpu_seconds()),
+                    format::number((all.user_us + all.sys_us) as f64),
+                    format::seconds(c.workers.user_us as f64 / 1e6),
+                    format::seconds(c.workers.sys_us as f64 / 1e6),
+                    format::seconds(c.parent.cpu_seconds()),
+                )),
+            ])
+        }
+        _ => Block::paragraph("The run did not finish; no totals."),
+    });
+    out
+}
+
+/// The last lines of the worker's stderr of every row that is not ok
+/// (report.html shows them folded; report.md points to logs/).
+pub fn worker_stderr(rows: &[Row]) -> Vec<Block> {
+    let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok && !r.stderr_tail.trim().is_empty()).collect();
+    if bad.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![Block::heading(2, "Worker stderr of the rows not ok")];
+    out.extend(bad.into_iter().map(|r| Block::Details {
+        summary: Line::from(r.cell.display_name()).text(" (").text(r.status.as_str()).text("): last lines of ").text(&r.log),
+        text: r.stderr_tail.clone(),
+    }));
+    out
+}
