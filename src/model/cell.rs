@@ -174,11 +174,6 @@ impl Cell {
         self.axes.iter().filter_map(|a| self.params.get(a).map(|v| (a.clone(), v.clone()))).collect()
     }
 
-    /// Whether the fault `name` is injected into this cell.
-    pub fn fault_is(&self, name: &str) -> bool {
-        self.fault.as_deref() == Some(name)
-    }
-
     /// A short human name: `cpu.primes workers=2`.
     pub fn display_name(&self) -> String {
         let mut s = self.workload.clone();

@@ -3,18 +3,22 @@
 //! A workload declares a [`WorkloadSpec`] (id, unit, timed region, verifier,
 //! parameters with their quick / full / seed values) that `list`, the docs and
 //! the records print from. At run time the worker asks it to [`Workload::prepare`]
-//! a cell outside any timed window, then calls [`Instance::sample`] repeatedly;
+//! a cell outside any timed window, handing it a [`PrepareContext`] (what the
+//! worker process knows that the cell does not say: the CPUs it started with,
+//! the descriptors its children must close), then calls [`Instance::sample`] repeatedly;
 //! the instance brackets its own work window with the [`Timer`] and reports how
 //! many operations the sample did. After every sample the harness calls
 //! [`Instance::verify`], outside the timed window.
 
+use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::measure::clock;
 use crate::measure::counters::{Probe, Snapshot};
+use crate::measure::{affinity, clock};
 use crate::model::{Cell, Profile};
 
 /// The vocabulary a workload declares itself in, kept at these paths for
@@ -237,6 +241,62 @@ impl Verdict {
     }
 }
 
+/// What a workload's `prepare` gets from the worker besides the cell: the
+/// facts of the worker process (which a workload must not read from process
+/// globals or from the thread it happens to run on) and the cell's scratch
+/// directory and fault. The worker builds it once, before pinning itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrepareContext {
+    /// The CPUs the worker process was allowed when it started, before any
+    /// pinning: the set a workload that places its own threads chooses from.
+    pub allowed: Vec<usize>,
+    /// Descriptors every child a workload forks must close (the worker's
+    /// report channel): [`PrepareContext::fork_child`] closes them.
+    pub close_in_children: Vec<RawFd>,
+    /// The cell's private scratch directory, created by the runner (`None`
+    /// in the plan, or when the workload needs none).
+    pub scratch: Option<PathBuf>,
+    /// A fault injected on purpose (`--inject-fault`); `None` in every normal run.
+    pub fault: Option<String>,
+}
+
+impl PrepareContext {
+    /// The context of a cell in a worker that started with `allowed` CPUs and
+    /// must keep `close_in_children` from its children.
+    pub fn new(cell: &Cell, allowed: Vec<usize>, close_in_children: Vec<RawFd>) -> PrepareContext {
+        PrepareContext { allowed, close_in_children, scratch: cell.scratch_dir.as_ref().map(PathBuf::from), fault: cell.fault.clone() }
+    }
+
+    /// The context of a cell prepared outside a worker (unit tests, tools):
+    /// the calling thread's CPUs now, no descriptor to close.
+    pub fn current(cell: &Cell) -> PrepareContext {
+        PrepareContext::new(cell, affinity::current_thread().unwrap_or_default(), Vec::new())
+    }
+
+    /// Whether the fault `name` is injected into this cell.
+    pub fn fault_is(&self, name: &str) -> bool {
+        self.fault.as_deref() == Some(name)
+    }
+
+    /// The cell's scratch directory; an error when it has none or it is gone.
+    pub fn scratch_dir(&self) -> anyhow::Result<&Path> {
+        let d = self
+            .scratch
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("this cell has no scratch directory (run it through `proofbench run`)"))?;
+        anyhow::ensure!(d.is_dir(), "scratch directory {} does not exist", d.display());
+        Ok(d)
+    }
+
+    /// Forks a child that runs `body` ([`crate::workloads::process::fork_child`]),
+    /// closing in it `close` and the worker's own descriptors
+    /// ([`PrepareContext::close_in_children`]).
+    pub fn fork_child(&self, close: &[RawFd], body: impl FnOnce() -> i32) -> std::io::Result<libc::pid_t> {
+        let all: Vec<RawFd> = close.iter().chain(&self.close_in_children).copied().collect();
+        crate::workloads::process::fork_child(&all, body)
+    }
+}
+
 /// A prepared cell, or the reason it cannot run on this machine.
 pub enum Prepared {
     Ready(Box<dyn Instance>),
@@ -376,11 +436,19 @@ pub trait Instance {
 pub trait Workload: Send + Sync {
     fn spec(&self) -> WorkloadSpec;
 
-    /// Builds the inputs of a cell, outside any timed window.
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared>;
+    /// Builds the inputs of a cell, outside any timed window. Everything it
+    /// needs besides the cell comes through `cx`.
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared>;
+
+    /// `prepare` with the context of the calling thread
+    /// ([`PrepareContext::current`]), for unit tests.
+    #[cfg(test)]
+    fn prepare_here(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+        self.prepare(cell, &PrepareContext::current(cell))
+    }
 
     /// Whether the workload works on files in the cell's scratch directory
-    /// ([`crate::workloads::scratch::dir`]). When the runner cannot make
+    /// ([`PrepareContext::scratch_dir`]). When the runner cannot make
     /// that directory (a read-only `--io-dir`, a missing `TMPDIR`), such a
     /// cell is skipped with the reason, and the others run without one.
     fn needs_scratch(&self) -> bool {

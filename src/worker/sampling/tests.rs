@@ -133,7 +133,8 @@ fn cell(measure: MeasureSpec) -> Cell {
 fn run(measure: MeasureSpec, batched: bool, per_iter_ns: &[u64], fail_at: Option<usize>) -> (WorkerReport, u64) {
     let clock = ScriptedClock::default();
     let inst = Scripted { clock: clock.clone(), per_iter_ns: per_iter_ns.to_vec(), fail_at, calls: 0 };
-    let report = measure_with(&clock, &cell(measure), &spec(batched), Box::new(inst), 0.0, Probe::open());
+    let allowed = crate::measure::affinity::current_thread().unwrap_or_default();
+    let report = measure_with(&clock, &cell(measure), &allowed, &spec(batched), Box::new(inst), 0.0, Probe::open());
     (report, clock.now_ns())
 }
 

@@ -20,7 +20,9 @@ use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Larson;
@@ -71,7 +73,7 @@ impl Workload for Larson {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let resolved = allocator::resolve(cell)?;
         let (lo, hi) = super::size_range_of(cell)?;
         let per_slice = cell.usize("blocks_per_thread")?;
@@ -111,7 +113,7 @@ impl Workload for Larson {
             chains,
             per_slice,
             duration: Duration::from_millis(cell.u64("duration_ms")?),
-            corrupt: cell.fault_is("corrupt-block"),
+            corrupt: cx.fault_is("corrupt-block"),
             last: None,
         })))
     }

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 /// The range of `size=mixed`.
 pub const MIXED: (u32, u32) = (16, 1024);
@@ -64,7 +66,7 @@ impl Workload for RandomMixed {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let resolved = allocator::resolve(cell)?;
         let size_text = cell.str("size")?.to_string();
         let sizes = if size_text == "mixed" {
@@ -85,7 +87,7 @@ impl Workload for RandomMixed {
             seed: cell.seed,
             expected_live: distinct_slots(cell.seed, iterations, slots),
             slots: vec![Block::EMPTY; slots],
-            corrupt: cell.fault_is("corrupt-block"),
+            corrupt: cx.fault_is("corrupt-block"),
             samples: 0,
             last: None,
         })))

@@ -13,7 +13,9 @@ use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
 use crate::measure::{affinity, clock};
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 /// Blocks per message.
@@ -58,7 +60,7 @@ impl Workload for XThread {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let resolved = allocator::resolve(cell)?;
         let (lo, hi) = super::size_range_of(cell)?;
         Ok(Prepared::Ready(Box::new(XThreadInstance {
@@ -69,12 +71,12 @@ impl Workload for XThread {
                 lo,
                 span: u64::from(hi - lo) + 1,
                 blocks: cell.u64("blocks")?,
-                corrupt: cell.fault_is("corrupt-block"),
+                corrupt: cx.fault_is("corrupt-block"),
             },
             info: resolved.info,
             producers: cell.usize("producers")?,
             consumers: cell.usize("consumers")?,
-            cpus: crate::workloads::process::initial_allowed(),
+            cpus: cx.allowed.clone(),
             samples: 0,
             last: None,
         })))

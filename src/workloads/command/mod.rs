@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::model::{Cell, UsageError};
 use crate::text::markdown::code;
-use crate::workloads::contract::{ParamKind, ParamSpec, Prepared, TableShape, Workload, WorkloadSpec};
+use crate::workloads::contract::{ParamKind, ParamSpec, PrepareContext, Prepared, TableShape, Workload, WorkloadSpec};
 
 /// The file read when no `--workloads` is given, if it exists.
 pub const DEFAULT_FILE: &str = "proofbench.toml";
@@ -141,7 +141,7 @@ impl Workload for CommandWorkload {
         self.def.spec()
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
         exec::prepare(&self.def, cell)
     }
 }
@@ -209,7 +209,7 @@ value = { regex = 'sum=(\d+)', expected = 10 }
     }
 
     fn instance(def: &CommandDef, n: i64) -> Box<dyn Instance> {
-        match (CommandWorkload { def: def.clone() }).prepare(&cell(n)).unwrap() {
+        match (CommandWorkload { def: def.clone() }).prepare_here(&cell(n)).unwrap() {
             Prepared::Ready(i) => i,
             Prepared::Skip(why) => panic!("skipped: {why}"),
         }

@@ -16,7 +16,9 @@ use serde_json::json;
 use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct PhaseBarrier;
 
@@ -59,7 +61,7 @@ impl Workload for PhaseBarrier {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let cells = cell.usize("cells")?;
         let rounds = cell.u64("work_rounds")?;
         let phases = cell.u64("phases")?;
@@ -67,7 +69,7 @@ impl Workload for PhaseBarrier {
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed);
         let init: Vec<u64> = (0..cells).map(|_| rng.next_u64()).collect();
         let reference = reference_state(&init, phases, rounds);
-        let stale = cell.fault_is(FAULT);
+        let stale = cx.fault_is(FAULT);
         Ok(Prepared::Ready(Box::new(BarrierInstance::new(init, reference, rounds, phases, cpus, stale))))
     }
 }

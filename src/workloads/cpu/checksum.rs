@@ -12,7 +12,9 @@ use serde_json::json;
 use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Checksum;
 
@@ -48,7 +50,7 @@ impl Workload for Checksum {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let blocks = cell.usize("blocks")?;
         let block_bytes = cell.usize("block_bytes")?;
         if block_bytes % 8 != 0 {

@@ -15,7 +15,9 @@ use serde_json::json;
 use super::mix64;
 use crate::measure::clock;
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 
 pub struct Dynamic;
@@ -74,13 +76,13 @@ impl Workload for Dynamic {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let tasks = cell.usize("tasks")?;
         let mean_work = cell.u64("mean_work")?;
         let sizes = task_sizes(cell.seed, tasks, mean_work);
         let reference = reference_sum(&sizes);
         let fine_grained = mean_work < SPAWN_MIN_MEAN_WORK || tasks > SPAWN_MAX_TASKS;
-        let drop_task = cell.fault_is(FAULT).then_some(tasks / 2);
+        let drop_task = cx.fault_is(FAULT).then_some(tasks / 2);
         prepare_with(cell, fine_grained, Make { sizes, mean_work, reference, drop_task })
     }
 }

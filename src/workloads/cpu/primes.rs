@@ -11,8 +11,10 @@ use serde_json::json;
 use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
-use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::process::{read_words, wait_child, write_words};
 
 pub struct Primes;
 
@@ -39,7 +41,7 @@ impl Workload for Primes {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let n = cell.u64("range")?;
         let workers = cell.worker_count();
         let sieve = Sieve::new(n);
@@ -49,7 +51,7 @@ impl Workload for Primes {
         drop(sieve); // before forking: the workers need none of it
         let mut procs = Vec::with_capacity(workers);
         for (i, &(lo, hi)) in splits.iter().enumerate() {
-            procs.push(spawn_worker(i, lo, hi, cell.cpu_for(i), &procs)?);
+            procs.push(spawn_worker(cx, i, lo, hi, cell.cpu_for(i), &procs)?);
         }
         Ok(Prepared::Ready(Box::new(PrimesInstance {
             n,
@@ -179,35 +181,36 @@ struct Proc {
     result: PipeReader,
 }
 
-fn spawn_worker(i: usize, lo: u64, hi: u64, cpu: Option<usize>, earlier: &[Proc]) -> anyhow::Result<Proc> {
+fn spawn_worker(cx: &PrepareContext, i: usize, lo: u64, hi: u64, cpu: Option<usize>, earlier: &[Proc]) -> anyhow::Result<Proc> {
     let (cmd_r, cmd_w) = std::io::pipe().context("creating a command pipe")?;
     let (res_r, res_w) = std::io::pipe().context("creating a result pipe")?;
     let mut close: Vec<i32> =
         earlier.iter().flat_map(|p| [p.cmd.as_ref().map(|c| c.as_raw_fd()), Some(p.result.as_raw_fd())]).flatten().collect();
     close.extend([cmd_w.as_raw_fd(), res_r.as_raw_fd()]);
-    let pid = fork_child(&close, move || {
-        let (mut cmd_r, mut res_w) = (cmd_r, res_w);
-        if let Some(c) = cpu
-            && let Err(e) = affinity::pin_current_thread(c)
-        {
-            eprintln!("cpu.primes worker {i}: cannot pin to CPU {c}: {e}");
-            return 3;
-        }
-        let mut go = [0u8; 1];
-        loop {
-            match std::io::Read::read(&mut cmd_r, &mut go) {
-                Ok(1) => {}
-                _ => return 0,
+    let pid = cx
+        .fork_child(&close, move || {
+            let (mut cmd_r, mut res_w) = (cmd_r, res_w);
+            if let Some(c) = cpu
+                && let Err(e) = affinity::pin_current_thread(c)
+            {
+                eprintln!("cpu.primes worker {i}: cannot pin to CPU {c}: {e}");
+                return 3;
             }
-            let t0 = clock::now_ns();
-            let (count, sum) = count_range(lo, hi);
-            let t1 = clock::now_ns();
-            if write_words(&mut res_w, [count, sum, t0, t1]).is_err() {
-                return 0;
+            let mut go = [0u8; 1];
+            loop {
+                match std::io::Read::read(&mut cmd_r, &mut go) {
+                    Ok(1) => {}
+                    _ => return 0,
+                }
+                let t0 = clock::now_ns();
+                let (count, sum) = count_range(lo, hi);
+                let t1 = clock::now_ns();
+                if write_words(&mut res_w, [count, sum, t0, t1]).is_err() {
+                    return 0;
+                }
             }
-        }
-    })
-    .with_context(|| format!("forking worker process {i}"))?;
+        })
+        .with_context(|| format!("forking worker process {i}"))?;
     Ok(Proc { pid, cmd: Some(cmd_w), result: res_r })
 }
 

@@ -17,8 +17,10 @@ use super::dynamic::hash_chain;
 use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
-use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::process::{read_words, wait_child, write_words};
 
 pub struct Service;
 
@@ -68,15 +70,15 @@ impl Workload for Service {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let requests = cell.usize("requests")?;
         let rounds = cell.u64("work_rounds")?;
         let kind = cell.str("server")?.to_string();
         let clients = cell.worker_count();
         // The server runs where the worker process was allowed to, not on the
         // CPU the main thread (which it inherits its mask from) is pinned to.
-        let server_cpus = crate::workloads::process::initial_allowed();
-        let wrong = cell.fault_is(FAULT);
+        let server_cpus = cx.allowed.clone();
+        let wrong = cx.fault_is(FAULT);
         let (mut conns, mut server_ends) = (Vec::with_capacity(clients), Vec::with_capacity(clients));
         for i in 0..clients {
             match UnixStream::pair() {
@@ -94,7 +96,9 @@ impl Workload for Service {
         let server = if kind == "process" {
             let close: Vec<i32> = conns.iter().map(|c| c.as_raw_fd()).collect();
             let cpus = server_cpus.clone();
-            ServerEnd::Process(fork_child(&close, move || serve(server_ends, rounds, wrong, &cpus)).context("forking the server process")?)
+            ServerEnd::Process(
+                cx.fork_child(&close, move || serve(server_ends, rounds, wrong, &cpus)).context("forking the server process")?,
+            )
         } else {
             let cpus = server_cpus.clone();
             ServerEnd::Thread(

@@ -13,7 +13,9 @@ use super::Machine;
 use super::threads::{self, Runs};
 use crate::model::{Cell, Profile};
 use crate::topology::Topology;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Affinity;
@@ -93,13 +95,13 @@ impl Workload for Affinity {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let k = cell.worker_count();
-        let allowed = crate::workloads::process::initial_allowed();
+        let allowed = cx.allowed.clone();
         let pinned = match cell.str("affinity")? {
             "free" => None,
             "pinned" => {
-                let topo = Machine::live(cell.seed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
+                let topo = Machine::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
                 match pinned_cpus(&topo, k) {
                     Ok(c) => Some(c),
                     Err(why) => return Ok(Prepared::Skip(why)),
@@ -126,7 +128,7 @@ impl Workload for Affinity {
             cpu_sets,
             pinned,
             allowed,
-            drop_one: cell.fault_is(FAULT),
+            drop_one: cx.fault_is(FAULT),
             moved_total: 0,
             last: None,
         })))
@@ -245,7 +247,7 @@ mod tests {
     }
 
     fn prepared(c: &Cell) -> Box<dyn Instance> {
-        match Affinity.prepare(c).unwrap() {
+        match Affinity.prepare_here(c).unwrap() {
             Prepared::Ready(i) => i,
             Prepared::Skip(why) => panic!("{why}"),
         }
@@ -253,7 +255,7 @@ mod tests {
 
     #[test]
     fn counters_reach_their_totals_in_every_variant() {
-        let k = Machine::live(0).topology.unwrap().allowed_physical_cores().min(2);
+        let k = Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).topology.unwrap().allowed_physical_cores().min(2);
         for affinity in ["free", "pinned"] {
             for data in ["private", "shared"] {
                 let mut inst = prepared(&cell(affinity, data, k, None));
@@ -292,8 +294,8 @@ mod tests {
 
     #[test]
     fn more_pinned_threads_than_cores_is_a_skip() {
-        let cores = Machine::live(0).topology.unwrap().allowed_physical_cores();
-        match Affinity.prepare(&cell("pinned", "private", cores + 1, None)).unwrap() {
+        let cores = Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).topology.unwrap().allowed_physical_cores();
+        match Affinity.prepare_here(&cell("pinned", "private", cores + 1, None)).unwrap() {
             Prepared::Skip(why) => assert!(why.contains("one thread per physical core"), "{why}"),
             Prepared::Ready(_) => panic!("{} pinned threads on {cores} cores", cores + 1),
         }

@@ -11,7 +11,9 @@ use super::region::{Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct Prefetch;
@@ -79,8 +81,8 @@ impl Workload for Prefetch {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let machine = Machine::live(cell.seed);
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let machine = Machine::live(cell.seed, &cx.allowed);
         let pattern = cell.str("pattern")?;
         let order = match pattern {
             "sequential" => Order::Stride(1),
@@ -97,7 +99,7 @@ impl Workload for Prefetch {
         // Base pages wherever THP exists, so that what a random load costs in
         // TLB misses does not depend on the system's THP mode (hw.thp measures that).
         let advice = if machine.thp_enabled.is_some() { Advice::NoHuge } else { Advice::Default };
-        let array = match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cell.fault_is(FAULT)) {
+        let array = match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cx.fault_is(FAULT)) {
             Ok(a) => a,
             Err(e) => return skip_or_fail(&format!("an anonymous mapping of {}", bytes_text(size.bytes)), e),
         };
@@ -318,7 +320,7 @@ mod tests {
     fn prepare_sizes_the_array_and_records_it() {
         let dir = tempfile::tempdir().unwrap();
         let params = json!({"pattern": "strided", "stride_lines": 16, "accesses": 1000, "bytes": 4 << 20, "l3_multiple": 2});
-        let mut inst = ready(Prefetch.prepare(&test_cell("hw.prefetch", params, None, dir.path())));
+        let mut inst = ready(Prefetch.prepare_here(&test_cell("hw.prefetch", params, None, dir.path())));
         inst.sample(1, &mut Timer::new()).unwrap();
         assert!(inst.verify().passed);
         let d = inst.details();
@@ -327,7 +329,7 @@ mod tests {
         assert_eq!(d["accesses_per_sample"], 1000);
         assert!(d["size_source"].as_str().unwrap().contains("--param"));
         let params = json!({"pattern": "random", "stride_lines": 16, "accesses": 1000, "bytes": 1u64 << 36, "l3_multiple": 2});
-        match Prefetch.prepare(&test_cell("hw.prefetch", params, None, dir.path())).unwrap() {
+        match Prefetch.prepare_here(&test_cell("hw.prefetch", params, None, dir.path())).unwrap() {
             Prepared::Skip(why) => assert!(why.contains("MemAvailable"), "{why}"),
             Prepared::Ready(_) => panic!("64 GiB should not fit"),
         }

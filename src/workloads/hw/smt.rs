@@ -9,7 +9,9 @@ use super::Machine;
 use super::threads::{self, Runs};
 use crate::model::{Cell, Profile};
 use crate::topology::Topology;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Smt;
@@ -100,13 +102,13 @@ impl Workload for Smt {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let topo = Machine::live(cell.seed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let topo = Machine::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
         let choice = match smt_cpus(&topo, cell.str("placement")?) {
             Ok(c) => c,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
-        Ok(Prepared::Ready(Box::new(SmtInstance::new(choice, cell.u64("ops")?, cell.usize("chains")?, cell.seed, cell.fault_is(FAULT)))))
+        Ok(Prepared::Ready(Box::new(SmtInstance::new(choice, cell.u64("ops")?, cell.usize("chains")?, cell.seed, cx.fault_is(FAULT)))))
     }
 }
 

@@ -19,7 +19,9 @@ use super::region::{self, Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text, page_size};
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct Thp;
@@ -99,8 +101,8 @@ impl Workload for Thp {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let machine = Machine::live(cell.seed);
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let machine = Machine::live(cell.seed, &cx.allowed);
         let advice = match cell.str("advice")? {
             "hugepage" => Advice::Huge,
             "nohugepage" => Advice::NoHuge,
@@ -146,7 +148,7 @@ impl Workload for Thp {
                     align: hpage,
                     advice,
                     order,
-                    skip_page: cell.fault_is(SKIP_PAGE),
+                    skip_page: cx.fault_is(SKIP_PAGE),
                     samples: 0,
                     last: None,
                     huge_seen: None,
@@ -155,7 +157,7 @@ impl Workload for Thp {
             }
             "access" => {
                 let order = if random { Order::Random(cell.seed) } else { Order::Stride(1) };
-                match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cell.fault_is(SKIP_LINE)) {
+                match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cx.fault_is(SKIP_LINE)) {
                     Ok(array) => {
                         let mut extra = common;
                         if let Some(o) = extra.as_object_mut() {
@@ -355,7 +357,7 @@ mod tests {
     }
 
     fn thp_here() -> Option<String> {
-        Machine::live(0).thp_enabled
+        Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).thp_enabled
     }
 
     #[test]
@@ -363,7 +365,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for access in ["sequential", "random"] {
             let c = cell("first-touch", "nohugepage", access, None, dir.path());
-            let mut inst = match Thp.prepare(&c).unwrap() {
+            let mut inst = match Thp.prepare_here(&c).unwrap() {
                 Prepared::Ready(i) => i,
                 Prepared::Skip(why) => return assert!(thp_here().is_none(), "{why}"),
             };
@@ -382,7 +384,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for (phase, fault, observed) in [("first-touch", SKIP_PAGE, "1 mismatches"), ("access", SKIP_LINE, "ranks summing")] {
             let c = cell(phase, "nohugepage", "random", Some(fault), dir.path());
-            let Prepared::Ready(mut inst) = Thp.prepare(&c).unwrap() else { return };
+            let Prepared::Ready(mut inst) = Thp.prepare_here(&c).unwrap() else { return };
             inst.sample(1, &mut Timer::new()).unwrap();
             let v = inst.verify();
             assert!(!v.passed && v.observed.contains(observed), "{phase}: {v:?}");
@@ -393,7 +395,7 @@ mod tests {
     fn access_rows_walk_a_populated_region() {
         let dir = tempfile::tempdir().unwrap();
         let c = cell("access", "hugepage", "sequential", None, dir.path());
-        let mut inst = match Thp.prepare(&c).unwrap() {
+        let mut inst = match Thp.prepare_here(&c).unwrap() {
             Prepared::Ready(i) => i,
             Prepared::Skip(why) => return assert!(why.contains("THP"), "{why}"),
         };
@@ -425,13 +427,15 @@ mod tests {
         // On this machine: whatever the kernel gave, a hugepage row says what it got.
         let dir = tempfile::tempdir().unwrap();
         for phase in ["first-touch", "access"] {
-            let Prepared::Ready(mut inst) = Thp.prepare(&cell(phase, "hugepage", "sequential", None, dir.path())).unwrap() else { return };
+            let Prepared::Ready(mut inst) = Thp.prepare_here(&cell(phase, "hugepage", "sequential", None, dir.path())).unwrap() else {
+                return;
+            };
             inst.sample(1, &mut Timer::new()).unwrap();
             assert!(inst.verify().passed);
             let d = inst.details();
             let got = d["huge_pages_obtained"].as_str().unwrap();
             assert_eq!(d["note"].is_string(), got != "all", "{phase}: {d}");
-            let nohuge = Thp.prepare(&cell(phase, "nohugepage", "sequential", None, dir.path())).unwrap();
+            let nohuge = Thp.prepare_here(&cell(phase, "nohugepage", "sequential", None, dir.path())).unwrap();
             let Prepared::Ready(mut inst) = nohuge else { return };
             inst.sample(1, &mut Timer::new()).unwrap();
             assert!(inst.details().get("huge_pages_obtained").is_none() && inst.details().get("note").is_none());

@@ -21,7 +21,9 @@ use super::engine::uring::{UringReader, disabled_sysctl};
 use super::engine::{ReadEngine, Request, Tally};
 use super::sizing::{self, MIB, Placed, Rule};
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::os::fs_common::{instance_dir, skip_or_fail};
 
 /// File sizes per profile: quick 2x the last-level cache within 64..256 MiB,
@@ -88,12 +90,12 @@ impl Workload for RandRead {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let direct = cell.str("mode")? == "direct";
         let engine_name = cell.str("engine")?.to_string();
         let depth = cell.usize("depth")?;
         let reads = cell.usize("reads")?;
-        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, RULES, BLOCK as u64)? {
+        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, cx, RULES, BLOCK as u64)? {
             Ok(p) => p,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
@@ -170,7 +172,7 @@ impl Workload for RandRead {
             reads,
             rng: Xoshiro256PlusPlus::seed_from_u64(cell.seed ^ 0x4A4D_0E1D),
             dist: Uniform::new(0, blocks).context("the file has no block")?,
-            shift_first: cell.fault_is("off-by-one-block"),
+            shift_first: cx.fault_is("off-by-one-block"),
             reqs: Vec::with_capacity(reads),
             facts: json!({
                 "filesystem": filesystem,
@@ -288,7 +290,7 @@ mod tests {
     fn every_engine_reads_stamped_blocks_buffered() {
         for engine in super::super::ENGINES {
             let tmp = tempfile::tempdir().unwrap();
-            let prepared = RandRead.prepare(&cell(engine, "buffered", None, tmp.path())).unwrap();
+            let prepared = RandRead.prepare_here(&cell(engine, "buffered", None, tmp.path())).unwrap();
             let Prepared::Ready(mut inst) = prepared else { continue };
             assert_eq!(inst.sample(1, &mut Timer::new()).unwrap(), Work { ops: 64, bytes: 64 * 4096 });
             let v = inst.verify();
@@ -303,7 +305,7 @@ mod tests {
     #[test]
     fn a_read_one_block_off_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut inst = ready(RandRead.prepare(&cell("sync", "buffered", Some("off-by-one-block"), tmp.path())));
+        let mut inst = ready(RandRead.prepare_here(&cell("sync", "buffered", Some("off-by-one-block"), tmp.path())));
         inst.sample(1, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
@@ -315,7 +317,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let mut c = cell("sync", "buffered", None, tmp.path());
         c.params.insert("file_mib".into(), json!(1u64 << 40));
-        match RandRead.prepare(&c) {
+        match RandRead.prepare_here(&c) {
             Ok(Prepared::Skip(why)) => assert!(why.starts_with("not enough free space"), "{why}"),
             _ => panic!("not skipped"),
         }

@@ -17,7 +17,9 @@ use super::engine::uring::{UringWriter, disabled_sysctl};
 use super::sizing::{self, MIB, Placed, Rule};
 use crate::measure::clock;
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::os::fs_common::{ext4_journal, instance_dir, skip_or_fail};
 
 /// File sizes per profile: quick the last-level cache within 32..128 MiB,
@@ -84,14 +86,14 @@ impl Workload for SeqWrite {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let engine_name = cell.str("engine")?.to_string();
         let time_fsync = cell.str("timed")? == "fsync";
         let block_kib = cell.usize("block_kib")?;
         anyhow::ensure!(block_kib % 4 == 0, "block_kib={block_kib} is not a multiple of 4");
         let block_bytes = block_kib * 1024;
         let depth = cell.usize("depth")?;
-        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, RULES, block_bytes as u64)? {
+        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, cx, RULES, block_bytes as u64)? {
             Ok(p) => p,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
@@ -132,7 +134,7 @@ impl Workload for SeqWrite {
             blocks,
             block_bytes,
             time_fsync,
-            skip: cell.fault_is("skip-block").then_some(blocks / 2),
+            skip: cx.fault_is("skip-block").then_some(blocks / 2),
             generation: 0,
             last: None,
             read_buf: vec![0; MIB as usize],
@@ -284,7 +286,7 @@ mod tests {
         for engine in ["sync", "io_uring"] {
             for timed in ["writes", "fsync"] {
                 let tmp = tempfile::tempdir().unwrap();
-                let Prepared::Ready(mut inst) = SeqWrite.prepare(&cell(engine, timed, None, tmp.path())).unwrap() else { continue };
+                let Prepared::Ready(mut inst) = SeqWrite.prepare_here(&cell(engine, timed, None, tmp.path())).unwrap() else { continue };
                 let mut t = Timer::new();
                 let w = inst.sample(1, &mut t).unwrap();
                 assert_eq!(w, Work { ops: if timed == "fsync" { 1 } else { 16 }, bytes: MIB });
@@ -303,7 +305,7 @@ mod tests {
     #[test]
     fn a_skipped_block_is_found_stale_by_the_read_back() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut inst = ready(SeqWrite.prepare(&cell("sync", "writes", Some("skip-block"), tmp.path())));
+        let mut inst = ready(SeqWrite.prepare_here(&cell("sync", "writes", Some("skip-block"), tmp.path())));
         inst.sample(1, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);

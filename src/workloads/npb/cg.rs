@@ -27,7 +27,9 @@ use serde_json::json;
 
 use super::randlc::{self, randlc};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{self, Maker, Runtime};
 
@@ -117,10 +119,10 @@ impl Workload for Cg {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let class = Class::named(cell.str("class")?)?;
         let mut matrix = makea(class.na, class.nonzer, class.shift);
-        if cell.fault_is(FAULT) {
+        if cx.fault_is(FAULT) {
             matrix.perturb();
         }
         runtime::prepare_with(cell, false, CgMaker { class, matrix })

@@ -20,7 +20,9 @@ use serde_json::json;
 
 use self::ops::{Dims, Par, interp, norm2u3, psinv, resid, rprj3, zran3};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 
@@ -115,10 +117,10 @@ impl Workload for NpbMg {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let name = cell.str("class")?;
         let Some(class) = Class::named(name) else { bail!("unknown NPB MG class '{name}'") };
-        prepare_with(cell, false, MgMaker { class, fault: cell.fault_is(FAULT) })
+        prepare_with(cell, false, MgMaker { class, fault: cx.fault_is(FAULT) })
     }
 }
 

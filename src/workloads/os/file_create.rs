@@ -11,7 +11,9 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::os::fs_common::{content, ext4_journal, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -45,10 +47,10 @@ impl Workload for FileCreate {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let bytes = cell.usize("bytes")?;
-        let scratch = scratch::dir(cell)?;
-        let dir = match instance_dir(&scratch, "file-create") {
+        let scratch = cx.scratch_dir()?;
+        let dir = match instance_dir(scratch, "file-create") {
             Ok(d) => d,
             Err(e) => return skip_or_fail("creating a directory in the scratch directory", e),
         };
@@ -59,7 +61,7 @@ impl Workload for FileCreate {
             return skip_or_fail("creating a file in the scratch directory", e);
         }
         let filesystem = scratch::filesystem_type(&dir);
-        Ok(Prepared::Ready(Box::new(FileCreateInstance::new(dir, bytes, cell.seed, cell.fault_is("short-write"), filesystem))))
+        Ok(Prepared::Ready(Box::new(FileCreateInstance::new(dir, bytes, cell.seed, cx.fault_is("short-write"), filesystem))))
     }
 }
 
@@ -213,7 +215,7 @@ mod tests {
     fn prepare_makes_a_private_directory_and_names_its_filesystem() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.file-create", json!({"bytes": 64}), None, tmp.path());
-        let mut inst = ready(FileCreate.prepare(&cell));
+        let mut inst = ready(FileCreate.prepare_here(&cell));
         assert!(tmp.path().join("file-create").is_dir());
         inst.sample(2, &mut Timer::new()).unwrap();
         assert!(inst.verify().passed);

@@ -10,7 +10,9 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::os::fs_common::{content, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -53,16 +55,16 @@ impl Workload for FileRead {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let bytes = cell.usize("bytes")?;
-        let scratch = scratch::dir(cell)?;
+        let scratch = cx.scratch_dir()?;
         let expected = content(cell.seed, 0, bytes);
         let mut written = expected.clone();
-        if cell.fault_is("corrupt-file") {
+        if cx.fault_is("corrupt-file") {
             // The fault writes a different first byte than the one recorded.
             written[0] ^= 0x5A;
         }
-        let made = instance_dir(&scratch, "file-read").and_then(|dir| {
+        let made = instance_dir(scratch, "file-read").and_then(|dir| {
             let path = dir.join("data");
             std::fs::write(&path, &written)?;
             // One operation now: a kernel that refuses it skips the row here.
@@ -74,7 +76,7 @@ impl Workload for FileRead {
             Err(e) => return skip_or_fail("writing a file in the scratch directory", e),
         };
         let filesystem = scratch::filesystem_type(&path);
-        Ok(Prepared::Ready(Box::new(FileReadInstance::new(path, expected, filesystem, cell.fault_is(SKIP_READ)))))
+        Ok(Prepared::Ready(Box::new(FileReadInstance::new(path, expected, filesystem, cx.fault_is(SKIP_READ)))))
     }
 }
 
@@ -180,7 +182,7 @@ mod tests {
     fn reads_return_the_bytes_written_at_prepare() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.file-read", json!({"bytes": 64}), None, tmp.path());
-        let mut inst = ready(FileRead.prepare(&cell));
+        let mut inst = ready(FileRead.prepare_here(&cell));
         assert_eq!(inst.sample(10, &mut Timer::new()).unwrap(), Work::ops(10));
         let v = inst.verify();
         assert!(v.passed, "{v:?}");
@@ -191,7 +193,7 @@ mod tests {
     fn a_corrupt_file_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.file-read", json!({"bytes": 64}), Some("corrupt-file"), tmp.path());
-        let mut inst = ready(FileRead.prepare(&cell));
+        let mut inst = ready(FileRead.prepare_here(&cell));
         inst.sample(3, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
@@ -224,7 +226,7 @@ mod tests {
     fn a_skipped_read_leaves_the_poison_and_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.file-read", json!({"bytes": 10_000}), Some(SKIP_READ), tmp.path());
-        let mut inst = ready(FileRead.prepare(&cell));
+        let mut inst = ready(FileRead.prepare_here(&cell));
         inst.sample(1, &mut Timer::new()).unwrap();
         assert!(inst.verify().passed, "the first read of a sample is done");
         inst.sample(3, &mut Timer::new()).unwrap();

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::{cpu_pair, placement_param};
 use crate::measure::affinity;
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct FutexCtx;
 
@@ -45,8 +45,8 @@ impl Workload for FutexCtx {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let pair = match cpu_pair(cell)? {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let pair = match cpu_pair(cell, cx)? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
@@ -59,7 +59,7 @@ impl Workload for FutexCtx {
             }
             return Err(anyhow::Error::new(err).context("probing FUTEX_WAKE"));
         }
-        let inst = FutexInstance::start(Some(pair.b), cell.fault_is(FAULT), (pair.a, pair.b), pair.note)?;
+        let inst = FutexInstance::start(Some(pair.b), cx.fault_is(FAULT), (pair.a, pair.b), pair.note)?;
         Ok(Prepared::Ready(Box::new(inst)))
     }
 }

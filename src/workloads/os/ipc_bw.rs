@@ -13,8 +13,10 @@ use serde_json::json;
 use super::{cpu_pair, placement_param};
 use crate::measure::affinity;
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
-use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::process::{read_words, wait_child, write_words};
 
 pub struct IpcBw;
 
@@ -47,9 +49,9 @@ impl Workload for IpcBw {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let size = cell.usize("size")?;
-        let pair = match cpu_pair(cell)? {
+        let pair = match cpu_pair(cell, cx)? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
@@ -74,8 +76,9 @@ impl Workload for IpcBw {
         };
         let file = |fd: OwnedFd| File::from(fd);
         let (tx, mut ack, rx, ack_tx) = (file(data_w.into()), file(ack_r.into()), file(data_r.into()), file(ack_w.into()));
-        let (cpu_b, corrupt) = (pair.b, cell.fault_is(FAULT));
-        let pid = fork_child(&[tx.as_raw_fd(), ack.as_raw_fd()], move || receive(Some(cpu_b), rx, ack_tx, size, corrupt))
+        let (cpu_b, corrupt) = (pair.b, cx.fault_is(FAULT));
+        let pid = cx
+            .fork_child(&[tx.as_raw_fd(), ack.as_raw_fd()], move || receive(Some(cpu_b), rx, ack_tx, size, corrupt))
             .context("forking the receiver")?;
         // SAFETY: F_GETPIPE_SZ only reads the pipe's capacity.
         let capacity = unsafe { libc::fcntl(tx.as_raw_fd(), libc::F_GETPIPE_SZ) };

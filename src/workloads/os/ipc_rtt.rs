@@ -20,8 +20,10 @@ use serde_json::json;
 use super::{cpu_pair, placement_param};
 use crate::measure::affinity;
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
-use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::process::{read_words, wait_child, write_words};
 
 pub struct IpcRtt;
 
@@ -66,18 +68,18 @@ impl Workload for IpcRtt {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let transport = cell.str("transport")?.to_string();
         let bytes = cell.usize("bytes")?;
         if transport == "loopback" {
-            return prepare_loopback(cell, bytes);
+            return prepare_loopback(cell, cx, bytes);
         }
-        let pair = match cpu_pair(cell)? {
+        let pair = match cpu_pair(cell, cx)? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
         affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring end to CPU {}", pair.a))?;
-        let corrupt = cell.fault_is(FAULT);
+        let corrupt = cx.fault_is(FAULT);
         let channels = match Channels::open(&transport) {
             Ok(c) => c,
             Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("{transport} channels are not permitted here: {e}"))),
@@ -93,7 +95,9 @@ impl Workload for IpcRtt {
             PeerEnd::Thread(h)
         } else {
             let close = [tx.as_raw_fd(), rx.as_raw_fd()];
-            PeerEnd::Process(fork_child(&close, move || echo(cpu_b, peer_rx, peer_tx, bytes, corrupt)).context("forking the echo process")?)
+            PeerEnd::Process(
+                cx.fork_child(&close, move || echo(cpu_b, peer_rx, peer_tx, bytes, corrupt)).context("forking the echo process")?,
+            )
         };
         let mut inst = RttInstance {
             tx: Some(tx),
@@ -119,11 +123,11 @@ impl Workload for IpcRtt {
 }
 
 /// `loopback`: one pipe, both ends held by the measuring thread.
-fn prepare_loopback(cell: &Cell, bytes: usize) -> anyhow::Result<Prepared> {
+fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::Result<Prepared> {
     if cell.str("placement")? != "same-cpu" {
         return Ok(Prepared::Skip("loopback has one end; placement does not apply".into()));
     }
-    let pair = match cpu_pair(cell)? {
+    let pair = match cpu_pair(cell, cx)? {
         Ok(p) => p,
         Err(reason) => return Ok(Prepared::Skip(reason)),
     };
@@ -134,7 +138,7 @@ fn prepare_loopback(cell: &Cell, bytes: usize) -> anyhow::Result<Prepared> {
         Err(e) => return Err(anyhow::Error::new(e).context("creating the loopback pipe")),
     };
     let mut tx = File::from(OwnedFd::from(w));
-    if cell.fault_is(FAULT) {
+    if cx.fault_is(FAULT) {
         // A stale message ahead of the first one: every read returns the
         // message sent one round trip earlier.
         tx.write_all(&vec![0x5A; bytes]).context("writing the stale message")?;

@@ -9,7 +9,9 @@ use anyhow::bail;
 use serde_json::json;
 
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 use crate::workloads::os::fs_common::skip_or_fail;
 
@@ -44,7 +46,7 @@ impl Workload for Mmap {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let size = cell.usize("size")?;
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -55,7 +57,7 @@ impl Workload for Mmap {
             size,
             page: page as usize,
             salt: cell.seed,
-            skip_page: cell.fault_is("skip-page"),
+            skip_page: cx.fault_is("skip-page"),
             thp: std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok().map(|s| s.trim().to_string()),
             ops: 0,
             last: None,

@@ -22,7 +22,7 @@ use anyhow::Context;
 
 use crate::model::{Cell, Profile};
 use crate::topology::Topology;
-use crate::workloads::contract::ParamSpec;
+use crate::workloads::contract::{ParamSpec, PrepareContext};
 
 /// The placement axis of workloads with two ends (round trips, hand-offs,
 /// context switches): both ends on one logical CPU, or on two CPUs of
@@ -53,9 +53,8 @@ pub struct CpuPair {
 /// The CPUs for the cell's `placement`, chosen among the CPUs the worker was
 /// allowed when it started; `Err(reason)` when the placement is impossible
 /// here (the row is then skipped with that reason).
-pub fn cpu_pair(cell: &Cell) -> anyhow::Result<Result<CpuPair, String>> {
-    let allowed = crate::workloads::process::initial_allowed();
-    let topo = Topology::live().context("reading the CPU topology")?.with_allowed(allowed);
+pub fn cpu_pair(cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Result<CpuPair, String>> {
+    let topo = Topology::live().context("reading the CPU topology")?.with_allowed(cx.allowed.clone());
     Ok(choose_pair(&topo, cell.str("placement")?))
 }
 

@@ -7,7 +7,7 @@ use std::io;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct PipeLifecycle;
 
@@ -47,13 +47,13 @@ impl Workload for PipeLifecycle {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, _cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         match create_and_close() {
             Ok(_) => {}
             Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("pipe2 is not permitted here: {e}"))),
             Err(e) => return Err(anyhow::Error::new(e).context("creating a pipe at prepare")),
         }
-        Ok(Prepared::Ready(Box::new(PipeInstance::new(cell.fault_is(FAULT), cell.fault_is(SKIP_PIPE2)))))
+        Ok(Prepared::Ready(Box::new(PipeInstance::new(cx.fault_is(FAULT), cx.fault_is(SKIP_PIPE2)))))
     }
 }
 

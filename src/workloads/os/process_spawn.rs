@@ -11,7 +11,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct ProcessSpawn;
@@ -40,9 +40,9 @@ impl Workload for ProcessSpawn {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let exe = std::env::current_exe().context("locating the proofbench binary")?;
-        let mut inst = ProcessSpawnInstance::new(exe, vec!["noop".into()], cell.seed, cell.fault_is("wrong-token"));
+        let mut inst = ProcessSpawnInstance::new(exe, vec!["noop".into()], cell.seed, cx.fault_is("wrong-token"));
         // One child now: a sandbox that forbids exec skips the row here.
         let mut t = Timer::new();
         if let Err(e) = inst.sample(1, &mut t) {

@@ -11,7 +11,9 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 use crate::workloads::os::fs_common::{instance_dir, skip_or_fail};
 use crate::workloads::scratch;
@@ -50,11 +52,11 @@ impl Workload for Readdir {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let entries = cell.usize("entries")?;
-        let scratch = scratch::dir(cell)?;
+        let scratch = cx.scratch_dir()?;
         let names: BTreeSet<String> = (0..entries).map(|i| format!("e{i:06}")).collect();
-        let made = instance_dir(&scratch, "readdir").and_then(|dir| {
+        let made = instance_dir(scratch, "readdir").and_then(|dir| {
             for n in &names {
                 std::fs::File::create_new(dir.join(n))?;
             }
@@ -64,7 +66,7 @@ impl Workload for Readdir {
             Ok(d) => d,
             Err(e) => return skip_or_fail("creating files in the scratch directory", e),
         };
-        if cell.fault_is("extra-entry") {
+        if cx.fault_is("extra-entry") {
             // The fault adds a file after the names were recorded.
             std::fs::File::create_new(dir.join("extra-entry")).context("creating the extra entry")?;
         }
@@ -232,7 +234,7 @@ mod tests {
         for entries in [0, 1, 10, 30] {
             let tmp = tempfile::tempdir().unwrap();
             let cell = test_cell("os.readdir", json!({"entries": entries}), None, tmp.path());
-            let mut inst = ready(Readdir.prepare(&cell));
+            let mut inst = ready(Readdir.prepare_here(&cell));
             assert_eq!(inst.sample(6, &mut Timer::new()).unwrap(), Work::ops(6));
             let v = inst.verify();
             assert!(v.passed, "{entries}: {v:?}");
@@ -244,7 +246,7 @@ mod tests {
     fn an_extra_entry_fails_the_verifier_and_is_named() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.readdir", json!({"entries": 10}), Some("extra-entry"), tmp.path());
-        let mut inst = ready(Readdir.prepare(&cell));
+        let mut inst = ready(Readdir.prepare_here(&cell));
         inst.sample(3, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
@@ -256,7 +258,7 @@ mod tests {
     fn a_renamed_entry_keeps_the_count_but_fails_the_name_hash() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.readdir", json!({"entries": 10}), None, tmp.path());
-        let mut inst = ready(Readdir.prepare(&cell));
+        let mut inst = ready(Readdir.prepare_here(&cell));
         assert!(!inst.verify().passed, "no sample yet");
         std::fs::rename(tmp.path().join("readdir/e000003"), tmp.path().join("readdir/e000003x")).unwrap();
         inst.sample(2, &mut Timer::new()).unwrap();

@@ -25,7 +25,9 @@ use serde_json::json;
 use super::{cpu_pair, placement_param};
 use crate::measure::{affinity, clock};
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct SchedYield;
 
@@ -82,13 +84,13 @@ impl Workload for SchedYield {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let pair_mode = cell.str("mode")? == "pair";
         let placement = cell.str("placement")?;
         if !pair_mode && placement != "same-cpu" {
             return Ok(Prepared::Skip("single-thread yield has one end; placement does not apply".into()));
         }
-        let pair = match cpu_pair(cell)? {
+        let pair = match cpu_pair(cell, cx)? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
@@ -98,13 +100,13 @@ impl Workload for SchedYield {
             let err = std::io::Error::last_os_error();
             return Ok(Prepared::Skip(format!("sched_yield is not permitted here: {err}")));
         }
-        let peer = if pair_mode { Some(Peer::spawn(Some(pair.b), cell.fault_is(FAULT))?) } else { None };
+        let peer = if pair_mode { Some(Peer::spawn(Some(pair.b), cx.fault_is(FAULT))?) } else { None };
         Ok(Prepared::Ready(Box::new(YieldInstance {
             peer,
             cpus: (pair.a, pair_mode.then_some(pair.b)),
             note: pair.note,
             cross: placement == "cross-cpu",
-            skip_yield: cell.fault_is(SKIP_YIELD),
+            skip_yield: cx.fault_is(SKIP_YIELD),
             yields_total: 0,
             last: None,
         })))

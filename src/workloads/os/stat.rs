@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::{content, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -50,10 +50,10 @@ impl Workload for Stat {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let scratch = scratch::dir(cell)?;
-        let grow = cell.fault_is("grow-file");
-        let made = instance_dir(&scratch, "stat").and_then(|dir| {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let scratch = cx.scratch_dir()?;
+        let grow = cx.fault_is("grow-file");
+        let made = instance_dir(scratch, "stat").and_then(|dir| {
             let path = dir.join("file");
             let mut f = std::fs::File::create_new(&path)?;
             f.write_all(&content(cell.seed, 0, FILE_BYTES))?;
@@ -77,7 +77,7 @@ impl Workload for Stat {
             return skip_or_fail("stat of a file in the scratch directory", std::io::Error::last_os_error());
         }
         let filesystem = scratch::filesystem_type(&path);
-        let skip_stat = cell.fault_is(SKIP_STAT);
+        let skip_stat = cx.fault_is(SKIP_STAT);
         Ok(Prepared::Ready(Box::new(StatInstance { path, cpath, size: FILE_BYTES as u64, inode, filesystem, skip_stat, last: None })))
     }
 }
@@ -161,7 +161,7 @@ mod tests {
     fn stats_see_the_size_and_inode_recorded_at_prepare() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.stat", json!({}), None, tmp.path());
-        let mut inst = ready(Stat.prepare(&cell));
+        let mut inst = ready(Stat.prepare_here(&cell));
         assert_eq!(inst.sample(20, &mut Timer::new()).unwrap(), Work::ops(20));
         let v = inst.verify();
         assert!(v.passed, "{v:?}");
@@ -172,7 +172,7 @@ mod tests {
     fn a_grown_file_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.stat", json!({}), Some("grow-file"), tmp.path());
-        let mut inst = ready(Stat.prepare(&cell));
+        let mut inst = ready(Stat.prepare_here(&cell));
         inst.sample(4, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
@@ -183,7 +183,7 @@ mod tests {
     fn a_skipped_stat_leaves_the_poison_and_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.stat", json!({}), Some(SKIP_STAT), tmp.path());
-        let mut inst = ready(Stat.prepare(&cell));
+        let mut inst = ready(Stat.prepare_here(&cell));
         inst.sample(1, &mut Timer::new()).unwrap();
         assert!(inst.verify().passed, "the first stat of a sample is done");
         inst.sample(3, &mut Timer::new()).unwrap();
@@ -197,7 +197,7 @@ mod tests {
     fn the_verifier_fails_on_another_inode_or_no_sample() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.stat", json!({}), None, tmp.path());
-        let mut inst = ready(Stat.prepare(&cell));
+        let mut inst = ready(Stat.prepare_here(&cell));
         assert!(!inst.verify().passed);
         // The same name and size, another inode: the new file exists while the
         // old one does, so they cannot share an inode number.

@@ -6,7 +6,9 @@
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Syscall;
 
@@ -50,9 +52,9 @@ impl Workload for Syscall {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let call = Call::parse(cell.str("call")?)?;
-        let mut inst = SyscallInstance::new(call, cell.fault_is(FAULT));
+        let mut inst = SyscallInstance::new(call, cx.fault_is(FAULT));
         inst.pad_pct = cell.u64("pad_pct")?;
         Ok(Prepared::Ready(Box::new(inst)))
     }

@@ -6,7 +6,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
 use crate::workloads::os::fs_common::skip_or_fail;
 
@@ -34,14 +34,14 @@ impl Workload for ThreadSpawn {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         // One thread now: a process that may not create threads skips the row here.
         if let Err(e) = std::thread::Builder::new().spawn(|| ()).map(|h| h.join()) {
             return skip_or_fail("spawning a thread", e);
         }
         Ok(Prepared::Ready(Box::new(ThreadSpawnInstance {
             salt: cell.seed,
-            wrong_return: cell.fault_is("wrong-return"),
+            wrong_return: cx.fault_is("wrong-return"),
             next: 0,
             last: None,
         })))

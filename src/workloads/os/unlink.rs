@@ -8,7 +8,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::{content, entry_count, ext4_journal, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -42,9 +42,9 @@ impl Workload for Unlink {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let scratch = scratch::dir(cell)?;
-        let dir = match instance_dir(&scratch, "unlink") {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let scratch = cx.scratch_dir()?;
+        let dir = match instance_dir(scratch, "unlink") {
             Ok(d) => d,
             Err(e) => return skip_or_fail("creating a directory in the scratch directory", e),
         };
@@ -54,7 +54,7 @@ impl Workload for Unlink {
             return skip_or_fail("creating and deleting a file in the scratch directory", e);
         }
         let filesystem = scratch::filesystem_type(&dir);
-        Ok(Prepared::Ready(Box::new(UnlinkInstance::new(dir, content(cell.seed, 0, FILE_BYTES), cell.fault_is("skip-unlink"), filesystem))))
+        Ok(Prepared::Ready(Box::new(UnlinkInstance::new(dir, content(cell.seed, 0, FILE_BYTES), cx.fault_is("skip-unlink"), filesystem))))
     }
 }
 
@@ -155,7 +155,7 @@ mod tests {
     fn every_file_is_deleted_and_counted() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.unlink", json!({}), None, tmp.path());
-        let mut inst = ready(Unlink.prepare(&cell));
+        let mut inst = ready(Unlink.prepare_here(&cell));
         for n in [1, 9, 4] {
             assert_eq!(inst.sample(n, &mut Timer::new()).unwrap(), Work::ops(n));
             let v = inst.verify();
@@ -169,7 +169,7 @@ mod tests {
     fn a_skipped_unlink_fails_the_verifier_and_is_cleaned_up() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.unlink", json!({}), Some("skip-unlink"), tmp.path());
-        let mut inst = ready(Unlink.prepare(&cell));
+        let mut inst = ready(Unlink.prepare_here(&cell));
         inst.sample(5, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);

@@ -9,7 +9,9 @@ use serde_json::json;
 use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Fib;
 
@@ -50,12 +52,12 @@ impl Workload for Fib {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let n = cell.u64("n")?;
         let cutoff = cell.u64("cutoff")?;
         anyhow::ensure!(cutoff < n, "cutoff = {cutoff} is not below n = {n}: no task would be spawned");
         let joins = joins(n, cutoff);
-        let cfg = Config { n, cutoff, expected: fib_iterative(n), joins, drop_task: cell.fault_is(FAULT) };
+        let cfg = Config { n, cutoff, expected: fib_iterative(n), joins, drop_task: cx.fault_is(FAULT) };
         prepare_with(cell, true, cfg)
     }
 }
@@ -218,9 +220,9 @@ mod tests {
     #[test]
     fn prepare_skips_spawn_and_refuses_a_cutoff_without_tasks() {
         let cell = |rt: &str, n: u64, cutoff: u64| test_cell("rt.fib", json!({"n": n, "cutoff": cutoff, "runtime": rt}), 2, None);
-        assert!(matches!(Fib.prepare(&cell("spawn", 20, 3)), Ok(Prepared::Skip(s)) if s.contains("thread per task")));
-        assert!(Fib.prepare(&cell("rayon", 5, 5)).is_err());
-        let mut inst = ready(Fib.prepare(&cell("global-queue", 16, 4)));
+        assert!(matches!(Fib.prepare_here(&cell("spawn", 20, 3)), Ok(Prepared::Skip(s)) if s.contains("thread per task")));
+        assert!(Fib.prepare_here(&cell("rayon", 5, 5)).is_err());
+        let mut inst = ready(Fib.prepare_here(&cell("global-queue", 16, 4)));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         assert_eq!(inst.details()["pool_workers"], 2);
     }

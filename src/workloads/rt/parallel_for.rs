@@ -13,7 +13,9 @@ use serde_json::json;
 use super::common::{TALLY_MAX_ITEMS, Tally, Windows, overhead_note, tally, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct ParallelFor;
 
@@ -65,15 +67,15 @@ impl Workload for ParallelFor {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let chunked = match cell.str("mode")? {
             "chunked" => true,
             "per-item" => false,
             other => anyhow::bail!("unknown mode '{other}'"),
         };
-        let lose = if cell.fault_is(FAULT) {
+        let lose = if cx.fault_is(FAULT) {
             LOSE_LAST
-        } else if cell.fault_is(LOSE_FIRST) {
+        } else if cx.fault_is(LOSE_FIRST) {
             LOSE_ITEM_0
         } else {
             LOSE_NONE
@@ -232,8 +234,8 @@ mod tests {
     #[test]
     fn per_item_on_spawn_is_skipped_and_chunked_runs() {
         let cell = |mode: &str| test_cell("rt.parallel-for", json!({"items": 5_000, "mode": mode, "runtime": "spawn"}), 2, None);
-        assert!(matches!(ParallelFor.prepare(&cell("per-item")), Ok(Prepared::Skip(_))));
-        let mut inst = ready(ParallelFor.prepare(&cell("chunked")));
+        assert!(matches!(ParallelFor.prepare_here(&cell("per-item")), Ok(Prepared::Skip(_))));
+        let mut inst = ready(ParallelFor.prepare_here(&cell("chunked")));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         let d = inst.details();
         assert_eq!((d["tasks"].as_u64(), d["atomic_adds"].as_u64(), d["items_per_task"].as_u64()), (Some(8), Some(8), Some(625)));

@@ -18,7 +18,9 @@ use serde_json::json;
 use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct ProdCons;
 
@@ -56,8 +58,8 @@ impl Workload for ProdCons {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let cfg = Config { items: cell.u64("items")?, capacity: cell.usize("capacity")?, lose_item: cell.fault_is(FAULT) };
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let cfg = Config { items: cell.u64("items")?, capacity: cell.usize("capacity")?, lose_item: cx.fault_is(FAULT) };
         prepare_with(cell, false, cfg)
     }
 }
@@ -247,7 +249,7 @@ mod tests {
     fn prepare_runs_on_every_runtime() {
         for rt in NAMES {
             let cell = test_cell("rt.prodcons", json!({"items": 2_000, "capacity": 8, "runtime": rt}), 2, None);
-            let mut inst = ready(ProdCons.prepare(&cell));
+            let mut inst = ready(ProdCons.prepare_here(&cell));
             assert_eq!(verdicts(inst.as_mut(), 2), [true; 2], "{rt}");
             let d = inst.details();
             assert_eq!((d["producers"].as_u64(), d["consumers"].as_u64()), (Some(1), Some(1)));

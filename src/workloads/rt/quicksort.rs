@@ -11,7 +11,9 @@ use serde_json::json;
 use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Quicksort;
@@ -56,13 +58,13 @@ impl Workload for Quicksort {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let len = cell.usize("len")?;
         let cutoff = cell.usize("cutoff_len")?;
         ensure!(len >= 2, "len = {len}: at least two elements");
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed);
         let input: Vec<u64> = (0..len).map(|_| rng.next_u64()).collect();
-        let cfg = Config { checksum: Checksum::of(&input), data: input.clone(), input, cutoff, swap_pair: cell.fault_is(FAULT) };
+        let cfg = Config { checksum: Checksum::of(&input), data: input.clone(), input, cutoff, swap_pair: cx.fault_is(FAULT) };
         prepare_with(cell, false, cfg)
     }
 }
@@ -307,7 +309,7 @@ mod tests {
     #[test]
     fn prepare_runs_on_spawn_too() {
         let cell = test_cell("rt.quicksort", json!({"len": 50_000, "cutoff_len": 4_096, "runtime": "spawn"}), 2, None);
-        let mut inst = ready(Quicksort.prepare(&cell));
+        let mut inst = ready(Quicksort.prepare_here(&cell));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         let d = inst.details();
         assert_eq!(d["runtime"], "spawn");

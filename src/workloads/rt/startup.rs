@@ -13,7 +13,9 @@ use serde_json::json;
 
 use super::runtime::{Maker, NAMES, Runtime, Spawn, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Startup;
@@ -59,13 +61,13 @@ impl Workload for Startup {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let cfg = Config {
             workers: cell.worker_count(),
             cpus: cell.placement.cpus.clone(),
             salt: cell.seed,
-            wrong_probe: cell.fault_is(FAULT),
-            on_caller: cell.fault_is(ON_CALLER),
+            wrong_probe: cx.fault_is(FAULT),
+            on_caller: cx.fault_is(ON_CALLER),
         };
         // `prepare_with` builds one pool of the cell's runtime first (which
         // also checks the pinning); `make` drops it.
@@ -239,7 +241,7 @@ mod tests {
         for rt in NAMES {
             let mut cell = test_cell("rt.startup", json!({"runtime": rt}), 2, None);
             cell.placement.cpus = Some(vec![cpu]);
-            let mut inst = ready(Startup.prepare(&cell));
+            let mut inst = ready(Startup.prepare_here(&cell));
             assert!(run(inst.as_mut(), 2), "{rt}");
             assert_eq!(inst.details()["cpus"], json!([cpu]));
         }

@@ -17,7 +17,9 @@ use serde_json::json;
 use super::common::{TALLY_MAX_ITEMS, Tally, Windows, overhead_note, tally, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct TaskAlloc;
 
@@ -68,9 +70,9 @@ impl Workload for TaskAlloc {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let lose_and_double = cell.fault_is(LOSE_AND_DOUBLE);
-        let cfg = Config { tasks: cell.usize("tasks")?, skip_task: cell.fault_is(FAULT) || lose_and_double, double_task: lose_and_double };
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let lose_and_double = cx.fault_is(LOSE_AND_DOUBLE);
+        let cfg = Config { tasks: cell.usize("tasks")?, skip_task: cx.fault_is(FAULT) || lose_and_double, double_task: lose_and_double };
         prepare_with(cell, true, cfg)
     }
 }
@@ -187,8 +189,8 @@ mod tests {
     #[test]
     fn prepare_skips_spawn() {
         let cell = |rt: &str| test_cell("rt.task-alloc", json!({"tasks": 1_000, "runtime": rt}), 1, None);
-        assert!(matches!(TaskAlloc.prepare(&cell("spawn")), Ok(Prepared::Skip(_))));
-        let mut inst = ready(TaskAlloc.prepare(&cell("rayon")));
+        assert!(matches!(TaskAlloc.prepare_here(&cell("spawn")), Ok(Prepared::Skip(_))));
+        let mut inst = ready(TaskAlloc.prepare_here(&cell("rayon")));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         assert_eq!(inst.details()["overhead_dominated"], true);
     }

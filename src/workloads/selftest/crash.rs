@@ -1,7 +1,9 @@
 //! `selftest.crash`: dies by SIGSEGV during its first timed sample.
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Crash;
 
@@ -23,7 +25,7 @@ impl Workload for Crash {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
         Ok(Prepared::Ready(Box::new(CrashInstance { left: cell.u64("after")?, last: 0 })))
     }
 }

@@ -1,7 +1,7 @@
 //! `selftest.hang`: never returns from its first sample.
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Hang;
 
@@ -23,7 +23,7 @@ impl Workload for Hang {
         }
     }
 
-    fn prepare(&self, _cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, _cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
         Ok(Prepared::Ready(Box::new(HangInstance)))
     }
 }

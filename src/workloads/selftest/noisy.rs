@@ -7,7 +7,9 @@ use rand::{RngExt, SeedableRng};
 
 use crate::measure::clock;
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Noisy;
 
@@ -40,7 +42,7 @@ impl Workload for Noisy {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
         Ok(Prepared::Ready(Box::new(NoisyInstance {
             base_ns: cell.u64("base_us")? * 1000,
             jitter_ns: cell.u64("jitter_us")? * 1000,

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Tiny;
 
@@ -27,7 +27,7 @@ impl Workload for Tiny {
         }
     }
 
-    fn prepare(&self, _cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, _cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
         Ok(Prepared::Ready(Box::new(TinyInstance { last: None })))
     }
 }

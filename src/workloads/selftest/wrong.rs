@@ -2,7 +2,9 @@
 //! fails.
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Wrong;
 
@@ -27,7 +29,7 @@ impl Workload for Wrong {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
         Ok(Prepared::Ready(Box::new(WrongInstance { n: cell.u64("n")?, error: cell.u64("error")?, last: None })))
     }
 }
