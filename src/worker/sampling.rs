@@ -18,7 +18,7 @@ use crate::measure::counters::{Accumulator, Probe, Snapshot};
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
 use crate::plan::Cell;
-use crate::workloads::contract::{Instance, Timer, WorkloadSpec};
+use crate::workloads::contract::{Sampler, Timer, WorkloadSpec};
 
 use super::stopping;
 
@@ -81,7 +81,7 @@ enum Halt {
 
 struct Loop<'a> {
     spec: &'a WorkloadSpec,
-    inst: Box<dyn Instance>,
+    inst: Box<dyn Sampler>,
     samples: Vec<SampleRecord>,
     verifier: Option<VerifierRecord>,
     checked: u32,
@@ -189,14 +189,7 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 /// `allowed` are the CPUs the worker process started with; `probe` was
 /// opened before the workload's prepare (so that inherited hardware counters
 /// follow the threads it made).
-pub fn measure(
-    cell: &Cell,
-    allowed: &[usize],
-    spec: &WorkloadSpec,
-    inst: Box<dyn Instance>,
-    prepare_ms: f64,
-    probe: Probe,
-) -> WorkerReport {
+pub fn measure(cell: &Cell, allowed: &[usize], spec: &WorkloadSpec, inst: Box<dyn Sampler>, prepare_ms: f64, probe: Probe) -> WorkerReport {
     measure_with(&Monotonic, cell, allowed, spec, inst, prepare_ms, probe)
 }
 
@@ -206,7 +199,7 @@ fn measure_with<C: Clock>(
     cell: &Cell,
     allowed: &[usize],
     spec: &WorkloadSpec,
-    inst: Box<dyn Instance>,
+    inst: Box<dyn Sampler>,
     prepare_ms: f64,
     probe: Probe,
 ) -> WorkerReport {

@@ -299,8 +299,16 @@ impl PrepareContext {
 
 /// A prepared cell, or the reason it cannot run on this machine.
 pub enum Prepared {
-    Ready(Box<dyn Instance>),
+    /// The instance, as the harness drives it (made by [`Prepared::ready`]).
+    Ready(Box<dyn Sampler>),
     Skip(String),
+}
+
+impl Prepared {
+    /// A prepared instance, ready to be sampled.
+    pub fn ready<I: Instance + 'static>(inst: I) -> Prepared {
+        Prepared::Ready(Sampled::boxed(inst))
+    }
 }
 
 /// The work windows of one sample, bracketed by the workload.
@@ -417,18 +425,91 @@ impl Timer {
 }
 
 /// A cell prepared by a workload, ready to be sampled.
+///
+/// A sample returns what it did ([`Work`]) and its [`Instance::Outcome`]:
+/// what the verifier needs to judge it (a count, a checksum, the first
+/// mismatch), returned by value once the work window is closed. The harness
+/// keeps the last outcome and hands it to [`Instance::verify`] after every
+/// sample, so the verifier always has one: an instance stores no "last
+/// sample" of its own.
 pub trait Instance {
-    /// Runs one sample of `iters` iterations (1 unless the spec is batched)
-    /// and brackets its work window with `timer`.
+    /// What one sample hands to the verifier.
+    type Outcome;
+
+    /// Runs one sample of `iters` iterations (1 unless the spec is batched),
+    /// brackets its work window with `timer`, and returns the work done and
+    /// the outcome.
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Self::Outcome)>;
+
+    /// Checks the outcome of the last sample against the independent
+    /// expectation computed at prepare time.
+    fn verify(&mut self, last: &Self::Outcome) -> Verdict;
+
+    /// Workload-specific facts for the row (split points, sizes...); `last`
+    /// is the last sample's outcome, if a sample ran.
+    fn details(&self, last: Option<&Self::Outcome>) -> Value {
+        let _ = last;
+        Value::Null
+    }
+}
+
+/// A prepared instance as the harness drives it: an [`Instance`] with the
+/// outcome of its last sample kept beside it ([`Sampled`]), its type erased.
+pub trait Sampler {
+    /// Runs one sample (see [`Instance::sample`]) and keeps its outcome.
     fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work>;
 
-    /// Checks the result of the last sample against the independent
-    /// expectation computed at prepare time.
+    /// Verifies the last sample's outcome. The worker calls it only after a
+    /// sample; before any, it fails, saying so.
     fn verify(&mut self) -> Verdict;
 
-    /// Workload-specific facts for the row (split points, sizes...).
+    /// The instance's details with the last outcome.
+    fn details(&self) -> Value;
+}
+
+/// An [`Instance`] and the outcome of its last sample.
+pub struct Sampled<I: Instance> {
+    inst: I,
+    last: Option<I::Outcome>,
+}
+
+impl<I: Instance> Sampled<I> {
+    pub fn new(inst: I) -> Sampled<I> {
+        Sampled { inst, last: None }
+    }
+
+    /// `inst`, boxed as the harness drives it.
+    pub fn boxed(inst: I) -> Box<dyn Sampler>
+    where
+        I: 'static,
+    {
+        Box::new(Sampled::new(inst))
+    }
+}
+
+impl<I: Instance> Sampler for Sampled<I> {
+    #[inline]
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        // A sample that fails leaves no outcome: the details then show none
+        // rather than an earlier sample's. (Dropped here, before the sample
+        // opens its window.)
+        self.last = None;
+        let (work, outcome) = self.inst.sample(iters, timer)?;
+        self.last = Some(outcome);
+        Ok(work)
+    }
+
+    fn verify(&mut self) -> Verdict {
+        match &self.last {
+            Some(last) => self.inst.verify(last),
+            None => {
+                Verdict { passed: false, expected: "a sample to verify".into(), observed: "verify was called before any sample".into() }
+            }
+        }
+    }
+
     fn details(&self) -> Value {
-        Value::Null
+        self.inst.details(self.last.as_ref())
     }
 }
 

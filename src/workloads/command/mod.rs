@@ -184,7 +184,7 @@ pub fn attach(cells: &mut [Cell], defs: &[CommandDef]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::contract::{Instance, Timer};
+    use crate::workloads::contract::Timer;
 
     const FILE: &str = r#"
 [[workload]]
@@ -208,7 +208,7 @@ value = { regex = 'sum=(\d+)', expected = 10 }
         crate::workloads::os::fs_common::test_cell("demo.echo", serde_json::json!({ "n": n }), None, Path::new("/nonexistent"))
     }
 
-    fn instance(def: &CommandDef, n: i64) -> Box<dyn Instance> {
+    fn instance(def: &CommandDef, n: i64) -> Box<dyn crate::workloads::contract::Sampler> {
         match (CommandWorkload { def: def.clone() }).prepare_here(&cell(n)).unwrap() {
             Prepared::Ready(i) => i,
             Prepared::Skip(why) => panic!("skipped: {why}"),

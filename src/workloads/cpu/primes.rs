@@ -53,16 +53,7 @@ impl Workload for Primes {
         for (i, &(lo, hi)) in splits.iter().enumerate() {
             procs.push(spawn_worker(cx, i, lo, hi, cell.cpu_for(i), &procs)?);
         }
-        Ok(Prepared::Ready(Box::new(PrimesInstance {
-            n,
-            expected_count,
-            expected_checksum,
-            shares,
-            splits,
-            procs,
-            last: None,
-            worst_imbalance: 1.0,
-        })))
+        Ok(Prepared::ready(PrimesInstance { n, expected_count, expected_checksum, shares, splits, procs, worst_imbalance: 1.0 }))
     }
 }
 
@@ -214,6 +205,7 @@ fn spawn_worker(cx: &PrepareContext, i: usize, lo: u64, hi: u64, cpu: Option<usi
     Ok(Proc { pid, cmd: Some(cmd_w), result: res_r })
 }
 
+/// What the workers found in one sample.
 struct Round {
     count: u64,
     checksum: u64,
@@ -227,12 +219,13 @@ struct PrimesInstance {
     splits: Vec<(u64, u64)>,
     shares: Vec<f64>,
     procs: Vec<Proc>,
-    last: Option<Round>,
     worst_imbalance: f64,
 }
 
 impl Instance for PrimesInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Round;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Round)> {
         for (i, p) in self.procs.iter_mut().enumerate() {
             let cmd = p.cmd.as_mut().context("worker already stopped")?;
             std::io::Write::write_all(cmd, &[1]).with_context(|| format!("starting worker process {i}"))?;
@@ -254,28 +247,23 @@ impl Instance for PrimesInstance {
         timer.record_work(last_end - first_start);
         let (min, max) = (round.per_worker_ns.iter().min().copied().unwrap_or(1), round.per_worker_ns.iter().max().copied().unwrap_or(1));
         self.worst_imbalance = self.worst_imbalance.max(max as f64 / min.max(1) as f64);
-        self.last = Some(round);
-        Ok(Work::ops(self.n.saturating_sub(1)))
+        Ok((Work::ops(self.n.saturating_sub(1)), round))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let expected = format!("pi({}) = {}, checksum {:#018x} (sieve)", self.n, self.expected_count, self.expected_checksum);
-        match &self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(r) => Verdict {
-                passed: r.count == self.expected_count && r.checksum == self.expected_checksum,
-                expected,
-                observed: format!("{} primes, checksum {:#018x}", r.count, r.checksum),
-            },
+    fn verify(&mut self, r: &Round) -> Verdict {
+        Verdict {
+            passed: r.count == self.expected_count && r.checksum == self.expected_checksum,
+            expected: format!("pi({}) = {}, checksum {:#018x} (sieve)", self.n, self.expected_count, self.expected_checksum),
+            observed: format!("{} primes, checksum {:#018x}", r.count, r.checksum),
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Round>) -> serde_json::Value {
         json!({
             "splits": self.splits,
             "estimated_cost_shares": self.shares,
             "pi_n": self.expected_count,
-            "last_sample_worker_ns": self.last.as_ref().map(|r| r.per_worker_ns.clone()),
+            "last_sample_worker_ns": last.map(|r| r.per_worker_ns.clone()),
             "worst_worker_imbalance": self.worst_imbalance,
         })
     }
@@ -349,21 +337,16 @@ mod tests {
             splits: vec![(2, 1001)],
             shares: vec![1.0],
             procs: vec![],
-            last: None,
             worst_imbalance: 1.0,
         };
-        assert!(!inst.verify().passed, "no sample ran");
         let (c, x) = count_range(2, 1001);
-        inst.last = Some(Round { count: c, checksum: x, per_worker_ns: vec![1] });
-        assert!(inst.verify().passed);
+        assert!(inst.verify(&Round { count: c, checksum: x, per_worker_ns: vec![1] }).passed);
         // A split that misses the number 997 (a prime).
         let (c, x) = count_range(2, 997);
-        inst.last = Some(Round { count: c, checksum: x, per_worker_ns: vec![1] });
-        let v = inst.verify();
+        let v = inst.verify(&Round { count: c, checksum: x, per_worker_ns: vec![1] });
         assert!(!v.passed && v.observed.contains("167 primes"), "{v:?}");
         // Right count, wrong set: 997 counted twice and 2 left out.
         let (c, x) = count_range(3, 1001);
-        inst.last = Some(Round { count: c + 1, checksum: x.wrapping_add(mix64(997)), per_worker_ns: vec![1] });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Round { count: c + 1, checksum: x.wrapping_add(mix64(997)), per_worker_ns: vec![1] }).passed);
     }
 }

@@ -109,7 +109,7 @@ impl Workload for Service {
             )
         };
         ServiceInstance::start(conns, server, kind, server_cpus, expected, rounds, (0..clients).map(|i| cell.cpu_for(i)).collect())
-            .map(|i| Prepared::Ready(Box::new(i)))
+            .map(Prepared::ready)
     }
 }
 
@@ -202,7 +202,8 @@ fn client(mut conn: &UnixStream, expected: &[(u64, u64)], lo: usize) -> io::Resu
     Ok(run)
 }
 
-struct Last {
+/// What the clients saw in one sample.
+struct Outcome {
     client_ns: Vec<u64>,
     mismatches: u64,
     first_bad: Option<(u64, u64, u64, u64)>,
@@ -217,7 +218,6 @@ struct ServiceInstance {
     expected: Vec<(u64, u64)>,
     rounds: u64,
     cpus: Vec<Option<usize>>,
-    last: Option<Last>,
 }
 
 impl ServiceInstance {
@@ -231,7 +231,7 @@ impl ServiceInstance {
         rounds: u64,
         cpus: Vec<Option<usize>>,
     ) -> anyhow::Result<ServiceInstance> {
-        let inst = ServiceInstance { conns, server: Some(server), kind, server_cpus, expected, rounds, cpus, last: None };
+        let inst = ServiceInstance { conns, server: Some(server), kind, server_cpus, expected, rounds, cpus };
         let mut first = inst.conns.first().context("no client")?;
         let [ready] = read_words::<1>(&mut first).context("the server ended before it was ready")?;
         if ready != 0 {
@@ -248,7 +248,9 @@ impl ServiceInstance {
 }
 
 impl Instance for ServiceInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let k = self.conns.len();
         let t0 = clock::now_ns();
         let results: Vec<anyhow::Result<ClientRun>> = std::thread::scope(|s| {
@@ -273,7 +275,7 @@ impl Instance for ServiceInstance {
         })?;
         let t1 = clock::now_ns();
         let (mut first_start, mut last_end) = (u64::MAX, 0u64);
-        let mut last = Last { client_ns: Vec::with_capacity(k), mismatches: 0, first_bad: None };
+        let mut last = Outcome { client_ns: Vec::with_capacity(k), mismatches: 0, first_bad: None };
         for r in results {
             let run = r?;
             first_start = first_start.min(run.start);
@@ -284,13 +286,11 @@ impl Instance for ServiceInstance {
         }
         timer.record_work(last_end.saturating_sub(first_start));
         timer.record_total(t1 - t0);
-        self.last = Some(last);
-        Ok(Work::ops(self.expected.len() as u64))
+        Ok((Work::ops(self.expected.len() as u64), last))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("0 mismatches in {} requests: every answer is the hash chain of its request", self.expected.len());
-        let Some(l) = &self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
         let mut observed = format!("{} mismatches in {} requests", l.mismatches, self.expected.len());
         if let Some((id, want, got_id, got)) = l.first_bad {
             observed.push_str(&format!(" (first: request {id}, expected {want:#018x}, answer to {got_id}: {got:#018x})"));
@@ -298,7 +298,7 @@ impl Instance for ServiceInstance {
         Verdict { passed: l.mismatches == 0, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let server = match &self.server {
             Some(ServerEnd::Process(pid)) => format!("forked process {pid}"),
             Some(ServerEnd::Thread(_)) => "thread".to_string(),
@@ -311,8 +311,8 @@ impl Instance for ServiceInstance {
             "transport": "socketpair(AF_UNIX, SOCK_STREAM), one per client; the server polls them all",
             "work_rounds": self.rounds,
             "requests_per_client": (0..self.conns.len()).map(|i| { let (lo, hi) = self.share(i); hi - lo }).collect::<Vec<_>>(),
-            "last_sample_client_ns": self.last.as_ref().map(|l| l.client_ns.clone()),
-            "last_sample_mismatches": self.last.as_ref().map(|l| l.mismatches),
+            "last_sample_client_ns": last.map(|l| l.client_ns.clone()),
+            "last_sample_mismatches": last.map(|l| l.mismatches),
         })
     }
 }
@@ -351,16 +351,18 @@ mod tests {
     fn one_and_two_clients_get_every_answer_right_with_both_windows() {
         for (clients, requests) in [(1, 100), (2, 100), (3, 7), (2, 1)] {
             let mut inst = instance(clients, requests, false);
-            assert!(!inst.verify().passed, "no sample ran");
+            let mut last = None;
             for _ in 0..2 {
                 let mut t = Timer::new();
-                assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops(requests as u64));
-                let v = inst.verify();
+                let (w, l) = inst.sample(1, &mut t).unwrap();
+                assert_eq!(w, Work::ops(requests as u64));
+                let v = inst.verify(&l);
                 assert!(v.passed, "{clients} clients: {v:?}");
                 let (work, total) = (t.work_ns().unwrap(), t.total_ns().unwrap());
                 assert!(work <= total, "work {work} > total {total}");
+                last = Some(l);
             }
-            let d = inst.details();
+            let d = inst.details(last.as_ref());
             assert_eq!(d["server"], "thread");
             assert_eq!(d["requests_per_client"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum::<u64>(), requests as u64);
             assert_eq!(d["last_sample_client_ns"].as_array().unwrap().len(), clients);
@@ -370,26 +372,25 @@ mod tests {
     #[test]
     fn a_wrong_reply_fails_the_verifier_once() {
         let mut inst = instance(2, 10, true);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify(&l);
         assert!(!v.passed && v.observed.starts_with("1 mismatches in 10 requests (first: request"), "{v:?}");
-        inst.sample(1, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed, "only the first answer is wrong");
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&l).passed, "only the first answer is wrong");
     }
 
     #[test]
     fn answers_to_other_requests_fail_the_verifier() {
         let mut inst = instance(1, 10, false);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed);
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&l).passed);
         // The client expects answers for other values than it sends.
         let (a, b) = (inst.expected[2].1, inst.expected[3].1);
         (inst.expected[2].1, inst.expected[3].1) = (b, a);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify(&l);
         assert!(!v.passed && v.observed.starts_with("2 mismatches"), "{v:?}");
-        inst.last = Some(Last { client_ns: vec![1], mismatches: 1, first_bad: Some((0, 1, 0, 2)) });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { client_ns: vec![1], mismatches: 1, first_bad: Some((0, 1, 0, 2)) }).passed);
     }
 
     #[test]

@@ -119,7 +119,7 @@ impl Workload for Affinity {
             other => anyhow::bail!("unknown data '{other}'"),
         };
         let ops = cell.u64("ops")?;
-        Ok(Prepared::Ready(Box::new(AffinityInstance {
+        Ok(Prepared::ready(AffinityInstance {
             counters: (0..if shared { 1 } else { k }).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             shares: (0..k as u64).map(|i| ops * (i + 1) / k as u64 - ops * i / k as u64).collect(),
             ops,
@@ -130,8 +130,7 @@ impl Workload for Affinity {
             allowed,
             drop_one: cx.fault_is(FAULT),
             moved_total: 0,
-            last: None,
-        })))
+        }))
     }
 }
 
@@ -147,7 +146,6 @@ struct AffinityInstance {
     drop_one: bool,
     /// Threads found on another CPU at the end of their window than at its start, over every sample.
     moved_total: usize,
-    last: Option<Runs<u64>>,
 }
 
 /// One thread's loop: `n` iterations of `rounds` mixes and an increment.
@@ -164,7 +162,10 @@ fn count(counter: &AtomicU64, n: u64, rounds: u64, seed: u64) -> u64 {
 }
 
 impl Instance for AffinityInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The threads' runs (the counts are in the counters).
+    type Outcome = Runs<u64>;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Runs<u64>)> {
         self.counters.iter().for_each(|c| c.store(0, Ordering::Relaxed));
         let (counters, shares, rounds, shared, drop_one) = (&self.counters, &self.shares, self.rounds, self.shared, self.drop_one);
         let runs = threads::run(&self.cpu_sets, |i| {
@@ -175,22 +176,17 @@ impl Instance for AffinityInstance {
         timer.record_work(runs.work_ns());
         timer.record_total(runs.total_ns);
         self.moved_total += runs.moved();
-        self.last = Some(runs);
-        Ok(Work::ops(self.ops))
+        Ok((Work::ops(self.ops), runs))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, _: &Runs<u64>) -> Verdict {
         let got: Vec<u64> = self.counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         let want: Vec<u64> = if self.shared { vec![self.ops] } else { self.shares.clone() };
         let what = if self.shared { "the shared counter" } else { "the private counters" };
-        if self.last.is_none() {
-            return Verdict { passed: false, expected: format!("{what} {want:?}"), observed: "no sample ran".into() };
-        }
         Verdict { passed: got == want, expected: format!("{what} {want:?}"), observed: format!("{what} {got:?}") }
     }
 
-    fn details(&self) -> serde_json::Value {
-        let last = self.last.as_ref();
+    fn details(&self, last: Option<&Runs<u64>>) -> serde_json::Value {
         json!({
             "threads": self.shares.len(),
             "ops_per_thread": self.shares,
@@ -246,7 +242,7 @@ mod tests {
         c
     }
 
-    fn prepared(c: &Cell) -> Box<dyn Instance> {
+    fn prepared(c: &Cell) -> Box<dyn crate::workloads::contract::Sampler> {
         match Affinity.prepare_here(c).unwrap() {
             Prepared::Ready(i) => i,
             Prepared::Skip(why) => panic!("{why}"),
@@ -259,7 +255,6 @@ mod tests {
         for affinity in ["free", "pinned"] {
             for data in ["private", "shared"] {
                 let mut inst = prepared(&cell(affinity, data, k, None));
-                assert!(!inst.verify().passed, "no sample yet");
                 let mut t = Timer::new();
                 assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops(10_001));
                 assert!(t.total_ns().unwrap() >= t.work_ns().unwrap());

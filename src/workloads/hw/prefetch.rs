@@ -114,13 +114,13 @@ impl Workload for Prefetch {
             "thp_enabled": machine.thp_enabled,
             "advice": advice.as_str(),
         });
-        Ok(Prepared::Ready(Box::new(ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: false })))
+        Ok(Prepared::ready(ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: false }))
     }
 }
 
-/// What one walk saw against what it should have.
+/// What one walk saw (checked against what it should have).
 #[derive(Clone, Copy, Debug)]
-struct LastWalk {
+pub struct Walk {
     steps: u64,
     start_rank: u64,
     sum: u64,
@@ -138,7 +138,6 @@ pub struct ChaseArray {
     rank: u64,
     steps_total: u64,
     after_prepare: Result<Backing, String>,
-    last: Option<LastWalk>,
 }
 
 impl ChaseArray {
@@ -165,37 +164,24 @@ impl ChaseArray {
             chase::skip_one(region.words_mut(), words_per_line, &ord, 1);
         }
         let after_prepare = region.backing();
-        Ok(ChaseArray {
-            region,
-            size: size.clone(),
-            words_per_line,
-            lines,
-            line: ord[0] as usize,
-            rank: 0,
-            steps_total: 0,
-            after_prepare,
-            last: None,
-        })
+        Ok(ChaseArray { region, size: size.clone(), words_per_line, lines, line: ord[0] as usize, rank: 0, steps_total: 0, after_prepare })
     }
 
     /// One timed walk of `steps` loads.
-    pub fn sample(&mut self, steps: u64, timer: &mut Timer) -> Work {
+    pub fn sample(&mut self, steps: u64, timer: &mut Timer) -> (Work, Walk) {
         let mem = self.region.words();
         timer.start();
         let w = chase::walk(mem, self.words_per_line, self.line, steps);
         timer.stop();
         let end_rank = chase::rank_of(mem, self.words_per_line, w.end_line);
-        self.last = Some(LastWalk { steps, start_rank: self.rank, sum: w.sum, end_rank });
+        let walk = Walk { steps, start_rank: self.rank, sum: w.sum, end_rank };
         self.line = w.end_line;
         self.rank = (self.rank + steps) % self.lines as u64;
         self.steps_total += steps;
-        Work::ops(steps)
+        (Work::ops(steps), walk)
     }
 
-    pub fn verify(&self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a walk".into(), observed: "no sample ran".into() };
-        };
+    pub fn verify(&self, l: &Walk) -> Verdict {
         let n = self.lines as u64;
         let (sum, end) = (chase::expected_sum(n, l.start_rank, l.steps), (l.start_rank + l.steps) % n);
         Verdict {
@@ -247,15 +233,17 @@ pub(crate) struct ChaseInstance {
 }
 
 impl Instance for ChaseInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Walk;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Walk)> {
         Ok(self.array.sample(self.accesses, timer))
     }
 
-    fn verify(&mut self) -> Verdict {
-        self.array.verify()
+    fn verify(&mut self, walk: &Walk) -> Verdict {
+        self.array.verify(walk)
     }
 
-    fn details(&self) -> Value {
+    fn details(&self, _: Option<&Walk>) -> Value {
         let mut d = self.array.details();
         let o = d.as_object_mut().expect("an object");
         o.insert("accesses_per_sample".into(), json!(self.accesses));
@@ -292,12 +280,12 @@ mod tests {
     fn walks_verify_across_samples_and_wraps() {
         for order in [Order::Stride(1), Order::Stride(16), Order::Random(3)] {
             let mut a = small(order, false);
-            assert!(!a.verify().passed, "no sample yet");
             for steps in [1000, 16_384, 40_000] {
                 let mut t = Timer::new();
-                assert_eq!(a.sample(steps, &mut t), Work::ops(steps));
+                let (w, walk) = a.sample(steps, &mut t);
+                assert_eq!(w, Work::ops(steps));
                 assert!(t.work_ns().is_some());
-                let v = a.verify();
+                let v = a.verify(&walk);
                 assert!(v.passed, "{order:?}: {v:?}");
             }
             assert_eq!(a.details()["lines"], 16_384);
@@ -309,8 +297,8 @@ mod tests {
     fn a_skipped_line_fails_the_verifier() {
         for order in [Order::Stride(1), Order::Random(3)] {
             let mut a = small(order, true);
-            a.sample(100, &mut Timer::new());
-            let v = a.verify();
+            let (_, walk) = a.sample(100, &mut Timer::new());
+            let v = a.verify(&walk);
             assert!(!v.passed, "{v:?}");
             assert!(v.expected.contains("ending at rank 100"), "{}", v.expected);
         }

@@ -108,7 +108,7 @@ impl Workload for Smt {
             Ok(c) => c,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
-        Ok(Prepared::Ready(Box::new(SmtInstance::new(choice, cell.u64("ops")?, cell.usize("chains")?, cell.seed, cx.fault_is(FAULT)))))
+        Ok(Prepared::ready(SmtInstance::new(choice, cell.u64("ops")?, cell.usize("chains")?, cell.seed, cx.fault_is(FAULT))))
     }
 }
 
@@ -163,7 +163,6 @@ struct SmtInstance {
     seeds: Vec<u64>,
     reference: Vec<Chains>,
     wrong_seed: bool,
-    last: Option<Runs<Chains>>,
 }
 
 impl SmtInstance {
@@ -173,31 +172,31 @@ impl SmtInstance {
         let seeds: Vec<u64> = (0..k).map(|i| mix64(seed ^ i)).collect();
         let chains = chains.clamp(1, 8);
         let reference = seeds.iter().zip(&shares).map(|(&s, &n)| kernel(s, n, chains)).collect();
-        SmtInstance { choice, shares, chains, seeds, reference, wrong_seed, last: None }
+        SmtInstance { choice, shares, chains, seeds, reference, wrong_seed }
     }
 }
 
 impl Instance for SmtInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The threads' runs and chain values.
+    type Outcome = Runs<Chains>;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Runs<Chains>)> {
         let sets: Vec<Vec<usize>> = self.choice.cpus.iter().map(|&c| vec![c]).collect();
         let (seeds, shares, n, wrong) = (&self.seeds, &self.shares, self.chains, self.wrong_seed);
         let runs = threads::run(&sets, |i| kernel(if wrong && i == 0 { seeds[i] ^ 1 } else { seeds[i] }, shares[i], n))?;
         timer.record_work(runs.work_ns());
         timer.record_total(runs.total_ns);
-        self.last = Some(runs);
-        Ok(Work::ops(self.shares.iter().sum::<u64>() * self.chains as u64))
+        Ok((Work::ops(self.shares.iter().sum::<u64>() * self.chains as u64), runs))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, runs: &Runs<Chains>) -> Verdict {
         let expected = format!("{} threads' chain values as computed in prepare", self.reference.len());
-        let Some(runs) = &self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
         let wrong: Vec<usize> = runs.threads.iter().enumerate().filter(|(i, t)| t.result != self.reference[*i]).map(|(i, _)| i).collect();
         let observed = if wrong.is_empty() { "the same values".to_string() } else { format!("threads {wrong:?} differ") };
         Verdict { passed: wrong.is_empty(), expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
-        let last = self.last.as_ref();
+    fn details(&self, last: Option<&Runs<Chains>>) -> serde_json::Value {
         json!({
             "cpus": self.choice.cpus,
             "placement_note": self.choice.note,
@@ -265,14 +264,15 @@ mod tests {
     fn results_match_the_reference_and_a_wrong_seed_does_not() {
         for threads in [1, 2] {
             let mut inst = here(threads, false);
-            assert!(!inst.verify().passed, "no sample yet");
-            assert_eq!(inst.sample(1, &mut Timer::new()).unwrap(), Work::ops(10_001 * 2));
-            assert!(inst.verify().passed, "{:?}", inst.verify());
-            assert_eq!(inst.details()["steps_per_thread"].as_array().unwrap().len(), threads);
+            let (w, runs) = inst.sample(1, &mut Timer::new()).unwrap();
+            assert_eq!(w, Work::ops(10_001 * 2));
+            let v = inst.verify(&runs);
+            assert!(v.passed, "{v:?}");
+            assert_eq!(inst.details(Some(&runs))["steps_per_thread"].as_array().unwrap().len(), threads);
         }
         let mut bad = here(2, true);
-        bad.sample(1, &mut Timer::new()).unwrap();
-        assert_eq!(bad.verify().observed, "threads [0] differ");
+        let (_, runs) = bad.sample(1, &mut Timer::new()).unwrap();
+        assert_eq!(bad.verify(&runs).observed, "threads [0] differ");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use rand::seq::SliceRandom;
 use serde_json::{Value, json};
 
 use super::chase::Order;
-use super::prefetch::{ChaseArray, ChaseInstance, line_bytes};
+use super::prefetch::{ChaseArray, ChaseInstance, Walk, line_bytes};
 use super::region::{self, Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text, page_size};
@@ -142,7 +142,7 @@ impl Workload for Thp {
                 if random {
                     order.shuffle(&mut rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed));
                 }
-                Ok(Prepared::Ready(Box::new(FirstTouch {
+                Ok(Prepared::ready(FirstTouch {
                     size,
                     page,
                     align: hpage,
@@ -150,10 +150,9 @@ impl Workload for Thp {
                     order,
                     skip_page: cx.fault_is(SKIP_PAGE),
                     samples: 0,
-                    last: None,
                     huge_seen: None,
                     common,
-                })))
+                }))
             }
             "access" => {
                 let order = if random { Order::Random(cell.seed) } else { Order::Stride(1) };
@@ -164,7 +163,7 @@ impl Workload for Thp {
                             o.insert("phase".into(), json!("access"));
                         }
                         let chase = ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: true };
-                        Ok(Prepared::Ready(Box::new(Access { chase, advice })))
+                        Ok(Prepared::ready(Access { chase, advice }))
                     }
                     Err(e) => skip_or_fail(&what, e),
                 }
@@ -174,7 +173,7 @@ impl Workload for Thp {
     }
 }
 
-/// What the last first-touch sample found after its window.
+/// What a first-touch sample found after its window.
 #[derive(Clone, Debug)]
 struct Touched {
     sum: u64,
@@ -191,7 +190,6 @@ struct FirstTouch {
     order: Vec<u32>,
     skip_page: bool,
     samples: u64,
-    last: Option<Touched>,
     /// The least and most AnonHugePages over the samples.
     huge_seen: Option<(u64, u64)>,
     common: Value,
@@ -204,7 +202,9 @@ impl FirstTouch {
 }
 
 impl Instance for FirstTouch {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Touched;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Touched)> {
         let pages = self.order.len();
         let mut region = Region::new(pages * self.page, self.align, self.advice)?;
         let stride = self.page / 8;
@@ -231,25 +231,20 @@ impl Instance for FirstTouch {
         }
         drop(region);
         self.samples += 1;
-        self.last = Some(Touched { sum, mismatches, backing });
-        Ok(Work::ops(pages as u64))
+        Ok((Work::ops(pages as u64), Touched { sum, mismatches, backing }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, t: &Touched) -> Verdict {
         let p = self.pages();
         let want = p.wrapping_mul(p + 1) / 2;
-        let expected = format!("{p} pages each reading back its index + 1 (sum {want}, 0 mismatches)");
-        match &self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(t) => Verdict {
-                passed: t.mismatches == 0 && t.sum == want,
-                expected,
-                observed: format!("sum {}, {} mismatches", t.sum, t.mismatches),
-            },
+        Verdict {
+            passed: t.mismatches == 0 && t.sum == want,
+            expected: format!("{p} pages each reading back its index + 1 (sum {want}, 0 mismatches)"),
+            observed: format!("sum {}, {} mismatches", t.sum, t.mismatches),
         }
     }
 
-    fn details(&self) -> Value {
+    fn details(&self, last: Option<&Touched>) -> Value {
         let mut d = self.size.details();
         let o = d.as_object_mut().expect("an object");
         for (k, v) in self.common.as_object().into_iter().flatten() {
@@ -258,7 +253,7 @@ impl Instance for FirstTouch {
         o.insert("phase".into(), json!("first-touch"));
         o.insert("page_bytes".into(), json!(self.page));
         o.insert("pages".into(), json!(self.pages()));
-        let backing = self.last.as_ref().map(|t| t.backing.clone());
+        let backing = last.map(|t| t.backing.clone());
         if let Some(Ok(b)) = &backing {
             o.insert("anon_huge_bytes".into(), json!(b.anon_huge_bytes));
             o.insert("backing_last_sample".into(), b.details(self.size.bytes));
@@ -319,16 +314,18 @@ struct Access {
 }
 
 impl Instance for Access {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Walk;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Walk)> {
         self.chase.sample(iters, timer)
     }
 
-    fn verify(&mut self) -> Verdict {
-        self.chase.verify()
+    fn verify(&mut self, walk: &Walk) -> Verdict {
+        self.chase.verify(walk)
     }
 
-    fn details(&self) -> Value {
-        let mut d = self.chase.details();
+    fn details(&self, last: Option<&Walk>) -> Value {
+        let mut d = self.chase.details(last);
         if self.advice == Advice::Huge
             && let Some(o) = d.as_object_mut()
         {

@@ -162,7 +162,7 @@ impl Workload for RandRead {
             return Err(e).context("the first read");
         }
         let blocks = size.bytes / BLOCK as u64;
-        Ok(Prepared::Ready(Box::new(RandReadInstance {
+        Ok(Prepared::ready(RandReadInstance {
             in_flight: engine.in_flight(),
             engine,
             engine_name,
@@ -183,9 +183,8 @@ impl Workload for RandRead {
                 "resident_pct_after_prepare": resident_after_prepare,
                 "dio_align": dio_align.map(|(m, o)| json!({ "memory": m, "offset": o })),
             }),
-            last: None,
             reads_total: 0,
-        })))
+        }))
     }
 }
 
@@ -220,12 +219,14 @@ struct RandReadInstance {
     shift_first: bool,
     reqs: Vec<Request>,
     facts: serde_json::Value,
-    last: Option<Tally>,
     reads_total: u64,
 }
 
 impl Instance for RandReadInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// What the engine's reads found.
+    type Outcome = Tally;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Tally)> {
         self.reqs.clear();
         for _ in 0..self.reads {
             let off = self.dist.sample(&mut self.rng) * BLOCK as u64;
@@ -235,21 +236,16 @@ impl Instance for RandReadInstance {
             self.reqs[0].offset = (self.reqs[0].offset + BLOCK as u64) % (self.blocks * BLOCK as u64);
         }
         self.engine.load(&self.reqs);
-        self.last = None;
         timer.start();
         let tally = self.engine.run();
         timer.stop();
         let tally = tally.with_context(|| format!("reading {}", self.path.display()))?;
         self.reads_total += tally.reads;
-        self.last = Some(tally);
-        Ok(Work { ops: tally.reads, bytes: tally.reads * BLOCK as u64 })
+        Ok((Work { ops: tally.reads, bytes: tally.reads * BLOCK as u64 }, tally))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, t: &Tally) -> Verdict {
         let expected = format!("{} reads of 4096 B, each block carrying the offset it was read from: 0 mismatched, 0 short", self.reads);
-        let Some(t) = self.last else {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        };
         let mut observed = format!("{} reads, {} mismatched, {} short", t.reads, t.mismatches, t.short);
         if let Some(b) = t.first_bad {
             observed.push_str(&format!(
@@ -260,7 +256,7 @@ impl Instance for RandReadInstance {
         Verdict { passed: t.reads == self.reads as u64 && t.mismatches == 0, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Tally>) -> serde_json::Value {
         let mut d = self.facts.clone();
         let m = d.as_object_mut().expect("facts is an object");
         m.insert("engine".into(), self.engine_name.clone().into());

@@ -124,7 +124,7 @@ impl Workload for SeqWrite {
         engine.write_all(blocks, 0, None).context("writing the file at prepare")?;
         engine.fsync().context("flushing the file at prepare")?;
         super::drop_cached(&reader).context("dropping the file's cached pages")?;
-        Ok(Prepared::Ready(Box::new(SeqWriteInstance {
+        Ok(Prepared::ready(SeqWriteInstance {
             in_flight: engine.in_flight(),
             fsync_call: engine.fsync_call(),
             engine,
@@ -136,7 +136,6 @@ impl Workload for SeqWrite {
             time_fsync,
             skip: cx.fault_is("skip-block").then_some(blocks / 2),
             generation: 0,
-            last: None,
             read_buf: vec![0; MIB as usize],
             facts: json!({
                 "engine": engine_name,
@@ -150,13 +149,13 @@ impl Workload for SeqWrite {
                 "blocks": blocks,
                 "read_back": "after each sample's fsync: POSIX_FADV_DONTNEED on the file, then read() of the whole file",
             }),
-        })))
+        }))
     }
 }
 
 /// What one sample did and what its read-back found.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Last {
+struct Outcome {
     written: u64,
     write_ns: u64,
     fsync_ns: u64,
@@ -181,7 +180,6 @@ struct SeqWriteInstance {
     /// The fault: this block is left out of every sample's writes.
     skip: Option<u64>,
     generation: u64,
-    last: Option<Last>,
     read_buf: Vec<u8>,
     facts: serde_json::Value,
 }
@@ -192,7 +190,7 @@ impl SeqWriteInstance {
     }
 
     /// Drops the file's cached pages and reads it back, checking every page.
-    fn read_back(&mut self, last: &mut Last) -> std::io::Result<()> {
+    fn read_back(&mut self, last: &mut Outcome) -> std::io::Result<()> {
         super::drop_cached(&self.reader)?;
         last.resident_pct = super::resident_pct(&self.path).ok();
         last.file_len = self.reader.metadata()?.len();
@@ -218,9 +216,10 @@ impl SeqWriteInstance {
 }
 
 impl Instance for SeqWriteInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         self.generation += 1;
-        self.last = None;
         let t0 = clock::now_ns();
         let written = self.engine.write_all(self.blocks, self.generation, self.skip);
         let t1 = clock::now_ns();
@@ -230,23 +229,19 @@ impl Instance for SeqWriteInstance {
         let (write_ns, fsync_ns) = (t1 - t0, t2 - t1);
         timer.record_work(if self.time_fsync { fsync_ns } else { write_ns });
         timer.record_total(t2 - t0);
-        let mut last = Last { written, write_ns, fsync_ns, resident_pct: None, pages: 0, mismatched: 0, first_bad: None, file_len: 0 };
+        let mut last = Outcome { written, write_ns, fsync_ns, resident_pct: None, pages: 0, mismatched: 0, first_bad: None, file_len: 0 };
         self.read_back(&mut last).with_context(|| format!("reading {} back", self.path.display()))?;
-        self.last = Some(last);
         let ops = if self.time_fsync { 1 } else { self.blocks };
-        Ok(Work { ops, bytes: written })
+        Ok((Work { ops, bytes: written }, last))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let pages = self.file_bytes() / BLOCK as u64;
         let expected = format!(
             "{} B read back after fsync: {pages} pages of 4096 B, each with its offset and generation {} (0 mismatched)",
             self.file_bytes(),
             self.generation
         );
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        };
         let mut observed = format!("{} B read back: {} pages, {} mismatched", l.file_len, l.pages, l.mismatched);
         if let Some((off, f)) = l.first_bad {
             let generation = f.tag ^ self.stamps.key;
@@ -256,15 +251,15 @@ impl Instance for SeqWriteInstance {
         Verdict { passed: l.file_len == self.file_bytes() && l.pages == pages && l.mismatched == 0, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let mut d = self.facts.clone();
         let m = d.as_object_mut().expect("facts is an object");
         m.insert("in_flight".into(), self.in_flight.into());
         m.insert("fsync_call".into(), self.fsync_call.into());
         m.insert("generations".into(), self.generation.into());
-        m.insert("last_sample_write_ns".into(), self.last.map(|l| l.write_ns).into());
-        m.insert("last_sample_fsync_ns".into(), self.last.map(|l| l.fsync_ns).into());
-        m.insert("resident_pct_before_read_back".into(), self.last.and_then(|l| l.resident_pct).into());
+        m.insert("last_sample_write_ns".into(), last.map(|l| l.write_ns).into());
+        m.insert("last_sample_fsync_ns".into(), last.map(|l| l.fsync_ns).into());
+        m.insert("resident_pct_before_read_back".into(), last.and_then(|l| l.resident_pct).into());
         d
     }
 }

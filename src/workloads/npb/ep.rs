@@ -22,7 +22,7 @@ use serde_json::json;
 use super::randlc::{self, randlc, vranlc};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{self, Maker, Runtime};
@@ -221,8 +221,8 @@ struct EpMaker {
 }
 
 impl Maker for EpMaker {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
-        Ok(Box::new(EpInstance::new(rt, self.class, self.skip)))
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
+        Ok(Sampled::boxed(EpInstance::new(rt, self.class, self.skip)))
     }
 }
 
@@ -235,7 +235,6 @@ struct EpInstance<R> {
     buffers: Vec<Mutex<Vec<f64>>>,
     partials: Vec<Mutex<Tally>>,
     skip: Option<u64>,
-    last: Option<Tally>,
 }
 
 impl<R: Runtime> EpInstance<R> {
@@ -246,7 +245,7 @@ impl<R: Runtime> EpInstance<R> {
         // Filled like NPB's loop 5, so that every page is touched now.
         let buffers = (0..tasks).map(|_| Mutex::new(vec![-1e99; 2 * NK])).collect();
         let partials = (0..tasks).map(|_| Mutex::new(Tally::default())).collect();
-        EpInstance { rt, class, bounds, buffers, partials, skip, last: None }
+        EpInstance { rt, class, bounds, buffers, partials, skip }
     }
 
     fn tasks(&self) -> usize {
@@ -271,22 +270,20 @@ impl<R: Runtime> EpInstance<R> {
 }
 
 impl<R: Runtime> Instance for EpInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
-        self.last = None;
+    /// The sums and counts of the whole kernel.
+    type Outcome = Tally;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Tally)> {
         let t = timed_install(&self.rt, timer, || self.kernel());
-        self.last = Some(t);
-        Ok(Work::ops(self.class.ops()))
+        Ok((Work::ops(self.class.ops()), t))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, t: &Tally) -> Verdict {
         let c = self.class;
         let expected = format!(
             "sx = {:e}, sy = {:e} (relative error <= {EPSILON:e}), gaussian pairs = {} exactly (NPB 3.4, class {})",
             c.sx, c.sy, c.pairs, c.name
         );
-        let Some(t) = &self.last else {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        };
         let (ex, ey) = (rel_error(t.sx, c.sx), rel_error(t.sy, c.sy));
         Verdict {
             passed: ex <= EPSILON && ey <= EPSILON && t.pairs() == c.pairs,
@@ -300,7 +297,7 @@ impl<R: Runtime> Instance for EpInstance<R> {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Tally>) -> serde_json::Value {
         let c = self.class;
         json!({
             "class": c.name,
@@ -308,12 +305,12 @@ impl<R: Runtime> Instance for EpInstance<R> {
             "pairs": 1u64 << c.m,
             "batches": c.batches(),
             "tasks": self.tasks(),
-            "sx": self.last.map(|t| t.sx),
-            "sy": self.last.map(|t| t.sy),
-            "sx_rel_error": self.last.map(|t| rel_error(t.sx, c.sx)),
-            "sy_rel_error": self.last.map(|t| rel_error(t.sy, c.sy)),
-            "gaussian_pairs": self.last.map(|t| t.pairs()),
-            "counts": self.last.map(|t| t.q),
+            "sx": last.map(|t| t.sx),
+            "sy": last.map(|t| t.sy),
+            "sx_rel_error": last.map(|t| rel_error(t.sx, c.sx)),
+            "sy_rel_error": last.map(|t| rel_error(t.sy, c.sy)),
+            "gaussian_pairs": last.map(|t| t.pairs()),
+            "counts": last.map(|t| t.q),
             "ops_per_sample": c.ops(),
         })
     }
@@ -362,15 +359,14 @@ mod tests {
     fn verifies<R: Runtime>(workers: usize) {
         let rt = R::build(workers, None).unwrap();
         let mut inst = EpInstance::new(rt, &CLASSES[0], None);
-        assert!(!inst.verify().passed, "no sample ran");
         let mut timer = Timer::new();
-        let w = inst.sample(1, &mut timer).unwrap();
+        let (w, out) = inst.sample(1, &mut timer).unwrap();
         assert_eq!(w, Work::ops(1 << 25));
         assert!(timer.work_ns().is_some());
-        let v = inst.verify();
+        let v = inst.verify(&out);
         assert!(v.passed, "{} on {workers}: {v:?}", R::NAME);
-        assert_eq!(inst.details()["gaussian_pairs"], 13_176_389);
-        assert_eq!(inst.details()["tasks"], tasks_per_worker::<R>() as usize * workers);
+        assert_eq!(inst.details(Some(&out))["gaussian_pairs"], 13_176_389);
+        assert_eq!(inst.details(Some(&out))["tasks"], tasks_per_worker::<R>() as usize * workers);
     }
 
     #[test]
@@ -407,8 +403,8 @@ mod tests {
     fn a_skipped_batch_fails_the_verifier() {
         let rt = Rayon::build(2, None).unwrap();
         let mut inst = EpInstance::new(rt, &CLASSES[0], Some(CLASSES[0].batches() / 2));
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed, "{v:?}");
         assert!(v.observed.contains("gaussian pairs = 131"), "{v:?}");
     }
@@ -419,18 +415,12 @@ mod tests {
         let mut inst = EpInstance::new(rt, &CLASSES[0], None);
         let c = &CLASSES[0];
         let exact = Tally { sx: c.sx, sy: c.sy, q: [c.pairs, 0, 0, 0, 0, 0, 0, 0, 0, 0] };
-        inst.last = Some(exact);
-        assert!(inst.verify().passed);
-        inst.last = Some(Tally { sx: c.sx * (1.0 + 5e-9), ..exact });
-        assert!(inst.verify().passed, "within 1e-8");
-        inst.last = Some(Tally { sx: c.sx * (1.0 + 2e-8), ..exact });
-        assert!(!inst.verify().passed, "sx off by 2e-8");
-        inst.last = Some(Tally { sy: f64::NAN, ..exact });
-        assert!(!inst.verify().passed, "NaN");
-        inst.last = Some(Tally { q: [c.pairs - 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], ..exact });
-        assert!(inst.verify().passed, "the count is the sum of the annuli");
-        inst.last = Some(Tally { q: [c.pairs + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], ..exact });
-        let v = inst.verify();
+        assert!(inst.verify(&exact).passed);
+        assert!(inst.verify(&Tally { sx: c.sx * (1.0 + 5e-9), ..exact }).passed, "within 1e-8");
+        assert!(!inst.verify(&Tally { sx: c.sx * (1.0 + 2e-8), ..exact }).passed, "sx off by 2e-8");
+        assert!(!inst.verify(&Tally { sy: f64::NAN, ..exact }).passed, "NaN");
+        assert!(inst.verify(&Tally { q: [c.pairs - 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], ..exact }).passed, "the count is the sum of the annuli");
+        let v = inst.verify(&Tally { q: [c.pairs + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], ..exact });
         assert!(!v.passed && v.expected.contains("1.051299420395306e7") && v.observed.contains("13176390"), "{v:?}");
     }
 

@@ -76,12 +76,13 @@ impl Workload for FileRead {
             Err(e) => return skip_or_fail("writing a file in the scratch directory", e),
         };
         let filesystem = scratch::filesystem_type(&path);
-        Ok(Prepared::Ready(Box::new(FileReadInstance::new(path, expected, filesystem, cx.fault_is(SKIP_READ)))))
+        Ok(Prepared::ready(FileReadInstance::new(path, expected, filesystem, cx.fault_is(SKIP_READ))))
     }
 }
 
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     mismatches: u64,
     /// The bytes the last read returned.
@@ -98,7 +99,6 @@ struct FileReadInstance {
     poison: Vec<(usize, u8)>,
     filesystem: String,
     skip_read: bool,
-    last: Option<Last>,
 }
 
 impl FileReadInstance {
@@ -109,12 +109,14 @@ impl FileReadInstance {
         let mut at: Vec<usize> = (0..n).step_by(POISON_STRIDE).chain([n.saturating_sub(1), n]).collect();
         at.dedup();
         let poison = at.into_iter().map(|k| (k, !expected.get(k).copied().unwrap_or(0))).collect();
-        FileReadInstance { path, buf: vec![0; n + 1], expected, poison, filesystem, skip_read, last: None }
+        FileReadInstance { path, buf: vec![0; n + 1], expected, poison, filesystem, skip_read }
     }
 }
 
 impl Instance for FileReadInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let n = self.expected.len();
         let mut mismatches = 0u64;
         let mut got = 0usize;
@@ -144,14 +146,10 @@ impl Instance for FileReadInstance {
             mismatches += u64::from(got != n || self.buf[..n] != self.expected[..]);
         }
         timer.stop();
-        self.last = Some(Last { iters, mismatches, got });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, mismatches, got }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let n = self.expected.len();
         let expected = format!("{} reads of the {n} B recorded at prepare, 0 mismatched", l.iters);
         if l.mismatches == 0 {
@@ -168,7 +166,7 @@ impl Instance for FileReadInstance {
         Verdict { passed: false, expected, observed: format!("{} reads, {} mismatched ({diff})", l.iters, l.mismatches) }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({ "filesystem": self.filesystem, "bytes": self.expected.len() })
     }
 }
@@ -201,24 +199,23 @@ mod tests {
     }
 
     #[test]
-    fn the_verifier_fails_without_a_sample_or_with_a_changed_file() {
+    fn the_verifier_fails_with_a_changed_file() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("data");
         std::fs::write(&path, b"abcd").unwrap();
         let mut inst = FileReadInstance::new(path.clone(), b"abcd".to_vec(), "t".into(), false);
-        assert!(!inst.verify().passed);
-        inst.sample(2, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed);
+        let (_, out) = inst.sample(2, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&out).passed);
         std::fs::write(&path, b"abce").unwrap();
-        inst.sample(2, &mut Timer::new()).unwrap();
-        assert_eq!(inst.verify().observed, "2 reads, 2 mismatched (byte 3 read 0x65, recorded 0x64)");
+        let (_, out) = inst.sample(2, &mut Timer::new()).unwrap();
+        assert_eq!(inst.verify(&out).observed, "2 reads, 2 mismatched (byte 3 read 0x65, recorded 0x64)");
         for (content, observed) in [
             (&b"abcde"[..], "2 reads, 2 mismatched (the last read returned 5 B)"),
             (b"abc", "2 reads, 2 mismatched (the last read returned 3 B)"),
         ] {
             std::fs::write(&path, content).unwrap();
-            inst.sample(2, &mut Timer::new()).unwrap();
-            assert_eq!(inst.verify().observed, observed);
+            let (_, out) = inst.sample(2, &mut Timer::new()).unwrap();
+            assert_eq!(inst.verify(&out).observed, observed);
         }
     }
 

@@ -60,7 +60,7 @@ impl Workload for FutexCtx {
             return Err(anyhow::Error::new(err).context("probing FUTEX_WAKE"));
         }
         let inst = FutexInstance::start(Some(pair.b), cx.fault_is(FAULT), (pair.a, pair.b), pair.note)?;
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
@@ -121,9 +121,9 @@ fn peer(s: &Shared, skip_step: bool) {
     }
 }
 
-/// What the last sample saw.
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     handoffs: u64,
     /// Hand-offs the counter should have moved by (one more when `handoffs` is odd: the peer's answer).
     expected_advance: u64,
@@ -142,7 +142,6 @@ struct FutexInstance {
     cpus: (usize, usize),
     note: String,
     handoffs: u64,
-    last: Option<Last>,
 }
 
 impl FutexInstance {
@@ -162,7 +161,7 @@ impl FutexInstance {
                 }
             })
             .context("spawning the peer thread")?;
-        let inst = FutexInstance { shared, peer: Some(handle), mine: 0, cpus, note, handoffs: 0, last: None };
+        let inst = FutexInstance { shared, peer: Some(handle), mine: 0, cpus, note, handoffs: 0 };
         match ready_rx.recv() {
             Ok(Ok(())) => Ok(inst),
             Ok(Err(e)) => anyhow::bail!("the peer thread cannot pin itself to CPU {cpu:?}: {e}"),
@@ -190,7 +189,9 @@ impl FutexInstance {
 }
 
 impl Instance for FutexInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let word = &self.shared.word;
         let start = self.mine;
         let peer_before = self.shared.peer_mismatches.load(Ordering::Relaxed);
@@ -226,21 +227,20 @@ impl Instance for FutexInstance {
         self.mine = mine;
         self.handoffs += iters;
         let peer_mismatches = self.shared.peer_mismatches.load(Ordering::Relaxed) - peer_before;
-        self.last = Some(Last {
-            handoffs: iters,
-            expected_advance: iters + iters % 2,
-            advance: u64::from(mine.wrapping_sub(start)),
-            mismatches,
-            peer_mismatches,
-            first_bad,
-        });
-        Ok(Work::ops(iters))
+        Ok((
+            Work::ops(iters),
+            Outcome {
+                handoffs: iters,
+                expected_advance: iters + iters % 2,
+                advance: u64::from(mine.wrapping_sub(start)),
+                mismatches,
+                peer_mismatches,
+                first_bad,
+            },
+        ))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a ping-pong".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("0 mismatches on both sides; the counter advances by {}", l.expected_advance);
         let mut observed = format!(
             "{} mismatches (measuring thread), {} (peer); the counter advanced by {} in {} hand-offs",
@@ -253,7 +253,7 @@ impl Instance for FutexInstance {
         Verdict { passed, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({
             "cpu_a": self.cpus.0,
             "cpu_b": self.cpus.1,
@@ -284,10 +284,10 @@ mod tests {
     #[test]
     fn the_ping_pong_alternates_for_odd_and_even_counts() {
         let mut inst = FutexInstance::start(None, false, (0, 0), String::new()).unwrap();
-        assert!(!inst.verify().passed, "no sample ran");
         for iters in [1, 2, 7, 1000] {
-            assert_eq!(inst.sample(iters, &mut Timer::new()).unwrap(), Work::ops(iters));
-            let v = inst.verify();
+            let (w, out) = inst.sample(iters, &mut Timer::new()).unwrap();
+            assert_eq!(w, Work::ops(iters));
+            let v = inst.verify(&out);
             assert!(v.passed, "{iters}: {v:?}");
         }
         assert_eq!(inst.handoffs, 1010);
@@ -297,16 +297,16 @@ mod tests {
     #[test]
     fn the_verifier_fails_when_a_step_is_skipped() {
         let mut inst = FutexInstance::start(None, true, (0, 0), String::new()).unwrap();
-        inst.sample(4, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.contains("first: expected 2, woke to 3"), "{}", v.observed);
-        inst.sample(4, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed, "the peer skips once");
-        inst.last = Some(Last { handoffs: 2, expected_advance: 2, advance: 2, mismatches: 0, peer_mismatches: 1, first_bad: None });
-        assert!(!inst.verify().passed);
-        inst.last = Some(Last { handoffs: 2, expected_advance: 2, advance: 3, mismatches: 0, peer_mismatches: 0, first_bad: None });
-        assert!(!inst.verify().passed);
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&out).passed, "the peer skips once");
+        let out = Outcome { handoffs: 2, expected_advance: 2, advance: 2, mismatches: 0, peer_mismatches: 1, first_bad: None };
+        assert!(!inst.verify(&out).passed);
+        let out = Outcome { handoffs: 2, expected_advance: 2, advance: 3, mismatches: 0, peer_mismatches: 0, first_bad: None };
+        assert!(!inst.verify(&out).passed);
     }
 
     #[test]

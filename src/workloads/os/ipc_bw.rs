@@ -93,14 +93,13 @@ impl Workload for IpcBw {
             cpus: (pair.a, pair.b),
             note: pair.note,
             capacity,
-            last: None,
         };
         let [ready] = read_words::<1>(&mut ack).context("the receiver ended before it was ready")?;
         inst.ack = Some(ack);
         if ready != 0 {
             anyhow::bail!("the receiver cannot pin itself to CPU {}: {}", pair.b, io::Error::from_raw_os_error(ready as i32));
         }
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
@@ -155,9 +154,9 @@ fn receive(cpu: Option<usize>, mut rx: File, mut ack: File, size: usize, corrupt
     }
 }
 
-/// What the last sample sent and what the receiver acknowledged.
+/// What one sample sent and what the receiver acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     messages: u64,
     expected: (u64, u64),
     received: (u64, u64),
@@ -176,7 +175,6 @@ struct BwInstance {
     cpus: (usize, usize),
     note: String,
     capacity: libc::c_int,
-    last: Option<Last>,
 }
 
 impl BwInstance {
@@ -189,7 +187,9 @@ impl BwInstance {
 }
 
 impl Instance for BwInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let expected = self.reference(self.sent, iters);
         let (Some(tx), Some(ack)) = (self.tx.as_mut(), self.ack.as_mut()) else { anyhow::bail!("the pipes are closed") };
         write_words(tx, [iters]).context("announcing the message count")?;
@@ -203,14 +203,10 @@ impl Instance for BwInstance {
         let [sum, bytes] = read_words::<2>(ack).context("reading the receiver's acknowledgement")?;
         timer.stop();
         self.sent += iters;
-        self.last = Some(Last { messages: iters, expected, received: (sum, bytes) });
-        Ok(Work { ops: iters, bytes: iters * self.size as u64 })
+        Ok((Work { ops: iters, bytes: iters * self.size as u64 }, Outcome { messages: iters, expected, received: (sum, bytes) }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a checksum".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let show = |(sum, bytes): (u64, u64)| format!("checksum {sum:#018x} over {bytes} bytes");
         Verdict {
             passed: l.received == l.expected,
@@ -219,7 +215,7 @@ impl Instance for BwInstance {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({
             "message_bytes": self.size,
             "distinct_messages": self.msgs.len(),
@@ -268,7 +264,6 @@ mod tests {
             cpus: (0, 0),
             note: String::new(),
             capacity: 0,
-            last: None,
         };
         (inst, h)
     }
@@ -277,11 +272,10 @@ mod tests {
     fn every_byte_arrives_and_is_counted() {
         for size in [1, 1000, 1024, 70_000] {
             let (mut inst, h) = instance(size, false);
-            assert!(!inst.verify().passed, "no sample ran");
             for iters in [1, 3, 20] {
-                let w = inst.sample(iters, &mut Timer::new()).unwrap();
+                let (w, out) = inst.sample(iters, &mut Timer::new()).unwrap();
                 assert_eq!(w, Work { ops: iters, bytes: iters * size as u64 });
-                let v = inst.verify();
+                let v = inst.verify(&out);
                 assert!(v.passed, "size {size}: {v:?}");
             }
             assert_eq!(inst.sent, 24);
@@ -293,13 +287,13 @@ mod tests {
     #[test]
     fn the_verifier_fails_on_a_corrupted_byte_or_a_lost_message() {
         let (mut inst, _h) = instance(1000, true);
-        inst.sample(4, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed, "{v:?}");
         assert!(v.observed.ends_with("over 4000 bytes (receiver)"), "{}", v.observed);
         let (sum, bytes) = inst.reference(0, 3);
-        inst.last = Some(Last { messages: 4, expected: inst.reference(0, 4), received: (sum, bytes) });
-        assert!(!inst.verify().passed);
+        let lost = Outcome { messages: 4, expected: inst.reference(0, 4), received: (sum, bytes) };
+        assert!(!inst.verify(&lost).passed);
     }
 
     #[test]

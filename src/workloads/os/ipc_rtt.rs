@@ -111,14 +111,13 @@ impl Workload for IpcRtt {
             buf: vec![0xA5; bytes],
             rbuf: vec![0; bytes],
             round_trips: 0,
-            last: None,
         };
         let [ready] = read_words::<1>(&mut rx).context("the echo peer ended before it was ready")?;
         inst.rx = Some(rx);
         if ready != 0 {
             anyhow::bail!("the echo peer cannot pin itself to CPU {}: {}", pair.b, io::Error::from_raw_os_error(ready as i32));
         }
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
@@ -143,7 +142,7 @@ fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::R
         // message sent one round trip earlier.
         tx.write_all(&vec![0x5A; bytes]).context("writing the stale message")?;
     }
-    Ok(Prepared::Ready(Box::new(RttInstance {
+    Ok(Prepared::ready(RttInstance {
         tx: Some(tx),
         rx: Some(File::from(OwnedFd::from(r))),
         peer: None,
@@ -155,8 +154,7 @@ fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::R
         buf: vec![0xA5; bytes],
         rbuf: vec![0; bytes],
         round_trips: 0,
-        last: None,
-    })))
+    }))
 }
 
 fn refused(e: &io::Error) -> bool {
@@ -218,9 +216,9 @@ enum PeerEnd {
     Thread(JoinHandle<i32>),
 }
 
-/// What the last sample saw.
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     round_trips: u64,
     mismatches: u64,
     /// The first mismatch: (sent, echoed).
@@ -240,11 +238,12 @@ struct RttInstance {
     buf: Vec<u8>,
     rbuf: Vec<u8>,
     round_trips: u64,
-    last: Option<Last>,
 }
 
 impl Instance for RttInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (Some(tx), Some(rx)) = (self.tx.as_mut(), self.rx.as_mut()) else { anyhow::bail!("the channels are closed") };
         let (buf, rbuf) = (&mut self.buf, &mut self.rbuf);
         let mut seq = self.seq;
@@ -265,13 +264,11 @@ impl Instance for RttInstance {
         timer.stop();
         self.seq = seq;
         self.round_trips += iters;
-        self.last = Some(Last { round_trips: iters, mismatches, first_bad });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { round_trips: iters, mismatches, first_bad }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = "0 mismatches: every echo carries the sequence number sent".to_string();
-        let Some(l) = self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
         let mut observed = format!("{} mismatches in {} round trips", l.mismatches, l.round_trips);
         if let Some((sent, got)) = l.first_bad {
             observed.push_str(&format!(" (first: sent {sent}, echoed {got})"));
@@ -279,7 +276,7 @@ impl Instance for RttInstance {
         Verdict { passed: l.mismatches == 0, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let peer = match &self.peer {
             Some(PeerEnd::Process(pid)) => format!("forked process {pid}"),
             Some(PeerEnd::Thread(_)) => "thread".to_string(),
@@ -293,7 +290,7 @@ impl Instance for RttInstance {
             "cpu_b": self.cpus.1,
             "placement_note": self.note,
             "round_trips_total": self.round_trips,
-            "last_sample_mismatches": self.last.map(|l| l.mismatches),
+            "last_sample_mismatches": last.map(|l| l.mismatches),
         })
     }
 }
@@ -338,7 +335,6 @@ mod tests {
             buf: vec![0; bytes],
             rbuf: vec![0; bytes],
             round_trips: 0,
-            last: None,
         }
     }
 
@@ -346,10 +342,10 @@ mod tests {
     fn echoes_over_pipes_and_sockets_pass() {
         for (transport, bytes) in [("thread", 8), ("unix", 8), ("thread", 1000), ("unix", 4096)] {
             let mut inst = instance(transport, bytes, false);
-            assert!(!inst.verify().passed, "no sample ran");
             for iters in [1, 200] {
-                assert_eq!(inst.sample(iters, &mut Timer::new()).unwrap(), Work::ops(iters));
-                let v = inst.verify();
+                let (w, out) = inst.sample(iters, &mut Timer::new()).unwrap();
+                assert_eq!(w, Work::ops(iters));
+                let v = inst.verify(&out);
                 assert!(v.passed, "{transport} {bytes}: {v:?}");
             }
             assert_eq!(inst.round_trips, 201);
@@ -366,25 +362,24 @@ mod tests {
         let _ = inst.peer.take().map(|p| if let PeerEnd::Thread(h) = p { h.join().unwrap() } else { 0 });
         inst.tx = Some(File::from(OwnedFd::from(w)));
         inst.rx = Some(File::from(OwnedFd::from(r)));
-        inst.sample(100, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed);
+        let (_, out) = inst.sample(100, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&out).passed);
         inst.tx.as_mut().unwrap().write_all(&[0x5A; 8]).unwrap();
-        inst.sample(3, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(3, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed && v.observed.starts_with("3 mismatches in 3 round trips"), "{v:?}");
     }
 
     #[test]
     fn the_verifier_fails_on_a_corrupted_echo() {
         let mut inst = instance("thread", 8, true);
-        inst.sample(5, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(5, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "1 mismatches in 5 round trips (first: sent 1, echoed 0)");
-        inst.sample(5, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed, "only the first echo is corrupted");
-        inst.last = Some(Last { round_trips: 3, mismatches: 2, first_bad: Some((4, 5)) });
-        assert!(!inst.verify().passed);
+        let (_, out) = inst.sample(5, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&out).passed, "only the first echo is corrupted");
+        assert!(!inst.verify(&Outcome { round_trips: 3, mismatches: 2, first_bad: Some((4, 5)) }).passed);
     }
 
     #[test]

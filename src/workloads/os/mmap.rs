@@ -60,7 +60,6 @@ impl Workload for Mmap {
             skip_page: cx.fault_is("skip-page"),
             thp: std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok().map(|s| s.trim().to_string()),
             ops: 0,
-            last: None,
         };
         // One operation now: a kernel that refuses anonymous mappings (a
         // seccomp filter, an address-space limit) skips the row here.
@@ -71,14 +70,13 @@ impl Workload for Mmap {
                 Err(e) => Err(e),
             };
         }
-        inst.last = None;
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
 /// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     /// Words read back (one per page per operation).
     checked: u64,
@@ -93,7 +91,6 @@ struct MmapInstance {
     thp: Option<String>,
     /// Operations done so far: numbers each operation's pattern.
     ops: u64,
-    last: Option<Last>,
 }
 
 impl MmapInstance {
@@ -110,7 +107,9 @@ fn pattern(salt: u64, op: u64, page: usize) -> u64 {
 }
 
 impl Instance for MmapInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (size, page, pages, salt) = (self.size, self.page, self.pages(), self.salt);
         // The fault leaves the middle page of the first mapping untouched.
         let skip = if self.skip_page { Some(pages / 2) } else { None };
@@ -151,14 +150,10 @@ impl Instance for MmapInstance {
         }
         timer.stop();
         self.ops += iters;
-        self.last = Some(Last { iters, checked, mismatches });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, checked, mismatches }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let want = l.iters * self.pages() as u64;
         Verdict {
             passed: l.mismatches == 0 && l.checked == want,
@@ -167,7 +162,7 @@ impl Instance for MmapInstance {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({
             "size": self.size,
             "page_size": self.page,
@@ -182,7 +177,7 @@ mod tests {
     use super::*;
 
     fn instance(size: usize, skip_page: bool) -> MmapInstance {
-        MmapInstance { size, page: 4096, salt: 3, skip_page, thp: None, ops: 0, last: None }
+        MmapInstance { size, page: 4096, salt: 3, skip_page, thp: None, ops: 0 }
     }
 
     #[test]
@@ -190,29 +185,28 @@ mod tests {
         for size in [1, 4096, 4097, 3 * 4096] {
             let mut inst = instance(size, false);
             let mut t = Timer::new();
-            assert_eq!(inst.sample(5, &mut t).unwrap(), Work::ops(5));
+            let (w, out) = inst.sample(5, &mut t).unwrap();
+            assert_eq!(w, Work::ops(5));
             assert!(t.work_ns().is_some());
-            let v = inst.verify();
+            let v = inst.verify(&out);
             assert!(v.passed, "{v:?}");
-            assert_eq!(inst.last.unwrap().checked, 5 * size.div_ceil(4096) as u64);
+            assert_eq!(out.checked, 5 * size.div_ceil(4096) as u64);
         }
     }
 
     #[test]
     fn a_skipped_page_fails_the_verifier() {
         let mut inst = instance(3 * 4096, true);
-        inst.sample(4, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "1 mismatched of 12 pages read back");
     }
 
     #[test]
-    fn the_verifier_fails_on_missing_reads_or_no_sample() {
+    fn the_verifier_fails_on_missing_reads() {
         let mut inst = instance(4096, false);
-        assert!(!inst.verify().passed);
-        inst.last = Some(Last { iters: 3, checked: 2, mismatches: 0 });
-        assert!(!inst.verify().passed, "a page not read back");
+        assert!(!inst.verify(&Outcome { iters: 3, checked: 2, mismatches: 0 }).passed, "a page not read back");
     }
 
     #[test]

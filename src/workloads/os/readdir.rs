@@ -76,7 +76,7 @@ impl Workload for Readdir {
         if let Err(e) = list(&inst.cdir) {
             return skip_or_fail("listing a directory in the scratch directory", e);
         }
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
@@ -109,8 +109,9 @@ impl Listing {
     }
 }
 
+/// What one sample saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     mismatches: u64,
     /// The last mismatching listing and, named after the window, how the
@@ -124,14 +125,13 @@ struct ReaddirInstance {
     names: BTreeSet<String>,
     expected: Listing,
     filesystem: String,
-    last: Option<Last>,
 }
 
 impl ReaddirInstance {
     fn new(dir: PathBuf, names: BTreeSet<String>, filesystem: String) -> anyhow::Result<Self> {
         let cdir = CString::new(dir.as_os_str().as_bytes())?;
         let expected = Listing::of(names.iter().map(|n| n.as_bytes()));
-        Ok(ReaddirInstance { dir, cdir, names, expected, filesystem, last: None })
+        Ok(ReaddirInstance { dir, cdir, names, expected, filesystem })
     }
 }
 
@@ -181,7 +181,9 @@ fn difference(dir: &Path, names: &BTreeSet<String>) -> String {
 }
 
 impl Instance for ReaddirInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let expected = self.expected;
         let mut mismatches = 0u64;
         let mut bad = None;
@@ -195,14 +197,10 @@ impl Instance for ReaddirInstance {
         }
         timer.stop();
         let bad = bad.map(|l| (l, difference(&self.dir, &self.names)));
-        self.last = Some(Last { iters, mismatches, bad });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, mismatches, bad }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = &self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("{} listings of the {} entries prepare created, 0 mismatched", l.iters, self.expected.count);
         match &l.bad {
             None if l.mismatches == 0 => Verdict { passed: true, observed: format!("{} listings, 0 mismatched", l.iters), expected },
@@ -215,7 +213,7 @@ impl Instance for ReaddirInstance {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({
             "filesystem": self.filesystem,
             "entries": self.expected.count,
@@ -259,7 +257,6 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.readdir", json!({"entries": 10}), None, tmp.path());
         let mut inst = ready(Readdir.prepare_here(&cell));
-        assert!(!inst.verify().passed, "no sample yet");
         std::fs::rename(tmp.path().join("readdir/e000003"), tmp.path().join("readdir/e000003x")).unwrap();
         inst.sample(2, &mut Timer::new()).unwrap();
         let v = inst.verify();

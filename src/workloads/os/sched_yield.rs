@@ -101,15 +101,14 @@ impl Workload for SchedYield {
             return Ok(Prepared::Skip(format!("sched_yield is not permitted here: {err}")));
         }
         let peer = if pair_mode { Some(Peer::spawn(Some(pair.b), cx.fault_is(FAULT))?) } else { None };
-        Ok(Prepared::Ready(Box::new(YieldInstance {
+        Ok(Prepared::ready(YieldInstance {
             peer,
             cpus: (pair.a, pair_mode.then_some(pair.b)),
             note: pair.note,
             cross: placement == "cross-cpu",
             skip_yield: cx.fault_is(SKIP_YIELD),
             yields_total: 0,
-            last: None,
-        })))
+        }))
     }
 }
 
@@ -261,9 +260,9 @@ struct PeerProgress {
     in_window: u64,
 }
 
-/// What the last sample saw.
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     /// The sample's iterations.
     iters: u64,
     /// Yields that returned 0.
@@ -275,7 +274,7 @@ struct Last {
     handovers: Option<Handovers>,
 }
 
-impl Last {
+impl Outcome {
     /// Why the sample is wrong, if it is.
     fn problems(&self) -> Vec<String> {
         let mut bad = Vec::new();
@@ -317,7 +316,6 @@ struct YieldInstance {
     /// The measuring thread's yields over every sample (published to the
     /// peer in same-cpu mode).
     yields_total: u64,
-    last: Option<Last>,
 }
 
 impl YieldInstance {
@@ -360,11 +358,12 @@ impl YieldInstance {
 }
 
 impl Instance for YieldInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let Some(shared) = self.peer.as_ref().map(|p| Arc::clone(&p.shared)) else {
             let yields = self.plain_loop(iters, timer);
-            self.last = Some(Last { iters, yields, peer: None, peer_failures: 0, handovers: None });
-            return Ok(Work::ops(iters));
+            return Ok((Work::ops(iters), Outcome { iters, yields, peer: None, peer_failures: 0, handovers: None }));
         };
         let peer_yields = || shared.yields.load(Ordering::Acquire);
         // The peer's count when it was woken, and just before the window.
@@ -394,11 +393,10 @@ impl Instance for YieldInstance {
         });
         let peer = Some(PeerProgress { since_wake: peer_yields() - woken, in_window: after - before });
         let peer_failures = shared.failures.load(Ordering::Relaxed);
-        self.last = Some(Last { iters, yields, peer, peer_failures, handovers });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, yields, peer, peer_failures, handovers }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = match (&self.peer, self.cross) {
             (None, _) => "every sched_yield returns 0".to_string(),
             (Some(_), true) => "every sched_yield returns 0 (both threads) and the peer yields between being woken and parked".into(),
@@ -407,7 +405,6 @@ impl Instance for YieldInstance {
                                  switches"
                 .into(),
         };
-        let Some(l) = self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
         let problems = l.problems();
         let mut observed = format!("{} of {} yields returned 0", l.yields, l.iters);
         if let Some(h) = l.handovers {
@@ -428,15 +425,15 @@ impl Instance for YieldInstance {
         Verdict { passed: problems.is_empty(), expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
-        let h = self.last.and_then(|l| l.handovers);
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
+        let h = last.and_then(|l| l.handovers);
         json!({
             "mode": if self.peer.is_some() { "pair" } else { "single" },
             "cpu_a": self.cpus.0,
             "cpu_b": self.cpus.1,
             "placement_note": self.note,
-            "last_sample_yields": self.last.map(|l| l.yields),
-            "last_sample_peer_yields_in_window": self.last.and_then(|l| l.peer.map(|p| p.in_window)),
+            "last_sample_yields": last.map(|l| l.yields),
+            "last_sample_peer_yields_in_window": last.and_then(|l| l.peer.map(|p| p.in_window)),
             "last_sample_handovers_seen": h.map(|h| h.measurer_saw),
             "last_sample_peer_saw": h.map(|h| h.peer_saw),
             "last_sample_context_switches": h.map(|h| h.switches),
@@ -450,7 +447,7 @@ mod tests {
 
     fn instance(pair: bool, lose_progress: bool, cross: bool) -> YieldInstance {
         let peer = pair.then(|| Peer::spawn(None, lose_progress).unwrap());
-        YieldInstance { peer, cpus: (0, pair.then_some(0)), note: String::new(), cross, skip_yield: false, yields_total: 0, last: None }
+        YieldInstance { peer, cpus: (0, pair.then_some(0)), note: String::new(), cross, skip_yield: false, yields_total: 0 }
     }
 
     /// Pins the test thread and makes a same-cpu pair on its CPU.
@@ -458,17 +455,17 @@ mod tests {
         let cpu = *affinity::current_thread().unwrap().first().unwrap();
         affinity::pin_current_thread(cpu).unwrap();
         let peer = Some(Peer::spawn(Some(cpu), false).unwrap());
-        YieldInstance { peer, cpus: (cpu, Some(cpu)), note: String::new(), cross: false, skip_yield, yields_total: 0, last: None }
+        YieldInstance { peer, cpus: (cpu, Some(cpu)), note: String::new(), cross: false, skip_yield, yields_total: 0 }
     }
 
     #[test]
     fn single_and_pair_samples_pass() {
         for (pair, cross) in [(false, false), (true, true)] {
             let mut inst = instance(pair, false, cross);
-            assert!(!inst.verify().passed, "no sample ran");
             for iters in [1, 1000] {
-                assert_eq!(inst.sample(iters, &mut Timer::new()).unwrap(), Work::ops(iters));
-                let v = inst.verify();
+                let (w, out) = inst.sample(iters, &mut Timer::new()).unwrap();
+                assert_eq!(w, Work::ops(iters));
+                let v = inst.verify(&out);
                 assert!(v.passed, "pair {pair}: {v:?}");
             }
         }
@@ -480,15 +477,15 @@ mod tests {
         std::thread::spawn(|| {
             let mut inst = same_cpu_pair(false);
             for iters in [1, 7, 2000] {
-                inst.sample(iters, &mut Timer::new()).unwrap();
-                let v = inst.verify();
+                let (_, out) = inst.sample(iters, &mut Timer::new()).unwrap();
+                let v = inst.verify(&out);
                 assert!(v.passed, "{iters}: {v:?}");
-                let h = inst.last.unwrap().handovers.unwrap();
+                let h = out.handovers.unwrap();
                 assert!(h.switches >= h.measurer_saw && h.measurer_saw >= iters.div_ceil(2), "{h:?}");
             }
             let mut bad = same_cpu_pair(true);
-            bad.sample(2000, &mut Timer::new()).unwrap();
-            let v = bad.verify();
+            let (_, out) = bad.sample(2000, &mut Timer::new()).unwrap();
+            let v = bad.verify(&out);
             assert!(!v.passed);
             assert!(v.observed.starts_with("the peer ran after only"), "{}", v.observed);
         })
@@ -499,16 +496,16 @@ mod tests {
     #[test]
     fn the_verifier_fails_when_the_peer_makes_no_progress_or_a_yield_fails() {
         let mut inst = instance(true, true, true);
-        inst.sample(100, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(100, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.starts_with("the peer made no progress"), "{}", v.observed);
         assert!(v.observed.ends_with("0 yields since woken (0 inside the window)"), "{}", v.observed);
         let mut single = instance(false, false, false);
-        single.last = Some(Last { iters: 10, yields: 9, peer: None, peer_failures: 0, handovers: None });
-        assert!(single.verify().observed.starts_with("1 of 10 yields returned non-zero"));
+        let out = Outcome { iters: 10, yields: 9, peer: None, peer_failures: 0, handovers: None };
+        assert!(single.verify(&out).observed.starts_with("1 of 10 yields returned non-zero"));
         let fine = Handovers { measurer_saw: 10, peer_saw: 10, switches: 10 };
-        let pair = |h| Last {
+        let pair = |h| Outcome {
             iters: 10,
             yields: 10,
             peer: Some(PeerProgress { since_wake: 11, in_window: 10 }),

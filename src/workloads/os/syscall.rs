@@ -56,7 +56,7 @@ impl Workload for Syscall {
         let call = Call::parse(cell.str("call")?)?;
         let mut inst = SyscallInstance::new(call, cx.fault_is(FAULT));
         inst.pad_pct = cell.u64("pad_pct")?;
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
@@ -103,9 +103,9 @@ impl Call {
     }
 }
 
-/// What the last sample saw.
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     calls: u64,
     mismatches: u64,
     /// The last value a call returned.
@@ -119,18 +119,19 @@ struct SyscallInstance {
     compared: libc::c_long,
     /// Extra calls per hundred iterations (the planted slowdown).
     pad_pct: u64,
-    last: Option<Last>,
 }
 
 impl SyscallInstance {
     fn new(call: Call, fault: bool) -> SyscallInstance {
         let expected = call.expected();
-        SyscallInstance { call, expected, compared: if fault { expected + 1 } else { expected }, pad_pct: 0, last: None }
+        SyscallInstance { call, expected, compared: if fault { expected + 1 } else { expected }, pad_pct: 0 }
     }
 }
 
 impl Instance for SyscallInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (nr, want, pad) = (self.call.number(), self.compared, self.pad_pct);
         let mut mismatches = 0u64;
         let mut returned = 0;
@@ -159,30 +160,25 @@ impl Instance for SyscallInstance {
             }
         }
         timer.stop();
-        self.last = Some(Last { calls, mismatches, returned });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { calls, mismatches, returned }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let expected = format!("0 mismatches: every {} returns {} (read through libc at prepare)", self.call.name(), self.expected);
-        match self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(l) => Verdict {
-                passed: l.mismatches == 0,
-                expected,
-                observed: format!("{} mismatches in {} calls (last call returned {})", l.mismatches, l.calls, l.returned),
-            },
+    fn verify(&mut self, l: &Outcome) -> Verdict {
+        Verdict {
+            passed: l.mismatches == 0,
+            expected: format!("0 mismatches: every {} returns {} (read through libc at prepare)", self.call.name(), self.expected),
+            observed: format!("{} mismatches in {} calls (last call returned {})", l.mismatches, l.calls, l.returned),
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
             "call": self.call.name(),
             "syscall_number": self.call.number(),
             "expected_id": self.expected,
             "pad_pct": self.pad_pct,
-            "last_sample_calls": self.last.map(|l| l.calls),
-            "last_sample_mismatches": self.last.map(|l| l.mismatches),
+            "last_sample_calls": last.map(|l| l.calls),
+            "last_sample_mismatches": last.map(|l| l.mismatches),
         })
     }
 }
@@ -195,11 +191,11 @@ mod tests {
     fn raw_calls_return_the_libc_ids() {
         for call in [Call::Getppid, Call::Getpid] {
             let mut inst = SyscallInstance::new(call, false);
-            assert!(!inst.verify().passed, "no sample ran");
             let mut t = Timer::new();
-            assert_eq!(inst.sample(1000, &mut t).unwrap(), Work::ops(1000));
+            let (w, out) = inst.sample(1000, &mut t).unwrap();
+            assert_eq!(w, Work::ops(1000));
             assert!(t.work_ns().unwrap() > 0);
-            let v = inst.verify();
+            let v = inst.verify(&out);
             assert!(v.passed, "{v:?}");
         }
         assert_eq!(Call::Getpid.expected(), std::process::id() as libc::c_long);
@@ -208,25 +204,25 @@ mod tests {
     #[test]
     fn the_verifier_fails_on_a_wrong_id() {
         let mut inst = SyscallInstance::new(Call::Getppid, true);
-        inst.sample(10, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(10, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.starts_with("10 mismatches in 10 calls"), "{}", v.observed);
-        inst.last = Some(Last { calls: 5, mismatches: 1, returned: 1 });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { calls: 5, mismatches: 1, returned: 1 }).passed);
     }
 
     #[test]
     fn padding_adds_its_share_of_calls_and_each_is_verified() {
         let mut inst = SyscallInstance::new(Call::Getpid, false);
         inst.pad_pct = 10;
-        assert_eq!(inst.sample(1000, &mut Timer::new()).unwrap(), Work::ops(1000), "the counted operations stay the iterations");
-        assert_eq!(inst.last.unwrap().calls, 1100);
-        assert!(inst.verify().passed);
+        let (w, out) = inst.sample(1000, &mut Timer::new()).unwrap();
+        assert_eq!(w, Work::ops(1000), "the counted operations stay the iterations");
+        assert_eq!(out.calls, 1100);
+        assert!(inst.verify(&out).passed);
         let mut bad = SyscallInstance::new(Call::Getpid, true);
         bad.pad_pct = 50;
-        bad.sample(10, &mut Timer::new()).unwrap();
-        assert_eq!(bad.last.unwrap().mismatches, 15, "padding calls are checked too");
+        let (_, out) = bad.sample(10, &mut Timer::new()).unwrap();
+        assert_eq!(out.mismatches, 15, "padding calls are checked too");
     }
 
     #[test]

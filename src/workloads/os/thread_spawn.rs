@@ -39,12 +39,7 @@ impl Workload for ThreadSpawn {
         if let Err(e) = std::thread::Builder::new().spawn(|| ()).map(|h| h.join()) {
             return skip_or_fail("spawning a thread", e);
         }
-        Ok(Prepared::Ready(Box::new(ThreadSpawnInstance {
-            salt: cell.seed,
-            wrong_return: cx.fault_is("wrong-return"),
-            next: 0,
-            last: None,
-        })))
+        Ok(Prepared::ready(ThreadSpawnInstance { salt: cell.seed, wrong_return: cx.fault_is("wrong-return"), next: 0 }))
     }
 }
 
@@ -54,8 +49,9 @@ fn value(salt: u64, index: u64) -> u64 {
     mix64(salt ^ index)
 }
 
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     joined: u64,
     mismatches: u64,
@@ -66,11 +62,12 @@ struct ThreadSpawnInstance {
     wrong_return: bool,
     /// Index of the next thread (counts across samples).
     next: u64,
-    last: Option<Last>,
 }
 
 impl Instance for ThreadSpawnInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (salt, first) = (self.salt, self.next);
         // The fault makes the middle thread of the sample return a wrong value.
         let wrong = if self.wrong_return { Some(first + iters / 2) } else { None };
@@ -87,14 +84,10 @@ impl Instance for ThreadSpawnInstance {
         }
         timer.stop();
         self.next += iters;
-        self.last = Some(Last { iters, joined, mismatches });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, joined, mismatches }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         Verdict {
             passed: l.mismatches == 0 && l.joined == l.iters,
             expected: format!("{} threads joined, 0 returned a wrong value", l.iters),
@@ -102,7 +95,7 @@ impl Instance for ThreadSpawnInstance {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({ "rust_min_stack": std::env::var("RUST_MIN_STACK").ok() })
     }
 }
@@ -112,15 +105,16 @@ mod tests {
     use super::*;
 
     fn instance(wrong_return: bool) -> ThreadSpawnInstance {
-        ThreadSpawnInstance { salt: 5, wrong_return, next: 0, last: None }
+        ThreadSpawnInstance { salt: 5, wrong_return, next: 0 }
     }
 
     #[test]
     fn every_thread_returns_its_value() {
         let mut inst = instance(false);
         for n in [1, 10] {
-            assert_eq!(inst.sample(n, &mut Timer::new()).unwrap(), Work::ops(n));
-            let v = inst.verify();
+            let (w, out) = inst.sample(n, &mut Timer::new()).unwrap();
+            assert_eq!(w, Work::ops(n));
+            let v = inst.verify(&out);
             assert!(v.passed, "{v:?}");
         }
         assert_eq!(inst.next, 11);
@@ -129,18 +123,16 @@ mod tests {
     #[test]
     fn a_wrong_return_fails_the_verifier() {
         let mut inst = instance(true);
-        inst.sample(4, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "4 threads joined, 1 returned a wrong value");
     }
 
     #[test]
-    fn the_verifier_fails_on_a_missing_join_or_no_sample() {
+    fn the_verifier_fails_on_a_missing_join() {
         let mut inst = instance(false);
-        assert!(!inst.verify().passed);
-        inst.last = Some(Last { iters: 3, joined: 2, mismatches: 0 });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { iters: 3, joined: 2, mismatches: 0 }).passed);
     }
 
     #[test]

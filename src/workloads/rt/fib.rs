@@ -10,7 +10,7 @@ use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
 
 pub struct Fib;
@@ -79,8 +79,8 @@ impl Config {
 }
 
 impl Maker for Config {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
-        Ok(Box::new(FibInstance { rt, cfg: self, last: None, windows: Windows::default() }))
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
+        Ok(Sampled::boxed(FibInstance { rt, cfg: self, windows: Windows::default() }))
     }
 }
 
@@ -118,28 +118,26 @@ fn fib_tasks<R: Runtime>(rt: &R, m: u64, cutoff: u64, drop_leaf: bool) -> u64 {
 struct FibInstance<R: Runtime> {
     rt: R,
     cfg: Config,
-    last: Option<u64>,
     windows: Windows,
 }
 
 impl<R: Runtime> Instance for FibInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The root's result.
+    type Outcome = u64;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, u64)> {
         let (rt, c) = (&self.rt, self.cfg);
         let v = timed_install(rt, timer, || fib_tasks(rt, c.n, c.cutoff, c.drop_task));
         self.windows.push(timer);
-        self.last = Some(v);
-        Ok(Work::ops(c.tasks()))
+        Ok((Work::ops(c.tasks()), v))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, &v: &u64) -> Verdict {
         let expected = format!("{} (fib({}) by iteration)", self.cfg.expected, self.cfg.n);
-        match self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(v) => Verdict { passed: v == self.cfg.expected, expected, observed: v.to_string() },
-        }
+        Verdict { passed: v == self.cfg.expected, expected, observed: v.to_string() }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&u64>) -> serde_json::Value {
         let c = &self.cfg;
         json!({
             "runtime": R::NAME,

@@ -14,7 +14,7 @@ use super::common::{TALLY_MAX_ITEMS, Tally, Windows, overhead_note, tally, timed
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::{Cell, Profile};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
 
 pub struct ParallelFor;
@@ -105,8 +105,8 @@ impl Config {
 }
 
 impl Maker for Config {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
-        Ok(Box::new(ForInstance { rt, cfg: self, last: None, windows: Windows::default() }))
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
+        Ok(Sampled::boxed(ForInstance { rt, cfg: self, windows: Windows::default() }))
     }
 }
 
@@ -148,12 +148,14 @@ fn chunked<R: Runtime, const LOSE: u8>(rt: &R, items: usize, chunks: usize, tota
 struct ForInstance<R: Runtime> {
     rt: R,
     cfg: Config,
-    last: Option<Tally>,
     windows: Windows,
 }
 
 impl<R: Runtime> Instance for ForInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The items' tally.
+    type Outcome = Tally;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Tally)> {
         let c = self.cfg;
         let rt = &self.rt;
         let chunks = c.tasks(rt.workers());
@@ -167,19 +169,15 @@ impl<R: Runtime> Instance for ForInstance<R> {
             (true, _) => chunked::<R, LOSE_NONE>(rt, c.items, chunks, &total),
         });
         self.windows.push(timer);
-        self.last = Some(Tally::of(total.into_inner()));
-        Ok(Work::ops(c.items as u64))
+        Ok((Work::ops(c.items as u64), Tally::of(total.into_inner())))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, t: &Tally) -> Verdict {
         let expected = format!("{} (items and items(items+1)/2 for items = {})", self.cfg.expected(), self.cfg.items);
-        match self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(t) => Verdict { passed: t == self.cfg.expected(), expected, observed: t.to_string() },
-        }
+        Verdict { passed: *t == self.cfg.expected(), expected, observed: t.to_string() }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Tally>) -> serde_json::Value {
         let c = &self.cfg;
         let tasks = c.tasks(self.rt.workers());
         json!({

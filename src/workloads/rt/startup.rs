@@ -14,7 +14,7 @@ use serde_json::json;
 use super::runtime::{Maker, NAMES, Runtime, Spawn, prepare_with, runtime_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
 
@@ -85,15 +85,15 @@ struct Config {
 }
 
 impl Maker for Config {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
         drop(rt);
-        Ok(Box::new(StartupInstance::<R> { cfg: self, next: 0, newest_thread: 0, last: None, _rt: PhantomData }))
+        Ok(Sampled::boxed(StartupInstance::<R> { cfg: self, next: 0, newest_thread: 0, _rt: PhantomData }))
     }
 }
 
-/// What the last sample's probes returned.
+/// What a sample's probes returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     builds: u64,
     answers: u64,
     /// The wrapping sum of the answers.
@@ -112,7 +112,6 @@ struct StartupInstance<R: Runtime> {
     next: u64,
     /// The number of the newest thread that ran a probe of this instance.
     newest_thread: u64,
-    last: Option<Last>,
     _rt: PhantomData<fn() -> R>,
 }
 
@@ -128,14 +127,16 @@ fn has_pool<R: Runtime>() -> bool {
 }
 
 impl<R: Runtime> Instance for StartupInstance<R> {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (workers, cpus, salt, first) = (self.cfg.workers, self.cfg.cpus.as_deref(), self.cfg.salt, self.next);
         // The fault: the first probe of each sample answers wrongly.
         let wrong = self.cfg.wrong_probe.then_some(first);
         let on_caller = self.cfg.on_caller;
         let caller: ThreadId = std::thread::current().id();
         let mut newest = self.newest_thread;
-        let mut last = Last { builds: 0, answers: 0, sum: 0, expected_sum: 0, off_caller: 0, fresh: 0 };
+        let mut last = Outcome { builds: 0, answers: 0, sum: 0, expected_sum: 0, off_caller: 0, fresh: 0 };
         timer.start();
         for index in first..first + iters {
             let rt = R::build(workers, cpus).with_context(|| format!("building the {} runtime ({workers} workers)", R::NAME))?;
@@ -155,15 +156,11 @@ impl<R: Runtime> Instance for StartupInstance<R> {
         last.expected_sum = (first..first + iters).fold(0u64, |s, i| s.wrapping_add(mix64(salt ^ i)));
         self.newest_thread = newest;
         self.next += iters;
-        self.last = Some(last);
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), last))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let pool = has_pool::<R>();
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
         let from = if pool {
             "each from a new thread of the pool just built (not the caller)"
         } else {
@@ -182,15 +179,15 @@ impl<R: Runtime> Instance for StartupInstance<R> {
         Verdict { passed, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
             "runtime": R::NAME,
             "pool_workers": self.cfg.workers,
             "cpus": self.cfg.cpus,
             "builds_total": self.next,
-            "probe_ran_on_pool_thread": self.last.map(|l| l.off_caller == l.builds && l.fresh == l.builds),
-            "last_sample_probes_off_caller": self.last.map(|l| l.off_caller),
-            "last_sample_probes_on_new_threads": self.last.map(|l| l.fresh),
+            "probe_ran_on_pool_thread": last.map(|l| l.off_caller == l.builds && l.fresh == l.builds),
+            "last_sample_probes_off_caller": last.map(|l| l.off_caller),
+            "last_sample_probes_on_new_threads": last.map(|l| l.fresh),
         })
     }
 }
@@ -202,7 +199,7 @@ mod tests {
     use crate::workloads::rt::common::test_cell;
     use crate::workloads::rt::runtime::{GlobalQueue, Rayon};
 
-    fn run(inst: &mut dyn Instance, iters: u64) -> bool {
+    fn run(inst: &mut dyn crate::workloads::contract::Sampler, iters: u64) -> bool {
         let mut t = Timer::new();
         assert_eq!(inst.sample(iters, &mut t).unwrap().ops, iters);
         assert!(t.work_ns().unwrap() > 0);

@@ -24,14 +24,16 @@ impl Workload for Hang {
     }
 
     fn prepare(&self, _cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        Ok(Prepared::Ready(Box::new(HangInstance)))
+        Ok(Prepared::ready(HangInstance))
     }
 }
 
 struct HangInstance;
 
 impl Instance for HangInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = ();
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, ())> {
         eprintln!("selftest.hang: sleeping forever");
         timer.start();
         loop {
@@ -39,7 +41,7 @@ impl Instance for HangInstance {
         }
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, _: &()) -> Verdict {
         Verdict { passed: false, expected: "a hang".into(), observed: "a return".into() }
     }
 }
