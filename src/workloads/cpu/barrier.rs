@@ -19,6 +19,7 @@ use crate::model::Cell;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
+use crate::workloads::mismatch::Mismatches;
 
 pub struct PhaseBarrier;
 
@@ -227,18 +228,17 @@ impl Instance for BarrierInstance {
 
     fn verify(&mut self, _: &Times) -> Verdict {
         let expected = format!("the reference state after {} phases (single-threaded, {} cells)", self.phases, self.reference.len());
-        let (mut wrong, mut first) = (0usize, None);
+        let mut wrong = Mismatches::new();
         for (j, (got, &want)) in self.final_state().zip(&self.reference).enumerate() {
             if got != want {
-                wrong += 1;
-                first.get_or_insert((j, want, got));
+                wrong.record(|| (j, want, got));
             }
         }
-        let observed = match first {
+        let observed = match wrong.first {
             None => "the same state".to_string(),
-            Some((j, want, got)) => format!("{wrong} cells differ (first: cell {j}, expected {want:#018x}, got {got:#018x})"),
+            Some((j, want, got)) => format!("{} cells differ (first: cell {j}, expected {want:#018x}, got {got:#018x})", wrong.count),
         };
-        Verdict { passed: wrong == 0, expected, observed }
+        Verdict { passed: wrong.is_empty(), expected, observed }
     }
 
     fn details(&self, last: Option<&Times>) -> serde_json::Value {

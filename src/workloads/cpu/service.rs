@@ -20,6 +20,7 @@ use crate::model::Cell;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::process::{read_words, wait_child, write_words};
 
 pub struct Service;
@@ -181,9 +182,8 @@ enum ServerEnd {
 struct ClientRun {
     start: u64,
     end: u64,
-    mismatches: u64,
-    /// The first mismatch: (request id, expected answer, id answered, answer).
-    first_bad: Option<(u64, u64, u64, u64)>,
+    /// Wrong answers: (request id, expected answer, id answered, answer).
+    mismatches: Mismatches<(u64, u64, u64, u64)>,
 }
 
 /// One client's requests `lo..hi` on its connection, one at a time.
@@ -194,8 +194,7 @@ fn client(mut conn: &UnixStream, expected: &[(u64, u64)], lo: usize) -> io::Resu
         write_words(&mut conn, [id, x])?;
         let [got_id, got] = read_words::<2>(&mut conn)?;
         if got_id != id || got != want {
-            run.mismatches += 1;
-            run.first_bad.get_or_insert((id, want, got_id, got));
+            run.mismatches.record(|| (id, want, got_id, got));
         }
     }
     run.end = clock::now_ns();
@@ -205,8 +204,8 @@ fn client(mut conn: &UnixStream, expected: &[(u64, u64)], lo: usize) -> io::Resu
 /// What the clients saw in one sample.
 struct Outcome {
     client_ns: Vec<u64>,
-    mismatches: u64,
-    first_bad: Option<(u64, u64, u64, u64)>,
+    /// The clients' wrong answers, in client order.
+    mismatches: Mismatches<(u64, u64, u64, u64)>,
 }
 
 struct ServiceInstance {
@@ -275,14 +274,13 @@ impl Instance for ServiceInstance {
         })?;
         let t1 = clock::now_ns();
         let (mut first_start, mut last_end) = (u64::MAX, 0u64);
-        let mut last = Outcome { client_ns: Vec::with_capacity(k), mismatches: 0, first_bad: None };
+        let mut last = Outcome { client_ns: Vec::with_capacity(k), mismatches: Mismatches::new() };
         for r in results {
             let run = r?;
             first_start = first_start.min(run.start);
             last_end = last_end.max(run.end);
             last.client_ns.push(run.end - run.start);
-            last.mismatches += run.mismatches;
-            last.first_bad = last.first_bad.or(run.first_bad);
+            last.mismatches.merge(run.mismatches);
         }
         timer.record_work(last_end.saturating_sub(first_start));
         timer.record_total(t1 - t0);
@@ -291,11 +289,10 @@ impl Instance for ServiceInstance {
 
     fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("0 mismatches in {} requests: every answer is the hash chain of its request", self.expected.len());
-        let mut observed = format!("{} mismatches in {} requests", l.mismatches, self.expected.len());
-        if let Some((id, want, got_id, got)) = l.first_bad {
-            observed.push_str(&format!(" (first: request {id}, expected {want:#018x}, answer to {got_id}: {got:#018x})"));
-        }
-        Verdict { passed: l.mismatches == 0, expected, observed }
+        let observed = l.mismatches.reason(self.expected.len() as u64, "requests", |(id, want, got_id, got)| {
+            format!("request {id}, expected {want:#018x}, answer to {got_id}: {got:#018x}")
+        });
+        Verdict { passed: l.mismatches.is_empty(), expected, observed }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
@@ -312,7 +309,7 @@ impl Instance for ServiceInstance {
             "work_rounds": self.rounds,
             "requests_per_client": (0..self.conns.len()).map(|i| { let (lo, hi) = self.share(i); hi - lo }).collect::<Vec<_>>(),
             "last_sample_client_ns": last.map(|l| l.client_ns.clone()),
-            "last_sample_mismatches": last.map(|l| l.mismatches),
+            "last_sample_mismatches": last.map(|l| l.mismatches.count),
         })
     }
 }
@@ -390,7 +387,7 @@ mod tests {
         let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
         let v = inst.verify(&l);
         assert!(!v.passed && v.observed.starts_with("2 mismatches"), "{v:?}");
-        assert!(!inst.verify(&Outcome { client_ns: vec![1], mismatches: 1, first_bad: Some((0, 1, 0, 2)) }).passed);
+        assert!(!inst.verify(&Outcome { client_ns: vec![1], mismatches: Mismatches { count: 1, first: Some((0, 1, 0, 2)) } }).passed);
     }
 
     #[test]

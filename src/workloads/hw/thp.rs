@@ -22,6 +22,7 @@ use crate::model::{Cell, Profile};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct Thp;
@@ -177,7 +178,7 @@ impl Workload for Thp {
 #[derive(Clone, Debug)]
 struct Touched {
     sum: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
     backing: Result<Backing, String>,
 }
 
@@ -218,11 +219,11 @@ impl Instance for FirstTouch {
             }
         }
         timer.stop();
-        let (mut sum, mut mismatches) = (0u64, 0u64);
+        let (mut sum, mut mismatches) = (0u64, Mismatches::new());
         for p in 0..pages {
             let v = words[p * stride];
             sum = sum.wrapping_add(v);
-            mismatches += u64::from(v != p as u64 + 1);
+            mismatches.add_if(v != p as u64 + 1);
         }
         let backing = region.backing();
         if let Ok(b) = &backing {
@@ -238,9 +239,9 @@ impl Instance for FirstTouch {
         let p = self.pages();
         let want = p.wrapping_mul(p + 1) / 2;
         Verdict {
-            passed: t.mismatches == 0 && t.sum == want,
+            passed: t.mismatches.is_empty() && t.sum == want,
             expected: format!("{p} pages each reading back its index + 1 (sum {want}, 0 mismatches)"),
-            observed: format!("sum {}, {} mismatches", t.sum, t.mismatches),
+            observed: format!("sum {}, {} mismatches", t.sum, t.mismatches.count),
         }
     }
 

@@ -14,6 +14,7 @@ use crate::model::Cell;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::{content, ext4_journal, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -72,8 +73,7 @@ struct Outcome {
     /// Files read back.
     checked: u64,
     /// Files with the wrong size or contents, or unreadable.
-    bad: u64,
-    first_bad: Option<String>,
+    bad: Mismatches<String>,
 }
 
 struct FileCreateInstance {
@@ -125,7 +125,7 @@ impl Instance for FileCreateInstance {
             drop(f);
         }
         timer.stop();
-        let mut last = Outcome { iters, checked: 0, bad: 0, first_bad: None };
+        let mut last = Outcome { iters, checked: 0, bad: Mismatches::new() };
         for (i, path) in self.paths[..n].iter().enumerate() {
             let problem = match std::fs::read(path) {
                 Ok(data) if data.len() != b => Some(format!("{} is {} B, expected {b} B", name(path), data.len())),
@@ -135,8 +135,7 @@ impl Instance for FileCreateInstance {
             };
             last.checked += 1;
             if let Some(p) = problem {
-                last.bad += 1;
-                last.first_bad.get_or_insert(p);
+                last.bad.record(|| p);
             }
         }
         for path in &self.paths[..n] {
@@ -147,11 +146,11 @@ impl Instance for FileCreateInstance {
 
     fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("{} files of {} B with the bytes written (read back after the window)", l.iters, self.bytes);
-        if l.bad == 0 && l.checked == l.iters {
+        if l.bad.is_empty() && l.checked == l.iters {
             return Verdict { passed: true, observed: expected.clone(), expected };
         }
-        let first = l.first_bad.as_deref().unwrap_or("no file is wrong");
-        Verdict { passed: false, expected, observed: format!("{} of {} files read back wrong; first: {first}", l.bad, l.checked) }
+        let first = l.bad.first.as_deref().unwrap_or("no file is wrong");
+        Verdict { passed: false, expected, observed: format!("{} of {} files read back wrong; first: {first}", l.bad.count, l.checked) }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
@@ -204,7 +203,7 @@ mod tests {
     fn the_verifier_fails_on_missing_checks() {
         let tmp = tempfile::tempdir().unwrap();
         let mut inst = instance(tmp.path(), false);
-        assert!(!inst.verify(&Outcome { iters: 4, checked: 3, bad: 0, first_bad: None }).passed, "a file not read back");
+        assert!(!inst.verify(&Outcome { iters: 4, checked: 3, bad: Mismatches::new() }).passed, "a file not read back");
     }
 
     #[test]

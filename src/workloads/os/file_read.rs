@@ -13,6 +13,7 @@ use crate::model::Cell;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::{content, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -84,7 +85,7 @@ impl Workload for FileRead {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Outcome {
     iters: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
     /// The bytes the last read returned.
     got: usize,
 }
@@ -118,7 +119,7 @@ impl Instance for FileReadInstance {
 
     fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let n = self.expected.len();
-        let mut mismatches = 0u64;
+        let mut mismatches = Mismatches::new();
         let mut got = 0usize;
         timer.start();
         for i in 0..iters {
@@ -143,7 +144,7 @@ impl Instance for FileReadInstance {
                 }
             }
             drop(f);
-            mismatches += u64::from(got != n || self.buf[..n] != self.expected[..]);
+            mismatches.add_if(got != n || self.buf[..n] != self.expected[..]);
         }
         timer.stop();
         Ok((Work::ops(iters), Outcome { iters, mismatches, got }))
@@ -152,7 +153,7 @@ impl Instance for FileReadInstance {
     fn verify(&mut self, l: &Outcome) -> Verdict {
         let n = self.expected.len();
         let expected = format!("{} reads of the {n} B recorded at prepare, 0 mismatched", l.iters);
-        if l.mismatches == 0 {
+        if l.mismatches.is_empty() {
             return Verdict { passed: true, observed: format!("{} reads, 0 mismatched", l.iters), expected };
         }
         // The buffer holds the last read, the file never changes: show where it differs.
@@ -163,7 +164,7 @@ impl Instance for FileReadInstance {
             Some(k) => format!("byte {k} read {:#04x}{}, recorded {:#04x}", self.buf[k], poisoned(k), self.expected[k]),
             None => "the last read matched".into(),
         };
-        Verdict { passed: false, expected, observed: format!("{} reads, {} mismatched ({diff})", l.iters, l.mismatches) }
+        Verdict { passed: false, expected, observed: format!("{} reads, {} mismatched ({diff})", l.iters, l.mismatches.count) }
     }
 
     fn details(&self, _: Option<&Outcome>) -> serde_json::Value {

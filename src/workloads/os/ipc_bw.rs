@@ -10,8 +10,7 @@ use anyhow::Context;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use super::{cpu_pair, placement_param};
-use crate::measure::affinity;
+use super::{await_ready, pin_and_announce, pin_pair, placement_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
@@ -51,11 +50,10 @@ impl Workload for IpcBw {
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let size = cell.usize("size")?;
-        let pair = match cpu_pair(cell, cx)? {
+        let pair = match pin_pair(cell, cx, "sender")? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
-        affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the sender to CPU {}", pair.a))?;
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed);
         let msgs: Vec<Vec<u8>> = (0..DISTINCT)
             .map(|_| {
@@ -94,11 +92,9 @@ impl Workload for IpcBw {
             note: pair.note,
             capacity,
         };
-        let [ready] = read_words::<1>(&mut ack).context("the receiver ended before it was ready")?;
+        // On an error the instance is dropped, which ends the receiver.
+        await_ready(&mut ack, "the receiver", Some(pair.b))?;
         inst.ack = Some(ack);
-        if ready != 0 {
-            anyhow::bail!("the receiver cannot pin itself to CPU {}: {}", pair.b, io::Error::from_raw_os_error(ready as i32));
-        }
         Ok(Prepared::ready(inst))
     }
 }
@@ -125,11 +121,7 @@ fn message_sum(m: &[u8]) -> u64 {
 /// at a time and acknowledges with `[checksum, bytes]`. Ends at end of file
 /// or on a write error (EPIPE once the sender has gone).
 fn receive(cpu: Option<usize>, mut rx: File, mut ack: File, size: usize, corrupt: bool) -> i32 {
-    let ready = match cpu.map(affinity::pin_current_thread) {
-        Some(Err(e)) => e.raw_os_error().unwrap_or(libc::EINVAL) as u64,
-        _ => 0,
-    };
-    if write_words(&mut ack, [ready]).is_err() || ready != 0 {
+    if !pin_and_announce(cpu, &mut ack) {
         return 3;
     }
     let mut buf = vec![0u8; size];

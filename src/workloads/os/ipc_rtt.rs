@@ -17,13 +17,13 @@ use std::thread::JoinHandle;
 use anyhow::Context;
 use serde_json::json;
 
-use super::{cpu_pair, placement_param};
-use crate::measure::affinity;
+use super::{await_ready, pin_and_announce, pin_pair, placement_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
-use crate::workloads::process::{read_words, wait_child, write_words};
+use crate::workloads::mismatch::Mismatches;
+use crate::workloads::process::wait_child;
 
 pub struct IpcRtt;
 
@@ -74,11 +74,10 @@ impl Workload for IpcRtt {
         if transport == "loopback" {
             return prepare_loopback(cell, cx, bytes);
         }
-        let pair = match cpu_pair(cell, cx)? {
+        let pair = match pin_pair(cell, cx, "measuring end")? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
-        affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring end to CPU {}", pair.a))?;
         let corrupt = cx.fault_is(FAULT);
         let channels = match Channels::open(&transport) {
             Ok(c) => c,
@@ -112,11 +111,9 @@ impl Workload for IpcRtt {
             rbuf: vec![0; bytes],
             round_trips: 0,
         };
-        let [ready] = read_words::<1>(&mut rx).context("the echo peer ended before it was ready")?;
+        // On an error the instance is dropped, which ends the peer.
+        await_ready(&mut rx, "the echo peer", Some(pair.b))?;
         inst.rx = Some(rx);
-        if ready != 0 {
-            anyhow::bail!("the echo peer cannot pin itself to CPU {}: {}", pair.b, io::Error::from_raw_os_error(ready as i32));
-        }
         Ok(Prepared::ready(inst))
     }
 }
@@ -126,11 +123,10 @@ fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::R
     if cell.str("placement")? != "same-cpu" {
         return Ok(Prepared::Skip("loopback has one end; placement does not apply".into()));
     }
-    let pair = match cpu_pair(cell, cx)? {
+    let pair = match pin_pair(cell, cx, "measuring thread")? {
         Ok(p) => p,
         Err(reason) => return Ok(Prepared::Skip(reason)),
     };
-    affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring thread to CPU {}", pair.a))?;
     let (r, w) = match io::pipe() {
         Ok(p) => p,
         Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("pipes are not permitted here: {e}"))),
@@ -188,11 +184,7 @@ impl Channels {
 /// then echoes every message until end of file or a write error (EPIPE when
 /// the measuring end has gone). Returns its exit code.
 fn echo(cpu: Option<usize>, mut rx: File, mut tx: File, bytes: usize, corrupt: bool) -> i32 {
-    let ready = match cpu.map(affinity::pin_current_thread) {
-        Some(Err(e)) => e.raw_os_error().unwrap_or(libc::EINVAL) as u64,
-        _ => 0,
-    };
-    if write_words(&mut tx, [ready]).is_err() || ready != 0 {
+    if !pin_and_announce(cpu, &mut tx) {
         return 3;
     }
     let mut buf = vec![0u8; bytes];
@@ -220,9 +212,8 @@ enum PeerEnd {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Outcome {
     round_trips: u64,
-    mismatches: u64,
-    /// The first mismatch: (sent, echoed).
-    first_bad: Option<(u64, u64)>,
+    /// Echoes that carried another sequence number: (sent, echoed).
+    mismatches: Mismatches<(u64, u64)>,
 }
 
 struct RttInstance {
@@ -247,33 +238,25 @@ impl Instance for RttInstance {
         let (Some(tx), Some(rx)) = (self.tx.as_mut(), self.rx.as_mut()) else { anyhow::bail!("the channels are closed") };
         let (buf, rbuf) = (&mut self.buf, &mut self.rbuf);
         let mut seq = self.seq;
-        let mut mismatches = 0u64;
-        let mut first_bad = None;
+        let mut mismatches = Mismatches::new();
         timer.start();
         for _ in 0..iters {
             seq += 1;
             buf[..8].copy_from_slice(&seq.to_le_bytes());
             tx.write_all(buf).context("sending a message")?;
             rx.read_exact(rbuf).context("reading the echo")?;
-            let got = u64::from_le_bytes(rbuf[..8].try_into().expect("8 bytes"));
-            if got != seq {
-                mismatches += 1;
-                first_bad.get_or_insert((seq, got));
-            }
+            mismatches.expect(seq, u64::from_le_bytes(rbuf[..8].try_into().expect("8 bytes")));
         }
         timer.stop();
         self.seq = seq;
         self.round_trips += iters;
-        Ok((Work::ops(iters), Outcome { round_trips: iters, mismatches, first_bad }))
+        Ok((Work::ops(iters), Outcome { round_trips: iters, mismatches }))
     }
 
     fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = "0 mismatches: every echo carries the sequence number sent".to_string();
-        let mut observed = format!("{} mismatches in {} round trips", l.mismatches, l.round_trips);
-        if let Some((sent, got)) = l.first_bad {
-            observed.push_str(&format!(" (first: sent {sent}, echoed {got})"));
-        }
-        Verdict { passed: l.mismatches == 0, expected, observed }
+        let observed = l.mismatches.reason(l.round_trips, "round trips", |(sent, got)| format!("sent {sent}, echoed {got}"));
+        Verdict { passed: l.mismatches.is_empty(), expected, observed }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
@@ -290,7 +273,7 @@ impl Instance for RttInstance {
             "cpu_b": self.cpus.1,
             "placement_note": self.note,
             "round_trips_total": self.round_trips,
-            "last_sample_mismatches": last.map(|l| l.mismatches),
+            "last_sample_mismatches": last.map(|l| l.mismatches.count),
         })
     }
 }
@@ -317,6 +300,7 @@ impl Drop for RttInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workloads::process::read_words;
 
     /// A thread peer (unit tests run in many threads, so no fork here).
     fn instance(transport: &str, bytes: usize, corrupt: bool) -> RttInstance {
@@ -379,7 +363,7 @@ mod tests {
         assert_eq!(v.observed, "1 mismatches in 5 round trips (first: sent 1, echoed 0)");
         let (_, out) = inst.sample(5, &mut Timer::new()).unwrap();
         assert!(inst.verify(&out).passed, "only the first echo is corrupted");
-        assert!(!inst.verify(&Outcome { round_trips: 3, mismatches: 2, first_bad: Some((4, 5)) }).passed);
+        assert!(!inst.verify(&Outcome { round_trips: 3, mismatches: Mismatches { count: 2, first: Some((4, 5)) } }).passed);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
 
 /// 2 MiB: one huge page on x86-64, 512 base pages.
@@ -80,7 +81,7 @@ struct Outcome {
     iters: u64,
     /// Words read back (one per page per operation).
     checked: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
 }
 
 struct MmapInstance {
@@ -114,7 +115,7 @@ impl Instance for MmapInstance {
         // The fault leaves the middle page of the first mapping untouched.
         let skip = if self.skip_page { Some(pages / 2) } else { None };
         let first_op = self.ops;
-        let (mut checked, mut mismatches) = (0u64, 0u64);
+        let (mut checked, mut mismatches) = (0u64, Mismatches::new());
         timer.start();
         for i in 0..iters {
             let op = first_op + i;
@@ -138,7 +139,7 @@ impl Instance for MmapInstance {
             for pg in 0..pages {
                 // SAFETY: as above; the mapping is still in place.
                 let v = unsafe { ptr::read_volatile(base.add(pg * page).cast::<u64>()) };
-                mismatches += u64::from(v != pattern(salt, op, pg));
+                mismatches.add_if(v != pattern(salt, op, pg));
                 checked += 1;
             }
             // SAFETY: unmapping exactly the mapping created above, which no
@@ -156,9 +157,9 @@ impl Instance for MmapInstance {
     fn verify(&mut self, l: &Outcome) -> Verdict {
         let want = l.iters * self.pages() as u64;
         Verdict {
-            passed: l.mismatches == 0 && l.checked == want,
+            passed: l.mismatches.is_empty() && l.checked == want,
             expected: format!("0 mismatched of {want} pages read back ({} mappings x {} pages)", l.iters, self.pages()),
-            observed: format!("{} mismatched of {} pages read back", l.mismatches, l.checked),
+            observed: format!("{} mismatched of {} pages read back", l.mismatches.count, l.checked),
         }
     }
 
@@ -206,7 +207,7 @@ mod tests {
     #[test]
     fn the_verifier_fails_on_missing_reads() {
         let mut inst = instance(4096, false);
-        assert!(!inst.verify(&Outcome { iters: 3, checked: 2, mismatches: 0 }).passed, "a page not read back");
+        assert!(!inst.verify(&Outcome { iters: 3, checked: 2, mismatches: Mismatches::new() }).passed, "a page not read back");
     }
 
     #[test]

@@ -18,11 +18,16 @@ pub mod syscall;
 pub mod thread_spawn;
 pub mod unlink;
 
+use std::io::{Read, Write};
+use std::thread::JoinHandle;
+
 use anyhow::Context;
 
+use crate::measure::affinity;
 use crate::model::{Cell, Profile};
 use crate::topology::Topology;
 use crate::workloads::contract::{ParamSpec, PrepareContext};
+use crate::workloads::process::{read_words, write_words};
 
 /// The placement axis of workloads with two ends (round trips, hand-offs,
 /// context switches): both ends on one logical CPU, or on two CPUs of
@@ -56,6 +61,74 @@ pub struct CpuPair {
 pub fn cpu_pair(cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Result<CpuPair, String>> {
     let topo = Topology::live().context("reading the CPU topology")?.with_allowed(cx.allowed.clone());
     Ok(choose_pair(&topo, cell.str("placement")?))
+}
+
+/// The prologue of every workload with two ends: picks the cell's CPU pair
+/// ([`cpu_pair`]) and pins the calling thread, the measuring end (`end`
+/// names it in errors), to the pair's first CPU. `Ok(Err(reason))` when the
+/// placement is impossible here.
+pub fn pin_pair(cell: &Cell, cx: &PrepareContext, end: &str) -> anyhow::Result<Result<CpuPair, String>> {
+    let pair = match cpu_pair(cell, cx)? {
+        Ok(p) => p,
+        Err(reason) => return Ok(Err(reason)),
+    };
+    affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the {end} to CPU {}", pair.a))?;
+    Ok(Ok(pair))
+}
+
+/// The error of a peer that did not become ready: it could not pin itself
+/// (`pin_error`), or it ended first.
+fn not_ready(peer: &str, cpu: Option<usize>, pin_error: Option<std::io::Error>) -> anyhow::Error {
+    match (pin_error, cpu) {
+        (Some(e), Some(c)) => anyhow::anyhow!("{peer} cannot pin itself to CPU {c}: {e}"),
+        (Some(e), None) => anyhow::anyhow!("{peer} cannot pin itself: {e}"),
+        (None, _) => anyhow::anyhow!("{peer} ended before it was ready"),
+    }
+}
+
+/// Spawns the peer thread `name`, which pins itself to `cpu` (when given)
+/// and then runs `body`, and waits until it is placed: the ready handshake of
+/// the workloads whose peer is a thread. Fails, naming the peer thread, when
+/// it cannot pin itself (`body` then never runs) or ends before saying so.
+pub fn spawn_pinned_peer(name: &str, cpu: Option<usize>, body: impl FnOnce() + Send + 'static) -> anyhow::Result<JoinHandle<()>> {
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let pinned = cpu.map_or(Ok(()), affinity::pin_current_thread);
+            let ok = pinned.is_ok();
+            let _ = ready_tx.send(pinned);
+            if ok {
+                body();
+            }
+        })
+        .context("spawning the peer thread")?;
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok(handle),
+        Ok(Err(e)) => Err(not_ready("the peer thread", cpu, Some(e))),
+        Err(_) => Err(not_ready("the peer thread", cpu, None)),
+    }
+}
+
+/// The peer's half of the ready handshake over a stream (a pipe, a socket):
+/// pins the calling thread to `cpu` (when given) and writes one word, 0 or
+/// the errno of pinning. Returns whether the peer may go on.
+pub fn pin_and_announce(cpu: Option<usize>, tx: &mut impl Write) -> bool {
+    let ready = match cpu.map(affinity::pin_current_thread) {
+        Some(Err(e)) => e.raw_os_error().unwrap_or(libc::EINVAL) as u64,
+        _ => 0,
+    };
+    write_words(tx, [ready]).is_ok() && ready == 0
+}
+
+/// The measuring end's half: reads the peer's word ([`pin_and_announce`]);
+/// an error names `peer` and says why it is not ready.
+pub fn await_ready(rx: &mut impl Read, peer: &str, cpu: Option<usize>) -> anyhow::Result<()> {
+    match read_words::<1>(rx) {
+        Ok([0]) => Ok(()),
+        Ok([errno]) => Err(not_ready(peer, cpu, Some(std::io::Error::from_raw_os_error(errno as i32)))),
+        Err(_) => Err(not_ready(peer, cpu, None)),
+    }
 }
 
 /// `cpu_pair` on a given topology.
@@ -93,6 +166,24 @@ mod tests {
         // 4c8t: 0 and 1 are siblings; the second core starts at 2.
         assert_eq!(choose_pair(&fixture("4c8t"), "cross-cpu").map(|p| (p.a, p.b)), Ok((0, 2)));
         assert_eq!(choose_pair(&fixture("2s48c96t"), "cross-cpu").map(|p| (p.a, p.b)), Ok((0, 1)));
+    }
+
+    #[test]
+    fn peers_say_whether_they_are_ready() {
+        let (mut rx, mut tx) = std::io::pipe().unwrap();
+        assert!(pin_and_announce(None, &mut tx));
+        assert!(await_ready(&mut rx, "the echo peer", Some(3)).is_ok());
+        write_words(&mut tx, [libc::EINVAL as u64]).unwrap();
+        let e = await_ready(&mut rx, "the echo peer", Some(3)).unwrap_err().to_string();
+        assert!(e.starts_with("the echo peer cannot pin itself to CPU 3: "), "{e}");
+        drop(tx);
+        assert_eq!(await_ready(&mut rx, "the receiver", None).unwrap_err().to_string(), "the receiver ended before it was ready");
+        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let r = ran.clone();
+        spawn_pinned_peer("test-peer", None, move || r.store(true, std::sync::atomic::Ordering::SeqCst)).unwrap().join().unwrap();
+        assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+        let e = spawn_pinned_peer("test-peer", Some(usize::MAX / 2), || panic!("must not run")).unwrap_err().to_string();
+        assert!(e.starts_with("the peer thread cannot pin itself to CPU "), "{e}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::model::Cell;
 use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct ProcessSpawn;
@@ -58,9 +59,8 @@ impl Workload for ProcessSpawn {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Outcome {
     iters: u64,
-    mismatches: u64,
-    /// The first child that exited badly or printed something else.
-    first_bad: Option<String>,
+    /// Children that exited badly or printed something else (the first described).
+    mismatches: Mismatches<String>,
 }
 
 struct ProcessSpawnInstance {
@@ -89,7 +89,7 @@ impl Instance for ProcessSpawnInstance {
         let given: Vec<String> =
             (0..n).map(|i| if self.wrong_token && i == n / 2 { format!("{}x", expected[i]) } else { expected[i].clone() }).collect();
         let mut out = Vec::with_capacity(64);
-        let (mut mismatches, mut first_bad) = (0u64, None);
+        let mut mismatches = Mismatches::new();
         timer.start();
         for i in 0..n {
             let mut child = Command::new(&self.exe)
@@ -105,30 +105,25 @@ impl Instance for ProcessSpawnInstance {
             read.transpose().context("reading the child's output")?;
             let line = out.strip_suffix(b"\n").unwrap_or(&out);
             if !status.success() || line != expected[i].as_bytes() {
-                mismatches += 1;
-                if first_bad.is_none() {
-                    first_bad = Some((i, status, out.clone()));
-                }
+                mismatches.record(|| (i, status, out.clone()));
             }
         }
         timer.stop();
         self.next += iters;
-        let first_bad = first_bad.map(|(i, status, out)| {
+        let mismatches = mismatches.map(|(i, status, out)| {
             format!("child {i} ({status}) printed {:?}, expected {:?}", String::from_utf8_lossy(&out), expected[i])
         });
-        Ok((Work::ops(iters), Outcome { iters, mismatches, first_bad }))
+        Ok((Work::ops(iters), Outcome { iters, mismatches }))
     }
 
     fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("{} children exited 0 and printed their token, 0 mismatched", l.iters);
-        match &l.first_bad {
-            None if l.mismatches == 0 => Verdict { passed: true, observed: format!("{} children, 0 mismatched", l.iters), expected },
-            first => Verdict {
-                passed: false,
-                expected,
-                observed: format!("{} children, {} mismatched; first: {}", l.iters, l.mismatches, first.as_deref().unwrap_or("?")),
-            },
+        let m = &l.mismatches;
+        if m.is_empty() {
+            return Verdict { passed: true, observed: format!("{} children, 0 mismatched", l.iters), expected };
         }
+        let observed = format!("{} children, {} mismatched; first: {}", l.iters, m.count, m.first.as_deref().unwrap_or("?"));
+        Verdict { passed: false, expected, observed }
     }
 
     fn details(&self, _: Option<&Outcome>) -> serde_json::Value {

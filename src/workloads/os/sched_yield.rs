@@ -19,11 +19,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
-use anyhow::Context;
 use serde_json::json;
 
-use super::{cpu_pair, placement_param};
-use crate::measure::{affinity, clock};
+use super::{pin_pair, placement_param, spawn_pinned_peer};
+use crate::measure::clock;
 use crate::model::{Cell, Profile};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
@@ -90,11 +89,10 @@ impl Workload for SchedYield {
         if !pair_mode && placement != "same-cpu" {
             return Ok(Prepared::Skip("single-thread yield has one end; placement does not apply".into()));
         }
-        let pair = match cpu_pair(cell, cx)? {
+        let pair = match pin_pair(cell, cx, "measuring thread")? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
-        affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring thread to CPU {}", pair.a))?;
         // SAFETY: sched_yield takes no arguments.
         if unsafe { libc::sched_yield() } != 0 {
             let err = std::io::Error::last_os_error();
@@ -136,56 +134,44 @@ struct Peer {
     handle: Option<JoinHandle<()>>,
 }
 
+/// The peer's loop: yields while it is running, parks otherwise, until `stop`.
+fn peer_loop(s: &Shared, lose_progress: bool) {
+    let (mut yields, mut saw) = (0u64, 0u64);
+    let mut seen = s.measurer_yields.load(Ordering::Relaxed);
+    let mut ran = false;
+    while !s.stop.load(Ordering::Acquire) {
+        if !s.running.load(Ordering::Acquire) {
+            if ran {
+                ran = false;
+                s.parked.fetch_add(1, Ordering::Release);
+            }
+            std::thread::park();
+            continue;
+        }
+        ran = true;
+        // SAFETY: sched_yield takes no arguments.
+        if unsafe { libc::sched_yield() } != 0 {
+            s.failures.fetch_add(1, Ordering::Relaxed);
+        }
+        yields += 1;
+        if !lose_progress {
+            s.yields.store(yields, Ordering::Release);
+        }
+        let now = s.measurer_yields.load(Ordering::Relaxed);
+        if now != seen {
+            seen = now;
+            saw += 1;
+            s.peer_saw.store(saw, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Peer {
     fn spawn(cpu: Option<usize>, lose_progress: bool) -> anyhow::Result<Peer> {
         let shared = Arc::new(Shared::default());
         let s = Arc::clone(&shared);
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let handle = std::thread::Builder::new()
-            .name("yield-peer".into())
-            .spawn(move || {
-                let pinned = cpu.map_or(Ok(()), affinity::pin_current_thread);
-                let ok = pinned.is_ok();
-                let _ = ready_tx.send(pinned);
-                if !ok {
-                    return;
-                }
-                let (mut yields, mut saw) = (0u64, 0u64);
-                let mut seen = s.measurer_yields.load(Ordering::Relaxed);
-                let mut ran = false;
-                while !s.stop.load(Ordering::Acquire) {
-                    if !s.running.load(Ordering::Acquire) {
-                        if ran {
-                            ran = false;
-                            s.parked.fetch_add(1, Ordering::Release);
-                        }
-                        std::thread::park();
-                        continue;
-                    }
-                    ran = true;
-                    // SAFETY: sched_yield takes no arguments.
-                    if unsafe { libc::sched_yield() } != 0 {
-                        s.failures.fetch_add(1, Ordering::Relaxed);
-                    }
-                    yields += 1;
-                    if !lose_progress {
-                        s.yields.store(yields, Ordering::Release);
-                    }
-                    let now = s.measurer_yields.load(Ordering::Relaxed);
-                    if now != seen {
-                        seen = now;
-                        saw += 1;
-                        s.peer_saw.store(saw, Ordering::Relaxed);
-                    }
-                }
-            })
-            .context("spawning the peer thread")?;
-        let peer = Peer { shared, handle: Some(handle) };
-        match ready_rx.recv() {
-            Ok(Ok(())) => Ok(peer),
-            Ok(Err(e)) => anyhow::bail!("the peer thread cannot pin itself to CPU {cpu:?}: {e}"),
-            Err(_) => anyhow::bail!("the peer thread ended before it was ready"),
-        }
+        let handle = spawn_pinned_peer("yield-peer", cpu, move || peer_loop(&s, lose_progress))?;
+        Ok(Peer { shared, handle: Some(handle) })
     }
 
     fn wake(&self) {
@@ -444,6 +430,7 @@ impl Instance for YieldInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::affinity;
 
     fn instance(pair: bool, lose_progress: bool, cross: bool) -> YieldInstance {
         let peer = pair.then(|| Peer::spawn(None, lose_progress).unwrap());

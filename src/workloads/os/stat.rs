@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::model::Cell;
 use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::{content, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -86,7 +87,7 @@ impl Workload for Stat {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Outcome {
     iters: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
     /// Size and inode of the last stat (or the poison, if it filled nothing).
     size: i64,
     inode: u64,
@@ -109,7 +110,7 @@ impl Instance for StatInstance {
         let (size, inode) = (self.size, self.inode);
         // SAFETY: libc::stat is plain data; all-zero is a valid value.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        let mut mismatches = 0u64;
+        let mut mismatches = Mismatches::new();
         // Poison: a size and an inode number no correct stat returns.
         let (bad_size, bad_inode) = (-1, !inode);
         let skip_stat = self.skip_stat;
@@ -124,7 +125,7 @@ impl Instance for StatInstance {
                 let e = std::io::Error::last_os_error();
                 anyhow::bail!("stat {}: {e}", self.path.display());
             }
-            mismatches += u64::from(st.st_size != size as i64 || st.st_ino != inode);
+            mismatches.add_if(st.st_size != size as i64 || st.st_ino != inode);
         }
         timer.stop();
         Ok((Work::ops(iters), Outcome { iters, mismatches, size: st.st_size, inode: st.st_ino }))
@@ -132,12 +133,12 @@ impl Instance for StatInstance {
 
     fn verify(&mut self, l: &Outcome) -> Verdict {
         Verdict {
-            passed: l.mismatches == 0,
+            passed: l.mismatches.is_empty(),
             expected: format!("{} stats of size {} B, inode {} (recorded at prepare), 0 mismatched", l.iters, self.size, self.inode),
             observed: format!(
                 "{} stats, {} mismatched (last: size {} B, inode {}{})",
                 l.iters,
-                l.mismatches,
+                l.mismatches.count,
                 l.size,
                 l.inode,
                 if l.inode == !self.inode { ": the poison, not filled by a stat" } else { "" }

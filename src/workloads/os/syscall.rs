@@ -9,6 +9,7 @@ use crate::model::Cell;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
+use crate::workloads::mismatch::Mismatches;
 
 pub struct Syscall;
 
@@ -107,7 +108,7 @@ impl Call {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Outcome {
     calls: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
     /// The last value a call returned.
     returned: libc::c_long,
 }
@@ -133,7 +134,7 @@ impl Instance for SyscallInstance {
 
     fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (nr, want, pad) = (self.call.number(), self.compared, self.pad_pct);
-        let mut mismatches = 0u64;
+        let mut mismatches = Mismatches::new();
         let mut returned = 0;
         let mut calls = iters;
         timer.start();
@@ -141,21 +142,21 @@ impl Instance for SyscallInstance {
             for _ in 0..iters {
                 // SAFETY: getppid/getpid take no arguments and touch no memory.
                 returned = unsafe { libc::syscall(nr) };
-                mismatches += u64::from(returned != want);
+                mismatches.add_if(returned != want);
             }
         } else {
             let mut owed = 0u64;
             for _ in 0..iters {
                 // SAFETY: as above.
                 returned = unsafe { libc::syscall(nr) };
-                mismatches += u64::from(returned != want);
+                mismatches.add_if(returned != want);
                 owed += pad;
                 if owed >= 100 {
                     owed -= 100;
                     calls += 1;
                     // SAFETY: as above.
                     returned = unsafe { libc::syscall(nr) };
-                    mismatches += u64::from(returned != want);
+                    mismatches.add_if(returned != want);
                 }
             }
         }
@@ -165,9 +166,9 @@ impl Instance for SyscallInstance {
 
     fn verify(&mut self, l: &Outcome) -> Verdict {
         Verdict {
-            passed: l.mismatches == 0,
+            passed: l.mismatches.is_empty(),
             expected: format!("0 mismatches: every {} returns {} (read through libc at prepare)", self.call.name(), self.expected),
-            observed: format!("{} mismatches in {} calls (last call returned {})", l.mismatches, l.calls, l.returned),
+            observed: format!("{} (last call returned {})", l.mismatches.counted(l.calls, "calls"), l.returned),
         }
     }
 
@@ -178,7 +179,7 @@ impl Instance for SyscallInstance {
             "expected_id": self.expected,
             "pad_pct": self.pad_pct,
             "last_sample_calls": last.map(|l| l.calls),
-            "last_sample_mismatches": last.map(|l| l.mismatches),
+            "last_sample_mismatches": last.map(|l| l.mismatches.count),
         })
     }
 }
@@ -208,7 +209,7 @@ mod tests {
         let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.starts_with("10 mismatches in 10 calls"), "{}", v.observed);
-        assert!(!inst.verify(&Outcome { calls: 5, mismatches: 1, returned: 1 }).passed);
+        assert!(!inst.verify(&Outcome { calls: 5, mismatches: Mismatches { count: 1, first: None }, returned: 1 }).passed);
     }
 
     #[test]
@@ -222,7 +223,7 @@ mod tests {
         let mut bad = SyscallInstance::new(Call::Getpid, true);
         bad.pad_pct = 50;
         let (_, out) = bad.sample(10, &mut Timer::new()).unwrap();
-        assert_eq!(out.mismatches, 15, "padding calls are checked too");
+        assert_eq!(out.mismatches.count, 15, "padding calls are checked too");
     }
 
     #[test]

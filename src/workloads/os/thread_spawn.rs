@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::model::Cell;
 use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct ThreadSpawn;
@@ -54,7 +55,7 @@ fn value(salt: u64, index: u64) -> u64 {
 struct Outcome {
     iters: u64,
     joined: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
 }
 
 struct ThreadSpawnInstance {
@@ -71,7 +72,7 @@ impl Instance for ThreadSpawnInstance {
         let (salt, first) = (self.salt, self.next);
         // The fault makes the middle thread of the sample return a wrong value.
         let wrong = if self.wrong_return { Some(first + iters / 2) } else { None };
-        let (mut joined, mut mismatches) = (0u64, 0u64);
+        let (mut joined, mut mismatches) = (0u64, Mismatches::new());
         timer.start();
         for index in first..first + iters {
             let off = u64::from(wrong == Some(index));
@@ -80,7 +81,7 @@ impl Instance for ThreadSpawnInstance {
                 .with_context(|| format!("spawning thread {index}"))?;
             let got = h.join().map_err(|_| anyhow::anyhow!("thread {index} panicked"))?;
             joined += 1;
-            mismatches += u64::from(got != value(salt, index));
+            mismatches.add_if(got != value(salt, index));
         }
         timer.stop();
         self.next += iters;
@@ -89,9 +90,9 @@ impl Instance for ThreadSpawnInstance {
 
     fn verify(&mut self, l: &Outcome) -> Verdict {
         Verdict {
-            passed: l.mismatches == 0 && l.joined == l.iters,
+            passed: l.mismatches.is_empty() && l.joined == l.iters,
             expected: format!("{} threads joined, 0 returned a wrong value", l.iters),
-            observed: format!("{} threads joined, {} returned a wrong value", l.joined, l.mismatches),
+            observed: format!("{} threads joined, {} returned a wrong value", l.joined, l.mismatches.count),
         }
     }
 
@@ -132,7 +133,7 @@ mod tests {
     #[test]
     fn the_verifier_fails_on_a_missing_join() {
         let mut inst = instance(false);
-        assert!(!inst.verify(&Outcome { iters: 3, joined: 2, mismatches: 0 }).passed);
+        assert!(!inst.verify(&Outcome { iters: 3, joined: 2, mismatches: Mismatches::new() }).passed);
     }
 
     #[test]
