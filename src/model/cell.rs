@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::command::CommandDef;
+use super::names::Named;
 use super::params::{Params, value_text};
 use super::placement::Placement;
 use super::profile::{Profile, ProfileDefaults};
@@ -155,6 +156,12 @@ impl Cell {
         self.value(name)?.as_str().with_context(|| format!("parameter '{name}' is not a word"))
     }
 
+    /// The value of a choice parameter, as the enum naming its choices.
+    pub fn choice<E: Named>(&self, name: &str) -> anyhow::Result<E> {
+        let word = self.str(name)?;
+        E::from_name(word).ok_or_else(|| anyhow!("parameter '{name}': '{word}' is not one of {}", E::NAMES.join(", ")))
+    }
+
     pub fn bool(&self, name: &str) -> anyhow::Result<bool> {
         self.value(name)?.as_bool().with_context(|| format!("parameter '{name}' is not true/false"))
     }
@@ -172,11 +179,6 @@ impl Cell {
     /// The axis values of this cell, in axis order, e.g. `workers=2`.
     pub fn axis_values(&self) -> Vec<(String, Value)> {
         self.axes.iter().filter_map(|a| self.params.get(a).map(|v| (a.clone(), v.clone()))).collect()
-    }
-
-    /// Whether the fault `name` is injected into this cell.
-    pub fn fault_is(&self, name: &str) -> bool {
-        self.fault.as_deref() == Some(name)
     }
 
     /// A short human name: `cpu.primes workers=2`.

@@ -24,13 +24,8 @@ use crate::measure::counters::Probe;
 use crate::measure::{affinity, clock};
 use crate::model::{CELL_SCHEMA, Cell, Status};
 use crate::workloads::command::CommandWorkload;
-use crate::workloads::contract::{Prepared, Workload};
-use crate::workloads::{process, registry};
-
-/// The facts of this process that workloads read live below the worker, in
-/// `workloads::process` (the worker records them there when it starts);
-/// kept at these paths for code written before.
-pub use crate::workloads::process::{initial_allowed, report_fd};
+use crate::workloads::contract::{PrepareContext, Prepared, Workload};
+use crate::workloads::registry;
 
 /// Entry point of `proofbench worker`.
 pub fn main() -> anyhow::Result<()> {
@@ -45,26 +40,27 @@ pub fn main() -> anyhow::Result<()> {
     if unsafe { libc::dup2(2, 1) } < 0 {
         return Err(std::io::Error::last_os_error()).context("redirecting stdout to stderr");
     }
-    process::set_report_fd(Some(fd));
-    process::set_initial_allowed(affinity::current_thread().context("reading this worker's CPU affinity")?);
+    let allowed = affinity::current_thread().context("reading this worker's CPU affinity")?;
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).context("reading the cell from stdin")?;
     let cell: Cell = parse_record(&input, CELL_SCHEMA, std::path::Path::new("<stdin>"), None)?;
     // SAFETY: getppid has no preconditions (the parent is the worker's guard).
     let guard_pid = unsafe { libc::getppid() };
     eprintln!("proofbench worker pid {} for {} (guard pid {guard_pid})", std::process::id(), cell.row_id);
-    let report = run_cell(&cell);
+    // The children a workload forks must not hold the report channel.
+    let cx = PrepareContext::new(&cell, allowed, vec![fd]);
+    let report = run_cell(&cell, &cx);
     // SAFETY: `fd` was duplicated above and is owned by nothing else.
     let mut out = unsafe { std::fs::File::from_raw_fd(fd) };
-    process::set_report_fd(None);
     let mut line = serde_json::to_string(&report).context("serializing the report")?;
     line.push('\n');
     out.write_all(line.as_bytes()).context("writing the report")?;
     Ok(())
 }
 
-/// Prepares and measures one cell; every failure becomes a report.
-pub fn run_cell(cell: &Cell) -> WorkerReport {
+/// Prepares and measures one cell with the worker's context `cx`; every
+/// failure becomes a report.
+pub fn run_cell(cell: &Cell, cx: &PrepareContext) -> WorkerReport {
     let workload: Box<dyn Workload> = match &cell.command {
         Some(def) => Box::new(CommandWorkload { def: def.clone() }),
         None => match registry::find(&cell.workload) {
@@ -82,10 +78,10 @@ pub fn run_cell(cell: &Cell) -> WorkerReport {
     // and processes the workload makes.
     let probe = Probe::open();
     let t0 = clock::now_ns();
-    let prepared = catch_unwind(AssertUnwindSafe(|| workload.prepare(cell)));
+    let prepared = catch_unwind(AssertUnwindSafe(|| workload.prepare(cell, cx)));
     let prepare_ms = (clock::now_ns() - t0) as f64 / 1e6;
     match prepared {
-        Ok(Ok(Prepared::Ready(inst))) => sampling::measure(cell, &spec, inst, prepare_ms, probe),
+        Ok(Ok(Prepared::Ready(inst))) => sampling::measure(cell, &cx.allowed, &spec, inst, prepare_ms, probe),
         Ok(Ok(Prepared::Skip(reason))) => WorkerReport::new(Status::Skipped, Some(reason)),
         Ok(Err(e)) => WorkerReport::new(Status::Failed, Some(format!("prepare failed: {e:#}"))),
         Err(_) => WorkerReport::new(Status::Failed, Some("prepare panicked (see the log)".into())),

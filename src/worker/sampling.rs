@@ -18,7 +18,7 @@ use crate::measure::counters::{Accumulator, Probe, Snapshot};
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
 use crate::plan::Cell;
-use crate::workloads::contract::{Instance, Timer, WorkloadSpec};
+use crate::workloads::contract::{Sampler, Timer, WorkloadSpec};
 
 use super::stopping;
 
@@ -81,7 +81,7 @@ enum Halt {
 
 struct Loop<'a> {
     spec: &'a WorkloadSpec,
-    inst: Box<dyn Instance>,
+    inst: Box<dyn Sampler>,
     samples: Vec<SampleRecord>,
     verifier: Option<VerifierRecord>,
     checked: u32,
@@ -186,18 +186,20 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 
 /// Measures a prepared cell and returns the worker's report.
 ///
-/// `probe` was opened before the workload's prepare (so that inherited
-/// hardware counters follow the threads it made).
-pub fn measure(cell: &Cell, spec: &WorkloadSpec, inst: Box<dyn Instance>, prepare_ms: f64, probe: Probe) -> WorkerReport {
-    measure_with(&Monotonic, cell, spec, inst, prepare_ms, probe)
+/// `allowed` are the CPUs the worker process started with; `probe` was
+/// opened before the workload's prepare (so that inherited hardware counters
+/// follow the threads it made).
+pub fn measure(cell: &Cell, allowed: &[usize], spec: &WorkloadSpec, inst: Box<dyn Sampler>, prepare_ms: f64, probe: Probe) -> WorkerReport {
+    measure_with(&Monotonic, cell, allowed, spec, inst, prepare_ms, probe)
 }
 
 /// [`measure`] with the loop's clock given.
 fn measure_with<C: Clock>(
     clk: &C,
     cell: &Cell,
+    allowed: &[usize],
     spec: &WorkloadSpec,
-    inst: Box<dyn Instance>,
+    inst: Box<dyn Sampler>,
     prepare_ms: f64,
     probe: Probe,
 ) -> WorkerReport {
@@ -260,7 +262,7 @@ fn measure_with<C: Clock>(
             rec.iters_per_sample = iters;
             rec.loop_overhead_ns_per_iter = Some(clk.loop_overhead_ns());
         }
-        watch = Some(Watch::start(cell));
+        watch = Some(Watch::start(cell, allowed));
         for _ in 0..m.warmup {
             lp.sample(rec.iters_per_sample, true, true)?;
             rec.warmup_samples += 1;
@@ -330,6 +332,8 @@ struct Watch {
     /// The CPUs the trial could use: those its cell pins to, else those the
     /// worker was allowed.
     cpus: Vec<usize>,
+    /// The CPUs the worker process started with.
+    allowed: Vec<usize>,
     machine: interference::Snapshot,
     own: Rusage,
     children: Rusage,
@@ -339,12 +343,13 @@ struct Watch {
 }
 
 impl Watch {
-    fn start(cell: &Cell) -> Watch {
-        let mut cpus = cell.placement.cpus.clone().filter(|c| !c.is_empty()).unwrap_or_else(super::initial_allowed);
+    fn start(cell: &Cell, allowed: &[usize]) -> Watch {
+        let mut cpus = cell.placement.cpus.clone().filter(|c| !c.is_empty()).unwrap_or_else(|| allowed.to_vec());
         cpus.sort_unstable();
         cpus.dedup();
         Watch {
             cpus,
+            allowed: allowed.to_vec(),
             machine: interference::Snapshot::read(),
             own: Rusage::this_process(),
             children: Rusage::children(),
@@ -367,7 +372,7 @@ impl Watch {
             interference: Some(Interference::between(&self.machine, &machine, &self.cpus, own_ms.max(0.0), window_ms)),
             thread_cpus: interference::thread_cpus(),
             anon_huge_bytes: interference::anon_huge_bytes(),
-            allowed_cpus: super::initial_allowed(),
+            allowed_cpus: self.allowed,
         };
         (facts, measured)
     }

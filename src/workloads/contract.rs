@@ -3,19 +3,23 @@
 //! A workload declares a [`WorkloadSpec`] (id, unit, timed region, verifier,
 //! parameters with their quick / full / seed values) that `list`, the docs and
 //! the records print from. At run time the worker asks it to [`Workload::prepare`]
-//! a cell outside any timed window, then calls [`Instance::sample`] repeatedly;
+//! a cell outside any timed window, handing it a [`PrepareContext`] (what the
+//! worker process knows that the cell does not say: the CPUs it started with,
+//! the descriptors its children must close), then calls [`Instance::sample`] repeatedly;
 //! the instance brackets its own work window with the [`Timer`] and reports how
 //! many operations the sample did. After every sample the harness calls
 //! [`Instance::verify`], outside the timed window.
 
+use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::measure::clock;
 use crate::measure::counters::{Probe, Snapshot};
-use crate::model::{Cell, Profile};
+use crate::measure::{affinity, clock};
+use crate::model::{Cell, Named, Profile};
 
 /// The vocabulary a workload declares itself in, kept at these paths for
 /// code written before `model` (new code names `crate::model`).
@@ -84,6 +88,23 @@ impl ParamSpec {
             seed: vec![seed.into()],
             treatment: false,
         }
+    }
+
+    /// A parameter taking one of the names of `E`: the spec's list of
+    /// choices, the parser ([`Cell::choice`]) and the names in the records
+    /// all come from `E`'s one list ([`crate::model::named_enum!`]).
+    pub fn choice_of<E: Named>(name: &'static str, help: &'static str, [quick, full, seed]: [E; 3]) -> Self {
+        ParamSpec::choice(name, help, E::NAMES, [quick.name(), full.name(), seed.name()])
+    }
+
+    /// [`ParamSpec::choice_of`] swept as an axis: every value of `E` in every
+    /// profile, the first the default.
+    pub fn axis_of<E: Named>(name: &'static str, help: &'static str) -> Self {
+        let all: Vec<Value> = E::NAMES.iter().map(|&n| n.into()).collect();
+        ParamSpec::choice(name, help, E::NAMES, [E::NAMES[0]; 3])
+            .with_values(Profile::Quick, all.clone())
+            .with_values(Profile::Full, all.clone())
+            .with_values(Profile::Seed, all)
     }
 
     /// The worker-count axis (`auto` in every profile: from the topology).
@@ -237,10 +258,74 @@ impl Verdict {
     }
 }
 
+/// What a workload's `prepare` gets from the worker besides the cell: the
+/// facts of the worker process (which a workload must not read from process
+/// globals or from the thread it happens to run on) and the cell's scratch
+/// directory and fault. The worker builds it once, before pinning itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrepareContext {
+    /// The CPUs the worker process was allowed when it started, before any
+    /// pinning: the set a workload that places its own threads chooses from.
+    pub allowed: Vec<usize>,
+    /// Descriptors every child a workload forks must close (the worker's
+    /// report channel): [`PrepareContext::fork_child`] closes them.
+    pub close_in_children: Vec<RawFd>,
+    /// The cell's private scratch directory, created by the runner (`None`
+    /// in the plan, or when the workload needs none).
+    pub scratch: Option<PathBuf>,
+    /// A fault injected on purpose (`--inject-fault`); `None` in every normal run.
+    pub fault: Option<String>,
+}
+
+impl PrepareContext {
+    /// The context of a cell in a worker that started with `allowed` CPUs and
+    /// must keep `close_in_children` from its children.
+    pub fn new(cell: &Cell, allowed: Vec<usize>, close_in_children: Vec<RawFd>) -> PrepareContext {
+        PrepareContext { allowed, close_in_children, scratch: cell.scratch_dir.as_ref().map(PathBuf::from), fault: cell.fault.clone() }
+    }
+
+    /// The context of a cell prepared outside a worker (unit tests, tools):
+    /// the calling thread's CPUs now, no descriptor to close.
+    pub fn current(cell: &Cell) -> PrepareContext {
+        PrepareContext::new(cell, affinity::current_thread().unwrap_or_default(), Vec::new())
+    }
+
+    /// Whether the fault `name` is injected into this cell.
+    pub fn fault_is(&self, name: &str) -> bool {
+        self.fault.as_deref() == Some(name)
+    }
+
+    /// The cell's scratch directory; an error when it has none or it is gone.
+    pub fn scratch_dir(&self) -> anyhow::Result<&Path> {
+        let d = self
+            .scratch
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("this cell has no scratch directory (run it through `proofbench run`)"))?;
+        anyhow::ensure!(d.is_dir(), "scratch directory {} does not exist", d.display());
+        Ok(d)
+    }
+
+    /// Forks a child that runs `body` ([`crate::workloads::process::fork_child`]),
+    /// closing in it `close` and the worker's own descriptors
+    /// ([`PrepareContext::close_in_children`]).
+    pub fn fork_child(&self, close: &[RawFd], body: impl FnOnce() -> i32) -> std::io::Result<libc::pid_t> {
+        let all: Vec<RawFd> = close.iter().chain(&self.close_in_children).copied().collect();
+        crate::workloads::process::fork_child(&all, body)
+    }
+}
+
 /// A prepared cell, or the reason it cannot run on this machine.
 pub enum Prepared {
-    Ready(Box<dyn Instance>),
+    /// The instance, as the harness drives it (made by [`Prepared::ready`]).
+    Ready(Box<dyn Sampler>),
     Skip(String),
+}
+
+impl Prepared {
+    /// A prepared instance, ready to be sampled.
+    pub fn ready<I: Instance + 'static>(inst: I) -> Prepared {
+        Prepared::Ready(Sampled::boxed(inst))
+    }
 }
 
 /// The work windows of one sample, bracketed by the workload.
@@ -357,18 +442,91 @@ impl Timer {
 }
 
 /// A cell prepared by a workload, ready to be sampled.
+///
+/// A sample returns what it did ([`Work`]) and its [`Instance::Outcome`]:
+/// what the verifier needs to judge it (a count, a checksum, the first
+/// mismatch), returned by value once the work window is closed. The harness
+/// keeps the last outcome and hands it to [`Instance::verify`] after every
+/// sample, so the verifier always has one: an instance stores no "last
+/// sample" of its own.
 pub trait Instance {
-    /// Runs one sample of `iters` iterations (1 unless the spec is batched)
-    /// and brackets its work window with `timer`.
+    /// What one sample hands to the verifier.
+    type Outcome;
+
+    /// Runs one sample of `iters` iterations (1 unless the spec is batched),
+    /// brackets its work window with `timer`, and returns the work done and
+    /// the outcome.
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Self::Outcome)>;
+
+    /// Checks the outcome of the last sample against the independent
+    /// expectation computed at prepare time.
+    fn verify(&mut self, last: &Self::Outcome) -> Verdict;
+
+    /// Workload-specific facts for the row (split points, sizes...); `last`
+    /// is the last sample's outcome, if a sample ran.
+    fn details(&self, last: Option<&Self::Outcome>) -> Value {
+        let _ = last;
+        Value::Null
+    }
+}
+
+/// A prepared instance as the harness drives it: an [`Instance`] with the
+/// outcome of its last sample kept beside it ([`Sampled`]), its type erased.
+pub trait Sampler {
+    /// Runs one sample (see [`Instance::sample`]) and keeps its outcome.
     fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work>;
 
-    /// Checks the result of the last sample against the independent
-    /// expectation computed at prepare time.
+    /// Verifies the last sample's outcome. The worker calls it only after a
+    /// sample; before any, it fails, saying so.
     fn verify(&mut self) -> Verdict;
 
-    /// Workload-specific facts for the row (split points, sizes...).
+    /// The instance's details with the last outcome.
+    fn details(&self) -> Value;
+}
+
+/// An [`Instance`] and the outcome of its last sample.
+pub struct Sampled<I: Instance> {
+    inst: I,
+    last: Option<I::Outcome>,
+}
+
+impl<I: Instance> Sampled<I> {
+    pub fn new(inst: I) -> Sampled<I> {
+        Sampled { inst, last: None }
+    }
+
+    /// `inst`, boxed as the harness drives it.
+    pub fn boxed(inst: I) -> Box<dyn Sampler>
+    where
+        I: 'static,
+    {
+        Box::new(Sampled::new(inst))
+    }
+}
+
+impl<I: Instance> Sampler for Sampled<I> {
+    #[inline]
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+        // A sample that fails leaves no outcome: the details then show none
+        // rather than an earlier sample's. (Dropped here, before the sample
+        // opens its window.)
+        self.last = None;
+        let (work, outcome) = self.inst.sample(iters, timer)?;
+        self.last = Some(outcome);
+        Ok(work)
+    }
+
+    fn verify(&mut self) -> Verdict {
+        match &self.last {
+            Some(last) => self.inst.verify(last),
+            None => {
+                Verdict { passed: false, expected: "a sample to verify".into(), observed: "verify was called before any sample".into() }
+            }
+        }
+    }
+
     fn details(&self) -> Value {
-        Value::Null
+        self.inst.details(self.last.as_ref())
     }
 }
 
@@ -376,11 +534,19 @@ pub trait Instance {
 pub trait Workload: Send + Sync {
     fn spec(&self) -> WorkloadSpec;
 
-    /// Builds the inputs of a cell, outside any timed window.
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared>;
+    /// Builds the inputs of a cell, outside any timed window. Everything it
+    /// needs besides the cell comes through `cx`.
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared>;
+
+    /// `prepare` with the context of the calling thread
+    /// ([`PrepareContext::current`]), for unit tests.
+    #[cfg(test)]
+    fn prepare_here(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+        self.prepare(cell, &PrepareContext::current(cell))
+    }
 
     /// Whether the workload works on files in the cell's scratch directory
-    /// ([`crate::workloads::scratch::dir`]). When the runner cannot make
+    /// ([`PrepareContext::scratch_dir`]). When the runner cannot make
     /// that directory (a read-only `--io-dir`, a missing `TMPDIR`), such a
     /// cell is skipped with the reason, and the others run without one.
     fn needs_scratch(&self) -> bool {

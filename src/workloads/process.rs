@@ -2,44 +2,14 @@
 //! fixed-size messages over pipes) for the process-scale workloads, and
 //! reading and ending the process tree below this process (its children, a
 //! process group's members) for the worker and the command workloads, which
-//! must leave nothing running; and the facts of the worker process that
-//! workloads read (the CPUs it started with, its report descriptor), which
-//! the worker records here when it starts.
+//! must leave nothing running.
+//!
+//! No process-wide state lives here: what a workload needs to know about the
+//! worker process (the CPUs it started with, the descriptors its children
+//! must close) comes through its `PrepareContext` (`workloads::contract`).
 
 use std::io::{self, Read, Write};
 use std::os::fd::RawFd;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicI32, Ordering};
-
-use crate::measure::affinity;
-
-static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
-static INITIAL_ALLOWED: OnceLock<Vec<usize>> = OnceLock::new();
-
-/// The CPUs this worker process was allowed when it started, before any
-/// pinning: the set a workload that places its own threads chooses from.
-/// Without a record ([`set_initial_allowed`]), the calling thread's
-/// affinity now.
-pub fn initial_allowed() -> Vec<usize> {
-    INITIAL_ALLOWED.get().cloned().unwrap_or_else(|| affinity::current_thread().unwrap_or_default())
-}
-
-/// Records the CPUs the worker process started with (once; later calls
-/// change nothing).
-pub fn set_initial_allowed(cpus: Vec<usize>) {
-    let _ = INITIAL_ALLOWED.set(cpus);
-}
-
-/// The report channel's descriptor, which forked children must close.
-pub fn report_fd() -> Option<RawFd> {
-    let fd = REPORT_FD.load(Ordering::Relaxed);
-    (fd >= 0).then_some(fd)
-}
-
-/// Records the worker's report descriptor (`None` once it is closed).
-pub fn set_report_fd(fd: Option<RawFd>) {
-    REPORT_FD.store(fd.unwrap_or(-1), Ordering::Relaxed);
-}
 
 /// The number of threads of this process (from /proc/self/task).
 pub fn thread_count() -> io::Result<usize> {
@@ -49,8 +19,9 @@ pub fn thread_count() -> io::Result<usize> {
 /// Forks a child that runs `body` and `_exit`s with its return value (101 if
 /// it panics); returns the child's pid in the parent. Never returns in the
 /// child. `close_in_child` lists descriptors the child must not keep open
-/// (other children's pipe ends), so that closing them in the parent is seen
-/// as end-of-file by their readers.
+/// (other children's pipe ends, so that closing them in the parent is seen
+/// as end-of-file by their readers, and the worker's report channel: a
+/// workload forks through `PrepareContext::fork_child`, which adds it).
 ///
 /// Refuses to fork when this process has more than one thread: only the
 /// calling thread survives a fork, and a lock held by another thread (in the
@@ -79,7 +50,7 @@ pub fn fork_child(close_in_child: &[RawFd], body: impl FnOnce() -> i32) -> io::R
         // SAFETY: as below; the parent is gone, and with it whoever waited.
         unsafe { libc::_exit(126) }
     }
-    for &fd in close_in_child.iter().chain(report_fd().as_slice()) {
+    for &fd in close_in_child {
         // SAFETY: closing descriptors this child inherited and must not hold.
         unsafe { libc::close(fd) };
     }

@@ -1,19 +1,8 @@
-//! The cell's private scratch directory (created and removed by the runner)
-//! and the filesystem it lives on.
+//! The filesystem a cell's private scratch directory lives on (the runner
+//! creates and removes the directory; a workload gets its path from its
+//! `PrepareContext`).
 
-use std::path::{Path, PathBuf};
-
-use anyhow::Context;
-
-use crate::model::Cell;
-
-/// The cell's scratch directory.
-pub fn dir(cell: &Cell) -> anyhow::Result<PathBuf> {
-    let d = cell.scratch_dir.as_deref().context("this cell has no scratch directory (run it through `proofbench run`)")?;
-    let p = PathBuf::from(d);
-    anyhow::ensure!(p.is_dir(), "scratch directory {} does not exist", p.display());
-    Ok(p)
-}
+use std::path::Path;
 
 /// The name of the filesystem holding `path` (from `statfs(2)`'s magic
 /// number): `tmpfs`, `ext4`, `xfs`... or `unknown (0x...)`.

@@ -10,7 +10,7 @@ use super::*;
 use crate::cli::{PinStrategy, Profile};
 use crate::evidence::StopReason;
 use crate::plan::cell::{CELL_SCHEMA, CpuClass, MeasureSpec, Placement};
-use crate::workloads::contract::{TableShape, Unit, Verdict, Work};
+use crate::workloads::contract::{Instance, Sampled, TableShape, Unit, Verdict, Work};
 
 const MS: u64 = 1_000_000;
 
@@ -61,17 +61,20 @@ struct Scripted {
 }
 
 impl Instance for Scripted {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The index of the sample.
+    type Outcome = usize;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, usize)> {
         let per_iter = self.per_iter_ns[self.calls.min(self.per_iter_ns.len() - 1)];
         self.calls += 1;
         let ns = per_iter * iters;
         self.clock.advance(ns);
         timer.record_work(ns);
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), self.calls - 1))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let passed = self.fail_at != Some(self.calls - 1);
+    fn verify(&mut self, &index: &usize) -> Verdict {
+        let passed = self.fail_at != Some(index);
         Verdict { passed, expected: "ok".into(), observed: if passed { "ok" } else { "wrong" }.into() }
     }
 }
@@ -133,7 +136,8 @@ fn cell(measure: MeasureSpec) -> Cell {
 fn run(measure: MeasureSpec, batched: bool, per_iter_ns: &[u64], fail_at: Option<usize>) -> (WorkerReport, u64) {
     let clock = ScriptedClock::default();
     let inst = Scripted { clock: clock.clone(), per_iter_ns: per_iter_ns.to_vec(), fail_at, calls: 0 };
-    let report = measure_with(&clock, &cell(measure), &spec(batched), Box::new(inst), 0.0, Probe::open());
+    let allowed = crate::measure::affinity::current_thread().unwrap_or_default();
+    let report = measure_with(&clock, &cell(measure), &allowed, &spec(batched), Box::new(Sampled::new(inst)), 0.0, Probe::open());
     (report, clock.now_ns())
 }
 

@@ -20,7 +20,9 @@ use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Larson;
@@ -71,7 +73,7 @@ impl Workload for Larson {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let resolved = allocator::resolve(cell)?;
         let (lo, hi) = super::size_range_of(cell)?;
         let per_slice = cell.usize("blocks_per_thread")?;
@@ -105,15 +107,14 @@ impl Workload for Larson {
             chain.tally = Tally::default();
             chains.push(chain);
         }
-        Ok(Prepared::Ready(Box::new(LarsonInstance {
+        Ok(Prepared::ready(LarsonInstance {
             shared,
             info: resolved.info,
             chains,
             per_slice,
             duration: Duration::from_millis(cell.u64("duration_ms")?),
-            corrupt: cell.fault_is("corrupt-block"),
-            last: None,
-        })))
+            corrupt: cx.fault_is("corrupt-block"),
+        }))
     }
 }
 
@@ -238,7 +239,7 @@ fn run_chain(mut chain: Chain, sh: Arc<Shared>, back: Report) {
 }
 
 /// What one sample did.
-struct Last {
+struct Outcome {
     tally: Tally,
     /// Live blocks found after the sample, and how many of them were damaged.
     live: u64,
@@ -254,11 +255,12 @@ struct LarsonInstance {
     per_slice: usize,
     duration: Duration,
     corrupt: bool,
-    last: Option<Last>,
 }
 
 impl Instance for LarsonInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let sh = &self.shared;
         sh.stop.store(false, Ordering::Relaxed);
         if self.corrupt
@@ -322,16 +324,12 @@ impl Instance for LarsonInstance {
         live_damaged += check.damaged;
         tally.first_damaged = tally.first_damaged.or(check.first_damaged);
         let ops = tally.frees;
-        self.last = Some(Last { tally, live, live_damaged, threads: self.chains.iter().map(|c| c.threads).collect() });
-        Ok(Work::ops(ops))
+        Ok((Work::ops(ops), Outcome { tally, live, live_damaged, threads: self.chains.iter().map(|c| c.threads).collect() }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let want = (self.shared.cpus.len() * self.per_slice) as u64;
         let expected = format!("0 damaged before their free or after the sample; {want} live blocks (workers x blocks_per_thread)");
-        let Some(l) = &self.last else {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        };
         let damaged = Tally { damaged: l.tally.damaged + l.live_damaged, ..l.tally };
         Verdict {
             passed: damaged.damaged == 0 && l.live == want && l.tally.mallocs == l.tally.frees && l.tally.frees > 0,
@@ -346,7 +344,7 @@ impl Instance for LarsonInstance {
         }
     }
 
-    fn details(&self) -> Value {
+    fn details(&self, last: Option<&Outcome>) -> Value {
         let sh = &self.shared;
         let d = json!({
             "chains": sh.cpus.len(),
@@ -354,7 +352,7 @@ impl Instance for LarsonInstance {
             "size_range": [sh.lo, sh.lo as u64 + sh.span - 1],
             "ops_per_thread": sh.ops_per_thread,
             "duration_ms": self.duration.as_millis() as u64,
-            "last_sample_threads": self.last.as_ref().map(|l| l.threads.clone()),
+            "last_sample_threads": last.map(|l| l.threads.clone()),
         });
         super::details(d, sh.fill, &self.info)
     }
@@ -405,7 +403,7 @@ mod tests {
                 ch
             })
             .collect();
-        LarsonInstance { shared, info: Value::Null, chains, per_slice, duration: Duration::from_millis(30), corrupt, last: None }
+        LarsonInstance { shared, info: Value::Null, chains, per_slice, duration: Duration::from_millis(30), corrupt }
     }
 
     #[test]
@@ -417,11 +415,10 @@ mod tests {
             inst.duration = Duration::from_millis(400);
             for _ in 0..2 {
                 let mut t = Timer::new();
-                let w = inst.sample(1, &mut t).unwrap();
+                let (w, l) = inst.sample(1, &mut t).unwrap();
                 assert!(w.ops > 0 && t.work_ns().unwrap() >= 400_000_000);
-                let v = inst.verify();
+                let v = inst.verify(&l);
                 assert!(v.passed, "{alloc:?}: {v:?}");
-                let l = inst.last.as_ref().unwrap();
                 assert!(l.threads.iter().all(|&t| t >= 2), "each chain passed through several threads: {:?}", l.threads);
             }
         }
@@ -430,8 +427,8 @@ mod tests {
     #[test]
     fn a_corrupted_block_fails_the_verifier() {
         let mut inst = instance(Allocator::libc(), 1, 50, 1_000_000, true);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify(&l);
         assert!(!v.passed);
         assert!(v.observed.starts_with("1 damaged (first: block 0x0,"), "{}", v.observed);
     }
@@ -439,10 +436,10 @@ mod tests {
     #[test]
     fn a_lost_block_fails_the_verifier() {
         let mut inst = instance(Allocator::libc(), 1, 50, 1_000, false);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed);
-        inst.last.as_mut().unwrap().live -= 1;
-        let v = inst.verify();
+        let (_, mut l) = inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&l).passed);
+        l.live -= 1;
+        let v = inst.verify(&l);
         assert!(!v.passed && v.observed.contains("49 live blocks"), "{v:?}");
     }
 }

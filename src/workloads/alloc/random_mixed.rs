@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 /// The range of `size=mixed`.
 pub const MIXED: (u32, u32) = (16, 1024);
@@ -64,7 +66,7 @@ impl Workload for RandomMixed {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let resolved = allocator::resolve(cell)?;
         let size_text = cell.str("size")?.to_string();
         let sizes = if size_text == "mixed" {
@@ -75,7 +77,7 @@ impl Workload for RandomMixed {
         };
         let iterations = cell.u64("iterations")?;
         let slots = cell.usize("slots")?;
-        Ok(Prepared::Ready(Box::new(RandomMixedInstance {
+        Ok(Prepared::ready(RandomMixedInstance {
             alloc: resolved.alloc,
             info: resolved.info,
             size_text,
@@ -85,10 +87,9 @@ impl Workload for RandomMixed {
             seed: cell.seed,
             expected_live: distinct_slots(cell.seed, iterations, slots),
             slots: vec![Block::EMPTY; slots],
-            corrupt: cell.fault_is("corrupt-block"),
+            corrupt: cx.fault_is("corrupt-block"),
             samples: 0,
-            last: None,
-        })))
+        }))
     }
 }
 
@@ -113,7 +114,7 @@ pub fn distinct_slots(seed: u64, iterations: u64, slots: usize) -> u64 {
 
 /// What one sample did.
 #[derive(Clone, Copy, Debug)]
-struct Last {
+struct Outcome {
     tally: Tally,
     /// Blocks live after the last step (freed at the end of the window).
     live: u64,
@@ -133,7 +134,6 @@ struct RandomMixedInstance {
     slots: Vec<Block>,
     corrupt: bool,
     samples: u64,
-    last: Option<Last>,
 }
 
 /// The state the steps of one sample share.
@@ -227,7 +227,9 @@ impl Steps<'_> {
 }
 
 impl Instance for RandomMixedInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         self.samples += 1;
         let id_base = self.samples << 40;
         let n = self.iterations;
@@ -259,19 +261,15 @@ impl Instance for RandomMixedInstance {
         if let Err(step) = outcome {
             anyhow::bail!("malloc returned null at step {step} of {n}");
         }
-        self.last = Some(Last { tally, live });
-        Ok(Work::ops(n))
+        Ok((Work::ops(n), Outcome { tally, live }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let n = self.iterations;
         let expected = format!(
             "0 damaged; {n} mallocs and {n} frees; {} blocks live after the last step (distinct slots of the seeded sequence)",
             self.expected_live
         );
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        };
         let t = &l.tally;
         Verdict {
             passed: t.damaged == 0 && t.mallocs == n && t.frees == n && l.live == self.expected_live,
@@ -286,7 +284,7 @@ impl Instance for RandomMixedInstance {
         }
     }
 
-    fn details(&self) -> Value {
+    fn details(&self, _: Option<&Outcome>) -> Value {
         let d = json!({
             "iterations": self.iterations,
             "size": self.size_text,
@@ -324,7 +322,6 @@ mod tests {
             slots: vec![Block::EMPTY; slots],
             corrupt,
             samples: 0,
-            last: None,
         }
     }
 
@@ -338,9 +335,10 @@ mod tests {
                 inst.fill = fill;
                 for _ in 0..2 {
                     let mut t = Timer::new();
-                    assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops(5_000));
+                    let (w, out) = inst.sample(1, &mut t).unwrap();
+                    assert_eq!(w, Work::ops(5_000));
                     assert!(t.work_ns().is_some());
-                    let v = inst.verify();
+                    let v = inst.verify(&out);
                     assert!(v.passed, "{alloc:?} {sizes:?} {fill:?}: {v:?}");
                 }
                 assert!(inst.slots.iter().all(Block::is_empty), "the window frees every block");
@@ -351,8 +349,8 @@ mod tests {
     #[test]
     fn a_corrupted_block_fails_the_verifier() {
         let mut inst = instance(Allocator::libc(), (128, 128), 2_000, 16, true);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.starts_with("1 damaged (first: block 0x100000003e7"), "{}", v.observed);
     }
@@ -360,13 +358,10 @@ mod tests {
     #[test]
     fn wrong_counts_fail_the_verifier() {
         let mut inst = instance(Allocator::libc(), (64, 64), 1_000, 8, false);
-        assert!(!inst.verify().passed, "no sample");
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let good = inst.last.unwrap();
-        inst.last = Some(Last { live: good.live - 1, ..good });
-        assert!(!inst.verify().passed, "a block lost");
-        inst.last = Some(Last { tally: Tally { frees: good.tally.frees - 1, ..good.tally }, ..good });
-        assert!(!inst.verify().passed, "a free missing");
+        let (_, good) = inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&good).passed);
+        assert!(!inst.verify(&Outcome { live: good.live - 1, ..good }).passed, "a block lost");
+        assert!(!inst.verify(&Outcome { tally: Tally { frees: good.tally.frees - 1, ..good.tally }, ..good }).passed, "a free missing");
     }
 
     #[test]

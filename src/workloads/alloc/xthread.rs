@@ -13,7 +13,9 @@ use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
 use crate::measure::{affinity, clock};
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 /// Blocks per message.
@@ -58,10 +60,10 @@ impl Workload for XThread {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let resolved = allocator::resolve(cell)?;
         let (lo, hi) = super::size_range_of(cell)?;
-        Ok(Prepared::Ready(Box::new(XThreadInstance {
+        Ok(Prepared::ready(XThreadInstance {
             cfg: Config {
                 alloc: resolved.alloc,
                 fill: super::fill_of(cell)?,
@@ -69,15 +71,14 @@ impl Workload for XThread {
                 lo,
                 span: u64::from(hi - lo) + 1,
                 blocks: cell.u64("blocks")?,
-                corrupt: cell.fault_is("corrupt-block"),
+                corrupt: cx.fault_is("corrupt-block"),
             },
             info: resolved.info,
             producers: cell.usize("producers")?,
             consumers: cell.usize("consumers")?,
-            cpus: crate::workloads::process::initial_allowed(),
+            cpus: cx.allowed.clone(),
             samples: 0,
-            last: None,
-        })))
+        }))
     }
 }
 
@@ -164,7 +165,7 @@ fn consume(cfg: Config, rx: channel::Receiver<Batch>) -> ThreadOut {
 }
 
 /// What one sample did.
-struct Last {
+struct Outcome {
     sample: u64,
     tally: Tally,
     id_sum: u64,
@@ -178,7 +179,6 @@ struct XThreadInstance {
     /// The CPUs the worker started with: every thread may use them all.
     cpus: Vec<usize>,
     samples: u64,
-    last: Option<Last>,
 }
 
 impl XThreadInstance {
@@ -191,7 +191,9 @@ impl XThreadInstance {
 }
 
 impl Instance for XThreadInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         self.samples += 1;
         let (cfg, sample, cpus) = (self.cfg, self.samples, &self.cpus);
         let (tx, rx) = channel::bounded::<Batch>(QUEUE);
@@ -233,15 +235,11 @@ impl Instance for XThreadInstance {
         }
         timer.record_work(last_end.saturating_sub(first));
         timer.record_total(t1 - t0);
-        self.last = Some(Last { sample, tally, id_sum });
-        Ok(Work::ops(self.producers as u64 * self.cfg.blocks))
+        Ok((Work::ops(self.producers as u64 * self.cfg.blocks), Outcome { sample, tally, id_sum }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let n = self.producers as u64 * self.cfg.blocks;
-        let Some(l) = &self.last else {
-            return Verdict { passed: false, expected: format!("{n} blocks freed"), observed: "no sample ran".into() };
-        };
         let mut want_sum = 0u64;
         for p in 0..self.producers {
             for seq in 0..self.cfg.blocks {
@@ -263,7 +261,7 @@ impl Instance for XThreadInstance {
         }
     }
 
-    fn details(&self) -> Value {
+    fn details(&self, _: Option<&Outcome>) -> Value {
         let c = &self.cfg;
         let d = json!({
             "producers": self.producers,
@@ -290,7 +288,6 @@ mod tests {
             consumers,
             cpus: vec![],
             samples: 0,
-            last: None,
         }
     }
 
@@ -300,9 +297,10 @@ mod tests {
             for (p, c) in [(1, 1), (2, 3)] {
                 let mut inst = instance(alloc, p, c, 1_000, false);
                 let mut t = Timer::new();
-                assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops(p as u64 * 1_000));
+                let (w, out) = inst.sample(1, &mut t).unwrap();
+                assert_eq!(w, Work::ops(p as u64 * 1_000));
                 assert!(t.work_ns().unwrap() <= t.total_ns().unwrap());
-                let v = inst.verify();
+                let v = inst.verify(&out);
                 assert!(v.passed, "{alloc:?} {p}/{c}: {v:?}");
             }
         }
@@ -311,8 +309,8 @@ mod tests {
     #[test]
     fn a_corrupted_block_fails_the_verifier() {
         let mut inst = instance(Allocator::libc(), 1, 1, 500, true);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.starts_with("1 damaged (first: block 0x10000000000,"), "{}", v.observed);
     }
@@ -320,11 +318,10 @@ mod tests {
     #[test]
     fn a_lost_or_repeated_block_changes_the_id_sum() {
         let mut inst = instance(Allocator::libc(), 1, 1, 100, false);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed);
-        let l = inst.last.as_mut().unwrap();
+        let (_, mut l) = inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&l).passed);
         l.id_sum = l.id_sum.wrapping_add(mix64(block_id(1, 0, 5)));
-        assert!(!inst.verify().passed, "block 5 counted twice");
+        assert!(!inst.verify(&l).passed, "block 5 counted twice");
     }
 
     #[test]

@@ -378,7 +378,6 @@ struct CommandInstance {
     cleanup: Option<Ready>,
     metric: Option<(Regex, Option<Regex>, f64)>,
     checks: Checks,
-    last: Option<Outcome>,
     last_metric: Option<f64>,
     /// Runs of the command so far, and those that left something running
     /// (killed), with the last such run's list.
@@ -420,7 +419,6 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
         ctx,
         metric,
         checks,
-        last: None,
         last_metric: None,
         runs: 0,
         left_runs: 0,
@@ -436,11 +434,13 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
             bail!("the prepare command {} ended with {}; its output ends: {}", code(&shown(&p.argv)), out.ended(), out.tail());
         }
     }
-    Ok(Prepared::Ready(Box::new(inst)))
+    Ok(Prepared::ready(inst))
 }
 
 impl Instance for CommandInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         timer.start();
         let out = self.ctx.run(&self.command, Leftovers::Kill, || timer.stop())?;
         self.runs += 1;
@@ -471,14 +471,10 @@ impl Instance for CommandInstance {
                 }
             }
         }
-        self.last = Some(out);
-        Ok(Work::ops(1))
+        Ok((Work::ops(1), out))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(out) = &self.last else {
-            return Verdict { passed: false, expected: "a finished run".into(), observed: "no run".into() };
-        };
+    fn verify(&mut self, out: &Outcome) -> Verdict {
         let c = &self.checks;
         let mut expected = vec![format!("exit code {}", c.exit_code)];
         let mut observed = vec![out.ended()];
@@ -517,16 +513,16 @@ impl Instance for CommandInstance {
         Verdict { passed, expected: expected.join("; "), observed: observed.join("; ") }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
             "command": self.command.argv,
             "cwd": self.ctx.cwd.display().to_string(),
             "env": self.ctx.env,
-            "last_exit": self.last.as_ref().map(Outcome::ended),
+            "last_exit": last.map(Outcome::ended),
             "last_metric": self.last_metric,
-            "output_tail": self.last.as_ref().map(Outcome::tail),
-            "output_bytes": self.last.as_ref().map(|o| o.bytes),
-            "output_cut": self.last.as_ref().map(|o| o.cut),
+            "output_tail": last.map(Outcome::tail),
+            "output_bytes": last.map(|o| o.bytes),
+            "output_cut": last.map(|o| o.cut),
             "left_running": (self.left_runs > 0).then(|| format!(
                 "killed what the command left running after it exited, in {} of {} runs; the last time: {}",
                 self.left_runs,

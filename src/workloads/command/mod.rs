@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::model::{Cell, UsageError};
 use crate::text::markdown::code;
-use crate::workloads::contract::{ParamKind, ParamSpec, Prepared, TableShape, Workload, WorkloadSpec};
+use crate::workloads::contract::{ParamKind, ParamSpec, PrepareContext, Prepared, TableShape, Workload, WorkloadSpec};
 
 /// The file read when no `--workloads` is given, if it exists.
 pub const DEFAULT_FILE: &str = "proofbench.toml";
@@ -141,7 +141,7 @@ impl Workload for CommandWorkload {
         self.def.spec()
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
         exec::prepare(&self.def, cell)
     }
 }
@@ -184,7 +184,7 @@ pub fn attach(cells: &mut [Cell], defs: &[CommandDef]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::contract::{Instance, Timer};
+    use crate::workloads::contract::Timer;
 
     const FILE: &str = r#"
 [[workload]]
@@ -208,8 +208,8 @@ value = { regex = 'sum=(\d+)', expected = 10 }
         crate::workloads::os::fs_common::test_cell("demo.echo", serde_json::json!({ "n": n }), None, Path::new("/nonexistent"))
     }
 
-    fn instance(def: &CommandDef, n: i64) -> Box<dyn Instance> {
-        match (CommandWorkload { def: def.clone() }).prepare(&cell(n)).unwrap() {
+    fn instance(def: &CommandDef, n: i64) -> Box<dyn crate::workloads::contract::Sampler> {
+        match (CommandWorkload { def: def.clone() }).prepare_here(&cell(n)).unwrap() {
             Prepared::Ready(i) => i,
             Prepared::Skip(why) => panic!("skipped: {why}"),
         }

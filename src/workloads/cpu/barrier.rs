@@ -16,7 +16,10 @@ use serde_json::json;
 use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::mismatch::Mismatches;
 
 pub struct PhaseBarrier;
 
@@ -59,7 +62,7 @@ impl Workload for PhaseBarrier {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let cells = cell.usize("cells")?;
         let rounds = cell.u64("work_rounds")?;
         let phases = cell.u64("phases")?;
@@ -67,8 +70,8 @@ impl Workload for PhaseBarrier {
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed);
         let init: Vec<u64> = (0..cells).map(|_| rng.next_u64()).collect();
         let reference = reference_state(&init, phases, rounds);
-        let stale = cell.fault_is(FAULT);
-        Ok(Prepared::Ready(Box::new(BarrierInstance::new(init, reference, rounds, phases, cpus, stale))))
+        let stale = cx.fault_is(FAULT);
+        Ok(Prepared::ready(BarrierInstance::new(init, reference, rounds, phases, cpus, stale)))
     }
 }
 
@@ -134,7 +137,8 @@ fn run_slice(
     ThreadTimes { start, end: clock::now_ns(), wait_ns }
 }
 
-struct Last {
+/// The threads' times in one sample (the state it left is in the buffers).
+struct Times {
     thread_ns: Vec<u64>,
     wait_ns: Vec<u64>,
     start_skew_ns: u64,
@@ -149,14 +153,13 @@ struct BarrierInstance {
     threads: usize,
     cpus: Vec<Option<usize>>,
     stale: bool,
-    last: Option<Last>,
 }
 
 impl BarrierInstance {
     /// One thread per entry of `cpus` (its CPU, when the cell pins).
     fn new(init: Vec<u64>, reference: Vec<u64>, rounds: u64, phases: u64, cpus: Vec<Option<usize>>, stale: bool) -> Self {
         let buf = || init.iter().map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
-        BarrierInstance { bufs: [buf(), buf()], init, reference, rounds, phases, threads: cpus.len(), cpus, stale, last: None }
+        BarrierInstance { bufs: [buf(), buf()], init, reference, rounds, phases, threads: cpus.len(), cpus, stale }
     }
 
     fn slice(&self, i: usize) -> (usize, usize) {
@@ -171,7 +174,9 @@ impl BarrierInstance {
 }
 
 impl Instance for BarrierInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Times;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Times)> {
         for (a, &v) in self.bufs[0].iter().zip(&self.init) {
             a.store(v, Ordering::Relaxed);
         }
@@ -206,7 +211,7 @@ impl Instance for BarrierInstance {
         })?;
         let t1 = clock::now_ns();
         let (mut first_start, mut last_start, mut last_end) = (u64::MAX, 0u64, 0u64);
-        let mut last = Last { thread_ns: Vec::with_capacity(k), wait_ns: Vec::with_capacity(k), start_skew_ns: 0 };
+        let mut last = Times { thread_ns: Vec::with_capacity(k), wait_ns: Vec::with_capacity(k), start_skew_ns: 0 };
         for r in results {
             let t = r?;
             first_start = first_start.min(t.start);
@@ -218,30 +223,25 @@ impl Instance for BarrierInstance {
         last.start_skew_ns = last_start - first_start;
         timer.record_work(last_end.saturating_sub(first_start));
         timer.record_total(t1 - t0);
-        self.last = Some(last);
-        Ok(Work::ops(self.init.len() as u64 * self.phases))
+        Ok((Work::ops(self.init.len() as u64 * self.phases), last))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, _: &Times) -> Verdict {
         let expected = format!("the reference state after {} phases (single-threaded, {} cells)", self.phases, self.reference.len());
-        if self.last.is_none() {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        }
-        let (mut wrong, mut first) = (0usize, None);
+        let mut wrong = Mismatches::new();
         for (j, (got, &want)) in self.final_state().zip(&self.reference).enumerate() {
             if got != want {
-                wrong += 1;
-                first.get_or_insert((j, want, got));
+                wrong.record(|| (j, want, got));
             }
         }
-        let observed = match first {
+        let observed = match wrong.first {
             None => "the same state".to_string(),
-            Some((j, want, got)) => format!("{wrong} cells differ (first: cell {j}, expected {want:#018x}, got {got:#018x})"),
+            Some((j, want, got)) => format!("{} cells differ (first: cell {j}, expected {want:#018x}, got {got:#018x})", wrong.count),
         };
-        Verdict { passed: wrong == 0, expected, observed }
+        Verdict { passed: wrong.is_empty(), expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Times>) -> serde_json::Value {
         let checksum = self.reference.iter().enumerate().fold(0u64, |s, (j, &v)| s.wrapping_add(mix64(v ^ j as u64)));
         json!({
             "cells": self.init.len(),
@@ -249,9 +249,9 @@ impl Instance for BarrierInstance {
             "work_rounds": self.rounds,
             "cells_per_thread": (0..self.threads).map(|i| { let (lo, hi) = self.slice(i); hi - lo }).collect::<Vec<_>>(),
             "reference_checksum": format!("{checksum:#018x}"),
-            "last_sample_thread_ns": self.last.as_ref().map(|l| l.thread_ns.clone()),
-            "last_sample_thread_wait_ns": self.last.as_ref().map(|l| l.wait_ns.clone()),
-            "last_sample_start_skew_ns": self.last.as_ref().map(|l| l.start_skew_ns),
+            "last_sample_thread_ns": last.map(|l| l.thread_ns.clone()),
+            "last_sample_thread_wait_ns": last.map(|l| l.wait_ns.clone()),
+            "last_sample_start_skew_ns": last.map(|l| l.start_skew_ns),
         })
     }
 }
@@ -270,19 +270,18 @@ mod tests {
     fn one_two_and_more_threads_reach_the_reference_with_both_windows() {
         for (k, cells, phases) in [(1, 64, 10), (2, 64, 11), (2, 3, 4), (3, 100, 1), (4, 5, 6)] {
             let mut inst = instance(k, cells, phases, false);
-            assert!(!inst.verify().passed, "no sample ran");
             for _ in 0..2 {
                 let mut t = Timer::new();
-                assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops(cells as u64 * phases));
-                let v = inst.verify();
+                let (w, l) = inst.sample(1, &mut t).unwrap();
+                assert_eq!(w, Work::ops(cells as u64 * phases));
+                let v = inst.verify(&l);
                 assert!(v.passed, "{k} threads, {cells} cells, {phases} phases: {v:?}");
                 let (work, total) = (t.work_ns().unwrap(), t.total_ns().unwrap());
                 assert!(work <= total, "work {work} > total {total}");
+                assert_eq!((l.thread_ns.len(), l.wait_ns.len()), (k, k));
             }
-            let l = inst.last.as_ref().unwrap();
-            assert_eq!((l.thread_ns.len(), l.wait_ns.len()), (k, k));
             assert_eq!(
-                inst.details()["cells_per_thread"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum::<u64>(),
+                inst.details(None)["cells_per_thread"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum::<u64>(),
                 cells as u64
             );
         }
@@ -292,8 +291,8 @@ mod tests {
     fn a_stale_read_fails_the_verifier() {
         for (k, phases) in [(1, 1), (1, 10), (2, 10), (2, 2)] {
             let mut inst = instance(k, 64, phases, true);
-            inst.sample(1, &mut Timer::new()).unwrap();
-            let v = inst.verify();
+            let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+            let v = inst.verify(&l);
             assert!(!v.passed && v.observed.contains("cells differ"), "{k} threads, {phases} phases: {v:?}");
         }
     }
@@ -301,15 +300,15 @@ mod tests {
     #[test]
     fn a_wrong_state_fails_the_verifier() {
         let mut inst = instance(2, 64, 5, false);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed);
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&l).passed);
         inst.bufs[1][17].fetch_xor(1, Ordering::Relaxed);
-        let v = inst.verify();
+        let v = inst.verify(&l);
         assert!(!v.passed && v.observed.starts_with("1 cells differ (first: cell 17"), "{v:?}");
         // One phase too few is a different state.
         inst.reference = reference_state(&inst.init, 4, 2);
         inst.bufs[1][17].fetch_xor(1, Ordering::Relaxed);
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&l).passed);
     }
 
     #[test]

@@ -11,8 +11,10 @@ use serde_json::json;
 
 use super::mix64;
 use crate::measure::{affinity, clock};
-use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::model::{Cell, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Checksum;
 
@@ -35,11 +37,10 @@ impl Workload for Checksum {
                 ParamSpec::int("blocks", "number of blocks (blocks x block_bytes of input)", 1, 1 << 26, [65_536, 1_048_576, 262_144]),
                 ParamSpec::int("block_bytes", "bytes per block (a multiple of 8)", 8, 1 << 20, [64, 64, 64]),
                 ParamSpec::int("work_rounds", "passes of the hash over each block", 1, 1 << 16, [64, 64, 64]),
-                ParamSpec::choice(
+                ParamSpec::choice_of(
                     "parent_wait",
                     "how the parent waits: blocking join, or spinning on a counter then joining",
-                    &["join", "spin"],
-                    ["join"; 3],
+                    [ParentWait::Join; 3],
                 ),
                 ParamSpec::workers("sibling threads, each checksumming a contiguous share of the blocks"),
             ],
@@ -48,7 +49,7 @@ impl Workload for Checksum {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let blocks = cell.usize("blocks")?;
         let block_bytes = cell.usize("block_bytes")?;
         if block_bytes % 8 != 0 {
@@ -59,17 +60,25 @@ impl Workload for Checksum {
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed);
         let data: Vec<u64> = (0..blocks * words_per_block).map(|_| rng.next_u64()).collect();
         let reference = range_checksum(&data, words_per_block, 0, blocks, rounds);
-        Ok(Prepared::Ready(Box::new(ChecksumInstance {
+        Ok(Prepared::ready(ChecksumInstance {
             data,
             words_per_block,
             blocks,
             rounds,
             threads: cell.worker_count(),
             cpus: (0..cell.worker_count()).map(|i| cell.cpu_for(i)).collect(),
-            spin: cell.str("parent_wait")? == "spin",
+            spin: cell.choice::<ParentWait>("parent_wait")? == ParentWait::Spin,
             reference,
-            last: None,
-        })))
+        }))
+    }
+}
+
+named_enum! {
+    /// How the parent waits for its threads.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum ParentWait {
+        Join = "join",
+        Spin = "spin",
     }
 }
 
@@ -98,7 +107,8 @@ fn range_checksum(data: &[u64], words_per_block: usize, first: usize, last: usiz
     sum
 }
 
-struct Last {
+/// What one sample computed.
+struct Outcome {
     root: u64,
     thread_ns: Vec<u64>,
     start_skew_ns: u64,
@@ -113,11 +123,12 @@ struct ChecksumInstance {
     cpus: Vec<Option<usize>>,
     spin: bool,
     reference: u64,
-    last: Option<Last>,
 }
 
 impl Instance for ChecksumInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (data, wpb, rounds, k, blocks) = (&self.data, self.words_per_block, self.rounds, self.threads, self.blocks);
         let done = AtomicUsize::new(0);
         let t0 = clock::now_ns();
@@ -165,25 +176,22 @@ impl Instance for ChecksumInstance {
         }
         timer.record_work(last_end.saturating_sub(first_start));
         timer.record_total(t1 - t0);
-        self.last = Some(Last { root, thread_ns, start_skew_ns: last_start - first_start });
-        Ok(Work { ops: blocks as u64, bytes: (self.data.len() * 8) as u64 })
+        let outcome = Outcome { root, thread_ns, start_skew_ns: last_start - first_start };
+        Ok((Work { ops: blocks as u64, bytes: (self.data.len() * 8) as u64 }, outcome))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("{:#018x} (single-threaded reference)", self.reference);
-        match &self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(l) => Verdict { passed: l.root == self.reference, expected, observed: format!("{:#018x}", l.root) },
-        }
+        Verdict { passed: l.root == self.reference, expected, observed: format!("{:#018x}", l.root) }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
             "input_bytes": self.data.len() * 8,
             "blocks_per_thread": (0..self.threads).map(|i| self.blocks * (i + 1) / self.threads - self.blocks * i / self.threads).collect::<Vec<_>>(),
             "reference_checksum": format!("{:#018x}", self.reference),
-            "last_sample_thread_ns": self.last.as_ref().map(|l| l.thread_ns.clone()),
-            "last_sample_start_skew_ns": self.last.as_ref().map(|l| l.start_skew_ns),
+            "last_sample_thread_ns": last.map(|l| l.thread_ns.clone()),
+            "last_sample_start_skew_ns": last.map(|l| l.start_skew_ns),
         })
     }
 }
@@ -196,17 +204,7 @@ mod tests {
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(7);
         let data: Vec<u64> = (0..1000 * 2).map(|_| rng.next_u64()).collect();
         let reference = range_checksum(&data, 2, 0, 1000, 3);
-        ChecksumInstance {
-            data,
-            words_per_block: 2,
-            blocks: 1000,
-            rounds: 3,
-            threads,
-            cpus: vec![None; threads],
-            spin,
-            reference,
-            last: None,
-        }
+        ChecksumInstance { data, words_per_block: 2, blocks: 1000, rounds: 3, threads, cpus: vec![None; threads], spin, reference }
     }
 
     #[test]
@@ -214,26 +212,23 @@ mod tests {
         for (k, spin) in [(1, false), (2, false), (3, true), (7, false)] {
             let mut inst = instance(k, spin);
             let mut t = Timer::new();
-            let w = inst.sample(1, &mut t).unwrap();
+            let (w, out) = inst.sample(1, &mut t).unwrap();
             assert_eq!(w.ops, 1000);
-            assert!(inst.verify().passed, "{k} threads");
+            assert!(inst.verify(&out).passed, "{k} threads");
             let (work, total) = (t.work_ns().unwrap(), t.total_ns().unwrap());
             assert!(work <= total, "work {work} > total {total}");
-            assert_eq!(inst.last.as_ref().unwrap().thread_ns.len(), k);
+            assert_eq!(out.thread_ns.len(), k);
         }
     }
 
     #[test]
     fn the_verifier_fails_when_a_block_is_missed_or_changed() {
         let mut inst = instance(2, false);
-        assert!(!inst.verify().passed, "no sample ran");
         let missing_one = range_checksum(&inst.data, 2, 0, 999, 3);
-        inst.last = Some(Last { root: missing_one, thread_ns: vec![], start_skew_ns: 0 });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { root: missing_one, thread_ns: vec![], start_skew_ns: 0 }).passed);
         let mut data = inst.data.clone();
         data[17] ^= 1;
-        inst.last = Some(Last { root: range_checksum(&data, 2, 0, 1000, 3), thread_ns: vec![], start_skew_ns: 0 });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { root: range_checksum(&data, 2, 0, 1000, 3), thread_ns: vec![], start_skew_ns: 0 }).passed);
     }
 
     #[test]

@@ -15,7 +15,9 @@ use serde_json::json;
 use super::mix64;
 use crate::measure::clock;
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 
 pub struct Dynamic;
@@ -74,13 +76,13 @@ impl Workload for Dynamic {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let tasks = cell.usize("tasks")?;
         let mean_work = cell.u64("mean_work")?;
         let sizes = task_sizes(cell.seed, tasks, mean_work);
         let reference = reference_sum(&sizes);
         let fine_grained = mean_work < SPAWN_MIN_MEAN_WORK || tasks > SPAWN_MAX_TASKS;
-        let drop_task = cell.fault_is(FAULT).then_some(tasks / 2);
+        let drop_task = cx.fault_is(FAULT).then_some(tasks / 2);
         prepare_with(cell, fine_grained, Make { sizes, mean_work, reference, drop_task })
     }
 }
@@ -93,17 +95,16 @@ struct Make {
 }
 
 impl Maker for Make {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
         let n = self.sizes.len();
         let slot = || (0..n).map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
-        Ok(Box::new(DynamicInstance {
+        Ok(Sampled::boxed(DynamicInstance {
             rt,
             slots: Slots { result: slot(), start: slot(), end: slot(), thread: slot() },
             sizes: self.sizes,
             mean_work: self.mean_work,
             reference: self.reference,
             drop_task: self.drop_task,
-            last: None,
         }))
     }
 }
@@ -178,7 +179,8 @@ struct Slots {
     thread: Vec<AtomicU64>,
 }
 
-struct Last {
+/// What the tasks of one sample left.
+struct Outcome {
     sum: u64,
     /// Tasks that left a timestamp (all of them, unless one never ran).
     tasks_run: usize,
@@ -193,11 +195,12 @@ struct DynamicInstance<R: Runtime> {
     mean_work: u64,
     reference: u64,
     drop_task: Option<usize>,
-    last: Option<Last>,
 }
 
 impl<R: Runtime> Instance for DynamicInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let n = self.sizes.len();
         for s in [&self.slots.result, &self.slots.start, &self.slots.end, &self.slots.thread] {
             s.iter().for_each(|x| x.store(0, Ordering::Relaxed));
@@ -243,28 +246,22 @@ impl<R: Runtime> Instance for DynamicInstance<R> {
         busy.sort_unstable();
         timer.record_work(last_end.saturating_sub(first_start));
         timer.record_total(t1 - t0);
-        self.last = Some(Last { sum, tasks_run, thread_busy_ns: busy.into_iter().map(|(_, ns)| ns).collect() });
-        Ok(Work::ops(n as u64))
+        Ok((Work::ops(n as u64), Outcome { sum, tasks_run, thread_busy_ns: busy.into_iter().map(|(_, ns)| ns).collect() }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("{:#018x} over {} tasks (single-threaded reference)", self.reference, self.sizes.len());
-        match &self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(l) => {
-                Verdict { passed: l.sum == self.reference, expected, observed: format!("{:#018x} over {} tasks", l.sum, l.tasks_run) }
-            }
-        }
+        Verdict { passed: l.sum == self.reference, expected, observed: format!("{:#018x} over {} tasks", l.sum, l.tasks_run) }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let mut sorted = self.sizes.clone();
         sorted.sort_unstable();
         let total: u64 = sorted.iter().sum();
         let n = sorted.len();
         let median = if n % 2 == 1 { sorted[n / 2] as f64 } else { (sorted[n / 2 - 1] + sorted[n / 2]) as f64 / 2.0 };
         let max = sorted.last().copied().unwrap_or(0);
-        let threads = self.last.as_ref().map(|l| l.thread_busy_ns.len());
+        let threads = last.map(|l| l.thread_busy_ns.len());
         let runtime_threads = if R::FINE_GRAINED {
             format!("a pool of {} threads runs every task", self.rt.workers())
         } else {
@@ -290,7 +287,7 @@ impl<R: Runtime> Instance for DynamicInstance<R> {
             "static_split_max_share": static_split_max_share(&self.sizes, self.rt.workers()),
             "reference_sum": format!("{:#018x}", self.reference),
             "last_sample_threads": threads,
-            "last_sample_thread_busy_ns": self.last.as_ref().filter(|l| l.thread_busy_ns.len() <= 64).map(|l| l.thread_busy_ns.clone()),
+            "last_sample_thread_busy_ns": last.filter(|l| l.thread_busy_ns.len() <= 64).map(|l| l.thread_busy_ns.clone()),
         })
     }
 }
@@ -300,7 +297,7 @@ mod tests {
     use super::*;
     use crate::workloads::rt::runtime::{GlobalQueue, Rayon, Spawn};
 
-    fn instance<R: Runtime>(workers: usize, tasks: usize, drop: bool) -> Box<dyn Instance> {
+    fn instance<R: Runtime>(workers: usize, tasks: usize, drop: bool) -> Box<dyn Sampler> {
         let sizes = task_sizes(5, tasks, 200);
         let reference = reference_sum(&sizes);
         let make = Make { sizes, mean_work: 200, reference, drop_task: drop.then_some(tasks / 2) };
@@ -310,7 +307,6 @@ mod tests {
     fn passes<R: Runtime>() {
         for workers in [1, 2] {
             let mut inst = instance::<R>(workers, 40, false);
-            assert!(!inst.verify().passed, "no sample ran");
             for _ in 0..2 {
                 let mut t = Timer::new();
                 assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops(40));
@@ -356,17 +352,15 @@ mod tests {
             mean_work: 200,
             reference,
             drop_task: None,
-            last: None,
         };
-        inst.last = Some(Last { sum: reference, tasks_run: 40, thread_busy_ns: vec![1] });
-        assert!(inst.verify().passed);
+        assert!(inst.verify(&Outcome { sum: reference, tasks_run: 40, thread_busy_ns: vec![1] }).passed);
         // Task 3 run twice.
-        inst.last = Some(Last { sum: reference.wrapping_add(task_result(3, sizes[3])), tasks_run: 41, thread_busy_ns: vec![1] });
-        assert!(!inst.verify().passed);
+        assert!(
+            !inst.verify(&Outcome { sum: reference.wrapping_add(task_result(3, sizes[3])), tasks_run: 41, thread_busy_ns: vec![1] }).passed
+        );
         // Task 3 a round short.
         let short = reference.wrapping_sub(task_result(3, sizes[3])).wrapping_add(task_result(3, sizes[3] - 1));
-        inst.last = Some(Last { sum: short, tasks_run: 40, thread_busy_ns: vec![1] });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { sum: short, tasks_run: 40, thread_busy_ns: vec![1] }).passed);
     }
 
     #[test]

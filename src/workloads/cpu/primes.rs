@@ -11,8 +11,10 @@ use serde_json::json;
 use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
-use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::process::{read_words, wait_child, write_words};
 
 pub struct Primes;
 
@@ -39,7 +41,7 @@ impl Workload for Primes {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let n = cell.u64("range")?;
         let workers = cell.worker_count();
         let sieve = Sieve::new(n);
@@ -49,18 +51,9 @@ impl Workload for Primes {
         drop(sieve); // before forking: the workers need none of it
         let mut procs = Vec::with_capacity(workers);
         for (i, &(lo, hi)) in splits.iter().enumerate() {
-            procs.push(spawn_worker(i, lo, hi, cell.cpu_for(i), &procs)?);
+            procs.push(spawn_worker(cx, i, lo, hi, cell.cpu_for(i), &procs)?);
         }
-        Ok(Prepared::Ready(Box::new(PrimesInstance {
-            n,
-            expected_count,
-            expected_checksum,
-            shares,
-            splits,
-            procs,
-            last: None,
-            worst_imbalance: 1.0,
-        })))
+        Ok(Prepared::ready(PrimesInstance { n, expected_count, expected_checksum, shares, splits, procs, worst_imbalance: 1.0 }))
     }
 }
 
@@ -179,38 +172,40 @@ struct Proc {
     result: PipeReader,
 }
 
-fn spawn_worker(i: usize, lo: u64, hi: u64, cpu: Option<usize>, earlier: &[Proc]) -> anyhow::Result<Proc> {
+fn spawn_worker(cx: &PrepareContext, i: usize, lo: u64, hi: u64, cpu: Option<usize>, earlier: &[Proc]) -> anyhow::Result<Proc> {
     let (cmd_r, cmd_w) = std::io::pipe().context("creating a command pipe")?;
     let (res_r, res_w) = std::io::pipe().context("creating a result pipe")?;
     let mut close: Vec<i32> =
         earlier.iter().flat_map(|p| [p.cmd.as_ref().map(|c| c.as_raw_fd()), Some(p.result.as_raw_fd())]).flatten().collect();
     close.extend([cmd_w.as_raw_fd(), res_r.as_raw_fd()]);
-    let pid = fork_child(&close, move || {
-        let (mut cmd_r, mut res_w) = (cmd_r, res_w);
-        if let Some(c) = cpu
-            && let Err(e) = affinity::pin_current_thread(c)
-        {
-            eprintln!("cpu.primes worker {i}: cannot pin to CPU {c}: {e}");
-            return 3;
-        }
-        let mut go = [0u8; 1];
-        loop {
-            match std::io::Read::read(&mut cmd_r, &mut go) {
-                Ok(1) => {}
-                _ => return 0,
+    let pid = cx
+        .fork_child(&close, move || {
+            let (mut cmd_r, mut res_w) = (cmd_r, res_w);
+            if let Some(c) = cpu
+                && let Err(e) = affinity::pin_current_thread(c)
+            {
+                eprintln!("cpu.primes worker {i}: cannot pin to CPU {c}: {e}");
+                return 3;
             }
-            let t0 = clock::now_ns();
-            let (count, sum) = count_range(lo, hi);
-            let t1 = clock::now_ns();
-            if write_words(&mut res_w, [count, sum, t0, t1]).is_err() {
-                return 0;
+            let mut go = [0u8; 1];
+            loop {
+                match std::io::Read::read(&mut cmd_r, &mut go) {
+                    Ok(1) => {}
+                    _ => return 0,
+                }
+                let t0 = clock::now_ns();
+                let (count, sum) = count_range(lo, hi);
+                let t1 = clock::now_ns();
+                if write_words(&mut res_w, [count, sum, t0, t1]).is_err() {
+                    return 0;
+                }
             }
-        }
-    })
-    .with_context(|| format!("forking worker process {i}"))?;
+        })
+        .with_context(|| format!("forking worker process {i}"))?;
     Ok(Proc { pid, cmd: Some(cmd_w), result: res_r })
 }
 
+/// What the workers found in one sample.
 struct Round {
     count: u64,
     checksum: u64,
@@ -224,12 +219,13 @@ struct PrimesInstance {
     splits: Vec<(u64, u64)>,
     shares: Vec<f64>,
     procs: Vec<Proc>,
-    last: Option<Round>,
     worst_imbalance: f64,
 }
 
 impl Instance for PrimesInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Round;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Round)> {
         for (i, p) in self.procs.iter_mut().enumerate() {
             let cmd = p.cmd.as_mut().context("worker already stopped")?;
             std::io::Write::write_all(cmd, &[1]).with_context(|| format!("starting worker process {i}"))?;
@@ -251,28 +247,23 @@ impl Instance for PrimesInstance {
         timer.record_work(last_end - first_start);
         let (min, max) = (round.per_worker_ns.iter().min().copied().unwrap_or(1), round.per_worker_ns.iter().max().copied().unwrap_or(1));
         self.worst_imbalance = self.worst_imbalance.max(max as f64 / min.max(1) as f64);
-        self.last = Some(round);
-        Ok(Work::ops(self.n.saturating_sub(1)))
+        Ok((Work::ops(self.n.saturating_sub(1)), round))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let expected = format!("pi({}) = {}, checksum {:#018x} (sieve)", self.n, self.expected_count, self.expected_checksum);
-        match &self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(r) => Verdict {
-                passed: r.count == self.expected_count && r.checksum == self.expected_checksum,
-                expected,
-                observed: format!("{} primes, checksum {:#018x}", r.count, r.checksum),
-            },
+    fn verify(&mut self, r: &Round) -> Verdict {
+        Verdict {
+            passed: r.count == self.expected_count && r.checksum == self.expected_checksum,
+            expected: format!("pi({}) = {}, checksum {:#018x} (sieve)", self.n, self.expected_count, self.expected_checksum),
+            observed: format!("{} primes, checksum {:#018x}", r.count, r.checksum),
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Round>) -> serde_json::Value {
         json!({
             "splits": self.splits,
             "estimated_cost_shares": self.shares,
             "pi_n": self.expected_count,
-            "last_sample_worker_ns": self.last.as_ref().map(|r| r.per_worker_ns.clone()),
+            "last_sample_worker_ns": last.map(|r| r.per_worker_ns.clone()),
             "worst_worker_imbalance": self.worst_imbalance,
         })
     }
@@ -346,21 +337,16 @@ mod tests {
             splits: vec![(2, 1001)],
             shares: vec![1.0],
             procs: vec![],
-            last: None,
             worst_imbalance: 1.0,
         };
-        assert!(!inst.verify().passed, "no sample ran");
         let (c, x) = count_range(2, 1001);
-        inst.last = Some(Round { count: c, checksum: x, per_worker_ns: vec![1] });
-        assert!(inst.verify().passed);
+        assert!(inst.verify(&Round { count: c, checksum: x, per_worker_ns: vec![1] }).passed);
         // A split that misses the number 997 (a prime).
         let (c, x) = count_range(2, 997);
-        inst.last = Some(Round { count: c, checksum: x, per_worker_ns: vec![1] });
-        let v = inst.verify();
+        let v = inst.verify(&Round { count: c, checksum: x, per_worker_ns: vec![1] });
         assert!(!v.passed && v.observed.contains("167 primes"), "{v:?}");
         // Right count, wrong set: 997 counted twice and 2 left out.
         let (c, x) = count_range(3, 1001);
-        inst.last = Some(Round { count: c + 1, checksum: x.wrapping_add(mix64(997)), per_worker_ns: vec![1] });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Round { count: c + 1, checksum: x.wrapping_add(mix64(997)), per_worker_ns: vec![1] }).passed);
     }
 }

@@ -16,20 +16,31 @@ use serde_json::json;
 use super::dynamic::hash_chain;
 use super::mix64;
 use crate::measure::{affinity, clock};
-use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
-use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
+use crate::model::{Cell, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::mismatch::Mismatches;
+use crate::workloads::process::{read_words, wait_child, write_words};
 
 pub struct Service;
 
 /// The fault: the server answers the first request it ever gets wrongly.
 pub const FAULT: &str = "wrong-reply";
 
-const SERVERS: [&str; 2] = ["thread", "process"];
+named_enum! {
+    /// Where the server runs.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Server {
+        /// A thread of the worker process.
+        Thread = "thread",
+        /// A forked process.
+        Process = "process",
+    }
+}
 
 impl Workload for Service {
     fn spec(&self) -> WorkloadSpec {
-        let both: Vec<serde_json::Value> = SERVERS.iter().map(|&s| s.into()).collect();
         WorkloadSpec {
             id: "cpu.service",
             group: "cpu",
@@ -57,10 +68,7 @@ impl Workload for Service {
                     1 << 24,
                     [1_000, 1_000, 1_000],
                 ),
-                ParamSpec::choice("server", "the server: a thread of the worker process, or a forked process", &SERVERS, ["thread"; 3])
-                    .with_values(crate::model::Profile::Quick, both.clone())
-                    .with_values(crate::model::Profile::Full, both.clone())
-                    .with_values(crate::model::Profile::Seed, both),
+                ParamSpec::axis_of::<Server>("server", "the server: a thread of the worker process, or a forked process"),
                 ParamSpec::workers("client threads, each with its own connection to the server"),
             ],
             faults: &[FAULT],
@@ -68,15 +76,15 @@ impl Workload for Service {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let requests = cell.usize("requests")?;
         let rounds = cell.u64("work_rounds")?;
-        let kind = cell.str("server")?.to_string();
+        let kind = cell.choice::<Server>("server")?;
         let clients = cell.worker_count();
         // The server runs where the worker process was allowed to, not on the
         // CPU the main thread (which it inherits its mask from) is pinned to.
-        let server_cpus = crate::workloads::process::initial_allowed();
-        let wrong = cell.fault_is(FAULT);
+        let server_cpus = cx.allowed.clone();
+        let wrong = cx.fault_is(FAULT);
         let (mut conns, mut server_ends) = (Vec::with_capacity(clients), Vec::with_capacity(clients));
         for i in 0..clients {
             match UnixStream::pair() {
@@ -91,10 +99,12 @@ impl Workload for Service {
             }
         }
         let expected = expected_answers(cell.seed, requests, rounds);
-        let server = if kind == "process" {
+        let server = if kind == Server::Process {
             let close: Vec<i32> = conns.iter().map(|c| c.as_raw_fd()).collect();
             let cpus = server_cpus.clone();
-            ServerEnd::Process(fork_child(&close, move || serve(server_ends, rounds, wrong, &cpus)).context("forking the server process")?)
+            ServerEnd::Process(
+                cx.fork_child(&close, move || serve(server_ends, rounds, wrong, &cpus)).context("forking the server process")?,
+            )
         } else {
             let cpus = server_cpus.clone();
             ServerEnd::Thread(
@@ -105,7 +115,7 @@ impl Workload for Service {
             )
         };
         ServiceInstance::start(conns, server, kind, server_cpus, expected, rounds, (0..clients).map(|i| cell.cpu_for(i)).collect())
-            .map(|i| Prepared::Ready(Box::new(i)))
+            .map(Prepared::ready)
     }
 }
 
@@ -177,9 +187,8 @@ enum ServerEnd {
 struct ClientRun {
     start: u64,
     end: u64,
-    mismatches: u64,
-    /// The first mismatch: (request id, expected answer, id answered, answer).
-    first_bad: Option<(u64, u64, u64, u64)>,
+    /// Wrong answers: (request id, expected answer, id answered, answer).
+    mismatches: Mismatches<(u64, u64, u64, u64)>,
 }
 
 /// One client's requests `lo..hi` on its connection, one at a time.
@@ -190,30 +199,29 @@ fn client(mut conn: &UnixStream, expected: &[(u64, u64)], lo: usize) -> io::Resu
         write_words(&mut conn, [id, x])?;
         let [got_id, got] = read_words::<2>(&mut conn)?;
         if got_id != id || got != want {
-            run.mismatches += 1;
-            run.first_bad.get_or_insert((id, want, got_id, got));
+            run.mismatches.record(|| (id, want, got_id, got));
         }
     }
     run.end = clock::now_ns();
     Ok(run)
 }
 
-struct Last {
+/// What the clients saw in one sample.
+struct Outcome {
     client_ns: Vec<u64>,
-    mismatches: u64,
-    first_bad: Option<(u64, u64, u64, u64)>,
+    /// The clients' wrong answers, in client order.
+    mismatches: Mismatches<(u64, u64, u64, u64)>,
 }
 
 struct ServiceInstance {
     /// The clients' ends, one per client thread.
     conns: Vec<UnixStream>,
     server: Option<ServerEnd>,
-    kind: String,
+    kind: Server,
     server_cpus: Vec<usize>,
     expected: Vec<(u64, u64)>,
     rounds: u64,
     cpus: Vec<Option<usize>>,
-    last: Option<Last>,
 }
 
 impl ServiceInstance {
@@ -221,13 +229,13 @@ impl ServiceInstance {
     fn start(
         conns: Vec<UnixStream>,
         server: ServerEnd,
-        kind: String,
+        kind: Server,
         server_cpus: Vec<usize>,
         expected: Vec<(u64, u64)>,
         rounds: u64,
         cpus: Vec<Option<usize>>,
     ) -> anyhow::Result<ServiceInstance> {
-        let inst = ServiceInstance { conns, server: Some(server), kind, server_cpus, expected, rounds, cpus, last: None };
+        let inst = ServiceInstance { conns, server: Some(server), kind, server_cpus, expected, rounds, cpus };
         let mut first = inst.conns.first().context("no client")?;
         let [ready] = read_words::<1>(&mut first).context("the server ended before it was ready")?;
         if ready != 0 {
@@ -244,7 +252,9 @@ impl ServiceInstance {
 }
 
 impl Instance for ServiceInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let k = self.conns.len();
         let t0 = clock::now_ns();
         let results: Vec<anyhow::Result<ClientRun>> = std::thread::scope(|s| {
@@ -269,32 +279,28 @@ impl Instance for ServiceInstance {
         })?;
         let t1 = clock::now_ns();
         let (mut first_start, mut last_end) = (u64::MAX, 0u64);
-        let mut last = Last { client_ns: Vec::with_capacity(k), mismatches: 0, first_bad: None };
+        let mut last = Outcome { client_ns: Vec::with_capacity(k), mismatches: Mismatches::new() };
         for r in results {
             let run = r?;
             first_start = first_start.min(run.start);
             last_end = last_end.max(run.end);
             last.client_ns.push(run.end - run.start);
-            last.mismatches += run.mismatches;
-            last.first_bad = last.first_bad.or(run.first_bad);
+            last.mismatches.merge(run.mismatches);
         }
         timer.record_work(last_end.saturating_sub(first_start));
         timer.record_total(t1 - t0);
-        self.last = Some(last);
-        Ok(Work::ops(self.expected.len() as u64))
+        Ok((Work::ops(self.expected.len() as u64), last))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("0 mismatches in {} requests: every answer is the hash chain of its request", self.expected.len());
-        let Some(l) = &self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
-        let mut observed = format!("{} mismatches in {} requests", l.mismatches, self.expected.len());
-        if let Some((id, want, got_id, got)) = l.first_bad {
-            observed.push_str(&format!(" (first: request {id}, expected {want:#018x}, answer to {got_id}: {got:#018x})"));
-        }
-        Verdict { passed: l.mismatches == 0, expected, observed }
+        let observed = l.mismatches.reason(self.expected.len() as u64, "requests", |(id, want, got_id, got)| {
+            format!("request {id}, expected {want:#018x}, answer to {got_id}: {got:#018x}")
+        });
+        Verdict { passed: l.mismatches.is_empty(), expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let server = match &self.server {
             Some(ServerEnd::Process(pid)) => format!("forked process {pid}"),
             Some(ServerEnd::Thread(_)) => "thread".to_string(),
@@ -307,8 +313,8 @@ impl Instance for ServiceInstance {
             "transport": "socketpair(AF_UNIX, SOCK_STREAM), one per client; the server polls them all",
             "work_rounds": self.rounds,
             "requests_per_client": (0..self.conns.len()).map(|i| { let (lo, hi) = self.share(i); hi - lo }).collect::<Vec<_>>(),
-            "last_sample_client_ns": self.last.as_ref().map(|l| l.client_ns.clone()),
-            "last_sample_mismatches": self.last.as_ref().map(|l| l.mismatches),
+            "last_sample_client_ns": last.map(|l| l.client_ns.clone()),
+            "last_sample_mismatches": last.map(|l| l.mismatches.count),
         })
     }
 }
@@ -340,23 +346,25 @@ mod tests {
         let (conns, ends): (Vec<_>, Vec<_>) = (0..clients).map(|_| UnixStream::pair().unwrap()).unzip();
         let h = std::thread::spawn(move || serve(ends, 50, wrong, &[]));
         let expected = expected_answers(3, requests, 50);
-        ServiceInstance::start(conns, ServerEnd::Thread(h), "thread".into(), vec![], expected, 50, vec![None; clients]).unwrap()
+        ServiceInstance::start(conns, ServerEnd::Thread(h), Server::Thread, vec![], expected, 50, vec![None; clients]).unwrap()
     }
 
     #[test]
     fn one_and_two_clients_get_every_answer_right_with_both_windows() {
         for (clients, requests) in [(1, 100), (2, 100), (3, 7), (2, 1)] {
             let mut inst = instance(clients, requests, false);
-            assert!(!inst.verify().passed, "no sample ran");
+            let mut last = None;
             for _ in 0..2 {
                 let mut t = Timer::new();
-                assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops(requests as u64));
-                let v = inst.verify();
+                let (w, l) = inst.sample(1, &mut t).unwrap();
+                assert_eq!(w, Work::ops(requests as u64));
+                let v = inst.verify(&l);
                 assert!(v.passed, "{clients} clients: {v:?}");
                 let (work, total) = (t.work_ns().unwrap(), t.total_ns().unwrap());
                 assert!(work <= total, "work {work} > total {total}");
+                last = Some(l);
             }
-            let d = inst.details();
+            let d = inst.details(last.as_ref());
             assert_eq!(d["server"], "thread");
             assert_eq!(d["requests_per_client"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum::<u64>(), requests as u64);
             assert_eq!(d["last_sample_client_ns"].as_array().unwrap().len(), clients);
@@ -366,26 +374,25 @@ mod tests {
     #[test]
     fn a_wrong_reply_fails_the_verifier_once() {
         let mut inst = instance(2, 10, true);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify(&l);
         assert!(!v.passed && v.observed.starts_with("1 mismatches in 10 requests (first: request"), "{v:?}");
-        inst.sample(1, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed, "only the first answer is wrong");
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&l).passed, "only the first answer is wrong");
     }
 
     #[test]
     fn answers_to_other_requests_fail_the_verifier() {
         let mut inst = instance(1, 10, false);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed);
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&l).passed);
         // The client expects answers for other values than it sends.
         let (a, b) = (inst.expected[2].1, inst.expected[3].1);
         (inst.expected[2].1, inst.expected[3].1) = (b, a);
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, l) = inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify(&l);
         assert!(!v.passed && v.observed.starts_with("2 mismatches"), "{v:?}");
-        inst.last = Some(Last { client_ns: vec![1], mismatches: 1, first_bad: Some((0, 1, 0, 2)) });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { client_ns: vec![1], mismatches: Mismatches { count: 1, first: Some((0, 1, 0, 2)) } }).passed);
     }
 
     #[test]

@@ -11,9 +11,11 @@ use serde_json::json;
 
 use super::Machine;
 use super::threads::{self, Runs};
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, named_enum};
 use crate::topology::Topology;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Affinity;
@@ -35,8 +37,26 @@ pub fn pinned_cpus(topo: &Topology, threads: usize) -> Result<Vec<usize>, String
     Ok(cores.iter().take(threads).map(|c| c[0]).collect())
 }
 
-fn both(a: &str, b: &str) -> Vec<serde_json::Value> {
-    vec![a.into(), b.into()]
+named_enum! {
+    /// Where the threads may run.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Placement {
+        /// Every CPU the worker may use.
+        Free = "free",
+        /// Thread i on the first CPU of physical core i.
+        Pinned = "pinned",
+    }
+}
+
+named_enum! {
+    /// Which counters the threads increment.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Data {
+        /// A counter per thread, each on its own cache line.
+        Private = "private",
+        /// One counter for all threads.
+        Shared = "shared",
+    }
 }
 
 impl Workload for Affinity {
@@ -60,24 +80,14 @@ impl Workload for Affinity {
                        1), or the shared counter equals `ops`: an increment lost or repeated changes them",
             batched: false,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Placement>(
                     "affinity",
                     "free: every thread may run on every CPU the worker may use; pinned: thread i on the first CPU of physical core i",
-                    &["free", "pinned"],
-                    ["free"; 3],
-                )
-                .with_values(Profile::Quick, both("free", "pinned"))
-                .with_values(Profile::Full, both("free", "pinned"))
-                .with_values(Profile::Seed, both("free", "pinned")),
-                ParamSpec::choice(
+                ),
+                ParamSpec::axis_of::<Data>(
                     "data",
                     "private: a counter per thread, each on its own cache line; shared: one counter for all threads",
-                    &["private", "shared"],
-                    ["private"; 3],
-                )
-                .with_values(Profile::Quick, both("private", "shared"))
-                .with_values(Profile::Full, both("private", "shared"))
-                .with_values(Profile::Seed, both("private", "shared")),
+                ),
                 ParamSpec::int(
                     "ops",
                     "atomic increments per sample, split evenly over the threads",
@@ -93,31 +103,26 @@ impl Workload for Affinity {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let k = cell.worker_count();
-        let allowed = crate::workloads::process::initial_allowed();
-        let pinned = match cell.str("affinity")? {
-            "free" => None,
-            "pinned" => {
-                let topo = Machine::live(cell.seed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
+        let allowed = cx.allowed.clone();
+        let pinned = match cell.choice("affinity")? {
+            Placement::Free => None,
+            Placement::Pinned => {
+                let topo = Machine::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
                 match pinned_cpus(&topo, k) {
                     Ok(c) => Some(c),
                     Err(why) => return Ok(Prepared::Skip(why)),
                 }
             }
-            other => anyhow::bail!("unknown affinity '{other}'"),
         };
         let cpu_sets = match &pinned {
             Some(c) => c.iter().map(|&cpu| vec![cpu]).collect(),
             None => vec![allowed.clone(); k],
         };
-        let shared = match cell.str("data")? {
-            "private" => false,
-            "shared" => true,
-            other => anyhow::bail!("unknown data '{other}'"),
-        };
+        let shared = cell.choice::<Data>("data")? == Data::Shared;
         let ops = cell.u64("ops")?;
-        Ok(Prepared::Ready(Box::new(AffinityInstance {
+        Ok(Prepared::ready(AffinityInstance {
             counters: (0..if shared { 1 } else { k }).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             shares: (0..k as u64).map(|i| ops * (i + 1) / k as u64 - ops * i / k as u64).collect(),
             ops,
@@ -126,10 +131,9 @@ impl Workload for Affinity {
             cpu_sets,
             pinned,
             allowed,
-            drop_one: cell.fault_is(FAULT),
+            drop_one: cx.fault_is(FAULT),
             moved_total: 0,
-            last: None,
-        })))
+        }))
     }
 }
 
@@ -145,7 +149,6 @@ struct AffinityInstance {
     drop_one: bool,
     /// Threads found on another CPU at the end of their window than at its start, over every sample.
     moved_total: usize,
-    last: Option<Runs<u64>>,
 }
 
 /// One thread's loop: `n` iterations of `rounds` mixes and an increment.
@@ -162,7 +165,10 @@ fn count(counter: &AtomicU64, n: u64, rounds: u64, seed: u64) -> u64 {
 }
 
 impl Instance for AffinityInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The threads' runs (the counts are in the counters).
+    type Outcome = Runs<u64>;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Runs<u64>)> {
         self.counters.iter().for_each(|c| c.store(0, Ordering::Relaxed));
         let (counters, shares, rounds, shared, drop_one) = (&self.counters, &self.shares, self.rounds, self.shared, self.drop_one);
         let runs = threads::run(&self.cpu_sets, |i| {
@@ -173,22 +179,17 @@ impl Instance for AffinityInstance {
         timer.record_work(runs.work_ns());
         timer.record_total(runs.total_ns);
         self.moved_total += runs.moved();
-        self.last = Some(runs);
-        Ok(Work::ops(self.ops))
+        Ok((Work::ops(self.ops), runs))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, _: &Runs<u64>) -> Verdict {
         let got: Vec<u64> = self.counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         let want: Vec<u64> = if self.shared { vec![self.ops] } else { self.shares.clone() };
         let what = if self.shared { "the shared counter" } else { "the private counters" };
-        if self.last.is_none() {
-            return Verdict { passed: false, expected: format!("{what} {want:?}"), observed: "no sample ran".into() };
-        }
         Verdict { passed: got == want, expected: format!("{what} {want:?}"), observed: format!("{what} {got:?}") }
     }
 
-    fn details(&self) -> serde_json::Value {
-        let last = self.last.as_ref();
+    fn details(&self, last: Option<&Runs<u64>>) -> serde_json::Value {
         json!({
             "threads": self.shares.len(),
             "ops_per_thread": self.shares,
@@ -244,8 +245,8 @@ mod tests {
         c
     }
 
-    fn prepared(c: &Cell) -> Box<dyn Instance> {
-        match Affinity.prepare(c).unwrap() {
+    fn prepared(c: &Cell) -> Box<dyn crate::workloads::contract::Sampler> {
+        match Affinity.prepare_here(c).unwrap() {
             Prepared::Ready(i) => i,
             Prepared::Skip(why) => panic!("{why}"),
         }
@@ -253,11 +254,10 @@ mod tests {
 
     #[test]
     fn counters_reach_their_totals_in_every_variant() {
-        let k = Machine::live(0).topology.unwrap().allowed_physical_cores().min(2);
+        let k = Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).topology.unwrap().allowed_physical_cores().min(2);
         for affinity in ["free", "pinned"] {
             for data in ["private", "shared"] {
                 let mut inst = prepared(&cell(affinity, data, k, None));
-                assert!(!inst.verify().passed, "no sample yet");
                 let mut t = Timer::new();
                 assert_eq!(inst.sample(1, &mut t).unwrap(), Work::ops(10_001));
                 assert!(t.total_ns().unwrap() >= t.work_ns().unwrap());
@@ -292,8 +292,8 @@ mod tests {
 
     #[test]
     fn more_pinned_threads_than_cores_is_a_skip() {
-        let cores = Machine::live(0).topology.unwrap().allowed_physical_cores();
-        match Affinity.prepare(&cell("pinned", "private", cores + 1, None)).unwrap() {
+        let cores = Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).topology.unwrap().allowed_physical_cores();
+        match Affinity.prepare_here(&cell("pinned", "private", cores + 1, None)).unwrap() {
             Prepared::Skip(why) => assert!(why.contains("one thread per physical core"), "{why}"),
             Prepared::Ready(_) => panic!("{} pinned threads on {cores} cores", cores + 1),
         }

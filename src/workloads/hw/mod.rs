@@ -38,13 +38,13 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// Reads the live machine through the envelope's readers.
-    pub fn live(seed: u64) -> Machine {
+    /// Reads the live machine through the envelope's readers, for a worker
+    /// that started with the CPUs `allowed`.
+    pub fn live(seed: u64, allowed: &[usize]) -> Machine {
         let env = Envelope::collect(Path::new("/"), Vec::new(), seed);
-        let allowed = crate::workloads::process::initial_allowed();
         Machine {
             topology: match env.topology {
-                crate::model::Reading::Present(t) => Ok(t.with_allowed(allowed)),
+                crate::model::Reading::Present(t) => Ok(t.with_allowed(allowed.to_vec())),
                 crate::model::Reading::Absent { absent } => Err(absent),
             },
             mem_available: env.memory.available_bytes.ok().copied(),
@@ -89,7 +89,7 @@ mod tests {
 
     #[test]
     fn the_live_machine_has_a_topology_and_a_page_size() {
-        let m = Machine::live(1);
+        let m = Machine::live(1, &crate::measure::affinity::current_thread().unwrap());
         let t = m.topology.expect("the live topology");
         assert!(!t.allowed.is_empty());
         assert!(page_size() >= 4096);

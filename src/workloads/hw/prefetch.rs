@@ -10,8 +10,10 @@ use super::chase::{self, Order};
 use super::region::{Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text};
-use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::model::{Cell, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct Prefetch;
@@ -31,6 +33,19 @@ pub fn line_bytes(m: &Machine) -> usize {
     match line {
         Some(l) if l >= 16 && l % 8 == 0 && l <= 4096 => l as usize,
         _ => 64,
+    }
+}
+
+named_enum! {
+    /// The `pattern` axis: the order of the lines.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Pattern {
+        /// Address order.
+        Sequential = "sequential",
+        /// Every `stride_lines`-th line.
+        Strided = "strided",
+        /// A random single cycle.
+        Random = "random",
     }
 }
 
@@ -60,15 +75,10 @@ impl Workload for Prefetch {
                        or skipped line changes both",
             batched: false,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Pattern>(
                     "pattern",
                     "order of the lines: address order, every stride_lines-th line, or a random single cycle",
-                    &["sequential", "strided", "random"],
-                    ["sequential"; 3],
-                )
-                .with_values(crate::model::Profile::Quick, vec!["sequential".into(), "strided".into(), "random".into()])
-                .with_values(crate::model::Profile::Full, vec!["sequential".into(), "strided".into(), "random".into()])
-                .with_values(crate::model::Profile::Seed, vec!["sequential".into(), "strided".into(), "random".into()]),
+                ),
                 ParamSpec::int("stride_lines", "the strided pattern's step, in cache lines", 2, 1 << 20, [16, 16, 16]),
                 ParamSpec::int("accesses", "dependent loads per sample", 1, 1 << 32, [25_000, 2_000_000, 10_000_000]),
                 sizing::bytes_param("array bytes (rounded up to a huge page); 0: l3_multiple x the last-level cache", 0),
@@ -79,14 +89,13 @@ impl Workload for Prefetch {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let machine = Machine::live(cell.seed);
-        let pattern = cell.str("pattern")?;
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let machine = Machine::live(cell.seed, &cx.allowed);
+        let pattern = cell.choice::<Pattern>("pattern")?;
         let order = match pattern {
-            "sequential" => Order::Stride(1),
-            "strided" => Order::Stride(cell.usize("stride_lines")?),
-            "random" => Order::Random(cell.seed),
-            other => anyhow::bail!("unknown pattern '{other}'"),
+            Pattern::Sequential => Order::Stride(1),
+            Pattern::Strided => Order::Stride(cell.usize("stride_lines")?),
+            Pattern::Random => Order::Random(cell.seed),
         };
         let caches = machine.topology.as_ref().ok().map(|t| t.caches.as_slice());
         let hpage = super::region::huge_page_size();
@@ -97,7 +106,7 @@ impl Workload for Prefetch {
         // Base pages wherever THP exists, so that what a random load costs in
         // TLB misses does not depend on the system's THP mode (hw.thp measures that).
         let advice = if machine.thp_enabled.is_some() { Advice::NoHuge } else { Advice::Default };
-        let array = match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cell.fault_is(FAULT)) {
+        let array = match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cx.fault_is(FAULT)) {
             Ok(a) => a,
             Err(e) => return skip_or_fail(&format!("an anonymous mapping of {}", bytes_text(size.bytes)), e),
         };
@@ -112,13 +121,13 @@ impl Workload for Prefetch {
             "thp_enabled": machine.thp_enabled,
             "advice": advice.as_str(),
         });
-        Ok(Prepared::Ready(Box::new(ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: false })))
+        Ok(Prepared::ready(ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: false }))
     }
 }
 
-/// What one walk saw against what it should have.
+/// What one walk saw (checked against what it should have).
 #[derive(Clone, Copy, Debug)]
-struct LastWalk {
+pub struct Walk {
     steps: u64,
     start_rank: u64,
     sum: u64,
@@ -136,7 +145,6 @@ pub struct ChaseArray {
     rank: u64,
     steps_total: u64,
     after_prepare: Result<Backing, String>,
-    last: Option<LastWalk>,
 }
 
 impl ChaseArray {
@@ -163,37 +171,24 @@ impl ChaseArray {
             chase::skip_one(region.words_mut(), words_per_line, &ord, 1);
         }
         let after_prepare = region.backing();
-        Ok(ChaseArray {
-            region,
-            size: size.clone(),
-            words_per_line,
-            lines,
-            line: ord[0] as usize,
-            rank: 0,
-            steps_total: 0,
-            after_prepare,
-            last: None,
-        })
+        Ok(ChaseArray { region, size: size.clone(), words_per_line, lines, line: ord[0] as usize, rank: 0, steps_total: 0, after_prepare })
     }
 
     /// One timed walk of `steps` loads.
-    pub fn sample(&mut self, steps: u64, timer: &mut Timer) -> Work {
+    pub fn sample(&mut self, steps: u64, timer: &mut Timer) -> (Work, Walk) {
         let mem = self.region.words();
         timer.start();
         let w = chase::walk(mem, self.words_per_line, self.line, steps);
         timer.stop();
         let end_rank = chase::rank_of(mem, self.words_per_line, w.end_line);
-        self.last = Some(LastWalk { steps, start_rank: self.rank, sum: w.sum, end_rank });
+        let walk = Walk { steps, start_rank: self.rank, sum: w.sum, end_rank };
         self.line = w.end_line;
         self.rank = (self.rank + steps) % self.lines as u64;
         self.steps_total += steps;
-        Work::ops(steps)
+        (Work::ops(steps), walk)
     }
 
-    pub fn verify(&self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a walk".into(), observed: "no sample ran".into() };
-        };
+    pub fn verify(&self, l: &Walk) -> Verdict {
         let n = self.lines as u64;
         let (sum, end) = (chase::expected_sum(n, l.start_rank, l.steps), (l.start_rank + l.steps) % n);
         Verdict {
@@ -245,15 +240,17 @@ pub(crate) struct ChaseInstance {
 }
 
 impl Instance for ChaseInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Walk;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Walk)> {
         Ok(self.array.sample(self.accesses, timer))
     }
 
-    fn verify(&mut self) -> Verdict {
-        self.array.verify()
+    fn verify(&mut self, walk: &Walk) -> Verdict {
+        self.array.verify(walk)
     }
 
-    fn details(&self) -> Value {
+    fn details(&self, _: Option<&Walk>) -> Value {
         let mut d = self.array.details();
         let o = d.as_object_mut().expect("an object");
         o.insert("accesses_per_sample".into(), json!(self.accesses));
@@ -290,12 +287,12 @@ mod tests {
     fn walks_verify_across_samples_and_wraps() {
         for order in [Order::Stride(1), Order::Stride(16), Order::Random(3)] {
             let mut a = small(order, false);
-            assert!(!a.verify().passed, "no sample yet");
             for steps in [1000, 16_384, 40_000] {
                 let mut t = Timer::new();
-                assert_eq!(a.sample(steps, &mut t), Work::ops(steps));
+                let (w, walk) = a.sample(steps, &mut t);
+                assert_eq!(w, Work::ops(steps));
                 assert!(t.work_ns().is_some());
-                let v = a.verify();
+                let v = a.verify(&walk);
                 assert!(v.passed, "{order:?}: {v:?}");
             }
             assert_eq!(a.details()["lines"], 16_384);
@@ -307,8 +304,8 @@ mod tests {
     fn a_skipped_line_fails_the_verifier() {
         for order in [Order::Stride(1), Order::Random(3)] {
             let mut a = small(order, true);
-            a.sample(100, &mut Timer::new());
-            let v = a.verify();
+            let (_, walk) = a.sample(100, &mut Timer::new());
+            let v = a.verify(&walk);
             assert!(!v.passed, "{v:?}");
             assert!(v.expected.contains("ending at rank 100"), "{}", v.expected);
         }
@@ -318,7 +315,7 @@ mod tests {
     fn prepare_sizes_the_array_and_records_it() {
         let dir = tempfile::tempdir().unwrap();
         let params = json!({"pattern": "strided", "stride_lines": 16, "accesses": 1000, "bytes": 4 << 20, "l3_multiple": 2});
-        let mut inst = ready(Prefetch.prepare(&test_cell("hw.prefetch", params, None, dir.path())));
+        let mut inst = ready(Prefetch.prepare_here(&test_cell("hw.prefetch", params, None, dir.path())));
         inst.sample(1, &mut Timer::new()).unwrap();
         assert!(inst.verify().passed);
         let d = inst.details();
@@ -327,7 +324,7 @@ mod tests {
         assert_eq!(d["accesses_per_sample"], 1000);
         assert!(d["size_source"].as_str().unwrap().contains("--param"));
         let params = json!({"pattern": "random", "stride_lines": 16, "accesses": 1000, "bytes": 1u64 << 36, "l3_multiple": 2});
-        match Prefetch.prepare(&test_cell("hw.prefetch", params, None, dir.path())).unwrap() {
+        match Prefetch.prepare_here(&test_cell("hw.prefetch", params, None, dir.path())).unwrap() {
             Prepared::Skip(why) => assert!(why.contains("MemAvailable"), "{why}"),
             Prepared::Ready(_) => panic!("64 GiB should not fit"),
         }

@@ -7,9 +7,11 @@ use serde_json::json;
 
 use super::Machine;
 use super::threads::{self, Runs};
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, Profile, named_enum};
 use crate::topology::Topology;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Smt;
@@ -24,28 +26,39 @@ pub struct SmtCpus {
     pub note: String,
 }
 
+named_enum! {
+    /// The `placement` axis: one thread alone on a core, two SMT siblings, or two cores.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum SmtPlacement {
+        Alone = "alone",
+        Siblings = "siblings",
+        Cores = "cores",
+    }
+}
+
 /// The CPUs for `placement` (`alone`, `siblings`, `cores`) from the sibling
 /// map of the allowed CPUs: the first core with two allowed siblings, and for
 /// `cores` the first CPU of another core. `Err(reason)` when the machine has
 /// no SMT siblings (every placement: the comparison needs them) or `cores`
 /// has no second core.
-pub fn smt_cpus(topo: &Topology, placement: &str) -> Result<SmtCpus, String> {
+pub fn smt_cpus(topo: &Topology, placement: SmtPlacement) -> Result<SmtCpus, String> {
     let cores = topo.allowed_cores();
     let Some(at) = cores.iter().position(|c| c.len() >= 2) else {
         return Err("no SMT siblings: every physical core this process may use has one logical CPU".into());
     };
     let (a, b) = (cores[at][0], cores[at][1]);
     match placement {
-        "alone" => Ok(SmtCpus { cpus: vec![a], note: format!("CPU {a} alone on its core (its sibling CPU {b} left to the system)") }),
-        "siblings" => Ok(SmtCpus { cpus: vec![a, b], note: format!("CPUs {a} and {b}: SMT siblings of one physical core") }),
-        "cores" => match cores.iter().enumerate().find(|(j, _)| *j != at) {
+        SmtPlacement::Alone => {
+            Ok(SmtCpus { cpus: vec![a], note: format!("CPU {a} alone on its core (its sibling CPU {b} left to the system)") })
+        }
+        SmtPlacement::Siblings => Ok(SmtCpus { cpus: vec![a, b], note: format!("CPUs {a} and {b}: SMT siblings of one physical core") }),
+        SmtPlacement::Cores => match cores.iter().enumerate().find(|(j, _)| *j != at) {
             Some((_, other)) => {
                 let c = other[0];
                 Ok(SmtCpus { cpus: vec![a, c], note: format!("CPUs {a} and {c}: two physical cores") })
             }
             None => Err(format!("cores needs a second physical core; this process may use only the core of CPUs {:?}", cores[at])),
         },
-        other => Err(format!("unknown placement '{other}'")),
     }
 }
 
@@ -68,16 +81,11 @@ impl Workload for Smt {
             verifier: "each thread's final chain values equal those one thread computed from the same seeds during prepare",
             batched: false,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<SmtPlacement>(
                     "placement",
                     "alone: one thread on one CPU of a core; siblings: two threads on the two SMT siblings of that core; \
                      cores: two threads on two physical cores",
-                    &["alone", "siblings", "cores"],
-                    ["alone"; 3],
-                )
-                .with_values(Profile::Quick, vec!["alone".into(), "siblings".into(), "cores".into()])
-                .with_values(Profile::Full, vec!["alone".into(), "siblings".into(), "cores".into()])
-                .with_values(Profile::Seed, vec!["alone".into(), "siblings".into(), "cores".into()]),
+                ),
                 ParamSpec::int(
                     "ops",
                     "mixer steps per chain, in all, split evenly over the threads",
@@ -100,13 +108,13 @@ impl Workload for Smt {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let topo = Machine::live(cell.seed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
-        let choice = match smt_cpus(&topo, cell.str("placement")?) {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let topo = Machine::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
+        let choice = match smt_cpus(&topo, cell.choice("placement")?) {
             Ok(c) => c,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
-        Ok(Prepared::Ready(Box::new(SmtInstance::new(choice, cell.u64("ops")?, cell.usize("chains")?, cell.seed, cell.fault_is(FAULT)))))
+        Ok(Prepared::ready(SmtInstance::new(choice, cell.u64("ops")?, cell.usize("chains")?, cell.seed, cx.fault_is(FAULT))))
     }
 }
 
@@ -161,7 +169,6 @@ struct SmtInstance {
     seeds: Vec<u64>,
     reference: Vec<Chains>,
     wrong_seed: bool,
-    last: Option<Runs<Chains>>,
 }
 
 impl SmtInstance {
@@ -171,31 +178,31 @@ impl SmtInstance {
         let seeds: Vec<u64> = (0..k).map(|i| mix64(seed ^ i)).collect();
         let chains = chains.clamp(1, 8);
         let reference = seeds.iter().zip(&shares).map(|(&s, &n)| kernel(s, n, chains)).collect();
-        SmtInstance { choice, shares, chains, seeds, reference, wrong_seed, last: None }
+        SmtInstance { choice, shares, chains, seeds, reference, wrong_seed }
     }
 }
 
 impl Instance for SmtInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The threads' runs and chain values.
+    type Outcome = Runs<Chains>;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Runs<Chains>)> {
         let sets: Vec<Vec<usize>> = self.choice.cpus.iter().map(|&c| vec![c]).collect();
         let (seeds, shares, n, wrong) = (&self.seeds, &self.shares, self.chains, self.wrong_seed);
         let runs = threads::run(&sets, |i| kernel(if wrong && i == 0 { seeds[i] ^ 1 } else { seeds[i] }, shares[i], n))?;
         timer.record_work(runs.work_ns());
         timer.record_total(runs.total_ns);
-        self.last = Some(runs);
-        Ok(Work::ops(self.shares.iter().sum::<u64>() * self.chains as u64))
+        Ok((Work::ops(self.shares.iter().sum::<u64>() * self.chains as u64), runs))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, runs: &Runs<Chains>) -> Verdict {
         let expected = format!("{} threads' chain values as computed in prepare", self.reference.len());
-        let Some(runs) = &self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
         let wrong: Vec<usize> = runs.threads.iter().enumerate().filter(|(i, t)| t.result != self.reference[*i]).map(|(i, _)| i).collect();
         let observed = if wrong.is_empty() { "the same values".to_string() } else { format!("threads {wrong:?} differ") };
         Verdict { passed: wrong.is_empty(), expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
-        let last = self.last.as_ref();
+    fn details(&self, last: Option<&Runs<Chains>>) -> serde_json::Value {
         json!({
             "cpus": self.choice.cpus,
             "placement_note": self.choice.note,
@@ -214,7 +221,7 @@ mod tests {
     use crate::topology::fixture;
 
     fn cpus(topo: &str, placement: &str) -> Vec<usize> {
-        smt_cpus(&fixture(topo), placement).unwrap().cpus
+        smt_cpus(&fixture(topo), placement.parse().unwrap()).unwrap().cpus
     }
 
     #[test]
@@ -237,7 +244,7 @@ mod tests {
 
     #[test]
     fn without_siblings_every_placement_is_skipped() {
-        for p in ["alone", "siblings", "cores"] {
+        for p in SmtPlacement::ALL {
             assert_eq!(
                 smt_cpus(&fixture("kvm-2c"), p).unwrap_err(),
                 "no SMT siblings: every physical core this process may use has one logical CPU"
@@ -245,10 +252,10 @@ mod tests {
         }
         // Siblings allowed, but a single core: no `cores` placement.
         let one_core = fixture("4c8t").with_allowed(vec![2, 3]);
-        assert_eq!(smt_cpus(&one_core, "siblings").unwrap().cpus, vec![2, 3]);
-        assert!(smt_cpus(&one_core, "cores").unwrap_err().contains("second physical core"));
+        assert_eq!(smt_cpus(&one_core, SmtPlacement::Siblings).unwrap().cpus, vec![2, 3]);
+        assert!(smt_cpus(&one_core, SmtPlacement::Cores).unwrap_err().contains("second physical core"));
         // A restricted set where the first core has one CPU left: the first full core is used.
-        assert_eq!(smt_cpus(&fixture("2s48c96t").with_allowed(vec![0, 5, 53]), "siblings").unwrap().cpus, vec![5, 53]);
+        assert_eq!(smt_cpus(&fixture("2s48c96t").with_allowed(vec![0, 5, 53]), SmtPlacement::Siblings).unwrap().cpus, vec![5, 53]);
     }
 
     /// An instance on the CPUs this process may use (unpinned threads would
@@ -263,14 +270,15 @@ mod tests {
     fn results_match_the_reference_and_a_wrong_seed_does_not() {
         for threads in [1, 2] {
             let mut inst = here(threads, false);
-            assert!(!inst.verify().passed, "no sample yet");
-            assert_eq!(inst.sample(1, &mut Timer::new()).unwrap(), Work::ops(10_001 * 2));
-            assert!(inst.verify().passed, "{:?}", inst.verify());
-            assert_eq!(inst.details()["steps_per_thread"].as_array().unwrap().len(), threads);
+            let (w, runs) = inst.sample(1, &mut Timer::new()).unwrap();
+            assert_eq!(w, Work::ops(10_001 * 2));
+            let v = inst.verify(&runs);
+            assert!(v.passed, "{v:?}");
+            assert_eq!(inst.details(Some(&runs))["steps_per_thread"].as_array().unwrap().len(), threads);
         }
         let mut bad = here(2, true);
-        bad.sample(1, &mut Timer::new()).unwrap();
-        assert_eq!(bad.verify().observed, "threads [0] differ");
+        let (_, runs) = bad.sample(1, &mut Timer::new()).unwrap();
+        assert_eq!(bad.verify(&runs).observed, "threads [0] differ");
     }
 
     #[test]

@@ -14,12 +14,15 @@ use rand::seq::SliceRandom;
 use serde_json::{Value, json};
 
 use super::chase::Order;
-use super::prefetch::{ChaseArray, ChaseInstance, line_bytes};
+use super::prefetch::{ChaseArray, ChaseInstance, Walk, line_bytes};
 use super::region::{self, Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text, page_size};
-use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::model::{Cell, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct Thp;
@@ -29,15 +32,42 @@ pub struct Thp;
 pub const SKIP_PAGE: &str = "skip-page";
 pub const SKIP_LINE: &str = "skip-line";
 
-fn all(values: &[&str]) -> Vec<Value> {
-    values.iter().map(|&v| v.into()).collect()
+named_enum! {
+    /// The `advice` axis: the madvise on the region.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum AdviceParam {
+        Huge = "hugepage",
+        NoHuge = "nohugepage",
+    }
 }
 
-fn axis(name: &'static str, help: &'static str, values: &'static [&'static str]) -> ParamSpec {
-    ParamSpec::choice(name, help, values, [values[0]; 3])
-        .with_values(Profile::Quick, all(values))
-        .with_values(Profile::Full, all(values))
-        .with_values(Profile::Seed, all(values))
+impl AdviceParam {
+    fn advice(self) -> Advice {
+        match self {
+            AdviceParam::Huge => Advice::Huge,
+            AdviceParam::NoHuge => Advice::NoHuge,
+        }
+    }
+}
+
+named_enum! {
+    /// The `access` axis: page order of the first touch, line order of the access phase.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum AccessOrder {
+        Sequential = "sequential",
+        Random = "random",
+    }
+}
+
+named_enum! {
+    /// The `phase` axis: what is timed.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Phase {
+        /// The page faults of a fresh region.
+        FirstTouch = "first-touch",
+        /// Loads through a populated region.
+        Access = "access",
+    }
 }
 
 /// Why THP rows cannot run as named here, from the `enabled` mode.
@@ -83,13 +113,9 @@ impl Workload for Thp {
                        a failed check",
             batched: false,
             params: vec![
-                axis("advice", "madvise on the region: MADV_HUGEPAGE or MADV_NOHUGEPAGE", &["hugepage", "nohugepage"]),
-                axis("access", "page order of the first touch, line order of the access phase", &["sequential", "random"]),
-                axis(
-                    "phase",
-                    "what is timed: the page faults of a fresh region, or loads through a populated one",
-                    &["first-touch", "access"],
-                ),
+                ParamSpec::axis_of::<AdviceParam>("advice", "madvise on the region: MADV_HUGEPAGE or MADV_NOHUGEPAGE"),
+                ParamSpec::axis_of::<AccessOrder>("access", "page order of the first touch, line order of the access phase"),
+                ParamSpec::axis_of::<Phase>("phase", "what is timed: the page faults of a fresh region, or loads through a populated one"),
                 ParamSpec::int("accesses", "dependent loads per sample (access phase)", 1, 1 << 32, [25_000, 2_000_000, 10_000_000]),
                 sizing::bytes_param("region bytes (rounded up to a huge page); 0: l3_multiple x the last-level cache", 512 << 20),
                 sizing::l3_multiple_param(),
@@ -99,21 +125,14 @@ impl Workload for Thp {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let machine = Machine::live(cell.seed);
-        let advice = match cell.str("advice")? {
-            "hugepage" => Advice::Huge,
-            "nohugepage" => Advice::NoHuge,
-            other => anyhow::bail!("unknown advice '{other}'"),
-        };
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let machine = Machine::live(cell.seed, &cx.allowed);
+        let advice = cell.choice::<AdviceParam>("advice")?.advice();
         if let Some(why) = thp_unavailable(machine.thp_enabled.as_deref(), advice) {
             return Ok(Prepared::Skip(why));
         }
-        let random = match cell.str("access")? {
-            "sequential" => false,
-            "random" => true,
-            other => anyhow::bail!("unknown access '{other}'"),
-        };
+        let access = cell.choice::<AccessOrder>("access")?;
+        let random = access == AccessOrder::Random;
         let hpage = region::huge_page_size();
         let caches = machine.topology.as_ref().ok().map(|t| t.caches.as_slice());
         let size = match sizing::resolve(cell.u64("bytes")?, cell.u64("l3_multiple")?, hpage as u64, caches, machine.mem_available) {
@@ -122,14 +141,14 @@ impl Workload for Thp {
         };
         let common = json!({
             "advice": advice.as_str(),
-            "access": if random { "random" } else { "sequential" },
+            "access": access,
             "huge_page_bytes": hpage,
             "thp_enabled": machine.thp_enabled,
             "thp_defrag": machine.thp_defrag,
         });
         let what = format!("an anonymous mapping of {} with {}", bytes_text(size.bytes), advice.as_str());
-        match cell.str("phase")? {
-            "first-touch" => {
+        match cell.choice("phase")? {
+            Phase::FirstTouch => {
                 let page = page_size();
                 let pages = usize::try_from(size.bytes)?.div_ceil(page);
                 // One mapping now: a kernel that refuses it (or the advice) skips here.
@@ -140,43 +159,41 @@ impl Workload for Thp {
                 if random {
                     order.shuffle(&mut rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed));
                 }
-                Ok(Prepared::Ready(Box::new(FirstTouch {
+                Ok(Prepared::ready(FirstTouch {
                     size,
                     page,
                     align: hpage,
                     advice,
                     order,
-                    skip_page: cell.fault_is(SKIP_PAGE),
+                    skip_page: cx.fault_is(SKIP_PAGE),
                     samples: 0,
-                    last: None,
                     huge_seen: None,
                     common,
-                })))
+                }))
             }
-            "access" => {
+            Phase::Access => {
                 let order = if random { Order::Random(cell.seed) } else { Order::Stride(1) };
-                match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cell.fault_is(SKIP_LINE)) {
+                match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cx.fault_is(SKIP_LINE)) {
                     Ok(array) => {
                         let mut extra = common;
                         if let Some(o) = extra.as_object_mut() {
                             o.insert("phase".into(), json!("access"));
                         }
                         let chase = ChaseInstance { array, accesses: cell.u64("accesses")?, extra, backing: true };
-                        Ok(Prepared::Ready(Box::new(Access { chase, advice })))
+                        Ok(Prepared::ready(Access { chase, advice }))
                     }
                     Err(e) => skip_or_fail(&what, e),
                 }
             }
-            other => anyhow::bail!("unknown phase '{other}'"),
         }
     }
 }
 
-/// What the last first-touch sample found after its window.
+/// What a first-touch sample found after its window.
 #[derive(Clone, Debug)]
 struct Touched {
     sum: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
     backing: Result<Backing, String>,
 }
 
@@ -189,7 +206,6 @@ struct FirstTouch {
     order: Vec<u32>,
     skip_page: bool,
     samples: u64,
-    last: Option<Touched>,
     /// The least and most AnonHugePages over the samples.
     huge_seen: Option<(u64, u64)>,
     common: Value,
@@ -202,7 +218,9 @@ impl FirstTouch {
 }
 
 impl Instance for FirstTouch {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Touched;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Touched)> {
         let pages = self.order.len();
         let mut region = Region::new(pages * self.page, self.align, self.advice)?;
         let stride = self.page / 8;
@@ -216,11 +234,11 @@ impl Instance for FirstTouch {
             }
         }
         timer.stop();
-        let (mut sum, mut mismatches) = (0u64, 0u64);
+        let (mut sum, mut mismatches) = (0u64, Mismatches::new());
         for p in 0..pages {
             let v = words[p * stride];
             sum = sum.wrapping_add(v);
-            mismatches += u64::from(v != p as u64 + 1);
+            mismatches.add_if(v != p as u64 + 1);
         }
         let backing = region.backing();
         if let Ok(b) = &backing {
@@ -229,25 +247,20 @@ impl Instance for FirstTouch {
         }
         drop(region);
         self.samples += 1;
-        self.last = Some(Touched { sum, mismatches, backing });
-        Ok(Work::ops(pages as u64))
+        Ok((Work::ops(pages as u64), Touched { sum, mismatches, backing }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, t: &Touched) -> Verdict {
         let p = self.pages();
         let want = p.wrapping_mul(p + 1) / 2;
-        let expected = format!("{p} pages each reading back its index + 1 (sum {want}, 0 mismatches)");
-        match &self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(t) => Verdict {
-                passed: t.mismatches == 0 && t.sum == want,
-                expected,
-                observed: format!("sum {}, {} mismatches", t.sum, t.mismatches),
-            },
+        Verdict {
+            passed: t.mismatches.is_empty() && t.sum == want,
+            expected: format!("{p} pages each reading back its index + 1 (sum {want}, 0 mismatches)"),
+            observed: format!("sum {}, {} mismatches", t.sum, t.mismatches.count),
         }
     }
 
-    fn details(&self) -> Value {
+    fn details(&self, last: Option<&Touched>) -> Value {
         let mut d = self.size.details();
         let o = d.as_object_mut().expect("an object");
         for (k, v) in self.common.as_object().into_iter().flatten() {
@@ -256,7 +269,7 @@ impl Instance for FirstTouch {
         o.insert("phase".into(), json!("first-touch"));
         o.insert("page_bytes".into(), json!(self.page));
         o.insert("pages".into(), json!(self.pages()));
-        let backing = self.last.as_ref().map(|t| t.backing.clone());
+        let backing = last.map(|t| t.backing.clone());
         if let Some(Ok(b)) = &backing {
             o.insert("anon_huge_bytes".into(), json!(b.anon_huge_bytes));
             o.insert("backing_last_sample".into(), b.details(self.size.bytes));
@@ -317,16 +330,18 @@ struct Access {
 }
 
 impl Instance for Access {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Walk;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Walk)> {
         self.chase.sample(iters, timer)
     }
 
-    fn verify(&mut self) -> Verdict {
-        self.chase.verify()
+    fn verify(&mut self, walk: &Walk) -> Verdict {
+        self.chase.verify(walk)
     }
 
-    fn details(&self) -> Value {
-        let mut d = self.chase.details();
+    fn details(&self, last: Option<&Walk>) -> Value {
+        let mut d = self.chase.details(last);
         if self.advice == Advice::Huge
             && let Some(o) = d.as_object_mut()
         {
@@ -355,7 +370,7 @@ mod tests {
     }
 
     fn thp_here() -> Option<String> {
-        Machine::live(0).thp_enabled
+        Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).thp_enabled
     }
 
     #[test]
@@ -363,7 +378,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for access in ["sequential", "random"] {
             let c = cell("first-touch", "nohugepage", access, None, dir.path());
-            let mut inst = match Thp.prepare(&c).unwrap() {
+            let mut inst = match Thp.prepare_here(&c).unwrap() {
                 Prepared::Ready(i) => i,
                 Prepared::Skip(why) => return assert!(thp_here().is_none(), "{why}"),
             };
@@ -382,7 +397,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for (phase, fault, observed) in [("first-touch", SKIP_PAGE, "1 mismatches"), ("access", SKIP_LINE, "ranks summing")] {
             let c = cell(phase, "nohugepage", "random", Some(fault), dir.path());
-            let Prepared::Ready(mut inst) = Thp.prepare(&c).unwrap() else { return };
+            let Prepared::Ready(mut inst) = Thp.prepare_here(&c).unwrap() else { return };
             inst.sample(1, &mut Timer::new()).unwrap();
             let v = inst.verify();
             assert!(!v.passed && v.observed.contains(observed), "{phase}: {v:?}");
@@ -393,7 +408,7 @@ mod tests {
     fn access_rows_walk_a_populated_region() {
         let dir = tempfile::tempdir().unwrap();
         let c = cell("access", "hugepage", "sequential", None, dir.path());
-        let mut inst = match Thp.prepare(&c).unwrap() {
+        let mut inst = match Thp.prepare_here(&c).unwrap() {
             Prepared::Ready(i) => i,
             Prepared::Skip(why) => return assert!(why.contains("THP"), "{why}"),
         };
@@ -425,13 +440,15 @@ mod tests {
         // On this machine: whatever the kernel gave, a hugepage row says what it got.
         let dir = tempfile::tempdir().unwrap();
         for phase in ["first-touch", "access"] {
-            let Prepared::Ready(mut inst) = Thp.prepare(&cell(phase, "hugepage", "sequential", None, dir.path())).unwrap() else { return };
+            let Prepared::Ready(mut inst) = Thp.prepare_here(&cell(phase, "hugepage", "sequential", None, dir.path())).unwrap() else {
+                return;
+            };
             inst.sample(1, &mut Timer::new()).unwrap();
             assert!(inst.verify().passed);
             let d = inst.details();
             let got = d["huge_pages_obtained"].as_str().unwrap();
             assert_eq!(d["note"].is_string(), got != "all", "{phase}: {d}");
-            let nohuge = Thp.prepare(&cell(phase, "nohugepage", "sequential", None, dir.path())).unwrap();
+            let nohuge = Thp.prepare_here(&cell(phase, "nohugepage", "sequential", None, dir.path())).unwrap();
             let Prepared::Ready(mut inst) = nohuge else { return };
             inst.sample(1, &mut Timer::new()).unwrap();
             assert!(inst.details().get("huge_pages_obtained").is_none() && inst.details().get("note").is_none());

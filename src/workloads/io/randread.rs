@@ -14,14 +14,17 @@ use rand::distr::{Distribution, Uniform};
 use rand::rngs::Xoshiro256PlusPlus;
 use serde_json::json;
 
+use super::ReadEngineKind;
 use super::blocks::{ALIGN, BLOCK, Stamps};
 use super::engine::sync::SyncReader;
 use super::engine::threadpool::PoolReader;
 use super::engine::uring::{UringReader, disabled_sysctl};
 use super::engine::{ReadEngine, Request, Tally};
 use super::sizing::{self, MIB, Placed, Rule};
-use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::model::{Cell, Profile, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::os::fs_common::{instance_dir, skip_or_fail};
 
 /// File sizes per profile: quick 2x the last-level cache within 64..256 MiB,
@@ -33,6 +36,15 @@ pub const RULES: [Rule; 3] = [
 ];
 
 pub struct RandRead;
+
+named_enum! {
+    /// The `mode` axis: through the page cache or around it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Mode {
+        Buffered = "buffered",
+        Direct = "direct",
+    }
+}
 
 impl Workload for RandRead {
     fn needs_scratch(&self) -> bool {
@@ -61,16 +73,12 @@ impl Workload for RandRead {
                        the offset asked for (0 mismatched, 0 short)",
             batched: false,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Mode>(
                     "mode",
                     "buffered (through the page cache, the file cached at prepare) or direct (O_DIRECT: the device)",
-                    &["buffered", "direct"],
-                    ["buffered", "buffered", "direct"],
                 )
-                .with_values(Profile::Quick, vec!["buffered".into(), "direct".into()])
-                .with_values(Profile::Full, vec!["buffered".into(), "direct".into()]),
-                super::engine_param(
-                    super::ENGINES,
+                .with_values(Profile::Seed, vec![Mode::Direct.as_str().into()]),
+                super::engine_param::<ReadEngineKind>(
                     "sync: one pread at a time; threadpool: `depth` threads doing pread (the POSIX AIO model); io_uring: `depth` requests in flight, registered file and fixed buffers",
                 ),
                 ParamSpec::int("depth", "reads in flight: io_uring's queue depth, the thread pool's threads (sync: 1)", 1, 4096, [32; 3]),
@@ -88,12 +96,12 @@ impl Workload for RandRead {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let direct = cell.str("mode")? == "direct";
-        let engine_name = cell.str("engine")?.to_string();
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let direct = cell.choice::<Mode>("mode")? == Mode::Direct;
+        let engine_name = cell.choice::<ReadEngineKind>("engine")?;
         let depth = cell.usize("depth")?;
         let reads = cell.usize("reads")?;
-        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, RULES, BLOCK as u64)? {
+        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, cx, RULES, BLOCK as u64)? {
             Ok(p) => p,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
@@ -139,17 +147,16 @@ impl Workload for RandRead {
             }
             Err(e) => return Err(e).context("opening the file for reading"),
         };
-        let mut engine: Box<dyn ReadEngine> = match engine_name.as_str() {
-            "sync" => Box::new(SyncReader::new(file, stamps.clone())),
-            "threadpool" => Box::new(PoolReader::new(file, stamps.clone(), depth).context("starting the thread pool")?),
-            "io_uring" => match UringReader::new(file, stamps.clone(), depth) {
+        let mut engine: Box<dyn ReadEngine> = match engine_name {
+            ReadEngineKind::Sync => Box::new(SyncReader::new(file, stamps.clone())),
+            ReadEngineKind::Threadpool => Box::new(PoolReader::new(file, stamps.clone(), depth).context("starting the thread pool")?),
+            ReadEngineKind::IoUring => match UringReader::new(file, stamps.clone(), depth) {
                 Ok(r) => Box::new(r),
                 Err(e) => match e.skip_reason(disabled_sysctl().as_deref()) {
                     Some(why) => return Ok(Prepared::Skip(why)),
                     None => return Err(e.error).with_context(|| format!("setting up io_uring: {}", e.stage)),
                 },
             },
-            other => anyhow::bail!("unknown engine '{other}'"),
         };
         // One read now: a filesystem that refuses direct reads skips the row here.
         engine.load(&[Request { offset: 0, expect: 0 }]);
@@ -160,7 +167,7 @@ impl Workload for RandRead {
             return Err(e).context("the first read");
         }
         let blocks = size.bytes / BLOCK as u64;
-        Ok(Prepared::Ready(Box::new(RandReadInstance {
+        Ok(Prepared::ready(RandReadInstance {
             in_flight: engine.in_flight(),
             engine,
             engine_name,
@@ -170,7 +177,7 @@ impl Workload for RandRead {
             reads,
             rng: Xoshiro256PlusPlus::seed_from_u64(cell.seed ^ 0x4A4D_0E1D),
             dist: Uniform::new(0, blocks).context("the file has no block")?,
-            shift_first: cell.fault_is("off-by-one-block"),
+            shift_first: cx.fault_is("off-by-one-block"),
             reqs: Vec::with_capacity(reads),
             facts: json!({
                 "filesystem": filesystem,
@@ -181,9 +188,8 @@ impl Workload for RandRead {
                 "resident_pct_after_prepare": resident_after_prepare,
                 "dio_align": dio_align.map(|(m, o)| json!({ "memory": m, "offset": o })),
             }),
-            last: None,
             reads_total: 0,
-        })))
+        }))
     }
 }
 
@@ -205,7 +211,7 @@ fn write_file(path: &std::path::Path, bytes: u64, stamps: &Stamps) -> std::io::R
 
 struct RandReadInstance {
     engine: Box<dyn ReadEngine>,
-    engine_name: String,
+    engine_name: ReadEngineKind,
     direct: bool,
     in_flight: usize,
     path: PathBuf,
@@ -218,12 +224,14 @@ struct RandReadInstance {
     shift_first: bool,
     reqs: Vec<Request>,
     facts: serde_json::Value,
-    last: Option<Tally>,
     reads_total: u64,
 }
 
 impl Instance for RandReadInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// What the engine's reads found.
+    type Outcome = Tally;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Tally)> {
         self.reqs.clear();
         for _ in 0..self.reads {
             let off = self.dist.sample(&mut self.rng) * BLOCK as u64;
@@ -233,21 +241,16 @@ impl Instance for RandReadInstance {
             self.reqs[0].offset = (self.reqs[0].offset + BLOCK as u64) % (self.blocks * BLOCK as u64);
         }
         self.engine.load(&self.reqs);
-        self.last = None;
         timer.start();
         let tally = self.engine.run();
         timer.stop();
         let tally = tally.with_context(|| format!("reading {}", self.path.display()))?;
         self.reads_total += tally.reads;
-        self.last = Some(tally);
-        Ok(Work { ops: tally.reads, bytes: tally.reads * BLOCK as u64 })
+        Ok((Work { ops: tally.reads, bytes: tally.reads * BLOCK as u64 }, tally))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, t: &Tally) -> Verdict {
         let expected = format!("{} reads of 4096 B, each block carrying the offset it was read from: 0 mismatched, 0 short", self.reads);
-        let Some(t) = self.last else {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        };
         let mut observed = format!("{} reads, {} mismatched, {} short", t.reads, t.mismatches, t.short);
         if let Some(b) = t.first_bad {
             observed.push_str(&format!(
@@ -258,10 +261,10 @@ impl Instance for RandReadInstance {
         Verdict { passed: t.reads == self.reads as u64 && t.mismatches == 0, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Tally>) -> serde_json::Value {
         let mut d = self.facts.clone();
         let m = d.as_object_mut().expect("facts is an object");
-        m.insert("engine".into(), self.engine_name.clone().into());
+        m.insert("engine".into(), self.engine_name.as_str().into());
         m.insert("mode".into(), (if self.direct { "direct" } else { "buffered" }).into());
         m.insert("in_flight".into(), self.in_flight.into());
         m.insert("block_bytes".into(), BLOCK.into());
@@ -286,9 +289,9 @@ mod tests {
 
     #[test]
     fn every_engine_reads_stamped_blocks_buffered() {
-        for engine in super::super::ENGINES {
+        for engine in ReadEngineKind::NAMES {
             let tmp = tempfile::tempdir().unwrap();
-            let prepared = RandRead.prepare(&cell(engine, "buffered", None, tmp.path())).unwrap();
+            let prepared = RandRead.prepare_here(&cell(engine, "buffered", None, tmp.path())).unwrap();
             let Prepared::Ready(mut inst) = prepared else { continue };
             assert_eq!(inst.sample(1, &mut Timer::new()).unwrap(), Work { ops: 64, bytes: 64 * 4096 });
             let v = inst.verify();
@@ -303,7 +306,7 @@ mod tests {
     #[test]
     fn a_read_one_block_off_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut inst = ready(RandRead.prepare(&cell("sync", "buffered", Some("off-by-one-block"), tmp.path())));
+        let mut inst = ready(RandRead.prepare_here(&cell("sync", "buffered", Some("off-by-one-block"), tmp.path())));
         inst.sample(1, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
@@ -315,7 +318,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let mut c = cell("sync", "buffered", None, tmp.path());
         c.params.insert("file_mib".into(), json!(1u64 << 40));
-        match RandRead.prepare(&c) {
+        match RandRead.prepare_here(&c) {
             Ok(Prepared::Skip(why)) => assert!(why.starts_with("not enough free space"), "{why}"),
             _ => panic!("not skipped"),
         }

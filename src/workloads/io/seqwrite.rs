@@ -10,14 +10,17 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde_json::json;
 
+use super::WriteEngineKind;
 use super::blocks::{BLOCK, Found, Stamps};
 use super::engine::WriteEngine;
 use super::engine::sync::SyncWriter;
 use super::engine::uring::{UringWriter, disabled_sysctl};
 use super::sizing::{self, MIB, Placed, Rule};
 use crate::measure::clock;
-use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::model::{Cell, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::os::fs_common::{ext4_journal, instance_dir, skip_or_fail};
 
 /// File sizes per profile: quick the last-level cache within 32..128 MiB,
@@ -29,6 +32,15 @@ pub const RULES: [Rule; 3] = [
 ];
 
 pub struct SeqWrite;
+
+named_enum! {
+    /// The `timed` axis: what the row's window holds.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Timed {
+        Writes = "writes",
+        Fsync = "fsync",
+    }
+}
 
 impl Workload for SeqWrite {
     fn needs_scratch(&self) -> bool {
@@ -56,19 +68,10 @@ impl Workload for SeqWrite {
                        stale block fails",
             batched: false,
             params: vec![
-                super::engine_param(
-                    &["sync", "io_uring"],
+                super::engine_param::<WriteEngineKind>(
                     "sync: one pwrite per block, then fsync(2); io_uring: `depth` WRITE_FIXED requests in flight (registered file and fixed buffers), then IORING_OP_FSYNC",
                 ),
-                ParamSpec::choice(
-                    "timed",
-                    "what the row's window holds: the writes, or the fsync after them",
-                    &["writes", "fsync"],
-                    ["writes"; 3],
-                )
-                .with_values(crate::model::Profile::Quick, vec!["writes".into(), "fsync".into()])
-                .with_values(crate::model::Profile::Full, vec!["writes".into(), "fsync".into()])
-                .with_values(crate::model::Profile::Seed, vec!["writes".into(), "fsync".into()]),
+                ParamSpec::axis_of::<Timed>("timed", "what the row's window holds: the writes, or the fsync after them"),
                 ParamSpec::int("block_kib", "bytes per write, in KiB (a multiple of 4)", 4, 65536, [1024; 3]),
                 ParamSpec::int("depth", "io_uring: writes in flight (each pins a fixed buffer of block_kib; sync: 1)", 1, 1024, [4; 3]),
                 ParamSpec::int(
@@ -84,14 +87,14 @@ impl Workload for SeqWrite {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let engine_name = cell.str("engine")?.to_string();
-        let time_fsync = cell.str("timed")? == "fsync";
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let engine_name = cell.choice::<WriteEngineKind>("engine")?;
+        let time_fsync = cell.choice::<Timed>("timed")? == Timed::Fsync;
         let block_kib = cell.usize("block_kib")?;
         anyhow::ensure!(block_kib % 4 == 0, "block_kib={block_kib} is not a multiple of 4");
         let block_bytes = block_kib * 1024;
         let depth = cell.usize("depth")?;
-        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, RULES, block_bytes as u64)? {
+        let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, cx, RULES, block_bytes as u64)? {
             Ok(p) => p,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
@@ -107,22 +110,21 @@ impl Workload for SeqWrite {
             Err(e) => return skip_or_fail("creating a file in the scratch directory", e),
         };
         let reader = File::open(&path)?;
-        let mut engine: Box<dyn WriteEngine> = match engine_name.as_str() {
-            "sync" => Box::new(SyncWriter::new(file, block_bytes, stamps.clone())),
-            "io_uring" => match UringWriter::new(file, block_bytes, stamps.clone(), depth) {
+        let mut engine: Box<dyn WriteEngine> = match engine_name {
+            WriteEngineKind::Sync => Box::new(SyncWriter::new(file, block_bytes, stamps.clone())),
+            WriteEngineKind::IoUring => match UringWriter::new(file, block_bytes, stamps.clone(), depth) {
                 Ok(w) => Box::new(w),
                 Err(e) => match e.skip_reason(disabled_sysctl().as_deref()) {
                     Some(why) => return Ok(Prepared::Skip(why)),
                     None => return Err(e.error).with_context(|| format!("setting up io_uring: {}", e.stage)),
                 },
             },
-            other => anyhow::bail!("unknown engine '{other}'"),
         };
         // Generation 0 allocates every block, so that samples rewrite in place.
         engine.write_all(blocks, 0, None).context("writing the file at prepare")?;
         engine.fsync().context("flushing the file at prepare")?;
         super::drop_cached(&reader).context("dropping the file's cached pages")?;
-        Ok(Prepared::Ready(Box::new(SeqWriteInstance {
+        Ok(Prepared::ready(SeqWriteInstance {
             in_flight: engine.in_flight(),
             fsync_call: engine.fsync_call(),
             engine,
@@ -132,9 +134,8 @@ impl Workload for SeqWrite {
             blocks,
             block_bytes,
             time_fsync,
-            skip: cell.fault_is("skip-block").then_some(blocks / 2),
+            skip: cx.fault_is("skip-block").then_some(blocks / 2),
             generation: 0,
-            last: None,
             read_buf: vec![0; MIB as usize],
             facts: json!({
                 "engine": engine_name,
@@ -148,13 +149,13 @@ impl Workload for SeqWrite {
                 "blocks": blocks,
                 "read_back": "after each sample's fsync: POSIX_FADV_DONTNEED on the file, then read() of the whole file",
             }),
-        })))
+        }))
     }
 }
 
 /// What one sample did and what its read-back found.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Last {
+struct Outcome {
     written: u64,
     write_ns: u64,
     fsync_ns: u64,
@@ -179,7 +180,6 @@ struct SeqWriteInstance {
     /// The fault: this block is left out of every sample's writes.
     skip: Option<u64>,
     generation: u64,
-    last: Option<Last>,
     read_buf: Vec<u8>,
     facts: serde_json::Value,
 }
@@ -190,7 +190,7 @@ impl SeqWriteInstance {
     }
 
     /// Drops the file's cached pages and reads it back, checking every page.
-    fn read_back(&mut self, last: &mut Last) -> std::io::Result<()> {
+    fn read_back(&mut self, last: &mut Outcome) -> std::io::Result<()> {
         super::drop_cached(&self.reader)?;
         last.resident_pct = super::resident_pct(&self.path).ok();
         last.file_len = self.reader.metadata()?.len();
@@ -216,9 +216,10 @@ impl SeqWriteInstance {
 }
 
 impl Instance for SeqWriteInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         self.generation += 1;
-        self.last = None;
         let t0 = clock::now_ns();
         let written = self.engine.write_all(self.blocks, self.generation, self.skip);
         let t1 = clock::now_ns();
@@ -228,23 +229,19 @@ impl Instance for SeqWriteInstance {
         let (write_ns, fsync_ns) = (t1 - t0, t2 - t1);
         timer.record_work(if self.time_fsync { fsync_ns } else { write_ns });
         timer.record_total(t2 - t0);
-        let mut last = Last { written, write_ns, fsync_ns, resident_pct: None, pages: 0, mismatched: 0, first_bad: None, file_len: 0 };
+        let mut last = Outcome { written, write_ns, fsync_ns, resident_pct: None, pages: 0, mismatched: 0, first_bad: None, file_len: 0 };
         self.read_back(&mut last).with_context(|| format!("reading {} back", self.path.display()))?;
-        self.last = Some(last);
         let ops = if self.time_fsync { 1 } else { self.blocks };
-        Ok(Work { ops, bytes: written })
+        Ok((Work { ops, bytes: written }, last))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let pages = self.file_bytes() / BLOCK as u64;
         let expected = format!(
             "{} B read back after fsync: {pages} pages of 4096 B, each with its offset and generation {} (0 mismatched)",
             self.file_bytes(),
             self.generation
         );
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        };
         let mut observed = format!("{} B read back: {} pages, {} mismatched", l.file_len, l.pages, l.mismatched);
         if let Some((off, f)) = l.first_bad {
             let generation = f.tag ^ self.stamps.key;
@@ -254,15 +251,15 @@ impl Instance for SeqWriteInstance {
         Verdict { passed: l.file_len == self.file_bytes() && l.pages == pages && l.mismatched == 0, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let mut d = self.facts.clone();
         let m = d.as_object_mut().expect("facts is an object");
         m.insert("in_flight".into(), self.in_flight.into());
         m.insert("fsync_call".into(), self.fsync_call.into());
         m.insert("generations".into(), self.generation.into());
-        m.insert("last_sample_write_ns".into(), self.last.map(|l| l.write_ns).into());
-        m.insert("last_sample_fsync_ns".into(), self.last.map(|l| l.fsync_ns).into());
-        m.insert("resident_pct_before_read_back".into(), self.last.and_then(|l| l.resident_pct).into());
+        m.insert("last_sample_write_ns".into(), last.map(|l| l.write_ns).into());
+        m.insert("last_sample_fsync_ns".into(), last.map(|l| l.fsync_ns).into());
+        m.insert("resident_pct_before_read_back".into(), last.and_then(|l| l.resident_pct).into());
         d
     }
 }
@@ -284,7 +281,7 @@ mod tests {
         for engine in ["sync", "io_uring"] {
             for timed in ["writes", "fsync"] {
                 let tmp = tempfile::tempdir().unwrap();
-                let Prepared::Ready(mut inst) = SeqWrite.prepare(&cell(engine, timed, None, tmp.path())).unwrap() else { continue };
+                let Prepared::Ready(mut inst) = SeqWrite.prepare_here(&cell(engine, timed, None, tmp.path())).unwrap() else { continue };
                 let mut t = Timer::new();
                 let w = inst.sample(1, &mut t).unwrap();
                 assert_eq!(w, Work { ops: if timed == "fsync" { 1 } else { 16 }, bytes: MIB });
@@ -303,7 +300,7 @@ mod tests {
     #[test]
     fn a_skipped_block_is_found_stale_by_the_read_back() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut inst = ready(SeqWrite.prepare(&cell("sync", "writes", Some("skip-block"), tmp.path())));
+        let mut inst = ready(SeqWrite.prepare_here(&cell("sync", "writes", Some("skip-block"), tmp.path())));
         inst.sample(1, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::envelope::Envelope;
 use crate::model::{Cell, Profile};
+use crate::workloads::contract::PrepareContext;
 use crate::workloads::hw::sizing::last_level;
 use crate::workloads::scratch;
 
@@ -157,8 +158,8 @@ pub struct Placed {
 /// profile's rule among `rules` (or the `file_mib` parameter), rounds the
 /// size down to whole `unit`s (at least one) and checks that it fits in the
 /// free space. `Ok(Err(reason))`: the cell is skipped before anything is written.
-pub fn place(cell: &Cell, rules: [Rule; 3], unit: u64) -> anyhow::Result<Result<Placed, String>> {
-    let scratch = scratch::dir(cell)?;
+pub fn place(cell: &Cell, cx: &PrepareContext, rules: [Rule; 3], unit: u64) -> anyhow::Result<Result<Placed, String>> {
+    let scratch = cx.scratch_dir()?.to_path_buf();
     let filesystem = scratch::filesystem_type(&scratch);
     let machine = Machine::read(&scratch).context("reading the free space of the scratch directory")?;
     let mut size = match choose(for_profile(cell.profile, rules), cell.u64("file_mib")?, &machine) {

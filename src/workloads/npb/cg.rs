@@ -27,7 +27,9 @@ use serde_json::json;
 
 use super::randlc::{self, randlc};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{self, Maker, Runtime};
 
@@ -101,11 +103,8 @@ impl Workload for Cg {
                        relative error of 1e-10",
             batched: false,
             params: vec![
-                ParamSpec::choice(
-                    "class",
+                super::class_param(
                     "NPB problem class: S (na = 1400, nonzer = 7, shift = 10), W (7000, 8, 12), A (14000, 11, 20); niter = 15",
-                    &["S", "W", "A"],
-                    ["S", "W", "A"],
                 ),
                 runtime::runtime_param(&runtime::NAMES),
                 ParamSpec::workers(
@@ -117,10 +116,10 @@ impl Workload for Cg {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let class = Class::named(cell.str("class")?)?;
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let class = Class::named(cell.choice::<super::ClassName>("class")?.as_str())?;
         let mut matrix = makea(class.na, class.nonzer, class.shift);
-        if cell.fault_is(FAULT) {
+        if cx.fault_is(FAULT) {
             matrix.perturb();
         }
         runtime::prepare_with(cell, false, CgMaker { class, matrix })
@@ -392,8 +391,8 @@ struct CgMaker {
 }
 
 impl Maker for CgMaker {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
-        Ok(Box::new(CgInstance::new(rt, self.class, self.matrix)))
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
+        Ok(Sampled::boxed(CgInstance::new(rt, self.class, self.matrix)))
     }
 }
 
@@ -404,8 +403,6 @@ struct CgInstance<R> {
     /// Row chunks: chunk i is `bounds[i]..bounds[i + 1]`.
     bounds: Vec<usize>,
     v: Vectors,
-    /// (zeta, rnorm) after the last sample's last outer iteration.
-    last: Option<(f64, f64)>,
 }
 
 impl<R: Runtime> CgInstance<R> {
@@ -415,7 +412,7 @@ impl<R: Runtime> CgInstance<R> {
         // 1 chunk per worker on a runtime that starts a thread per task.
         let chunks = (if R::FINE_GRAINED { 4 } else { 1 } * rt.workers()).clamp(1, n);
         let bounds = (0..=chunks).map(|i| n * i / chunks).collect();
-        let mut inst = CgInstance { rt, class, matrix, bounds, v: Vectors::ones(n), last: None };
+        let mut inst = CgInstance { rt, class, matrix, bounds, v: Vectors::ones(n) };
         inst.iterate(1, &mut Timer::new());
         inst
     }
@@ -429,27 +426,25 @@ impl<R: Runtime> CgInstance<R> {
 }
 
 impl<R: Runtime> Instance for CgInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
-        self.last = None;
+    /// (zeta, rnorm) after the sample's last outer iteration.
+    type Outcome = (f64, f64);
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, (f64, f64))> {
         // NPB resets x to ones before starting its timer.
         self.v.x.fill(1.0);
         let last = self.iterate(self.class.niter, timer);
-        self.last = Some(last);
-        Ok(Work::ops(self.class.ops()))
+        Ok((Work::ops(self.class.ops()), last))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, &(zeta, rnorm): &(f64, f64)) -> Verdict {
         let c = self.class;
         let expected = format!("zeta = {:e} (relative error <= {EPSILON:e}; NPB 3.4, class {})", c.zeta, c.name);
-        let Some((zeta, rnorm)) = self.last else {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        };
         let err = rel_error(zeta, c.zeta);
         let observed = format!("zeta = {zeta:e} (relative error {err:.3e}; last residual norm {rnorm:e})");
         Verdict { passed: err <= EPSILON, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&(f64, f64)>) -> serde_json::Value {
         let c = self.class;
         json!({
             "class": c.name,
@@ -460,9 +455,9 @@ impl<R: Runtime> Instance for CgInstance<R> {
             "rcond": RCOND,
             "nonzeros": self.matrix.a.len(),
             "chunks": self.bounds.len() - 1,
-            "zeta": self.last.map(|l| l.0),
-            "zeta_rel_error": self.last.map(|l| rel_error(l.0, c.zeta)),
-            "rnorm": self.last.map(|l| l.1),
+            "zeta": last.map(|l| l.0),
+            "zeta_rel_error": last.map(|l| rel_error(l.0, c.zeta)),
+            "rnorm": last.map(|l| l.1),
             "ops_per_sample": c.ops(),
         })
     }
@@ -546,12 +541,11 @@ mod tests {
         for workers in [1, 2, 3] {
             let mut inst = CgInstance::new(R::build(workers, None).unwrap(), &SMALL, m.clone());
             for _ in 0..2 {
-                inst.sample(1, &mut Timer::new()).unwrap();
-                let (zeta, rnorm) = inst.last.unwrap();
+                let (_, (zeta, rnorm)) = inst.sample(1, &mut Timer::new()).unwrap();
                 assert!(rel_error(zeta, reference) < 1e-12, "{} on {workers}: {zeta} vs {reference}", R::NAME);
                 assert!(rnorm.is_finite());
             }
-            assert_eq!(inst.details()["chunks"], if R::FINE_GRAINED { 4 } else { 1 } * workers);
+            assert_eq!(inst.details(None)["chunks"], if R::FINE_GRAINED { 4 } else { 1 } * workers);
         }
     }
 
@@ -595,10 +589,8 @@ mod tests {
         let c = &CLASSES[0];
         let mut inst = CgInstance::new(Rayon::build(1, None).unwrap(), &SMALL, makea(SMALL.na, SMALL.nonzer, SMALL.shift));
         inst.class = c;
-        assert!(!inst.verify().passed, "no sample ran");
         for (zeta, ok) in [(c.zeta, true), (c.zeta * (1.0 + 5e-11), true), (c.zeta * (1.0 + 2e-10), false), (f64::NAN, false)] {
-            inst.last = Some((zeta, 1e-15));
-            let v = inst.verify();
+            let v = inst.verify(&(zeta, 1e-15));
             assert_eq!(v.passed, ok, "{v:?}");
             assert!(v.expected.contains("8.5971775078648e0"), "{v:?}");
         }
@@ -606,9 +598,9 @@ mod tests {
 
     fn class_s<R: Runtime>(workers: usize, matrix: &Matrix) -> Verdict {
         let mut inst = CgInstance::new(R::build(workers, None).unwrap(), &CLASSES[0], matrix.clone());
-        let w = inst.sample(1, &mut Timer::new()).unwrap();
+        let (w, out) = inst.sample(1, &mut Timer::new()).unwrap();
         assert_eq!(w, Work::ops(66_654_000));
-        inst.verify()
+        inst.verify(&out)
     }
 
     #[test]

@@ -20,7 +20,9 @@ use serde_json::json;
 
 use self::ops::{Dims, Par, interp, norm2u3, psinv, resid, rprj3, zran3};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 
@@ -98,12 +100,7 @@ impl Workload for NpbMg {
                        W 0.6467329375339e-05, A 0.2433365309069e-05",
             batched: false,
             params: vec![
-                ParamSpec::choice(
-                    "class",
-                    "NPB problem class: S 32^3, W 128^3, A 256^3 points, 4 iterations each",
-                    &["S", "W", "A"],
-                    ["S", "W", "A"],
-                ),
+                super::class_param("NPB problem class: S 32^3, W 128^3, A 256^3 points, 4 iterations each"),
                 runtime_param(&NAMES),
                 ParamSpec::workers(
                     "worker threads of the runtime; each operator splits its planes into 4 tasks per worker (1 per worker on \
@@ -115,10 +112,10 @@ impl Workload for NpbMg {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let name = cell.str("class")?;
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let name = cell.choice::<super::ClassName>("class")?.as_str();
         let Some(class) = Class::named(name) else { bail!("unknown NPB MG class '{name}'") };
-        prepare_with(cell, false, MgMaker { class, fault: cell.fault_is(FAULT) })
+        prepare_with(cell, false, MgMaker { class, fault: cx.fault_is(FAULT) })
     }
 }
 
@@ -128,8 +125,8 @@ struct MgMaker {
 }
 
 impl Maker for MgMaker {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
-        Ok(Box::new(MgInstance::new(rt, self.class, self.fault)))
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
+        Ok(Sampled::boxed(MgInstance::new(rt, self.class, self.fault)))
     }
 }
 
@@ -236,21 +233,15 @@ fn max_tasks<R: Runtime>(rt: &R) -> usize {
 }
 
 /// The verdict on `rnm2` for `class`.
-fn judge(class: Class, rnm2: Option<f64>) -> Verdict {
+fn judge(class: Class, x: f64) -> Verdict {
     let expected = format!("rnm2 = {:e} within {EPSILON:e} relative (NPB 3.4 class {} verification value)", class.reference, class.name);
-    match rnm2 {
-        None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-        Some(x) => {
-            let err = ((x - class.reference) / class.reference).abs();
-            Verdict { passed: err <= EPSILON, expected, observed: format!("rnm2 = {x:e} (relative error {err:e})") }
-        }
-    }
+    let err = ((x - class.reference) / class.reference).abs();
+    Verdict { passed: err <= EPSILON, expected, observed: format!("rnm2 = {x:e} (relative error {err:e})") }
 }
 
 struct MgInstance<R: Runtime> {
     rt: R,
     mg: Mg,
-    last: Option<f64>,
 }
 
 impl<R: Runtime> MgInstance<R> {
@@ -258,34 +249,36 @@ impl<R: Runtime> MgInstance<R> {
         let mut mg = Mg::new(class, fault);
         let par = Par::new(&rt, max_tasks(&rt));
         rt.install(|| mg.startup(&par));
-        MgInstance { rt, mg, last: None }
+        MgInstance { rt, mg }
     }
 }
 
 impl<R: Runtime> Instance for MgInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// rnm2, the residual's norm after the last iteration.
+    type Outcome = f64;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, f64)> {
         self.mg.reinit();
         let par = Par::new(&self.rt, max_tasks(&self.rt));
         let mg = &mut self.mg;
         let rnm2 = timed_install(&self.rt, timer, || mg.timed(&par));
-        self.last = Some(rnm2);
-        Ok(Work::ops(self.mg.class.ops()))
+        Ok((Work::ops(self.mg.class.ops()), rnm2))
     }
 
-    fn verify(&mut self) -> Verdict {
-        judge(self.mg.class, self.last)
+    fn verify(&mut self, &rnm2: &f64) -> Verdict {
+        judge(self.mg.class, rnm2)
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&f64>) -> serde_json::Value {
         let c = self.mg.class;
         json!({
             "class": c.name,
             "grid": format!("{0}x{0}x{0}", c.n),
             "nit": c.nit,
             "levels": c.levels(),
-            "rnm2": self.last,
+            "rnm2": last,
             "reference_rnm2": c.reference,
-            "relative_error": self.last.map(|x| ((x - c.reference) / c.reference).abs()),
+            "relative_error": last.map(|x| ((x - c.reference) / c.reference).abs()),
             "ops": c.ops(),
             "max_tasks_per_call": max_tasks(&self.rt),
         })

@@ -11,7 +11,10 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::{content, ext4_journal, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -45,10 +48,10 @@ impl Workload for FileCreate {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let bytes = cell.usize("bytes")?;
-        let scratch = scratch::dir(cell)?;
-        let dir = match instance_dir(&scratch, "file-create") {
+        let scratch = cx.scratch_dir()?;
+        let dir = match instance_dir(scratch, "file-create") {
             Ok(d) => d,
             Err(e) => return skip_or_fail("creating a directory in the scratch directory", e),
         };
@@ -59,19 +62,18 @@ impl Workload for FileCreate {
             return skip_or_fail("creating a file in the scratch directory", e);
         }
         let filesystem = scratch::filesystem_type(&dir);
-        Ok(Prepared::Ready(Box::new(FileCreateInstance::new(dir, bytes, cell.seed, cell.fault_is("short-write"), filesystem))))
+        Ok(Prepared::ready(FileCreateInstance::new(dir, bytes, cell.seed, cx.fault_is("short-write"), filesystem)))
     }
 }
 
 /// What one sample left behind.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     /// Files read back.
     checked: u64,
     /// Files with the wrong size or contents, or unreadable.
-    bad: u64,
-    first_bad: Option<String>,
+    bad: Mismatches<String>,
 }
 
 struct FileCreateInstance {
@@ -83,12 +85,11 @@ struct FileCreateInstance {
     /// `paths[i]` is the i-th file of every sample; `contents[i * bytes..]` its bytes.
     paths: Vec<PathBuf>,
     contents: Vec<u8>,
-    last: Option<Last>,
 }
 
 impl FileCreateInstance {
     fn new(dir: PathBuf, bytes: usize, seed: u64, short_write: bool, filesystem: String) -> Self {
-        FileCreateInstance { dir, bytes, seed, short_write, filesystem, paths: Vec::new(), contents: Vec::new(), last: None }
+        FileCreateInstance { dir, bytes, seed, short_write, filesystem, paths: Vec::new(), contents: Vec::new() }
     }
 
     /// Names and contents for `n` files (built once, reused by every sample).
@@ -106,7 +107,9 @@ impl FileCreateInstance {
 }
 
 impl Instance for FileCreateInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let n = iters as usize;
         self.ensure(n);
         let b = self.bytes;
@@ -122,7 +125,7 @@ impl Instance for FileCreateInstance {
             drop(f);
         }
         timer.stop();
-        let mut last = Last { iters, checked: 0, bad: 0, first_bad: None };
+        let mut last = Outcome { iters, checked: 0, bad: Mismatches::new() };
         for (i, path) in self.paths[..n].iter().enumerate() {
             let problem = match std::fs::read(path) {
                 Ok(data) if data.len() != b => Some(format!("{} is {} B, expected {b} B", name(path), data.len())),
@@ -132,35 +135,30 @@ impl Instance for FileCreateInstance {
             };
             last.checked += 1;
             if let Some(p) = problem {
-                last.bad += 1;
-                last.first_bad.get_or_insert(p);
+                last.bad.record(|| p);
             }
         }
         for path in &self.paths[..n] {
             std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
         }
-        self.last = Some(last);
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), last))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = &self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("{} files of {} B with the bytes written (read back after the window)", l.iters, self.bytes);
-        if l.bad == 0 && l.checked == l.iters {
+        if l.bad.is_empty() && l.checked == l.iters {
             return Verdict { passed: true, observed: expected.clone(), expected };
         }
-        let first = l.first_bad.as_deref().unwrap_or("no file is wrong");
-        Verdict { passed: false, expected, observed: format!("{} of {} files read back wrong; first: {first}", l.bad, l.checked) }
+        let first = l.bad.first.as_deref().unwrap_or("no file is wrong");
+        Verdict { passed: false, expected, observed: format!("{} of {} files read back wrong; first: {first}", l.bad.count, l.checked) }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
             "filesystem": self.filesystem,
             "ext4_journal": ext4_journal(&self.dir),
             "bytes": self.bytes,
-            "last_sample_files": self.last.as_ref().map(|l| l.iters),
+            "last_sample_files": last.map(|l| l.iters),
         })
     }
 }
@@ -183,8 +181,9 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let mut inst = instance(tmp.path(), false);
         for n in [1, 7, 3] {
-            assert_eq!(inst.sample(n, &mut Timer::new()).unwrap(), Work::ops(n));
-            let v = inst.verify();
+            let (w, out) = inst.sample(n, &mut Timer::new()).unwrap();
+            assert_eq!(w, Work::ops(n));
+            let v = inst.verify(&out);
             assert!(v.passed, "{v:?}");
             assert_eq!(entry_count(tmp.path()).unwrap(), 0, "the sample's files are removed");
         }
@@ -194,26 +193,24 @@ mod tests {
     fn a_short_write_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
         let mut inst = instance(tmp.path(), true);
-        inst.sample(5, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(5, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "1 of 5 files read back wrong; first: f0000002 is 63 B, expected 64 B");
     }
 
     #[test]
-    fn the_verifier_fails_on_missing_checks_or_no_sample() {
+    fn the_verifier_fails_on_missing_checks() {
         let tmp = tempfile::tempdir().unwrap();
         let mut inst = instance(tmp.path(), false);
-        assert!(!inst.verify().passed);
-        inst.last = Some(Last { iters: 4, checked: 3, bad: 0, first_bad: None });
-        assert!(!inst.verify().passed, "a file not read back");
+        assert!(!inst.verify(&Outcome { iters: 4, checked: 3, bad: Mismatches::new() }).passed, "a file not read back");
     }
 
     #[test]
     fn prepare_makes_a_private_directory_and_names_its_filesystem() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.file-create", json!({"bytes": 64}), None, tmp.path());
-        let mut inst = ready(FileCreate.prepare(&cell));
+        let mut inst = ready(FileCreate.prepare_here(&cell));
         assert!(tmp.path().join("file-create").is_dir());
         inst.sample(2, &mut Timer::new()).unwrap();
         assert!(inst.verify().passed);

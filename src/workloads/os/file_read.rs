@@ -10,7 +10,10 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::{content, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -53,16 +56,16 @@ impl Workload for FileRead {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let bytes = cell.usize("bytes")?;
-        let scratch = scratch::dir(cell)?;
+        let scratch = cx.scratch_dir()?;
         let expected = content(cell.seed, 0, bytes);
         let mut written = expected.clone();
-        if cell.fault_is("corrupt-file") {
+        if cx.fault_is("corrupt-file") {
             // The fault writes a different first byte than the one recorded.
             written[0] ^= 0x5A;
         }
-        let made = instance_dir(&scratch, "file-read").and_then(|dir| {
+        let made = instance_dir(scratch, "file-read").and_then(|dir| {
             let path = dir.join("data");
             std::fs::write(&path, &written)?;
             // One operation now: a kernel that refuses it skips the row here.
@@ -74,14 +77,15 @@ impl Workload for FileRead {
             Err(e) => return skip_or_fail("writing a file in the scratch directory", e),
         };
         let filesystem = scratch::filesystem_type(&path);
-        Ok(Prepared::Ready(Box::new(FileReadInstance::new(path, expected, filesystem, cell.fault_is(SKIP_READ)))))
+        Ok(Prepared::ready(FileReadInstance::new(path, expected, filesystem, cx.fault_is(SKIP_READ))))
     }
 }
 
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
     /// The bytes the last read returned.
     got: usize,
 }
@@ -96,7 +100,6 @@ struct FileReadInstance {
     poison: Vec<(usize, u8)>,
     filesystem: String,
     skip_read: bool,
-    last: Option<Last>,
 }
 
 impl FileReadInstance {
@@ -107,14 +110,16 @@ impl FileReadInstance {
         let mut at: Vec<usize> = (0..n).step_by(POISON_STRIDE).chain([n.saturating_sub(1), n]).collect();
         at.dedup();
         let poison = at.into_iter().map(|k| (k, !expected.get(k).copied().unwrap_or(0))).collect();
-        FileReadInstance { path, buf: vec![0; n + 1], expected, poison, filesystem, skip_read, last: None }
+        FileReadInstance { path, buf: vec![0; n + 1], expected, poison, filesystem, skip_read }
     }
 }
 
 impl Instance for FileReadInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let n = self.expected.len();
-        let mut mismatches = 0u64;
+        let mut mismatches = Mismatches::new();
         let mut got = 0usize;
         timer.start();
         for i in 0..iters {
@@ -139,20 +144,16 @@ impl Instance for FileReadInstance {
                 }
             }
             drop(f);
-            mismatches += u64::from(got != n || self.buf[..n] != self.expected[..]);
+            mismatches.add_if(got != n || self.buf[..n] != self.expected[..]);
         }
         timer.stop();
-        self.last = Some(Last { iters, mismatches, got });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, mismatches, got }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let n = self.expected.len();
         let expected = format!("{} reads of the {n} B recorded at prepare, 0 mismatched", l.iters);
-        if l.mismatches == 0 {
+        if l.mismatches.is_empty() {
             return Verdict { passed: true, observed: format!("{} reads, 0 mismatched", l.iters), expected };
         }
         // The buffer holds the last read, the file never changes: show where it differs.
@@ -163,10 +164,10 @@ impl Instance for FileReadInstance {
             Some(k) => format!("byte {k} read {:#04x}{}, recorded {:#04x}", self.buf[k], poisoned(k), self.expected[k]),
             None => "the last read matched".into(),
         };
-        Verdict { passed: false, expected, observed: format!("{} reads, {} mismatched ({diff})", l.iters, l.mismatches) }
+        Verdict { passed: false, expected, observed: format!("{} reads, {} mismatched ({diff})", l.iters, l.mismatches.count) }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({ "filesystem": self.filesystem, "bytes": self.expected.len() })
     }
 }
@@ -180,7 +181,7 @@ mod tests {
     fn reads_return_the_bytes_written_at_prepare() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.file-read", json!({"bytes": 64}), None, tmp.path());
-        let mut inst = ready(FileRead.prepare(&cell));
+        let mut inst = ready(FileRead.prepare_here(&cell));
         assert_eq!(inst.sample(10, &mut Timer::new()).unwrap(), Work::ops(10));
         let v = inst.verify();
         assert!(v.passed, "{v:?}");
@@ -191,7 +192,7 @@ mod tests {
     fn a_corrupt_file_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.file-read", json!({"bytes": 64}), Some("corrupt-file"), tmp.path());
-        let mut inst = ready(FileRead.prepare(&cell));
+        let mut inst = ready(FileRead.prepare_here(&cell));
         inst.sample(3, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
@@ -199,24 +200,23 @@ mod tests {
     }
 
     #[test]
-    fn the_verifier_fails_without_a_sample_or_with_a_changed_file() {
+    fn the_verifier_fails_with_a_changed_file() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("data");
         std::fs::write(&path, b"abcd").unwrap();
         let mut inst = FileReadInstance::new(path.clone(), b"abcd".to_vec(), "t".into(), false);
-        assert!(!inst.verify().passed);
-        inst.sample(2, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed);
+        let (_, out) = inst.sample(2, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&out).passed);
         std::fs::write(&path, b"abce").unwrap();
-        inst.sample(2, &mut Timer::new()).unwrap();
-        assert_eq!(inst.verify().observed, "2 reads, 2 mismatched (byte 3 read 0x65, recorded 0x64)");
+        let (_, out) = inst.sample(2, &mut Timer::new()).unwrap();
+        assert_eq!(inst.verify(&out).observed, "2 reads, 2 mismatched (byte 3 read 0x65, recorded 0x64)");
         for (content, observed) in [
             (&b"abcde"[..], "2 reads, 2 mismatched (the last read returned 5 B)"),
             (b"abc", "2 reads, 2 mismatched (the last read returned 3 B)"),
         ] {
             std::fs::write(&path, content).unwrap();
-            inst.sample(2, &mut Timer::new()).unwrap();
-            assert_eq!(inst.verify().observed, observed);
+            let (_, out) = inst.sample(2, &mut Timer::new()).unwrap();
+            assert_eq!(inst.verify(&out).observed, observed);
         }
     }
 
@@ -224,7 +224,7 @@ mod tests {
     fn a_skipped_read_leaves_the_poison_and_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.file-read", json!({"bytes": 10_000}), Some(SKIP_READ), tmp.path());
-        let mut inst = ready(FileRead.prepare(&cell));
+        let mut inst = ready(FileRead.prepare_here(&cell));
         inst.sample(1, &mut Timer::new()).unwrap();
         assert!(inst.verify().passed, "the first read of a sample is done");
         inst.sample(3, &mut Timer::new()).unwrap();

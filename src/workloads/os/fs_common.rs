@@ -104,7 +104,7 @@ pub fn test_cell(workload: &str, params: serde_json::Value, fault: Option<&str>,
 
 /// The instance a `prepare` returned, or a panic naming why there is none.
 #[cfg(test)]
-pub fn ready(p: anyhow::Result<Prepared>) -> Box<dyn crate::workloads::contract::Instance> {
+pub fn ready(p: anyhow::Result<Prepared>) -> Box<dyn crate::workloads::contract::Sampler> {
     match p {
         Ok(Prepared::Ready(i)) => i,
         Ok(Prepared::Skip(why)) => panic!("skipped: {why}"),

@@ -9,13 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
-use anyhow::Context;
 use serde_json::json;
 
-use super::{cpu_pair, placement_param};
-use crate::measure::affinity;
+use super::{pin_pair, placement_param, spawn_pinned_peer};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::mismatch::Mismatches;
 
 pub struct FutexCtx;
 
@@ -45,12 +44,11 @@ impl Workload for FutexCtx {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let pair = match cpu_pair(cell)? {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let pair = match pin_pair(cell, cx, "measuring thread")? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
-        affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring thread to CPU {}", pair.a))?;
         let probe = AtomicU32::new(0);
         if futex_wake(&probe) < 0 {
             let err = std::io::Error::last_os_error();
@@ -59,8 +57,8 @@ impl Workload for FutexCtx {
             }
             return Err(anyhow::Error::new(err).context("probing FUTEX_WAKE"));
         }
-        let inst = FutexInstance::start(Some(pair.b), cell.fault_is(FAULT), (pair.a, pair.b), pair.note)?;
-        Ok(Prepared::Ready(Box::new(inst)))
+        let inst = FutexInstance::start(Some(pair.b), cx.fault_is(FAULT), (pair.a, pair.b), pair.note)?;
+        Ok(Prepared::ready(inst))
     }
 }
 
@@ -121,17 +119,16 @@ fn peer(s: &Shared, skip_step: bool) {
     }
 }
 
-/// What the last sample saw.
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     handoffs: u64,
     /// Hand-offs the counter should have moved by (one more when `handoffs` is odd: the peer's answer).
     expected_advance: u64,
     advance: u64,
-    mismatches: u64,
+    /// The measuring thread's wakes to another value than expected: (expected, woke to).
+    mismatches: Mismatches<(u32, u32)>,
     peer_mismatches: u64,
-    /// The first mismatch of the measuring thread: (expected, woke to).
-    first_bad: Option<(u32, u32)>,
 }
 
 struct FutexInstance {
@@ -142,7 +139,6 @@ struct FutexInstance {
     cpus: (usize, usize),
     note: String,
     handoffs: u64,
-    last: Option<Last>,
 }
 
 impl FutexInstance {
@@ -150,24 +146,8 @@ impl FutexInstance {
     fn start(cpu: Option<usize>, skip_step: bool, cpus: (usize, usize), note: String) -> anyhow::Result<FutexInstance> {
         let shared = Arc::new(Shared::default());
         let s = Arc::clone(&shared);
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let handle = std::thread::Builder::new()
-            .name("futex-peer".into())
-            .spawn(move || {
-                let pinned = cpu.map_or(Ok(()), affinity::pin_current_thread);
-                let ok = pinned.is_ok();
-                let _ = ready_tx.send(pinned);
-                if ok {
-                    peer(&s, skip_step);
-                }
-            })
-            .context("spawning the peer thread")?;
-        let inst = FutexInstance { shared, peer: Some(handle), mine: 0, cpus, note, handoffs: 0, last: None };
-        match ready_rx.recv() {
-            Ok(Ok(())) => Ok(inst),
-            Ok(Err(e)) => anyhow::bail!("the peer thread cannot pin itself to CPU {cpu:?}: {e}"),
-            Err(_) => anyhow::bail!("the peer thread ended before it was ready"),
-        }
+        let handle = spawn_pinned_peer("futex-peer", cpu, move || peer(&s, skip_step))?;
+        Ok(FutexInstance { shared, peer: Some(handle), mine: 0, cpus, note, handoffs: 0 })
     }
 
     /// Waits until the counter moves past `mine` and returns it; fails if the
@@ -190,19 +170,15 @@ impl FutexInstance {
 }
 
 impl Instance for FutexInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let word = &self.shared.word;
         let start = self.mine;
         let peer_before = self.shared.peer_mismatches.load(Ordering::Relaxed);
         let mut mine = start;
-        let mut mismatches = 0u64;
-        let mut first_bad = None;
-        let mut check = |mine: u32, w: u32| {
-            if w != mine.wrapping_add(1) {
-                mismatches += 1;
-                first_bad.get_or_insert((mine.wrapping_add(1), w));
-            }
-        };
+        let mut mismatches = Mismatches::new();
+        let mut check = |mine: u32, w: u32| mismatches.expect(mine.wrapping_add(1), w);
         timer.start();
         for j in 0..iters {
             if j % 2 == 0 {
@@ -226,34 +202,32 @@ impl Instance for FutexInstance {
         self.mine = mine;
         self.handoffs += iters;
         let peer_mismatches = self.shared.peer_mismatches.load(Ordering::Relaxed) - peer_before;
-        self.last = Some(Last {
-            handoffs: iters,
-            expected_advance: iters + iters % 2,
-            advance: u64::from(mine.wrapping_sub(start)),
-            mismatches,
-            peer_mismatches,
-            first_bad,
-        });
-        Ok(Work::ops(iters))
+        Ok((
+            Work::ops(iters),
+            Outcome {
+                handoffs: iters,
+                expected_advance: iters + iters % 2,
+                advance: u64::from(mine.wrapping_sub(start)),
+                mismatches,
+                peer_mismatches,
+            },
+        ))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a ping-pong".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("0 mismatches on both sides; the counter advances by {}", l.expected_advance);
         let mut observed = format!(
             "{} mismatches (measuring thread), {} (peer); the counter advanced by {} in {} hand-offs",
-            l.mismatches, l.peer_mismatches, l.advance, l.handoffs
+            l.mismatches.count, l.peer_mismatches, l.advance, l.handoffs
         );
-        if let Some((want, got)) = l.first_bad {
+        if let Some((want, got)) = l.mismatches.first {
             observed.push_str(&format!("; first: expected {want}, woke to {got}"));
         }
-        let passed = l.mismatches == 0 && l.peer_mismatches == 0 && l.advance == l.expected_advance;
+        let passed = l.mismatches.is_empty() && l.peer_mismatches == 0 && l.advance == l.expected_advance;
         Verdict { passed, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({
             "cpu_a": self.cpus.0,
             "cpu_b": self.cpus.1,
@@ -284,10 +258,10 @@ mod tests {
     #[test]
     fn the_ping_pong_alternates_for_odd_and_even_counts() {
         let mut inst = FutexInstance::start(None, false, (0, 0), String::new()).unwrap();
-        assert!(!inst.verify().passed, "no sample ran");
         for iters in [1, 2, 7, 1000] {
-            assert_eq!(inst.sample(iters, &mut Timer::new()).unwrap(), Work::ops(iters));
-            let v = inst.verify();
+            let (w, out) = inst.sample(iters, &mut Timer::new()).unwrap();
+            assert_eq!(w, Work::ops(iters));
+            let v = inst.verify(&out);
             assert!(v.passed, "{iters}: {v:?}");
         }
         assert_eq!(inst.handoffs, 1010);
@@ -297,16 +271,16 @@ mod tests {
     #[test]
     fn the_verifier_fails_when_a_step_is_skipped() {
         let mut inst = FutexInstance::start(None, true, (0, 0), String::new()).unwrap();
-        inst.sample(4, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.contains("first: expected 2, woke to 3"), "{}", v.observed);
-        inst.sample(4, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed, "the peer skips once");
-        inst.last = Some(Last { handoffs: 2, expected_advance: 2, advance: 2, mismatches: 0, peer_mismatches: 1, first_bad: None });
-        assert!(!inst.verify().passed);
-        inst.last = Some(Last { handoffs: 2, expected_advance: 2, advance: 3, mismatches: 0, peer_mismatches: 0, first_bad: None });
-        assert!(!inst.verify().passed);
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&out).passed, "the peer skips once");
+        let out = Outcome { handoffs: 2, expected_advance: 2, advance: 2, mismatches: Mismatches::new(), peer_mismatches: 1 };
+        assert!(!inst.verify(&out).passed);
+        let out = Outcome { handoffs: 2, expected_advance: 2, advance: 3, mismatches: Mismatches::new(), peer_mismatches: 0 };
+        assert!(!inst.verify(&out).passed);
     }
 
     #[test]

@@ -10,11 +10,12 @@ use anyhow::Context;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use super::{cpu_pair, placement_param};
-use crate::measure::affinity;
+use super::{await_ready, pin_and_announce, pin_pair, placement_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
-use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::process::{read_words, wait_child, write_words};
 
 pub struct IpcBw;
 
@@ -47,13 +48,12 @@ impl Workload for IpcBw {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let size = cell.usize("size")?;
-        let pair = match cpu_pair(cell)? {
+        let pair = match pin_pair(cell, cx, "sender")? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
-        affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the sender to CPU {}", pair.a))?;
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed);
         let msgs: Vec<Vec<u8>> = (0..DISTINCT)
             .map(|_| {
@@ -74,8 +74,9 @@ impl Workload for IpcBw {
         };
         let file = |fd: OwnedFd| File::from(fd);
         let (tx, mut ack, rx, ack_tx) = (file(data_w.into()), file(ack_r.into()), file(data_r.into()), file(ack_w.into()));
-        let (cpu_b, corrupt) = (pair.b, cell.fault_is(FAULT));
-        let pid = fork_child(&[tx.as_raw_fd(), ack.as_raw_fd()], move || receive(Some(cpu_b), rx, ack_tx, size, corrupt))
+        let (cpu_b, corrupt) = (pair.b, cx.fault_is(FAULT));
+        let pid = cx
+            .fork_child(&[tx.as_raw_fd(), ack.as_raw_fd()], move || receive(Some(cpu_b), rx, ack_tx, size, corrupt))
             .context("forking the receiver")?;
         // SAFETY: F_GETPIPE_SZ only reads the pipe's capacity.
         let capacity = unsafe { libc::fcntl(tx.as_raw_fd(), libc::F_GETPIPE_SZ) };
@@ -90,14 +91,11 @@ impl Workload for IpcBw {
             cpus: (pair.a, pair.b),
             note: pair.note,
             capacity,
-            last: None,
         };
-        let [ready] = read_words::<1>(&mut ack).context("the receiver ended before it was ready")?;
+        // On an error the instance is dropped, which ends the receiver.
+        await_ready(&mut ack, "the receiver", Some(pair.b))?;
         inst.ack = Some(ack);
-        if ready != 0 {
-            anyhow::bail!("the receiver cannot pin itself to CPU {}: {}", pair.b, io::Error::from_raw_os_error(ready as i32));
-        }
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
@@ -123,11 +121,7 @@ fn message_sum(m: &[u8]) -> u64 {
 /// at a time and acknowledges with `[checksum, bytes]`. Ends at end of file
 /// or on a write error (EPIPE once the sender has gone).
 fn receive(cpu: Option<usize>, mut rx: File, mut ack: File, size: usize, corrupt: bool) -> i32 {
-    let ready = match cpu.map(affinity::pin_current_thread) {
-        Some(Err(e)) => e.raw_os_error().unwrap_or(libc::EINVAL) as u64,
-        _ => 0,
-    };
-    if write_words(&mut ack, [ready]).is_err() || ready != 0 {
+    if !pin_and_announce(cpu, &mut ack) {
         return 3;
     }
     let mut buf = vec![0u8; size];
@@ -152,9 +146,9 @@ fn receive(cpu: Option<usize>, mut rx: File, mut ack: File, size: usize, corrupt
     }
 }
 
-/// What the last sample sent and what the receiver acknowledged.
+/// What one sample sent and what the receiver acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     messages: u64,
     expected: (u64, u64),
     received: (u64, u64),
@@ -173,7 +167,6 @@ struct BwInstance {
     cpus: (usize, usize),
     note: String,
     capacity: libc::c_int,
-    last: Option<Last>,
 }
 
 impl BwInstance {
@@ -186,7 +179,9 @@ impl BwInstance {
 }
 
 impl Instance for BwInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let expected = self.reference(self.sent, iters);
         let (Some(tx), Some(ack)) = (self.tx.as_mut(), self.ack.as_mut()) else { anyhow::bail!("the pipes are closed") };
         write_words(tx, [iters]).context("announcing the message count")?;
@@ -200,14 +195,10 @@ impl Instance for BwInstance {
         let [sum, bytes] = read_words::<2>(ack).context("reading the receiver's acknowledgement")?;
         timer.stop();
         self.sent += iters;
-        self.last = Some(Last { messages: iters, expected, received: (sum, bytes) });
-        Ok(Work { ops: iters, bytes: iters * self.size as u64 })
+        Ok((Work { ops: iters, bytes: iters * self.size as u64 }, Outcome { messages: iters, expected, received: (sum, bytes) }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a checksum".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let show = |(sum, bytes): (u64, u64)| format!("checksum {sum:#018x} over {bytes} bytes");
         Verdict {
             passed: l.received == l.expected,
@@ -216,7 +207,7 @@ impl Instance for BwInstance {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({
             "message_bytes": self.size,
             "distinct_messages": self.msgs.len(),
@@ -265,7 +256,6 @@ mod tests {
             cpus: (0, 0),
             note: String::new(),
             capacity: 0,
-            last: None,
         };
         (inst, h)
     }
@@ -274,11 +264,10 @@ mod tests {
     fn every_byte_arrives_and_is_counted() {
         for size in [1, 1000, 1024, 70_000] {
             let (mut inst, h) = instance(size, false);
-            assert!(!inst.verify().passed, "no sample ran");
             for iters in [1, 3, 20] {
-                let w = inst.sample(iters, &mut Timer::new()).unwrap();
+                let (w, out) = inst.sample(iters, &mut Timer::new()).unwrap();
                 assert_eq!(w, Work { ops: iters, bytes: iters * size as u64 });
-                let v = inst.verify();
+                let v = inst.verify(&out);
                 assert!(v.passed, "size {size}: {v:?}");
             }
             assert_eq!(inst.sent, 24);
@@ -290,13 +279,13 @@ mod tests {
     #[test]
     fn the_verifier_fails_on_a_corrupted_byte_or_a_lost_message() {
         let (mut inst, _h) = instance(1000, true);
-        inst.sample(4, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed, "{v:?}");
         assert!(v.observed.ends_with("over 4000 bytes (receiver)"), "{}", v.observed);
         let (sum, bytes) = inst.reference(0, 3);
-        inst.last = Some(Last { messages: 4, expected: inst.reference(0, 4), received: (sum, bytes) });
-        assert!(!inst.verify().passed);
+        let lost = Outcome { messages: 4, expected: inst.reference(0, 4), received: (sum, bytes) };
+        assert!(!inst.verify(&lost).passed);
     }
 
     #[test]

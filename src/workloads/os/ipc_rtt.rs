@@ -17,22 +17,36 @@ use std::thread::JoinHandle;
 use anyhow::Context;
 use serde_json::json;
 
-use super::{cpu_pair, placement_param};
-use crate::measure::affinity;
-use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
-use crate::workloads::process::{fork_child, read_words, wait_child, write_words};
+use super::{PairPlacement, await_ready, pin_and_announce, pin_pair, placement_param};
+use crate::model::{Cell, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::mismatch::Mismatches;
+use crate::workloads::process::wait_child;
 
 pub struct IpcRtt;
 
 /// The fault: the peer flips a bit of the first message it echoes.
 pub const FAULT: &str = "corrupt-echo";
 
-const TRANSPORTS: [&str; 4] = ["pipe", "unix", "thread", "loopback"];
+named_enum! {
+    /// How the message travels, and who echoes it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Transport {
+        /// A forked process, two pipes.
+        Pipe = "pipe",
+        /// A forked process, a Unix stream socketpair.
+        Unix = "unix",
+        /// A thread, two pipes.
+        Thread = "thread",
+        /// No peer: one pipe, written and read back by the measuring thread.
+        Loopback = "loopback",
+    }
+}
 
 impl Workload for IpcRtt {
     fn spec(&self) -> WorkloadSpec {
-        let all: Vec<serde_json::Value> = TRANSPORTS.iter().map(|&t| t.into()).collect();
         WorkloadSpec {
             id: "os.ipc-rtt",
             group: "os",
@@ -48,16 +62,11 @@ impl Workload for IpcRtt {
                        counter): 0 mismatches",
             batched: true,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Transport>(
                     "transport",
                     "pipe: forked process, two pipes; unix: forked process, socketpair(AF_UNIX, SOCK_STREAM); thread: a thread, two pipes; \
                      loopback: no peer, one pipe written and read back by the measuring thread (rvOS's same-process channel pair)",
-                    &TRANSPORTS,
-                    ["pipe"; 3],
-                )
-                .with_values(crate::model::Profile::Quick, all.clone())
-                .with_values(crate::model::Profile::Full, all.clone())
-                .with_values(crate::model::Profile::Seed, all),
+                ),
                 ParamSpec::int("bytes", "message size in bytes (at most PIPE_BUF, so every write is atomic)", 8, 4096, [8, 8, 8]),
                 placement_param(),
             ],
@@ -66,26 +75,25 @@ impl Workload for IpcRtt {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let transport = cell.str("transport")?.to_string();
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let transport = cell.choice::<Transport>("transport")?;
         let bytes = cell.usize("bytes")?;
-        if transport == "loopback" {
-            return prepare_loopback(cell, bytes);
+        if transport == Transport::Loopback {
+            return prepare_loopback(cell, cx, bytes);
         }
-        let pair = match cpu_pair(cell)? {
+        let pair = match pin_pair(cell, cx, "measuring end")? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
-        affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring end to CPU {}", pair.a))?;
-        let corrupt = cell.fault_is(FAULT);
-        let channels = match Channels::open(&transport) {
+        let corrupt = cx.fault_is(FAULT);
+        let channels = match Channels::open(transport) {
             Ok(c) => c,
             Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("{transport} channels are not permitted here: {e}"))),
             Err(e) => return Err(anyhow::Error::new(e).context(format!("creating the {transport} channels"))),
         };
         let Channels { tx, mut rx, peer_rx, peer_tx } = channels;
         let cpu_b = Some(pair.b);
-        let peer = if transport == "thread" {
+        let peer = if transport == Transport::Thread {
             let h = std::thread::Builder::new()
                 .name("echo-peer".into())
                 .spawn(move || echo(cpu_b, peer_rx, peer_tx, bytes, corrupt))
@@ -93,7 +101,9 @@ impl Workload for IpcRtt {
             PeerEnd::Thread(h)
         } else {
             let close = [tx.as_raw_fd(), rx.as_raw_fd()];
-            PeerEnd::Process(fork_child(&close, move || echo(cpu_b, peer_rx, peer_tx, bytes, corrupt)).context("forking the echo process")?)
+            PeerEnd::Process(
+                cx.fork_child(&close, move || echo(cpu_b, peer_rx, peer_tx, bytes, corrupt)).context("forking the echo process")?,
+            )
         };
         let mut inst = RttInstance {
             tx: Some(tx),
@@ -107,43 +117,39 @@ impl Workload for IpcRtt {
             buf: vec![0xA5; bytes],
             rbuf: vec![0; bytes],
             round_trips: 0,
-            last: None,
         };
-        let [ready] = read_words::<1>(&mut rx).context("the echo peer ended before it was ready")?;
+        // On an error the instance is dropped, which ends the peer.
+        await_ready(&mut rx, "the echo peer", Some(pair.b))?;
         inst.rx = Some(rx);
-        if ready != 0 {
-            anyhow::bail!("the echo peer cannot pin itself to CPU {}: {}", pair.b, io::Error::from_raw_os_error(ready as i32));
-        }
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
 /// `loopback`: one pipe, both ends held by the measuring thread.
-fn prepare_loopback(cell: &Cell, bytes: usize) -> anyhow::Result<Prepared> {
-    if cell.str("placement")? != "same-cpu" {
+fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::Result<Prepared> {
+    if cell.choice::<PairPlacement>("placement")? != PairPlacement::SameCpu {
         return Ok(Prepared::Skip("loopback has one end; placement does not apply".into()));
     }
-    let pair = match cpu_pair(cell)? {
+    let pair = match pin_pair(cell, cx, "measuring thread")? {
         Ok(p) => p,
         Err(reason) => return Ok(Prepared::Skip(reason)),
     };
-    affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring thread to CPU {}", pair.a))?;
     let (r, w) = match io::pipe() {
         Ok(p) => p,
         Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("pipes are not permitted here: {e}"))),
         Err(e) => return Err(anyhow::Error::new(e).context("creating the loopback pipe")),
     };
     let mut tx = File::from(OwnedFd::from(w));
-    if cell.fault_is(FAULT) {
+    if cx.fault_is(FAULT) {
         // A stale message ahead of the first one: every read returns the
         // message sent one round trip earlier.
         tx.write_all(&vec![0x5A; bytes]).context("writing the stale message")?;
     }
-    Ok(Prepared::Ready(Box::new(RttInstance {
+    Ok(Prepared::ready(RttInstance {
         tx: Some(tx),
         rx: Some(File::from(OwnedFd::from(r))),
         peer: None,
-        transport: "loopback".into(),
+        transport: Transport::Loopback,
         bytes,
         cpus: (pair.a, pair.a),
         note: format!("one thread on CPU {}, no peer", pair.a),
@@ -151,8 +157,7 @@ fn prepare_loopback(cell: &Cell, bytes: usize) -> anyhow::Result<Prepared> {
         buf: vec![0xA5; bytes],
         rbuf: vec![0; bytes],
         round_trips: 0,
-        last: None,
-    })))
+    }))
 }
 
 fn refused(e: &io::Error) -> bool {
@@ -168,9 +173,9 @@ struct Channels {
 }
 
 impl Channels {
-    fn open(transport: &str) -> io::Result<Channels> {
+    fn open(transport: Transport) -> io::Result<Channels> {
         let file = |fd: OwnedFd| File::from(fd);
-        if transport == "unix" {
+        if transport == Transport::Unix {
             let (a, b) = UnixStream::pair()?;
             let (a, b) = (file(a.into()), file(b.into()));
             Ok(Channels { rx: a.try_clone()?, tx: a, peer_rx: b.try_clone()?, peer_tx: b })
@@ -186,11 +191,7 @@ impl Channels {
 /// then echoes every message until end of file or a write error (EPIPE when
 /// the measuring end has gone). Returns its exit code.
 fn echo(cpu: Option<usize>, mut rx: File, mut tx: File, bytes: usize, corrupt: bool) -> i32 {
-    let ready = match cpu.map(affinity::pin_current_thread) {
-        Some(Err(e)) => e.raw_os_error().unwrap_or(libc::EINVAL) as u64,
-        _ => 0,
-    };
-    if write_words(&mut tx, [ready]).is_err() || ready != 0 {
+    if !pin_and_announce(cpu, &mut tx) {
         return 3;
     }
     let mut buf = vec![0u8; bytes];
@@ -214,20 +215,19 @@ enum PeerEnd {
     Thread(JoinHandle<i32>),
 }
 
-/// What the last sample saw.
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     round_trips: u64,
-    mismatches: u64,
-    /// The first mismatch: (sent, echoed).
-    first_bad: Option<(u64, u64)>,
+    /// Echoes that carried another sequence number: (sent, echoed).
+    mismatches: Mismatches<(u64, u64)>,
 }
 
 struct RttInstance {
     tx: Option<File>,
     rx: Option<File>,
     peer: Option<PeerEnd>,
-    transport: String,
+    transport: Transport,
     bytes: usize,
     cpus: (usize, usize),
     note: String,
@@ -236,46 +236,37 @@ struct RttInstance {
     buf: Vec<u8>,
     rbuf: Vec<u8>,
     round_trips: u64,
-    last: Option<Last>,
 }
 
 impl Instance for RttInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (Some(tx), Some(rx)) = (self.tx.as_mut(), self.rx.as_mut()) else { anyhow::bail!("the channels are closed") };
         let (buf, rbuf) = (&mut self.buf, &mut self.rbuf);
         let mut seq = self.seq;
-        let mut mismatches = 0u64;
-        let mut first_bad = None;
+        let mut mismatches = Mismatches::new();
         timer.start();
         for _ in 0..iters {
             seq += 1;
             buf[..8].copy_from_slice(&seq.to_le_bytes());
             tx.write_all(buf).context("sending a message")?;
             rx.read_exact(rbuf).context("reading the echo")?;
-            let got = u64::from_le_bytes(rbuf[..8].try_into().expect("8 bytes"));
-            if got != seq {
-                mismatches += 1;
-                first_bad.get_or_insert((seq, got));
-            }
+            mismatches.expect(seq, u64::from_le_bytes(rbuf[..8].try_into().expect("8 bytes")));
         }
         timer.stop();
         self.seq = seq;
         self.round_trips += iters;
-        self.last = Some(Last { round_trips: iters, mismatches, first_bad });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { round_trips: iters, mismatches }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = "0 mismatches: every echo carries the sequence number sent".to_string();
-        let Some(l) = self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
-        let mut observed = format!("{} mismatches in {} round trips", l.mismatches, l.round_trips);
-        if let Some((sent, got)) = l.first_bad {
-            observed.push_str(&format!(" (first: sent {sent}, echoed {got})"));
-        }
-        Verdict { passed: l.mismatches == 0, expected, observed }
+        let observed = l.mismatches.reason(l.round_trips, "round trips", |(sent, got)| format!("sent {sent}, echoed {got}"));
+        Verdict { passed: l.mismatches.is_empty(), expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let peer = match &self.peer {
             Some(PeerEnd::Process(pid)) => format!("forked process {pid}"),
             Some(PeerEnd::Thread(_)) => "thread".to_string(),
@@ -289,7 +280,7 @@ impl Instance for RttInstance {
             "cpu_b": self.cpus.1,
             "placement_note": self.note,
             "round_trips_total": self.round_trips,
-            "last_sample_mismatches": self.last.map(|l| l.mismatches),
+            "last_sample_mismatches": last.map(|l| l.mismatches.count),
         })
     }
 }
@@ -316,9 +307,10 @@ impl Drop for RttInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workloads::process::read_words;
 
     /// A thread peer (unit tests run in many threads, so no fork here).
-    fn instance(transport: &str, bytes: usize, corrupt: bool) -> RttInstance {
+    fn instance(transport: Transport, bytes: usize, corrupt: bool) -> RttInstance {
         let Channels { tx, mut rx, peer_rx, peer_tx } = Channels::open(transport).unwrap();
         let h = std::thread::spawn(move || echo(None, peer_rx, peer_tx, bytes, corrupt));
         assert_eq!(read_words::<1>(&mut rx).unwrap(), [0]);
@@ -326,7 +318,7 @@ mod tests {
             tx: Some(tx),
             rx: Some(rx),
             peer: Some(PeerEnd::Thread(h)),
-            transport: transport.into(),
+            transport,
             bytes,
             cpus: (0, 0),
             note: String::new(),
@@ -334,18 +326,17 @@ mod tests {
             buf: vec![0; bytes],
             rbuf: vec![0; bytes],
             round_trips: 0,
-            last: None,
         }
     }
 
     #[test]
     fn echoes_over_pipes_and_sockets_pass() {
-        for (transport, bytes) in [("thread", 8), ("unix", 8), ("thread", 1000), ("unix", 4096)] {
+        for (transport, bytes) in [(Transport::Thread, 8), (Transport::Unix, 8), (Transport::Thread, 1000), (Transport::Unix, 4096)] {
             let mut inst = instance(transport, bytes, false);
-            assert!(!inst.verify().passed, "no sample ran");
             for iters in [1, 200] {
-                assert_eq!(inst.sample(iters, &mut Timer::new()).unwrap(), Work::ops(iters));
-                let v = inst.verify();
+                let (w, out) = inst.sample(iters, &mut Timer::new()).unwrap();
+                assert_eq!(w, Work::ops(iters));
+                let v = inst.verify(&out);
                 assert!(v.passed, "{transport} {bytes}: {v:?}");
             }
             assert_eq!(inst.round_trips, 201);
@@ -355,37 +346,36 @@ mod tests {
     #[test]
     fn loopback_reads_back_what_it_wrote_and_a_stale_message_is_caught() {
         let (r, w) = io::pipe().unwrap();
-        let mut inst = instance("thread", 8, false);
+        let mut inst = instance(Transport::Thread, 8, false);
         // Replace the channels with one pipe and no peer, as prepare_loopback does.
         drop(inst.tx.take());
         drop(inst.rx.take());
         let _ = inst.peer.take().map(|p| if let PeerEnd::Thread(h) = p { h.join().unwrap() } else { 0 });
         inst.tx = Some(File::from(OwnedFd::from(w)));
         inst.rx = Some(File::from(OwnedFd::from(r)));
-        inst.sample(100, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed);
+        let (_, out) = inst.sample(100, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&out).passed);
         inst.tx.as_mut().unwrap().write_all(&[0x5A; 8]).unwrap();
-        inst.sample(3, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(3, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed && v.observed.starts_with("3 mismatches in 3 round trips"), "{v:?}");
     }
 
     #[test]
     fn the_verifier_fails_on_a_corrupted_echo() {
-        let mut inst = instance("thread", 8, true);
-        inst.sample(5, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let mut inst = instance(Transport::Thread, 8, true);
+        let (_, out) = inst.sample(5, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "1 mismatches in 5 round trips (first: sent 1, echoed 0)");
-        inst.sample(5, &mut Timer::new()).unwrap();
-        assert!(inst.verify().passed, "only the first echo is corrupted");
-        inst.last = Some(Last { round_trips: 3, mismatches: 2, first_bad: Some((4, 5)) });
-        assert!(!inst.verify().passed);
+        let (_, out) = inst.sample(5, &mut Timer::new()).unwrap();
+        assert!(inst.verify(&out).passed, "only the first echo is corrupted");
+        assert!(!inst.verify(&Outcome { round_trips: 3, mismatches: Mismatches { count: 2, first: Some((4, 5)) } }).passed);
     }
 
     #[test]
     fn a_peer_that_ends_fails_the_sample_instead_of_hanging() {
-        let mut inst = instance("unix", 8, false);
+        let mut inst = instance(Transport::Unix, 8, false);
         let Some(PeerEnd::Thread(h)) = inst.peer.take() else { unreachable!() };
         // End of file for the peer's reads: its echo loop ends and closes its end.
         // SAFETY: shutting down the writing half of a socket this test owns.

@@ -9,8 +9,11 @@ use anyhow::bail;
 use serde_json::json;
 
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
 
 /// 2 MiB: one huge page on x86-64, 512 base pages.
@@ -44,7 +47,7 @@ impl Workload for Mmap {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let size = cell.usize("size")?;
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -55,10 +58,9 @@ impl Workload for Mmap {
             size,
             page: page as usize,
             salt: cell.seed,
-            skip_page: cell.fault_is("skip-page"),
+            skip_page: cx.fault_is("skip-page"),
             thp: std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok().map(|s| s.trim().to_string()),
             ops: 0,
-            last: None,
         };
         // One operation now: a kernel that refuses anonymous mappings (a
         // seccomp filter, an address-space limit) skips the row here.
@@ -69,18 +71,17 @@ impl Workload for Mmap {
                 Err(e) => Err(e),
             };
         }
-        inst.last = None;
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
 /// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     /// Words read back (one per page per operation).
     checked: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
 }
 
 struct MmapInstance {
@@ -91,7 +92,6 @@ struct MmapInstance {
     thp: Option<String>,
     /// Operations done so far: numbers each operation's pattern.
     ops: u64,
-    last: Option<Last>,
 }
 
 impl MmapInstance {
@@ -108,12 +108,14 @@ fn pattern(salt: u64, op: u64, page: usize) -> u64 {
 }
 
 impl Instance for MmapInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (size, page, pages, salt) = (self.size, self.page, self.pages(), self.salt);
         // The fault leaves the middle page of the first mapping untouched.
         let skip = if self.skip_page { Some(pages / 2) } else { None };
         let first_op = self.ops;
-        let (mut checked, mut mismatches) = (0u64, 0u64);
+        let (mut checked, mut mismatches) = (0u64, Mismatches::new());
         timer.start();
         for i in 0..iters {
             let op = first_op + i;
@@ -137,7 +139,7 @@ impl Instance for MmapInstance {
             for pg in 0..pages {
                 // SAFETY: as above; the mapping is still in place.
                 let v = unsafe { ptr::read_volatile(base.add(pg * page).cast::<u64>()) };
-                mismatches += u64::from(v != pattern(salt, op, pg));
+                mismatches.add_if(v != pattern(salt, op, pg));
                 checked += 1;
             }
             // SAFETY: unmapping exactly the mapping created above, which no
@@ -149,23 +151,19 @@ impl Instance for MmapInstance {
         }
         timer.stop();
         self.ops += iters;
-        self.last = Some(Last { iters, checked, mismatches });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, checked, mismatches }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let want = l.iters * self.pages() as u64;
         Verdict {
-            passed: l.mismatches == 0 && l.checked == want,
+            passed: l.mismatches.is_empty() && l.checked == want,
             expected: format!("0 mismatched of {want} pages read back ({} mappings x {} pages)", l.iters, self.pages()),
-            observed: format!("{} mismatched of {} pages read back", l.mismatches, l.checked),
+            observed: format!("{} mismatched of {} pages read back", l.mismatches.count, l.checked),
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({
             "size": self.size,
             "page_size": self.page,
@@ -180,7 +178,7 @@ mod tests {
     use super::*;
 
     fn instance(size: usize, skip_page: bool) -> MmapInstance {
-        MmapInstance { size, page: 4096, salt: 3, skip_page, thp: None, ops: 0, last: None }
+        MmapInstance { size, page: 4096, salt: 3, skip_page, thp: None, ops: 0 }
     }
 
     #[test]
@@ -188,29 +186,28 @@ mod tests {
         for size in [1, 4096, 4097, 3 * 4096] {
             let mut inst = instance(size, false);
             let mut t = Timer::new();
-            assert_eq!(inst.sample(5, &mut t).unwrap(), Work::ops(5));
+            let (w, out) = inst.sample(5, &mut t).unwrap();
+            assert_eq!(w, Work::ops(5));
             assert!(t.work_ns().is_some());
-            let v = inst.verify();
+            let v = inst.verify(&out);
             assert!(v.passed, "{v:?}");
-            assert_eq!(inst.last.unwrap().checked, 5 * size.div_ceil(4096) as u64);
+            assert_eq!(out.checked, 5 * size.div_ceil(4096) as u64);
         }
     }
 
     #[test]
     fn a_skipped_page_fails_the_verifier() {
         let mut inst = instance(3 * 4096, true);
-        inst.sample(4, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "1 mismatched of 12 pages read back");
     }
 
     #[test]
-    fn the_verifier_fails_on_missing_reads_or_no_sample() {
+    fn the_verifier_fails_on_missing_reads() {
         let mut inst = instance(4096, false);
-        assert!(!inst.verify().passed);
-        inst.last = Some(Last { iters: 3, checked: 2, mismatches: 0 });
-        assert!(!inst.verify().passed, "a page not read back");
+        assert!(!inst.verify(&Outcome { iters: 3, checked: 2, mismatches: Mismatches::new() }).passed, "a page not read back");
     }
 
     #[test]

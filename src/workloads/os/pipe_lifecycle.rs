@@ -7,7 +7,7 @@ use std::io;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct PipeLifecycle;
 
@@ -47,13 +47,13 @@ impl Workload for PipeLifecycle {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, _cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         match create_and_close() {
             Ok(_) => {}
             Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("pipe2 is not permitted here: {e}"))),
             Err(e) => return Err(anyhow::Error::new(e).context("creating a pipe at prepare")),
         }
-        Ok(Prepared::Ready(Box::new(PipeInstance::new(cell.fault_is(FAULT), cell.fault_is(SKIP_PIPE2)))))
+        Ok(Prepared::ready(PipeInstance::new(cx.fault_is(FAULT), cx.fault_is(SKIP_PIPE2))))
     }
 }
 
@@ -87,9 +87,9 @@ fn probe(fd: libc::c_int) -> Result<(), String> {
     if err.raw_os_error() == Some(libc::EBADF) { Ok(()) } else { Err(format!("fd {fd}: {err} (not EBADF)")) }
 }
 
-/// What the last sample saw.
+/// What one sample saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     /// pipe2 calls that returned two distinct descriptors >= 0.
     created: u64,
@@ -111,17 +111,18 @@ struct PipeInstance {
     /// The pairs the next one did not reuse, kept by the timed loop (its
     /// capacity is reserved at prepare: the loop never allocates).
     kept: Vec<[libc::c_int; 2]>,
-    last: Option<Last>,
 }
 
 impl PipeInstance {
     fn new(leak: bool, skip_pipe2: bool) -> PipeInstance {
-        PipeInstance { leak, skip_pipe2, kept: Vec::with_capacity(CHANGED_PAIRS_KEPT), last: None }
+        PipeInstance { leak, skip_pipe2, kept: Vec::with_capacity(CHANGED_PAIRS_KEPT) }
     }
 }
 
 impl Instance for PipeInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let mut fds: [libc::c_int; 2] = [-1; 2];
         let mut prev: Option<[libc::c_int; 2]> = None;
         let (mut created, mut changed) = (0u64, 0u64);
@@ -162,15 +163,13 @@ impl Instance for PipeInstance {
             // SAFETY: the read end the fault left open; nothing else holds it.
             unsafe { libc::close(p[0]) };
         }
-        self.last = Some(Last { iters, created, fds: prev, changed, kept: self.kept.len(), probe_errors });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, created, fds: prev, changed, kept: self.kept.len(), probe_errors }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = "every pipe2 gave two distinct fds >= 0 (one pair per iteration); every pair closed: its numbers \
                         reused by the next pair, or rejected by fcntl with EBADF after the loop"
             .to_string();
-        let Some(l) = &self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
         let last = l.fds.map_or_else(|| "no pair to probe".to_string(), |p| format!("last pair {p:?}"));
         let mut observed = format!(
             "{} of {} pipe2 calls gave a pair; {last}; {} pairs not reused by the next ({} kept and probed)",
@@ -183,12 +182,12 @@ impl Instance for PipeInstance {
         Verdict { passed, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
             "flags": "O_CLOEXEC",
-            "last_sample_fds": self.last.as_ref().and_then(|l| l.fds),
-            "last_sample_pairs_created": self.last.as_ref().map(|l| l.created),
-            "last_sample_pairs_not_reused": self.last.as_ref().map(|l| l.changed),
+            "last_sample_fds": last.and_then(|l| l.fds),
+            "last_sample_pairs_created": last.map(|l| l.created),
+            "last_sample_pairs_not_reused": last.map(|l| l.changed),
         })
     }
 }
@@ -197,19 +196,17 @@ impl Instance for PipeInstance {
 mod tests {
     use super::*;
 
-    fn last(created: u64, fds: Option<[libc::c_int; 2]>, probe_errors: &[&str]) -> Last {
-        Last { iters: 4, created, fds, changed: 0, kept: 0, probe_errors: probe_errors.iter().map(|e| e.to_string()).collect() }
+    fn last(created: u64, fds: Option<[libc::c_int; 2]>, probe_errors: &[&str]) -> Outcome {
+        Outcome { iters: 4, created, fds, changed: 0, kept: 0, probe_errors: probe_errors.iter().map(|e| e.to_string()).collect() }
     }
 
     #[test]
     fn pipes_are_created_and_really_closed() {
         let mut inst = PipeInstance::new(false, false);
-        assert!(!inst.verify().passed, "no sample ran");
         for iters in [1, 500] {
-            inst.sample(iters, &mut Timer::new()).unwrap();
+            let (_, l) = inst.sample(iters, &mut Timer::new()).unwrap();
             // Other test threads may take a closed descriptor number before the
             // probe (the worker is single-threaded; the binary tests check it there).
-            let l = inst.last.as_ref().unwrap();
             assert_eq!(l.created, iters);
             assert!(l.fds.unwrap().iter().all(|&fd| fd >= 0));
         }
@@ -219,21 +216,19 @@ mod tests {
     #[test]
     fn the_verifier_fails_on_a_leaked_descriptor_a_failed_call_or_no_call() {
         let mut inst = PipeInstance::new(true, false);
-        inst.sample(3, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(3, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.contains("is still open"), "{}", v.observed);
         let mut skipped = PipeInstance::new(false, true);
-        skipped.sample(5, &mut Timer::new()).unwrap();
-        let v = skipped.verify();
+        let (_, out) = skipped.sample(5, &mut Timer::new()).unwrap();
+        let v = skipped.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "0 of 5 pipe2 calls gave a pair; no pair to probe; 0 pairs not reused by the next (0 kept and probed)");
-        inst.last = Some(last(3, Some([3, 4]), &[]));
-        assert!(!inst.verify().passed);
-        inst.last = Some(last(4, Some([3, 4]), &["fd 4: Bad"]));
-        assert!(!inst.verify().passed);
-        inst.last = Some(last(4, Some([3, 4]), &[]));
-        assert!(inst.verify().passed, "{:?}", inst.verify());
+        assert!(!inst.verify(&last(3, Some([3, 4]), &[])).passed);
+        assert!(!inst.verify(&last(4, Some([3, 4]), &["fd 4: Bad"])).passed);
+        let v = inst.verify(&last(4, Some([3, 4]), &[]));
+        assert!(v.passed, "{v:?}");
     }
 
     #[test]

@@ -11,7 +11,8 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct ProcessSpawn;
@@ -40,9 +41,9 @@ impl Workload for ProcessSpawn {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let exe = std::env::current_exe().context("locating the proofbench binary")?;
-        let mut inst = ProcessSpawnInstance::new(exe, vec!["noop".into()], cell.seed, cell.fault_is("wrong-token"));
+        let mut inst = ProcessSpawnInstance::new(exe, vec!["noop".into()], cell.seed, cx.fault_is("wrong-token"));
         // One child now: a sandbox that forbids exec skips the row here.
         let mut t = Timer::new();
         if let Err(e) = inst.sample(1, &mut t) {
@@ -51,17 +52,15 @@ impl Workload for ProcessSpawn {
                 Err(e) => Err(e.context("a trial child process")),
             };
         }
-        inst.last = None;
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
-    mismatches: u64,
-    /// The first child that exited badly or printed something else.
-    first_bad: Option<String>,
+    /// Children that exited badly or printed something else (the first described).
+    mismatches: Mismatches<String>,
 }
 
 struct ProcessSpawnInstance {
@@ -72,24 +71,25 @@ struct ProcessSpawnInstance {
     wrong_token: bool,
     /// Operations so far: numbers the tokens.
     next: u64,
-    last: Option<Last>,
 }
 
 impl ProcessSpawnInstance {
     fn new(exe: PathBuf, prefix: Vec<OsString>, salt: u64, wrong_token: bool) -> Self {
-        ProcessSpawnInstance { exe, prefix, salt, wrong_token, next: 0, last: None }
+        ProcessSpawnInstance { exe, prefix, salt, wrong_token, next: 0 }
     }
 }
 
 impl Instance for ProcessSpawnInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let n = iters as usize;
         let expected: Vec<String> = (0..iters).map(|i| format!("t{:x}-{}", self.salt & 0xFFFF, self.next + i)).collect();
         // The fault gives the middle child another token than the one expected.
         let given: Vec<String> =
             (0..n).map(|i| if self.wrong_token && i == n / 2 { format!("{}x", expected[i]) } else { expected[i].clone() }).collect();
         let mut out = Vec::with_capacity(64);
-        let (mut mismatches, mut first_bad) = (0u64, None);
+        let mut mismatches = Mismatches::new();
         timer.start();
         for i in 0..n {
             let mut child = Command::new(&self.exe)
@@ -105,37 +105,28 @@ impl Instance for ProcessSpawnInstance {
             read.transpose().context("reading the child's output")?;
             let line = out.strip_suffix(b"\n").unwrap_or(&out);
             if !status.success() || line != expected[i].as_bytes() {
-                mismatches += 1;
-                if first_bad.is_none() {
-                    first_bad = Some((i, status, out.clone()));
-                }
+                mismatches.record(|| (i, status, out.clone()));
             }
         }
         timer.stop();
         self.next += iters;
-        let first_bad = first_bad.map(|(i, status, out)| {
+        let mismatches = mismatches.map(|(i, status, out)| {
             format!("child {i} ({status}) printed {:?}, expected {:?}", String::from_utf8_lossy(&out), expected[i])
         });
-        self.last = Some(Last { iters, mismatches, first_bad });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, mismatches }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = &self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("{} children exited 0 and printed their token, 0 mismatched", l.iters);
-        match &l.first_bad {
-            None if l.mismatches == 0 => Verdict { passed: true, observed: format!("{} children, 0 mismatched", l.iters), expected },
-            first => Verdict {
-                passed: false,
-                expected,
-                observed: format!("{} children, {} mismatched; first: {}", l.iters, l.mismatches, first.as_deref().unwrap_or("?")),
-            },
+        let m = &l.mismatches;
+        if m.is_empty() {
+            return Verdict { passed: true, observed: format!("{} children, 0 mismatched", l.iters), expected };
         }
+        let observed = format!("{} children, {} mismatched; first: {}", l.iters, m.count, m.first.as_deref().unwrap_or("?"));
+        Verdict { passed: false, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         let mut argv: Vec<String> = vec![self.exe.display().to_string()];
         argv.extend(self.prefix.iter().map(|a| a.to_string_lossy().into_owned()));
         argv.push("TOKEN".into());
@@ -160,19 +151,20 @@ mod tests {
     fn every_child_prints_its_token_and_exits_0() {
         let mut inst = instance(false);
         for n in [1, 3] {
-            assert_eq!(inst.sample(n, &mut Timer::new()).unwrap(), Work::ops(n));
-            let v = inst.verify();
+            let (w, out) = inst.sample(n, &mut Timer::new()).unwrap();
+            assert_eq!(w, Work::ops(n));
+            let v = inst.verify(&out);
             assert!(v.passed, "{v:?}");
         }
         assert_eq!(inst.next, 4);
-        assert_eq!(inst.details()["child_argv"], json!(["/bin/echo", "TOKEN"]));
+        assert_eq!(inst.details(None)["child_argv"], json!(["/bin/echo", "TOKEN"]));
     }
 
     #[test]
     fn a_wrong_token_fails_the_verifier() {
         let mut inst = instance(true);
-        inst.sample(3, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(3, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "3 children, 1 mismatched; first: child 1 (exit status: 0) printed \"t7-1x\\n\", expected \"t7-1\"");
     }
@@ -180,9 +172,8 @@ mod tests {
     #[test]
     fn a_failing_child_fails_the_verifier() {
         let mut inst = ProcessSpawnInstance::new(PathBuf::from("/bin/false"), vec![], 7, false);
-        assert!(!inst.verify().passed, "no sample yet");
-        inst.sample(1, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(1, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.contains("exit status: 1"), "{}", v.observed);
     }

@@ -11,7 +11,9 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 use crate::workloads::os::fs_common::{instance_dir, skip_or_fail};
 use crate::workloads::scratch;
@@ -50,11 +52,11 @@ impl Workload for Readdir {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let entries = cell.usize("entries")?;
-        let scratch = scratch::dir(cell)?;
+        let scratch = cx.scratch_dir()?;
         let names: BTreeSet<String> = (0..entries).map(|i| format!("e{i:06}")).collect();
-        let made = instance_dir(&scratch, "readdir").and_then(|dir| {
+        let made = instance_dir(scratch, "readdir").and_then(|dir| {
             for n in &names {
                 std::fs::File::create_new(dir.join(n))?;
             }
@@ -64,7 +66,7 @@ impl Workload for Readdir {
             Ok(d) => d,
             Err(e) => return skip_or_fail("creating files in the scratch directory", e),
         };
-        if cell.fault_is("extra-entry") {
+        if cx.fault_is("extra-entry") {
             // The fault adds a file after the names were recorded.
             std::fs::File::create_new(dir.join("extra-entry")).context("creating the extra entry")?;
         }
@@ -74,7 +76,7 @@ impl Workload for Readdir {
         if let Err(e) = list(&inst.cdir) {
             return skip_or_fail("listing a directory in the scratch directory", e);
         }
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
@@ -107,8 +109,9 @@ impl Listing {
     }
 }
 
+/// What one sample saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     mismatches: u64,
     /// The last mismatching listing and, named after the window, how the
@@ -122,14 +125,13 @@ struct ReaddirInstance {
     names: BTreeSet<String>,
     expected: Listing,
     filesystem: String,
-    last: Option<Last>,
 }
 
 impl ReaddirInstance {
     fn new(dir: PathBuf, names: BTreeSet<String>, filesystem: String) -> anyhow::Result<Self> {
         let cdir = CString::new(dir.as_os_str().as_bytes())?;
         let expected = Listing::of(names.iter().map(|n| n.as_bytes()));
-        Ok(ReaddirInstance { dir, cdir, names, expected, filesystem, last: None })
+        Ok(ReaddirInstance { dir, cdir, names, expected, filesystem })
     }
 }
 
@@ -179,7 +181,9 @@ fn difference(dir: &Path, names: &BTreeSet<String>) -> String {
 }
 
 impl Instance for ReaddirInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let expected = self.expected;
         let mut mismatches = 0u64;
         let mut bad = None;
@@ -193,14 +197,10 @@ impl Instance for ReaddirInstance {
         }
         timer.stop();
         let bad = bad.map(|l| (l, difference(&self.dir, &self.names)));
-        self.last = Some(Last { iters, mismatches, bad });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, mismatches, bad }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = &self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = format!("{} listings of the {} entries prepare created, 0 mismatched", l.iters, self.expected.count);
         match &l.bad {
             None if l.mismatches == 0 => Verdict { passed: true, observed: format!("{} listings, 0 mismatched", l.iters), expected },
@@ -213,7 +213,7 @@ impl Instance for ReaddirInstance {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({
             "filesystem": self.filesystem,
             "entries": self.expected.count,
@@ -232,7 +232,7 @@ mod tests {
         for entries in [0, 1, 10, 30] {
             let tmp = tempfile::tempdir().unwrap();
             let cell = test_cell("os.readdir", json!({"entries": entries}), None, tmp.path());
-            let mut inst = ready(Readdir.prepare(&cell));
+            let mut inst = ready(Readdir.prepare_here(&cell));
             assert_eq!(inst.sample(6, &mut Timer::new()).unwrap(), Work::ops(6));
             let v = inst.verify();
             assert!(v.passed, "{entries}: {v:?}");
@@ -244,7 +244,7 @@ mod tests {
     fn an_extra_entry_fails_the_verifier_and_is_named() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.readdir", json!({"entries": 10}), Some("extra-entry"), tmp.path());
-        let mut inst = ready(Readdir.prepare(&cell));
+        let mut inst = ready(Readdir.prepare_here(&cell));
         inst.sample(3, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
@@ -256,8 +256,7 @@ mod tests {
     fn a_renamed_entry_keeps_the_count_but_fails_the_name_hash() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.readdir", json!({"entries": 10}), None, tmp.path());
-        let mut inst = ready(Readdir.prepare(&cell));
-        assert!(!inst.verify().passed, "no sample yet");
+        let mut inst = ready(Readdir.prepare_here(&cell));
         std::fs::rename(tmp.path().join("readdir/e000003"), tmp.path().join("readdir/e000003x")).unwrap();
         inst.sample(2, &mut Timer::new()).unwrap();
         let v = inst.verify();

@@ -19,13 +19,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
-use anyhow::Context;
 use serde_json::json;
 
-use super::{cpu_pair, placement_param};
-use crate::measure::{affinity, clock};
-use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use super::{PairPlacement, pin_pair, placement_param, spawn_pinned_peer};
+use crate::measure::clock;
+use crate::model::{Cell, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct SchedYield;
 
@@ -34,6 +35,15 @@ pub const FAULT: &str = "lose-progress";
 /// The fault: the measuring thread's loop counts its iterations as yields
 /// without calling sched_yield.
 pub const SKIP_YIELD: &str = "skip-yield";
+
+named_enum! {
+    /// One thread yielding, or two.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Mode {
+        Single = "single",
+        Pair = "pair",
+    }
+}
 
 /// How long a pair sample waits, outside its window, to see the woken peer
 /// running, and then to see it parked.
@@ -66,15 +76,10 @@ impl Workload for SchedYield {
                        progress are checked; the peer's yields inside the window are recorded",
             batched: true,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Mode>(
                     "mode",
                     "single: one thread yields; pair: a second thread yields too (placement applies to pair only)",
-                    &["single", "pair"],
-                    ["single"; 3],
-                )
-                .with_values(Profile::Quick, vec!["single".into(), "pair".into()])
-                .with_values(Profile::Full, vec!["single".into(), "pair".into()])
-                .with_values(Profile::Seed, vec!["single".into(), "pair".into()]),
+                ),
                 placement_param(),
             ],
             faults: &[FAULT, SKIP_YIELD],
@@ -82,32 +87,30 @@ impl Workload for SchedYield {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let pair_mode = cell.str("mode")? == "pair";
-        let placement = cell.str("placement")?;
-        if !pair_mode && placement != "same-cpu" {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let pair_mode = cell.choice::<Mode>("mode")? == Mode::Pair;
+        let placement = cell.choice::<PairPlacement>("placement")?;
+        if !pair_mode && placement != PairPlacement::SameCpu {
             return Ok(Prepared::Skip("single-thread yield has one end; placement does not apply".into()));
         }
-        let pair = match cpu_pair(cell)? {
+        let pair = match pin_pair(cell, cx, "measuring thread")? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
-        affinity::pin_current_thread(pair.a).with_context(|| format!("pinning the measuring thread to CPU {}", pair.a))?;
         // SAFETY: sched_yield takes no arguments.
         if unsafe { libc::sched_yield() } != 0 {
             let err = std::io::Error::last_os_error();
             return Ok(Prepared::Skip(format!("sched_yield is not permitted here: {err}")));
         }
-        let peer = if pair_mode { Some(Peer::spawn(Some(pair.b), cell.fault_is(FAULT))?) } else { None };
-        Ok(Prepared::Ready(Box::new(YieldInstance {
+        let peer = if pair_mode { Some(Peer::spawn(Some(pair.b), cx.fault_is(FAULT))?) } else { None };
+        Ok(Prepared::ready(YieldInstance {
             peer,
             cpus: (pair.a, pair_mode.then_some(pair.b)),
             note: pair.note,
-            cross: placement == "cross-cpu",
-            skip_yield: cell.fault_is(SKIP_YIELD),
+            cross: placement == PairPlacement::CrossCpu,
+            skip_yield: cx.fault_is(SKIP_YIELD),
             yields_total: 0,
-            last: None,
-        })))
+        }))
     }
 }
 
@@ -135,56 +138,44 @@ struct Peer {
     handle: Option<JoinHandle<()>>,
 }
 
+/// The peer's loop: yields while it is running, parks otherwise, until `stop`.
+fn peer_loop(s: &Shared, lose_progress: bool) {
+    let (mut yields, mut saw) = (0u64, 0u64);
+    let mut seen = s.measurer_yields.load(Ordering::Relaxed);
+    let mut ran = false;
+    while !s.stop.load(Ordering::Acquire) {
+        if !s.running.load(Ordering::Acquire) {
+            if ran {
+                ran = false;
+                s.parked.fetch_add(1, Ordering::Release);
+            }
+            std::thread::park();
+            continue;
+        }
+        ran = true;
+        // SAFETY: sched_yield takes no arguments.
+        if unsafe { libc::sched_yield() } != 0 {
+            s.failures.fetch_add(1, Ordering::Relaxed);
+        }
+        yields += 1;
+        if !lose_progress {
+            s.yields.store(yields, Ordering::Release);
+        }
+        let now = s.measurer_yields.load(Ordering::Relaxed);
+        if now != seen {
+            seen = now;
+            saw += 1;
+            s.peer_saw.store(saw, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Peer {
     fn spawn(cpu: Option<usize>, lose_progress: bool) -> anyhow::Result<Peer> {
         let shared = Arc::new(Shared::default());
         let s = Arc::clone(&shared);
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let handle = std::thread::Builder::new()
-            .name("yield-peer".into())
-            .spawn(move || {
-                let pinned = cpu.map_or(Ok(()), affinity::pin_current_thread);
-                let ok = pinned.is_ok();
-                let _ = ready_tx.send(pinned);
-                if !ok {
-                    return;
-                }
-                let (mut yields, mut saw) = (0u64, 0u64);
-                let mut seen = s.measurer_yields.load(Ordering::Relaxed);
-                let mut ran = false;
-                while !s.stop.load(Ordering::Acquire) {
-                    if !s.running.load(Ordering::Acquire) {
-                        if ran {
-                            ran = false;
-                            s.parked.fetch_add(1, Ordering::Release);
-                        }
-                        std::thread::park();
-                        continue;
-                    }
-                    ran = true;
-                    // SAFETY: sched_yield takes no arguments.
-                    if unsafe { libc::sched_yield() } != 0 {
-                        s.failures.fetch_add(1, Ordering::Relaxed);
-                    }
-                    yields += 1;
-                    if !lose_progress {
-                        s.yields.store(yields, Ordering::Release);
-                    }
-                    let now = s.measurer_yields.load(Ordering::Relaxed);
-                    if now != seen {
-                        seen = now;
-                        saw += 1;
-                        s.peer_saw.store(saw, Ordering::Relaxed);
-                    }
-                }
-            })
-            .context("spawning the peer thread")?;
-        let peer = Peer { shared, handle: Some(handle) };
-        match ready_rx.recv() {
-            Ok(Ok(())) => Ok(peer),
-            Ok(Err(e)) => anyhow::bail!("the peer thread cannot pin itself to CPU {cpu:?}: {e}"),
-            Err(_) => anyhow::bail!("the peer thread ended before it was ready"),
-        }
+        let handle = spawn_pinned_peer("yield-peer", cpu, move || peer_loop(&s, lose_progress))?;
+        Ok(Peer { shared, handle: Some(handle) })
     }
 
     fn wake(&self) {
@@ -259,9 +250,9 @@ struct PeerProgress {
     in_window: u64,
 }
 
-/// What the last sample saw.
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     /// The sample's iterations.
     iters: u64,
     /// Yields that returned 0.
@@ -273,7 +264,7 @@ struct Last {
     handovers: Option<Handovers>,
 }
 
-impl Last {
+impl Outcome {
     /// Why the sample is wrong, if it is.
     fn problems(&self) -> Vec<String> {
         let mut bad = Vec::new();
@@ -315,7 +306,6 @@ struct YieldInstance {
     /// The measuring thread's yields over every sample (published to the
     /// peer in same-cpu mode).
     yields_total: u64,
-    last: Option<Last>,
 }
 
 impl YieldInstance {
@@ -358,11 +348,12 @@ impl YieldInstance {
 }
 
 impl Instance for YieldInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let Some(shared) = self.peer.as_ref().map(|p| Arc::clone(&p.shared)) else {
             let yields = self.plain_loop(iters, timer);
-            self.last = Some(Last { iters, yields, peer: None, peer_failures: 0, handovers: None });
-            return Ok(Work::ops(iters));
+            return Ok((Work::ops(iters), Outcome { iters, yields, peer: None, peer_failures: 0, handovers: None }));
         };
         let peer_yields = || shared.yields.load(Ordering::Acquire);
         // The peer's count when it was woken, and just before the window.
@@ -392,11 +383,10 @@ impl Instance for YieldInstance {
         });
         let peer = Some(PeerProgress { since_wake: peer_yields() - woken, in_window: after - before });
         let peer_failures = shared.failures.load(Ordering::Relaxed);
-        self.last = Some(Last { iters, yields, peer, peer_failures, handovers });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, yields, peer, peer_failures, handovers }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let expected = match (&self.peer, self.cross) {
             (None, _) => "every sched_yield returns 0".to_string(),
             (Some(_), true) => "every sched_yield returns 0 (both threads) and the peer yields between being woken and parked".into(),
@@ -405,7 +395,6 @@ impl Instance for YieldInstance {
                                  switches"
                 .into(),
         };
-        let Some(l) = self.last else { return Verdict { passed: false, expected, observed: "no sample ran".into() } };
         let problems = l.problems();
         let mut observed = format!("{} of {} yields returned 0", l.yields, l.iters);
         if let Some(h) = l.handovers {
@@ -426,15 +415,15 @@ impl Instance for YieldInstance {
         Verdict { passed: problems.is_empty(), expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
-        let h = self.last.and_then(|l| l.handovers);
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
+        let h = last.and_then(|l| l.handovers);
         json!({
-            "mode": if self.peer.is_some() { "pair" } else { "single" },
+            "mode": if self.peer.is_some() { Mode::Pair } else { Mode::Single },
             "cpu_a": self.cpus.0,
             "cpu_b": self.cpus.1,
             "placement_note": self.note,
-            "last_sample_yields": self.last.map(|l| l.yields),
-            "last_sample_peer_yields_in_window": self.last.and_then(|l| l.peer.map(|p| p.in_window)),
+            "last_sample_yields": last.map(|l| l.yields),
+            "last_sample_peer_yields_in_window": last.and_then(|l| l.peer.map(|p| p.in_window)),
             "last_sample_handovers_seen": h.map(|h| h.measurer_saw),
             "last_sample_peer_saw": h.map(|h| h.peer_saw),
             "last_sample_context_switches": h.map(|h| h.switches),
@@ -445,10 +434,11 @@ impl Instance for YieldInstance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::affinity;
 
     fn instance(pair: bool, lose_progress: bool, cross: bool) -> YieldInstance {
         let peer = pair.then(|| Peer::spawn(None, lose_progress).unwrap());
-        YieldInstance { peer, cpus: (0, pair.then_some(0)), note: String::new(), cross, skip_yield: false, yields_total: 0, last: None }
+        YieldInstance { peer, cpus: (0, pair.then_some(0)), note: String::new(), cross, skip_yield: false, yields_total: 0 }
     }
 
     /// Pins the test thread and makes a same-cpu pair on its CPU.
@@ -456,17 +446,17 @@ mod tests {
         let cpu = *affinity::current_thread().unwrap().first().unwrap();
         affinity::pin_current_thread(cpu).unwrap();
         let peer = Some(Peer::spawn(Some(cpu), false).unwrap());
-        YieldInstance { peer, cpus: (cpu, Some(cpu)), note: String::new(), cross: false, skip_yield, yields_total: 0, last: None }
+        YieldInstance { peer, cpus: (cpu, Some(cpu)), note: String::new(), cross: false, skip_yield, yields_total: 0 }
     }
 
     #[test]
     fn single_and_pair_samples_pass() {
         for (pair, cross) in [(false, false), (true, true)] {
             let mut inst = instance(pair, false, cross);
-            assert!(!inst.verify().passed, "no sample ran");
             for iters in [1, 1000] {
-                assert_eq!(inst.sample(iters, &mut Timer::new()).unwrap(), Work::ops(iters));
-                let v = inst.verify();
+                let (w, out) = inst.sample(iters, &mut Timer::new()).unwrap();
+                assert_eq!(w, Work::ops(iters));
+                let v = inst.verify(&out);
                 assert!(v.passed, "pair {pair}: {v:?}");
             }
         }
@@ -478,15 +468,15 @@ mod tests {
         std::thread::spawn(|| {
             let mut inst = same_cpu_pair(false);
             for iters in [1, 7, 2000] {
-                inst.sample(iters, &mut Timer::new()).unwrap();
-                let v = inst.verify();
+                let (_, out) = inst.sample(iters, &mut Timer::new()).unwrap();
+                let v = inst.verify(&out);
                 assert!(v.passed, "{iters}: {v:?}");
-                let h = inst.last.unwrap().handovers.unwrap();
+                let h = out.handovers.unwrap();
                 assert!(h.switches >= h.measurer_saw && h.measurer_saw >= iters.div_ceil(2), "{h:?}");
             }
             let mut bad = same_cpu_pair(true);
-            bad.sample(2000, &mut Timer::new()).unwrap();
-            let v = bad.verify();
+            let (_, out) = bad.sample(2000, &mut Timer::new()).unwrap();
+            let v = bad.verify(&out);
             assert!(!v.passed);
             assert!(v.observed.starts_with("the peer ran after only"), "{}", v.observed);
         })
@@ -497,16 +487,16 @@ mod tests {
     #[test]
     fn the_verifier_fails_when_the_peer_makes_no_progress_or_a_yield_fails() {
         let mut inst = instance(true, true, true);
-        inst.sample(100, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(100, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.starts_with("the peer made no progress"), "{}", v.observed);
         assert!(v.observed.ends_with("0 yields since woken (0 inside the window)"), "{}", v.observed);
         let mut single = instance(false, false, false);
-        single.last = Some(Last { iters: 10, yields: 9, peer: None, peer_failures: 0, handovers: None });
-        assert!(single.verify().observed.starts_with("1 of 10 yields returned non-zero"));
+        let out = Outcome { iters: 10, yields: 9, peer: None, peer_failures: 0, handovers: None };
+        assert!(single.verify(&out).observed.starts_with("1 of 10 yields returned non-zero"));
         let fine = Handovers { measurer_saw: 10, peer_saw: 10, switches: 10 };
-        let pair = |h| Last {
+        let pair = |h| Outcome {
             iters: 10,
             yields: 10,
             peer: Some(PeerProgress { since_wake: 11, in_window: 10 }),

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::{content, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -50,10 +51,10 @@ impl Workload for Stat {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let scratch = scratch::dir(cell)?;
-        let grow = cell.fault_is("grow-file");
-        let made = instance_dir(&scratch, "stat").and_then(|dir| {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let scratch = cx.scratch_dir()?;
+        let grow = cx.fault_is("grow-file");
+        let made = instance_dir(scratch, "stat").and_then(|dir| {
             let path = dir.join("file");
             let mut f = std::fs::File::create_new(&path)?;
             f.write_all(&content(cell.seed, 0, FILE_BYTES))?;
@@ -77,15 +78,16 @@ impl Workload for Stat {
             return skip_or_fail("stat of a file in the scratch directory", std::io::Error::last_os_error());
         }
         let filesystem = scratch::filesystem_type(&path);
-        let skip_stat = cell.fault_is(SKIP_STAT);
-        Ok(Prepared::Ready(Box::new(StatInstance { path, cpath, size: FILE_BYTES as u64, inode, filesystem, skip_stat, last: None })))
+        let skip_stat = cx.fault_is(SKIP_STAT);
+        Ok(Prepared::ready(StatInstance { path, cpath, size: FILE_BYTES as u64, inode, filesystem, skip_stat }))
     }
 }
 
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
     /// Size and inode of the last stat (or the poison, if it filled nothing).
     size: i64,
     inode: u64,
@@ -99,15 +101,16 @@ struct StatInstance {
     inode: u64,
     filesystem: String,
     skip_stat: bool,
-    last: Option<Last>,
 }
 
 impl Instance for StatInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (size, inode) = (self.size, self.inode);
         // SAFETY: libc::stat is plain data; all-zero is a valid value.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        let mut mismatches = 0u64;
+        let mut mismatches = Mismatches::new();
         // Poison: a size and an inode number no correct stat returns.
         let (bad_size, bad_inode) = (-1, !inode);
         let skip_stat = self.skip_stat;
@@ -122,24 +125,20 @@ impl Instance for StatInstance {
                 let e = std::io::Error::last_os_error();
                 anyhow::bail!("stat {}: {e}", self.path.display());
             }
-            mismatches += u64::from(st.st_size != size as i64 || st.st_ino != inode);
+            mismatches.add_if(st.st_size != size as i64 || st.st_ino != inode);
         }
         timer.stop();
-        self.last = Some(Last { iters, mismatches, size: st.st_size, inode: st.st_ino });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, mismatches, size: st.st_size, inode: st.st_ino }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         Verdict {
-            passed: l.mismatches == 0,
+            passed: l.mismatches.is_empty(),
             expected: format!("{} stats of size {} B, inode {} (recorded at prepare), 0 mismatched", l.iters, self.size, self.inode),
             observed: format!(
                 "{} stats, {} mismatched (last: size {} B, inode {}{})",
                 l.iters,
-                l.mismatches,
+                l.mismatches.count,
                 l.size,
                 l.inode,
                 if l.inode == !self.inode { ": the poison, not filled by a stat" } else { "" }
@@ -147,7 +146,7 @@ impl Instance for StatInstance {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({ "filesystem": self.filesystem, "file_bytes": self.size, "inode": self.inode })
     }
 }
@@ -161,7 +160,7 @@ mod tests {
     fn stats_see_the_size_and_inode_recorded_at_prepare() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.stat", json!({}), None, tmp.path());
-        let mut inst = ready(Stat.prepare(&cell));
+        let mut inst = ready(Stat.prepare_here(&cell));
         assert_eq!(inst.sample(20, &mut Timer::new()).unwrap(), Work::ops(20));
         let v = inst.verify();
         assert!(v.passed, "{v:?}");
@@ -172,7 +171,7 @@ mod tests {
     fn a_grown_file_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.stat", json!({}), Some("grow-file"), tmp.path());
-        let mut inst = ready(Stat.prepare(&cell));
+        let mut inst = ready(Stat.prepare_here(&cell));
         inst.sample(4, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
@@ -183,7 +182,7 @@ mod tests {
     fn a_skipped_stat_leaves_the_poison_and_fails_the_verifier() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.stat", json!({}), Some(SKIP_STAT), tmp.path());
-        let mut inst = ready(Stat.prepare(&cell));
+        let mut inst = ready(Stat.prepare_here(&cell));
         inst.sample(1, &mut Timer::new()).unwrap();
         assert!(inst.verify().passed, "the first stat of a sample is done");
         inst.sample(3, &mut Timer::new()).unwrap();
@@ -194,11 +193,10 @@ mod tests {
     }
 
     #[test]
-    fn the_verifier_fails_on_another_inode_or_no_sample() {
+    fn the_verifier_fails_on_another_inode() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.stat", json!({}), None, tmp.path());
-        let mut inst = ready(Stat.prepare(&cell));
-        assert!(!inst.verify().passed);
+        let mut inst = ready(Stat.prepare_here(&cell));
         // The same name and size, another inode: the new file exists while the
         // old one does, so they cannot share an inode number.
         let path = tmp.path().join("stat/file");

@@ -5,8 +5,11 @@
 
 use serde_json::json;
 
-use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::model::{Cell, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
+use crate::workloads::mismatch::Mismatches;
 
 pub struct Syscall;
 
@@ -29,11 +32,10 @@ impl Workload for Syscall {
             verifier: "every call returned the id read once at prepare (getppid() or getpid() through libc): 0 mismatches",
             batched: true,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::choice_of(
                     "call",
                     "the system call: getppid (as perf bench syscall basic) or getpid (as rvOS)",
-                    &["getppid", "getpid"],
-                    ["getppid", "getppid", "getpid"],
+                    [Call::Getppid, Call::Getppid, Call::Getpid],
                 ),
                 ParamSpec::int(
                     "pad_pct",
@@ -50,37 +52,24 @@ impl Workload for Syscall {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let call = Call::parse(cell.str("call")?)?;
-        let mut inst = SyscallInstance::new(call, cell.fault_is(FAULT));
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let call = cell.choice::<Call>("call")?;
+        let mut inst = SyscallInstance::new(call, cx.fault_is(FAULT));
         inst.pad_pct = cell.u64("pad_pct")?;
-        Ok(Prepared::Ready(Box::new(inst)))
+        Ok(Prepared::ready(inst))
     }
 }
 
-/// Which id the call returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Call {
-    Getppid,
-    Getpid,
+named_enum! {
+    /// Which id the call returns.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Call {
+        Getppid = "getppid",
+        Getpid = "getpid",
+    }
 }
 
 impl Call {
-    fn parse(word: &str) -> anyhow::Result<Call> {
-        match word {
-            "getppid" => Ok(Call::Getppid),
-            "getpid" => Ok(Call::Getpid),
-            other => anyhow::bail!("unknown call '{other}'"),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Call::Getppid => "getppid",
-            Call::Getpid => "getpid",
-        }
-    }
-
     fn number(self) -> libc::c_long {
         match self {
             Call::Getppid => libc::SYS_getppid,
@@ -101,11 +90,11 @@ impl Call {
     }
 }
 
-/// What the last sample saw.
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     calls: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
     /// The last value a call returned.
     returned: libc::c_long,
 }
@@ -117,20 +106,21 @@ struct SyscallInstance {
     compared: libc::c_long,
     /// Extra calls per hundred iterations (the planted slowdown).
     pad_pct: u64,
-    last: Option<Last>,
 }
 
 impl SyscallInstance {
     fn new(call: Call, fault: bool) -> SyscallInstance {
         let expected = call.expected();
-        SyscallInstance { call, expected, compared: if fault { expected + 1 } else { expected }, pad_pct: 0, last: None }
+        SyscallInstance { call, expected, compared: if fault { expected + 1 } else { expected }, pad_pct: 0 }
     }
 }
 
 impl Instance for SyscallInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (nr, want, pad) = (self.call.number(), self.compared, self.pad_pct);
-        let mut mismatches = 0u64;
+        let mut mismatches = Mismatches::new();
         let mut returned = 0;
         let mut calls = iters;
         timer.start();
@@ -138,49 +128,44 @@ impl Instance for SyscallInstance {
             for _ in 0..iters {
                 // SAFETY: getppid/getpid take no arguments and touch no memory.
                 returned = unsafe { libc::syscall(nr) };
-                mismatches += u64::from(returned != want);
+                mismatches.add_if(returned != want);
             }
         } else {
             let mut owed = 0u64;
             for _ in 0..iters {
                 // SAFETY: as above.
                 returned = unsafe { libc::syscall(nr) };
-                mismatches += u64::from(returned != want);
+                mismatches.add_if(returned != want);
                 owed += pad;
                 if owed >= 100 {
                     owed -= 100;
                     calls += 1;
                     // SAFETY: as above.
                     returned = unsafe { libc::syscall(nr) };
-                    mismatches += u64::from(returned != want);
+                    mismatches.add_if(returned != want);
                 }
             }
         }
         timer.stop();
-        self.last = Some(Last { calls, mismatches, returned });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { calls, mismatches, returned }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let expected = format!("0 mismatches: every {} returns {} (read through libc at prepare)", self.call.name(), self.expected);
-        match self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(l) => Verdict {
-                passed: l.mismatches == 0,
-                expected,
-                observed: format!("{} mismatches in {} calls (last call returned {})", l.mismatches, l.calls, l.returned),
-            },
+    fn verify(&mut self, l: &Outcome) -> Verdict {
+        Verdict {
+            passed: l.mismatches.is_empty(),
+            expected: format!("0 mismatches: every {} returns {} (read through libc at prepare)", self.call.as_str(), self.expected),
+            observed: format!("{} (last call returned {})", l.mismatches.counted(l.calls, "calls"), l.returned),
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
-            "call": self.call.name(),
+            "call": self.call.as_str(),
             "syscall_number": self.call.number(),
             "expected_id": self.expected,
             "pad_pct": self.pad_pct,
-            "last_sample_calls": self.last.map(|l| l.calls),
-            "last_sample_mismatches": self.last.map(|l| l.mismatches),
+            "last_sample_calls": last.map(|l| l.calls),
+            "last_sample_mismatches": last.map(|l| l.mismatches.count),
         })
     }
 }
@@ -193,11 +178,11 @@ mod tests {
     fn raw_calls_return_the_libc_ids() {
         for call in [Call::Getppid, Call::Getpid] {
             let mut inst = SyscallInstance::new(call, false);
-            assert!(!inst.verify().passed, "no sample ran");
             let mut t = Timer::new();
-            assert_eq!(inst.sample(1000, &mut t).unwrap(), Work::ops(1000));
+            let (w, out) = inst.sample(1000, &mut t).unwrap();
+            assert_eq!(w, Work::ops(1000));
             assert!(t.work_ns().unwrap() > 0);
-            let v = inst.verify();
+            let v = inst.verify(&out);
             assert!(v.passed, "{v:?}");
         }
         assert_eq!(Call::Getpid.expected(), std::process::id() as libc::c_long);
@@ -206,30 +191,30 @@ mod tests {
     #[test]
     fn the_verifier_fails_on_a_wrong_id() {
         let mut inst = SyscallInstance::new(Call::Getppid, true);
-        inst.sample(10, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(10, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert!(v.observed.starts_with("10 mismatches in 10 calls"), "{}", v.observed);
-        inst.last = Some(Last { calls: 5, mismatches: 1, returned: 1 });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { calls: 5, mismatches: Mismatches { count: 1, first: None }, returned: 1 }).passed);
     }
 
     #[test]
     fn padding_adds_its_share_of_calls_and_each_is_verified() {
         let mut inst = SyscallInstance::new(Call::Getpid, false);
         inst.pad_pct = 10;
-        assert_eq!(inst.sample(1000, &mut Timer::new()).unwrap(), Work::ops(1000), "the counted operations stay the iterations");
-        assert_eq!(inst.last.unwrap().calls, 1100);
-        assert!(inst.verify().passed);
+        let (w, out) = inst.sample(1000, &mut Timer::new()).unwrap();
+        assert_eq!(w, Work::ops(1000), "the counted operations stay the iterations");
+        assert_eq!(out.calls, 1100);
+        assert!(inst.verify(&out).passed);
         let mut bad = SyscallInstance::new(Call::Getpid, true);
         bad.pad_pct = 50;
-        bad.sample(10, &mut Timer::new()).unwrap();
-        assert_eq!(bad.last.unwrap().mismatches, 15, "padding calls are checked too");
+        let (_, out) = bad.sample(10, &mut Timer::new()).unwrap();
+        assert_eq!(out.mismatches.count, 15, "padding calls are checked too");
     }
 
     #[test]
     fn calls_parse_by_name() {
-        assert_eq!(Call::parse("getpid").unwrap(), Call::Getpid);
-        assert!(Call::parse("gettid").is_err());
+        assert_eq!(Call::from_name("getpid"), Some(Call::Getpid));
+        assert_eq!(Call::from_name("gettid"), None);
     }
 }

@@ -6,8 +6,9 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
+use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
 
 pub struct ThreadSpawn;
@@ -34,17 +35,12 @@ impl Workload for ThreadSpawn {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         // One thread now: a process that may not create threads skips the row here.
         if let Err(e) = std::thread::Builder::new().spawn(|| ()).map(|h| h.join()) {
             return skip_or_fail("spawning a thread", e);
         }
-        Ok(Prepared::Ready(Box::new(ThreadSpawnInstance {
-            salt: cell.seed,
-            wrong_return: cell.fault_is("wrong-return"),
-            next: 0,
-            last: None,
-        })))
+        Ok(Prepared::ready(ThreadSpawnInstance { salt: cell.seed, wrong_return: cx.fault_is("wrong-return"), next: 0 }))
     }
 }
 
@@ -54,11 +50,12 @@ fn value(salt: u64, index: u64) -> u64 {
     mix64(salt ^ index)
 }
 
+/// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     joined: u64,
-    mismatches: u64,
+    mismatches: Mismatches,
 }
 
 struct ThreadSpawnInstance {
@@ -66,15 +63,16 @@ struct ThreadSpawnInstance {
     wrong_return: bool,
     /// Index of the next thread (counts across samples).
     next: u64,
-    last: Option<Last>,
 }
 
 impl Instance for ThreadSpawnInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (salt, first) = (self.salt, self.next);
         // The fault makes the middle thread of the sample return a wrong value.
         let wrong = if self.wrong_return { Some(first + iters / 2) } else { None };
-        let (mut joined, mut mismatches) = (0u64, 0u64);
+        let (mut joined, mut mismatches) = (0u64, Mismatches::new());
         timer.start();
         for index in first..first + iters {
             let off = u64::from(wrong == Some(index));
@@ -83,26 +81,22 @@ impl Instance for ThreadSpawnInstance {
                 .with_context(|| format!("spawning thread {index}"))?;
             let got = h.join().map_err(|_| anyhow::anyhow!("thread {index} panicked"))?;
             joined += 1;
-            mismatches += u64::from(got != value(salt, index));
+            mismatches.add_if(got != value(salt, index));
         }
         timer.stop();
         self.next += iters;
-        self.last = Some(Last { iters, joined, mismatches });
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), Outcome { iters, joined, mismatches }))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         Verdict {
-            passed: l.mismatches == 0 && l.joined == l.iters,
+            passed: l.mismatches.is_empty() && l.joined == l.iters,
             expected: format!("{} threads joined, 0 returned a wrong value", l.iters),
-            observed: format!("{} threads joined, {} returned a wrong value", l.joined, l.mismatches),
+            observed: format!("{} threads joined, {} returned a wrong value", l.joined, l.mismatches.count),
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Outcome>) -> serde_json::Value {
         json!({ "rust_min_stack": std::env::var("RUST_MIN_STACK").ok() })
     }
 }
@@ -112,15 +106,16 @@ mod tests {
     use super::*;
 
     fn instance(wrong_return: bool) -> ThreadSpawnInstance {
-        ThreadSpawnInstance { salt: 5, wrong_return, next: 0, last: None }
+        ThreadSpawnInstance { salt: 5, wrong_return, next: 0 }
     }
 
     #[test]
     fn every_thread_returns_its_value() {
         let mut inst = instance(false);
         for n in [1, 10] {
-            assert_eq!(inst.sample(n, &mut Timer::new()).unwrap(), Work::ops(n));
-            let v = inst.verify();
+            let (w, out) = inst.sample(n, &mut Timer::new()).unwrap();
+            assert_eq!(w, Work::ops(n));
+            let v = inst.verify(&out);
             assert!(v.passed, "{v:?}");
         }
         assert_eq!(inst.next, 11);
@@ -129,18 +124,16 @@ mod tests {
     #[test]
     fn a_wrong_return_fails_the_verifier() {
         let mut inst = instance(true);
-        inst.sample(4, &mut Timer::new()).unwrap();
-        let v = inst.verify();
+        let (_, out) = inst.sample(4, &mut Timer::new()).unwrap();
+        let v = inst.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "4 threads joined, 1 returned a wrong value");
     }
 
     #[test]
-    fn the_verifier_fails_on_a_missing_join_or_no_sample() {
+    fn the_verifier_fails_on_a_missing_join() {
         let mut inst = instance(false);
-        assert!(!inst.verify().passed);
-        inst.last = Some(Last { iters: 3, joined: 2, mismatches: 0 });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { iters: 3, joined: 2, mismatches: Mismatches::new() }).passed);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::{content, entry_count, ext4_journal, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -42,9 +42,9 @@ impl Workload for Unlink {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let scratch = scratch::dir(cell)?;
-        let dir = match instance_dir(&scratch, "unlink") {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let scratch = cx.scratch_dir()?;
+        let dir = match instance_dir(scratch, "unlink") {
             Ok(d) => d,
             Err(e) => return skip_or_fail("creating a directory in the scratch directory", e),
         };
@@ -54,12 +54,13 @@ impl Workload for Unlink {
             return skip_or_fail("creating and deleting a file in the scratch directory", e);
         }
         let filesystem = scratch::filesystem_type(&dir);
-        Ok(Prepared::Ready(Box::new(UnlinkInstance::new(dir, content(cell.seed, 0, FILE_BYTES), cell.fault_is("skip-unlink"), filesystem))))
+        Ok(Prepared::ready(UnlinkInstance::new(dir, content(cell.seed, 0, FILE_BYTES), cx.fault_is("skip-unlink"), filesystem)))
     }
 }
 
+/// What one sample saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     iters: u64,
     /// Directory entries before and after the window.
     before: usize,
@@ -76,17 +77,18 @@ struct UnlinkInstance {
     filesystem: String,
     /// `paths[i]` is the i-th file of every sample.
     paths: Vec<PathBuf>,
-    last: Option<Last>,
 }
 
 impl UnlinkInstance {
     fn new(dir: PathBuf, content: Vec<u8>, skip_unlink: bool, filesystem: String) -> Self {
-        UnlinkInstance { dir, content, skip_unlink, filesystem, paths: Vec::new(), last: None }
+        UnlinkInstance { dir, content, skip_unlink, filesystem, paths: Vec::new() }
     }
 }
 
 impl Instance for UnlinkInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let n = iters as usize;
         while self.paths.len() < n {
             let i = self.paths.len();
@@ -107,7 +109,7 @@ impl Instance for UnlinkInstance {
         }
         timer.stop();
         let after = entry_count(&self.dir).context("listing the directory after the window")?;
-        let mut last = Last { iters, before, after, remaining: 0, first_remaining: None };
+        let mut last = Outcome { iters, before, after, remaining: 0, first_remaining: None };
         for path in &self.paths[..n] {
             if std::fs::symlink_metadata(path).is_ok() {
                 last.remaining += 1;
@@ -115,14 +117,10 @@ impl Instance for UnlinkInstance {
                 std::fs::remove_file(path).with_context(|| format!("removing the leftover {}", path.display()))?;
             }
         }
-        self.last = Some(last);
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), last))
     }
 
-    fn verify(&mut self) -> Verdict {
-        let Some(l) = &self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let dropped = l.before as i64 - l.after as i64;
         let expected = format!("0 of {} files left, entries {} -> {}", l.iters, l.before, l.before as i64 - l.iters as i64);
         let left = match &l.first_remaining {
@@ -136,12 +134,12 @@ impl Instance for UnlinkInstance {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
             "filesystem": self.filesystem,
             "ext4_journal": ext4_journal(&self.dir),
             "file_bytes": self.content.len(),
-            "last_sample_files": self.last.as_ref().map(|l| l.iters),
+            "last_sample_files": last.map(|l| l.iters),
         })
     }
 }
@@ -155,7 +153,7 @@ mod tests {
     fn every_file_is_deleted_and_counted() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.unlink", json!({}), None, tmp.path());
-        let mut inst = ready(Unlink.prepare(&cell));
+        let mut inst = ready(Unlink.prepare_here(&cell));
         for n in [1, 9, 4] {
             assert_eq!(inst.sample(n, &mut Timer::new()).unwrap(), Work::ops(n));
             let v = inst.verify();
@@ -169,7 +167,7 @@ mod tests {
     fn a_skipped_unlink_fails_the_verifier_and_is_cleaned_up() {
         let tmp = tempfile::tempdir().unwrap();
         let cell = test_cell("os.unlink", json!({}), Some("skip-unlink"), tmp.path());
-        let mut inst = ready(Unlink.prepare(&cell));
+        let mut inst = ready(Unlink.prepare_here(&cell));
         inst.sample(5, &mut Timer::new()).unwrap();
         let v = inst.verify();
         assert!(!v.passed);
@@ -182,9 +180,7 @@ mod tests {
     fn the_verifier_fails_when_the_count_is_off() {
         let tmp = tempfile::tempdir().unwrap();
         let mut inst = UnlinkInstance::new(tmp.path().to_path_buf(), vec![1], false, "t".into());
-        assert!(!inst.verify().passed);
         // A file of someone else's deleted too: the count dropped by one more.
-        inst.last = Some(Last { iters: 3, before: 4, after: 0, remaining: 0, first_remaining: None });
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Outcome { iters: 3, before: 4, after: 0, remaining: 0, first_remaining: None }).passed);
     }
 }

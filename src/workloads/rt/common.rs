@@ -118,7 +118,7 @@ pub fn test_cell(workload: &str, params: serde_json::Value, workers: usize, faul
 /// Runs `samples` samples of a prepared instance and returns whether each
 /// passed its verifier.
 #[cfg(test)]
-pub fn verdicts(inst: &mut dyn crate::workloads::contract::Instance, samples: usize) -> Vec<bool> {
+pub fn verdicts(inst: &mut dyn crate::workloads::contract::Sampler, samples: usize) -> Vec<bool> {
     (0..samples)
         .map(|_| {
             let mut t = Timer::new();

@@ -9,7 +9,9 @@ use serde_json::json;
 use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Fib;
 
@@ -50,12 +52,12 @@ impl Workload for Fib {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let n = cell.u64("n")?;
         let cutoff = cell.u64("cutoff")?;
         anyhow::ensure!(cutoff < n, "cutoff = {cutoff} is not below n = {n}: no task would be spawned");
         let joins = joins(n, cutoff);
-        let cfg = Config { n, cutoff, expected: fib_iterative(n), joins, drop_task: cell.fault_is(FAULT) };
+        let cfg = Config { n, cutoff, expected: fib_iterative(n), joins, drop_task: cx.fault_is(FAULT) };
         prepare_with(cell, true, cfg)
     }
 }
@@ -77,8 +79,8 @@ impl Config {
 }
 
 impl Maker for Config {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
-        Ok(Box::new(FibInstance { rt, cfg: self, last: None, windows: Windows::default() }))
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
+        Ok(Sampled::boxed(FibInstance { rt, cfg: self, windows: Windows::default() }))
     }
 }
 
@@ -116,28 +118,26 @@ fn fib_tasks<R: Runtime>(rt: &R, m: u64, cutoff: u64, drop_leaf: bool) -> u64 {
 struct FibInstance<R: Runtime> {
     rt: R,
     cfg: Config,
-    last: Option<u64>,
     windows: Windows,
 }
 
 impl<R: Runtime> Instance for FibInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The root's result.
+    type Outcome = u64;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, u64)> {
         let (rt, c) = (&self.rt, self.cfg);
         let v = timed_install(rt, timer, || fib_tasks(rt, c.n, c.cutoff, c.drop_task));
         self.windows.push(timer);
-        self.last = Some(v);
-        Ok(Work::ops(c.tasks()))
+        Ok((Work::ops(c.tasks()), v))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, &v: &u64) -> Verdict {
         let expected = format!("{} (fib({}) by iteration)", self.cfg.expected, self.cfg.n);
-        match self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(v) => Verdict { passed: v == self.cfg.expected, expected, observed: v.to_string() },
-        }
+        Verdict { passed: v == self.cfg.expected, expected, observed: v.to_string() }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&u64>) -> serde_json::Value {
         let c = &self.cfg;
         json!({
             "runtime": R::NAME,
@@ -218,9 +218,9 @@ mod tests {
     #[test]
     fn prepare_skips_spawn_and_refuses_a_cutoff_without_tasks() {
         let cell = |rt: &str, n: u64, cutoff: u64| test_cell("rt.fib", json!({"n": n, "cutoff": cutoff, "runtime": rt}), 2, None);
-        assert!(matches!(Fib.prepare(&cell("spawn", 20, 3)), Ok(Prepared::Skip(s)) if s.contains("thread per task")));
-        assert!(Fib.prepare(&cell("rayon", 5, 5)).is_err());
-        let mut inst = ready(Fib.prepare(&cell("global-queue", 16, 4)));
+        assert!(matches!(Fib.prepare_here(&cell("spawn", 20, 3)), Ok(Prepared::Skip(s)) if s.contains("thread per task")));
+        assert!(Fib.prepare_here(&cell("rayon", 5, 5)).is_err());
+        let mut inst = ready(Fib.prepare_here(&cell("global-queue", 16, 4)));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         assert_eq!(inst.details()["pool_workers"], 2);
     }

@@ -12,8 +12,10 @@ use serde_json::json;
 
 use super::common::{TALLY_MAX_ITEMS, Tally, Windows, overhead_note, tally, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
-use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::model::{Cell, named_enum};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct ParallelFor;
 
@@ -25,13 +27,21 @@ const LOSE_FIRST: &str = "lose-item-0";
 const LOSE_NONE: u8 = 0;
 const LOSE_LAST: u8 = 1;
 const LOSE_ITEM_0: u8 = 2;
-const MODES: [&str; 2] = ["per-item", "chunked"];
+named_enum! {
+    /// How the items are cut into tasks.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Mode {
+        /// One task per item.
+        PerItem = "per-item",
+        /// 4 x workers tasks over contiguous ranges.
+        Chunked = "chunked",
+    }
+}
 /// Chunks per worker in `chunked` mode (RustFiber's choice).
 const CHUNKS_PER_WORKER: usize = 4;
 
 impl Workload for ParallelFor {
     fn spec(&self) -> WorkloadSpec {
-        let both: Vec<serde_json::Value> = MODES.iter().map(|&m| m.into()).collect();
         WorkloadSpec {
             id: "rt.parallel-for",
             group: "rt",
@@ -53,10 +63,7 @@ impl Workload for ParallelFor {
             batched: false,
             params: vec![
                 ParamSpec::int("items", "items summed per sample", 2, TALLY_MAX_ITEMS as i64, [1_000_000, 1_000_000, 1_000_000]),
-                ParamSpec::choice("mode", "per-item: one task per item; chunked: 4 x workers tasks", &MODES, [MODES[0]; 3])
-                    .with_values(Profile::Quick, both.clone())
-                    .with_values(Profile::Full, both.clone())
-                    .with_values(Profile::Seed, both),
+                ParamSpec::axis_of::<Mode>("mode", "per-item: one task per item; chunked: 4 x workers tasks"),
                 runtime_param(&NAMES),
                 ParamSpec::workers("worker threads of the runtime's pool"),
             ],
@@ -65,15 +72,11 @@ impl Workload for ParallelFor {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let chunked = match cell.str("mode")? {
-            "chunked" => true,
-            "per-item" => false,
-            other => anyhow::bail!("unknown mode '{other}'"),
-        };
-        let lose = if cell.fault_is(FAULT) {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let chunked = cell.choice::<Mode>("mode")? == Mode::Chunked;
+        let lose = if cx.fault_is(FAULT) {
             LOSE_LAST
-        } else if cell.fault_is(LOSE_FIRST) {
+        } else if cx.fault_is(LOSE_FIRST) {
             LOSE_ITEM_0
         } else {
             LOSE_NONE
@@ -103,8 +106,8 @@ impl Config {
 }
 
 impl Maker for Config {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
-        Ok(Box::new(ForInstance { rt, cfg: self, last: None, windows: Windows::default() }))
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
+        Ok(Sampled::boxed(ForInstance { rt, cfg: self, windows: Windows::default() }))
     }
 }
 
@@ -146,12 +149,14 @@ fn chunked<R: Runtime, const LOSE: u8>(rt: &R, items: usize, chunks: usize, tota
 struct ForInstance<R: Runtime> {
     rt: R,
     cfg: Config,
-    last: Option<Tally>,
     windows: Windows,
 }
 
 impl<R: Runtime> Instance for ForInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The items' tally.
+    type Outcome = Tally;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Tally)> {
         let c = self.cfg;
         let rt = &self.rt;
         let chunks = c.tasks(rt.workers());
@@ -165,19 +170,15 @@ impl<R: Runtime> Instance for ForInstance<R> {
             (true, _) => chunked::<R, LOSE_NONE>(rt, c.items, chunks, &total),
         });
         self.windows.push(timer);
-        self.last = Some(Tally::of(total.into_inner()));
-        Ok(Work::ops(c.items as u64))
+        Ok((Work::ops(c.items as u64), Tally::of(total.into_inner())))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, t: &Tally) -> Verdict {
         let expected = format!("{} (items and items(items+1)/2 for items = {})", self.cfg.expected(), self.cfg.items);
-        match self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(t) => Verdict { passed: t == self.cfg.expected(), expected, observed: t.to_string() },
-        }
+        Verdict { passed: *t == self.cfg.expected(), expected, observed: t.to_string() }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, _: Option<&Tally>) -> serde_json::Value {
         let c = &self.cfg;
         let tasks = c.tasks(self.rt.workers());
         json!({
@@ -232,8 +233,8 @@ mod tests {
     #[test]
     fn per_item_on_spawn_is_skipped_and_chunked_runs() {
         let cell = |mode: &str| test_cell("rt.parallel-for", json!({"items": 5_000, "mode": mode, "runtime": "spawn"}), 2, None);
-        assert!(matches!(ParallelFor.prepare(&cell("per-item")), Ok(Prepared::Skip(_))));
-        let mut inst = ready(ParallelFor.prepare(&cell("chunked")));
+        assert!(matches!(ParallelFor.prepare_here(&cell("per-item")), Ok(Prepared::Skip(_))));
+        let mut inst = ready(ParallelFor.prepare_here(&cell("chunked")));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         let d = inst.details();
         assert_eq!((d["tasks"].as_u64(), d["atomic_adds"].as_u64(), d["items_per_task"].as_u64()), (Some(8), Some(8), Some(625)));

@@ -18,7 +18,9 @@ use serde_json::json;
 use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct ProdCons;
 
@@ -56,8 +58,8 @@ impl Workload for ProdCons {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let cfg = Config { items: cell.u64("items")?, capacity: cell.usize("capacity")?, lose_item: cell.fault_is(FAULT) };
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let cfg = Config { items: cell.u64("items")?, capacity: cell.usize("capacity")?, lose_item: cx.fault_is(FAULT) };
         prepare_with(cell, false, cfg)
     }
 }
@@ -77,8 +79,8 @@ impl Config {
 }
 
 impl Maker for Config {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
-        Ok(Box::new(ProdConsInstance { rt, cfg: self, last: None, windows: Windows::default() }))
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
+        Ok(Sampled::boxed(ProdConsInstance { rt, cfg: self, windows: Windows::default() }))
     }
 }
 
@@ -130,8 +132,9 @@ fn alternate(tx: Sender<u64>, rx: &Receiver<u64>, items: u64, capacity: u64, los
     (n, s)
 }
 
+/// The items the consumers received in one sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     count: u64,
     sum: u64,
 }
@@ -139,12 +142,13 @@ struct Last {
 struct ProdConsInstance<R: Runtime> {
     rt: R,
     cfg: Config,
-    last: Option<Last>,
     windows: Windows,
 }
 
 impl<R: Runtime> Instance for ProdConsInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let c = self.cfg;
         let workers = self.rt.workers();
         let (producers, consumers) = roles(workers);
@@ -173,24 +177,19 @@ impl<R: Runtime> Instance for ProdConsInstance<R> {
             })
         });
         self.windows.push(timer);
-        self.last = Some(Last { count: count.into_inner(), sum: sum.into_inner() });
-        Ok(Work::ops(c.items))
+        Ok((Work::ops(c.items), Outcome { count: count.into_inner(), sum: sum.into_inner() }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let c = &self.cfg;
-        let expected = format!("{} items, sum {} (closed forms n and n(n+1)/2)", c.items, c.expected_sum());
-        match self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(l) => Verdict {
-                passed: l.count == c.items && l.sum == c.expected_sum(),
-                expected,
-                observed: format!("{} items, sum {}", l.count, l.sum),
-            },
+        Verdict {
+            passed: l.count == c.items && l.sum == c.expected_sum(),
+            expected: format!("{} items, sum {} (closed forms n and n(n+1)/2)", c.items, c.expected_sum()),
+            observed: format!("{} items, sum {}", l.count, l.sum),
         }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let (producers, consumers) = roles(self.rt.workers());
         json!({
             "runtime": R::NAME,
@@ -200,7 +199,7 @@ impl<R: Runtime> Instance for ProdConsInstance<R> {
             "producers": producers,
             "consumers": consumers,
             "mode": if consumers == 0 { "alternating (one task fills then drains the channel)" } else { "producers and consumers" },
-            "last_sample_consumed": self.last.map(|l| l.count),
+            "last_sample_consumed": last.map(|l| l.count),
             "median_window_ns": self.windows.median_ns(),
             "overhead_dominated": self.windows.overhead_dominated(self.cfg.items),
         })
@@ -247,7 +246,7 @@ mod tests {
     fn prepare_runs_on_every_runtime() {
         for rt in NAMES {
             let cell = test_cell("rt.prodcons", json!({"items": 2_000, "capacity": 8, "runtime": rt}), 2, None);
-            let mut inst = ready(ProdCons.prepare(&cell));
+            let mut inst = ready(ProdCons.prepare_here(&cell));
             assert_eq!(verdicts(inst.as_mut(), 2), [true; 2], "{rt}");
             let d = inst.details();
             assert_eq!((d["producers"].as_u64(), d["consumers"].as_u64()), (Some(1), Some(1)));

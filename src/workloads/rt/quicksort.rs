@@ -11,7 +11,9 @@ use serde_json::json;
 use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Quicksort;
@@ -56,13 +58,13 @@ impl Workload for Quicksort {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let len = cell.usize("len")?;
         let cutoff = cell.usize("cutoff_len")?;
         ensure!(len >= 2, "len = {len}: at least two elements");
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed);
         let input: Vec<u64> = (0..len).map(|_| rng.next_u64()).collect();
-        let cfg = Config { checksum: Checksum::of(&input), data: input.clone(), input, cutoff, swap_pair: cell.fault_is(FAULT) };
+        let cfg = Config { checksum: Checksum::of(&input), data: input.clone(), input, cutoff, swap_pair: cx.fault_is(FAULT) };
         prepare_with(cell, false, cfg)
     }
 }
@@ -95,12 +97,12 @@ struct Config {
 }
 
 impl Maker for Config {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
-        Ok(Box::new(SortInstance { rt, cfg: self, last: None, windows: Windows::default() }))
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
+        Ok(Sampled::boxed(SortInstance { rt, cfg: self, windows: Windows::default() }))
     }
 }
 
-/// What the last sort did.
+/// What one sort did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Stats {
     joins: u64,
@@ -168,12 +170,14 @@ fn max_depth(len: usize) -> u32 {
 struct SortInstance<R: Runtime> {
     rt: R,
     cfg: Config,
-    last: Option<Stats>,
     windows: Windows,
 }
 
 impl<R: Runtime> Instance for SortInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// What the sort did (the sorted data is the instance's).
+    type Outcome = Stats;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Stats)> {
         // Outside the window: the unsorted input again.
         self.cfg.data.copy_from_slice(&self.cfg.input);
         let (rt, cutoff, swap_pair) = (&self.rt, self.cfg.cutoff, self.cfg.swap_pair);
@@ -189,15 +193,11 @@ impl<R: Runtime> Instance for SortInstance<R> {
             s
         });
         self.windows.push(timer);
-        self.last = Some(stats);
-        Ok(Work::ops(data.len() as u64))
+        Ok((Work::ops(data.len() as u64), stats))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, _: &Stats) -> Verdict {
         let expected = format!("sorted, checksum {} (of the input, in prepare)", self.cfg.checksum);
-        if self.last.is_none() {
-            return Verdict { passed: false, expected, observed: "no sample ran".into() };
-        }
         let d = &self.cfg.data;
         let unsorted = d.windows(2).position(|w| w[0] > w[1]);
         let checksum = Checksum::of(d);
@@ -208,7 +208,7 @@ impl<R: Runtime> Instance for SortInstance<R> {
         Verdict { passed: unsorted.is_none() && checksum == self.cfg.checksum, expected, observed: format!("{order}, checksum {checksum}") }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Stats>) -> serde_json::Value {
         let len = self.cfg.data.len() as u64;
         json!({
             "runtime": R::NAME,
@@ -216,9 +216,9 @@ impl<R: Runtime> Instance for SortInstance<R> {
             "len": len,
             "cutoff_len": self.cfg.cutoff,
             "input_checksum": self.cfg.checksum.to_string(),
-            "last_sample_joins": self.last.map(|s| s.joins),
-            "last_sample_leaves": self.last.map(|s| s.leaves),
-            "last_sample_depth_fallbacks": self.last.map(|s| s.depth_fallbacks),
+            "last_sample_joins": last.map(|s| s.joins),
+            "last_sample_leaves": last.map(|s| s.leaves),
+            "last_sample_depth_fallbacks": last.map(|s| s.depth_fallbacks),
             "median_window_ns": self.windows.median_ns(),
             "median_ns_per_element": self.windows.median_ns().map(|ns| ns as f64 / len as f64),
             "overhead_dominated": self.windows.overhead_dominated(len),
@@ -294,20 +294,17 @@ mod tests {
         let mut w = v.clone();
         w[3] = w[3].wrapping_add(1);
         assert_ne!(Checksum::of(&v), Checksum::of(&w));
-        let mut inst =
-            SortInstance { rt: Rayon::build(1, None).unwrap(), cfg: config(v, 16, false), last: None, windows: Windows::default() };
-        assert!(!inst.verify().passed, "no sample ran");
-        inst.last = Some(Stats::default());
+        let mut inst = SortInstance { rt: Rayon::build(1, None).unwrap(), cfg: config(v, 16, false), windows: Windows::default() };
         inst.cfg.data.sort_unstable();
-        assert!(inst.verify().passed);
+        assert!(inst.verify(&Stats::default()).passed);
         inst.cfg.data.swap(10, 11);
-        assert!(!inst.verify().passed);
+        assert!(!inst.verify(&Stats::default()).passed);
     }
 
     #[test]
     fn prepare_runs_on_spawn_too() {
         let cell = test_cell("rt.quicksort", json!({"len": 50_000, "cutoff_len": 4_096, "runtime": "spawn"}), 2, None);
-        let mut inst = ready(Quicksort.prepare(&cell));
+        let mut inst = ready(Quicksort.prepare_here(&cell));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         let d = inst.details();
         assert_eq!(d["runtime"], "spawn");

@@ -13,7 +13,9 @@ use serde_json::json;
 
 use super::runtime::{Maker, NAMES, Runtime, Spawn, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 use crate::workloads::cpu::mix64;
 
 pub struct Startup;
@@ -59,13 +61,13 @@ impl Workload for Startup {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let cfg = Config {
             workers: cell.worker_count(),
             cpus: cell.placement.cpus.clone(),
             salt: cell.seed,
-            wrong_probe: cell.fault_is(FAULT),
-            on_caller: cell.fault_is(ON_CALLER),
+            wrong_probe: cx.fault_is(FAULT),
+            on_caller: cx.fault_is(ON_CALLER),
         };
         // `prepare_with` builds one pool of the cell's runtime first (which
         // also checks the pinning); `make` drops it.
@@ -83,15 +85,15 @@ struct Config {
 }
 
 impl Maker for Config {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
         drop(rt);
-        Ok(Box::new(StartupInstance::<R> { cfg: self, next: 0, newest_thread: 0, last: None, _rt: PhantomData }))
+        Ok(Sampled::boxed(StartupInstance::<R> { cfg: self, next: 0, newest_thread: 0, _rt: PhantomData }))
     }
 }
 
-/// What the last sample's probes returned.
+/// What a sample's probes returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     builds: u64,
     answers: u64,
     /// The wrapping sum of the answers.
@@ -110,7 +112,6 @@ struct StartupInstance<R: Runtime> {
     next: u64,
     /// The number of the newest thread that ran a probe of this instance.
     newest_thread: u64,
-    last: Option<Last>,
     _rt: PhantomData<fn() -> R>,
 }
 
@@ -126,14 +127,16 @@ fn has_pool<R: Runtime>() -> bool {
 }
 
 impl<R: Runtime> Instance for StartupInstance<R> {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         let (workers, cpus, salt, first) = (self.cfg.workers, self.cfg.cpus.as_deref(), self.cfg.salt, self.next);
         // The fault: the first probe of each sample answers wrongly.
         let wrong = self.cfg.wrong_probe.then_some(first);
         let on_caller = self.cfg.on_caller;
         let caller: ThreadId = std::thread::current().id();
         let mut newest = self.newest_thread;
-        let mut last = Last { builds: 0, answers: 0, sum: 0, expected_sum: 0, off_caller: 0, fresh: 0 };
+        let mut last = Outcome { builds: 0, answers: 0, sum: 0, expected_sum: 0, off_caller: 0, fresh: 0 };
         timer.start();
         for index in first..first + iters {
             let rt = R::build(workers, cpus).with_context(|| format!("building the {} runtime ({workers} workers)", R::NAME))?;
@@ -153,15 +156,11 @@ impl<R: Runtime> Instance for StartupInstance<R> {
         last.expected_sum = (first..first + iters).fold(0u64, |s, i| s.wrapping_add(mix64(salt ^ i)));
         self.newest_thread = newest;
         self.next += iters;
-        self.last = Some(last);
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), last))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let pool = has_pool::<R>();
-        let Some(l) = self.last else {
-            return Verdict { passed: false, expected: "a sample".into(), observed: "no sample ran".into() };
-        };
         let from = if pool {
             "each from a new thread of the pool just built (not the caller)"
         } else {
@@ -180,15 +179,15 @@ impl<R: Runtime> Instance for StartupInstance<R> {
         Verdict { passed, expected, observed }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
             "runtime": R::NAME,
             "pool_workers": self.cfg.workers,
             "cpus": self.cfg.cpus,
             "builds_total": self.next,
-            "probe_ran_on_pool_thread": self.last.map(|l| l.off_caller == l.builds && l.fresh == l.builds),
-            "last_sample_probes_off_caller": self.last.map(|l| l.off_caller),
-            "last_sample_probes_on_new_threads": self.last.map(|l| l.fresh),
+            "probe_ran_on_pool_thread": last.map(|l| l.off_caller == l.builds && l.fresh == l.builds),
+            "last_sample_probes_off_caller": last.map(|l| l.off_caller),
+            "last_sample_probes_on_new_threads": last.map(|l| l.fresh),
         })
     }
 }
@@ -200,7 +199,7 @@ mod tests {
     use crate::workloads::rt::common::test_cell;
     use crate::workloads::rt::runtime::{GlobalQueue, Rayon};
 
-    fn run(inst: &mut dyn Instance, iters: u64) -> bool {
+    fn run(inst: &mut dyn crate::workloads::contract::Sampler, iters: u64) -> bool {
         let mut t = Timer::new();
         assert_eq!(inst.sample(iters, &mut t).unwrap().ops, iters);
         assert!(t.work_ns().unwrap() > 0);
@@ -239,7 +238,7 @@ mod tests {
         for rt in NAMES {
             let mut cell = test_cell("rt.startup", json!({"runtime": rt}), 2, None);
             cell.placement.cpus = Some(vec![cpu]);
-            let mut inst = ready(Startup.prepare(&cell));
+            let mut inst = ready(Startup.prepare_here(&cell));
             assert!(run(inst.as_mut(), 2), "{rt}");
             assert_eq!(inst.details()["cpus"], json!([cpu]));
         }

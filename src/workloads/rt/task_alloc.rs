@@ -17,7 +17,9 @@ use serde_json::json;
 use super::common::{TALLY_MAX_ITEMS, Tally, Windows, overhead_note, tally, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct TaskAlloc;
 
@@ -68,9 +70,9 @@ impl Workload for TaskAlloc {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        let lose_and_double = cell.fault_is(LOSE_AND_DOUBLE);
-        let cfg = Config { tasks: cell.usize("tasks")?, skip_task: cell.fault_is(FAULT) || lose_and_double, double_task: lose_and_double };
+    fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        let lose_and_double = cx.fault_is(LOSE_AND_DOUBLE);
+        let cfg = Config { tasks: cell.usize("tasks")?, skip_task: cx.fault_is(FAULT) || lose_and_double, double_task: lose_and_double };
         prepare_with(cell, true, cfg)
     }
 }
@@ -85,14 +87,15 @@ struct Config {
 }
 
 impl Maker for Config {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>> {
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
         let counters = (0..STRIPES).map(|_| CachePadded::new(AtomicU64::new(0))).collect();
-        Ok(Box::new(AllocInstance { rt, cfg: self, counters, last: None, windows: Windows::default() }))
+        Ok(Sampled::boxed(AllocInstance { rt, cfg: self, counters, windows: Windows::default() }))
     }
 }
 
+/// The tasks that ran in one sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Last {
+struct Outcome {
     ran: Tally,
     /// Stripes that counted tasks: about the threads that ran them.
     stripes: usize,
@@ -102,12 +105,13 @@ struct AllocInstance<R: Runtime> {
     rt: R,
     cfg: Config,
     counters: Vec<CachePadded<AtomicU64>>,
-    last: Option<Last>,
     windows: Windows,
 }
 
 impl<R: Runtime> Instance for AllocInstance<R> {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = Outcome;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
         for c in &self.counters {
             c.store(0, Ordering::Relaxed);
         }
@@ -128,25 +132,21 @@ impl<R: Runtime> Instance for AllocInstance<R> {
         self.windows.push(timer);
         let counts = self.counters.iter().map(|c| c.load(Ordering::Relaxed));
         let total = counts.clone().fold(0u64, u64::wrapping_add);
-        self.last = Some(Last { ran: Tally::of(total), stripes: counts.filter(|&c| c > 0).count() });
-        Ok(Work::ops(n as u64))
+        Ok((Work::ops(n as u64), Outcome { ran: Tally::of(total), stripes: counts.filter(|&c| c > 0).count() }))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Verdict {
         let want = Tally::expected(self.cfg.tasks as u64);
         let expected = format!("{want}: each of the {} tasks created ran once", self.cfg.tasks);
-        match self.last {
-            None => Verdict { passed: false, expected, observed: "no sample ran".into() },
-            Some(l) => Verdict { passed: l.ran == want, expected, observed: l.ran.to_string() },
-        }
+        Verdict { passed: l.ran == want, expected, observed: l.ran.to_string() }
     }
 
-    fn details(&self) -> serde_json::Value {
+    fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
             "runtime": R::NAME,
             "pool_workers": self.rt.workers(),
             "tasks": self.cfg.tasks,
-            "last_sample_threads_that_ran_tasks": self.last.map(|l| l.stripes),
+            "last_sample_threads_that_ran_tasks": last.map(|l| l.stripes),
             "median_window_ns": self.windows.median_ns(),
             "overhead_dominated": self.windows.overhead_dominated(self.cfg.tasks as u64),
         })
@@ -187,8 +187,8 @@ mod tests {
     #[test]
     fn prepare_skips_spawn() {
         let cell = |rt: &str| test_cell("rt.task-alloc", json!({"tasks": 1_000, "runtime": rt}), 1, None);
-        assert!(matches!(TaskAlloc.prepare(&cell("spawn")), Ok(Prepared::Skip(_))));
-        let mut inst = ready(TaskAlloc.prepare(&cell("rayon")));
+        assert!(matches!(TaskAlloc.prepare_here(&cell("spawn")), Ok(Prepared::Skip(_))));
+        let mut inst = ready(TaskAlloc.prepare_here(&cell("rayon")));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         assert_eq!(inst.details()["overhead_dominated"], true);
     }

@@ -1,7 +1,9 @@
 //! `selftest.crash`: dies by SIGSEGV during its first timed sample.
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Crash;
 
@@ -23,18 +25,20 @@ impl Workload for Crash {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        Ok(Prepared::Ready(Box::new(CrashInstance { left: cell.u64("after")?, last: 0 })))
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        Ok(Prepared::ready(CrashInstance { left: cell.u64("after")? }))
     }
 }
 
 struct CrashInstance {
     left: u64,
-    last: u64,
 }
 
 impl Instance for CrashInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The sum.
+    type Outcome = u64;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, u64)> {
         if self.left == 0 {
             eprintln!("selftest.crash: raising SIGSEGV");
             // SAFETY: restoring the default action and raising a signal at
@@ -48,11 +52,10 @@ impl Instance for CrashInstance {
         }
         self.left -= 1;
         let (s, w) = super::sum_sample(1000, timer);
-        self.last = s;
-        Ok(w)
+        Ok((w, s))
     }
 
-    fn verify(&mut self) -> Verdict {
-        Verdict::equal(500_500, self.last)
+    fn verify(&mut self, &sum: &u64) -> Verdict {
+        Verdict::equal(500_500, sum)
     }
 }

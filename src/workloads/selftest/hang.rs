@@ -1,7 +1,7 @@
 //! `selftest.hang`: never returns from its first sample.
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Hang;
 
@@ -23,15 +23,17 @@ impl Workload for Hang {
         }
     }
 
-    fn prepare(&self, _cell: &Cell) -> anyhow::Result<Prepared> {
-        Ok(Prepared::Ready(Box::new(HangInstance)))
+    fn prepare(&self, _cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        Ok(Prepared::ready(HangInstance))
     }
 }
 
 struct HangInstance;
 
 impl Instance for HangInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    type Outcome = ();
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, ())> {
         eprintln!("selftest.hang: sleeping forever");
         timer.start();
         loop {
@@ -39,7 +41,7 @@ impl Instance for HangInstance {
         }
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, _: &()) -> Verdict {
         Verdict { passed: false, expected: "a hang".into(), observed: "a return".into() }
     }
 }

@@ -7,7 +7,9 @@ use rand::{RngExt, SeedableRng};
 
 use crate::measure::clock;
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Noisy;
 
@@ -40,14 +42,13 @@ impl Workload for Noisy {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        Ok(Prepared::Ready(Box::new(NoisyInstance {
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        Ok(Prepared::ready(NoisyInstance {
             base_ns: cell.u64("base_us")? * 1000,
             jitter_ns: cell.u64("jitter_us")? * 1000,
             scale: cell.u64("slowdown_pct")? as f64 / 100.0,
             rng: rand::rngs::Xoshiro256PlusPlus::seed_from_u64(cell.seed ^ (u64::from(std::process::id()) << 32)),
-            last: None,
-        })))
+        }))
     }
 }
 
@@ -56,11 +57,13 @@ struct NoisyInstance {
     jitter_ns: u64,
     scale: f64,
     rng: rand::rngs::Xoshiro256PlusPlus,
-    last: Option<(u64, u64)>,
 }
 
 impl Instance for NoisyInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The sleep asked for and the time it took, ns.
+    type Outcome = (u64, u64);
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, (u64, u64))> {
         let jitter = if self.jitter_ns > 0 { self.rng.random_range(0..=self.jitter_ns) } else { 0 };
         let want = ((self.base_ns + jitter) as f64 * self.scale) as u64;
         timer.start();
@@ -68,14 +71,10 @@ impl Instance for NoisyInstance {
         std::thread::sleep(std::time::Duration::from_nanos(want));
         let slept = clock::now_ns() - a;
         timer.stop();
-        self.last = Some((want, slept));
-        Ok(Work::ops(1))
+        Ok((Work::ops(1), (want, slept)))
     }
 
-    fn verify(&mut self) -> Verdict {
-        match self.last {
-            Some((want, slept)) => Verdict { passed: slept >= want, expected: format!(">= {want} ns"), observed: format!("{slept} ns") },
-            None => Verdict { passed: false, expected: "a sleep".into(), observed: "no sample ran".into() },
-        }
+    fn verify(&mut self, &(want, slept): &(u64, u64)) -> Verdict {
+        Verdict { passed: slept >= want, expected: format!(">= {want} ns"), observed: format!("{slept} ns") }
     }
 }

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
 pub struct Tiny;
 
@@ -27,34 +27,29 @@ impl Workload for Tiny {
         }
     }
 
-    fn prepare(&self, _cell: &Cell) -> anyhow::Result<Prepared> {
-        Ok(Prepared::Ready(Box::new(TinyInstance { last: None })))
+    fn prepare(&self, _cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        Ok(Prepared::ready(TinyInstance))
     }
 }
 
-struct TinyInstance {
-    last: Option<(u64, u64)>,
-}
+struct TinyInstance;
 
 impl Instance for TinyInstance {
-    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The iterations and their sum.
+    type Outcome = (u64, u64);
+
+    fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, (u64, u64))> {
         let mut s = 0u64;
         timer.start();
         for i in 0..iters {
             s = black_box(s.wrapping_add(i));
         }
         timer.stop();
-        self.last = Some((iters, s));
-        Ok(Work::ops(iters))
+        Ok((Work::ops(iters), (iters, s)))
     }
 
-    fn verify(&mut self) -> Verdict {
-        match self.last {
-            Some((n, s)) => {
-                let expected = ((n as u128 * n.saturating_sub(1) as u128 / 2) % (1u128 << 64)) as u64;
-                Verdict { passed: s == expected, expected: format!("{expected} (n(n-1)/2 for n = {n})"), observed: s.to_string() }
-            }
-            None => Verdict { passed: false, expected: "a sum".into(), observed: "no sample ran".into() },
-        }
+    fn verify(&mut self, &(n, s): &(u64, u64)) -> Verdict {
+        let expected = ((n as u128 * n.saturating_sub(1) as u128 / 2) % (1u128 << 64)) as u64;
+        Verdict { passed: s == expected, expected: format!("{expected} (n(n-1)/2 for n = {n})"), observed: s.to_string() }
     }
 }

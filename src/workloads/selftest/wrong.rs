@@ -2,7 +2,9 @@
 //! fails.
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, ParamSpec, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{
+    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+};
 
 pub struct Wrong;
 
@@ -27,29 +29,27 @@ impl Workload for Wrong {
         }
     }
 
-    fn prepare(&self, cell: &Cell) -> anyhow::Result<Prepared> {
-        Ok(Prepared::Ready(Box::new(WrongInstance { n: cell.u64("n")?, error: cell.u64("error")?, last: None })))
+    fn prepare(&self, cell: &Cell, _cx: &PrepareContext) -> anyhow::Result<Prepared> {
+        Ok(Prepared::ready(WrongInstance { n: cell.u64("n")?, error: cell.u64("error")? }))
     }
 }
 
 struct WrongInstance {
     n: u64,
     error: u64,
-    last: Option<u64>,
 }
 
 impl Instance for WrongInstance {
-    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<Work> {
+    /// The sum, error added.
+    type Outcome = u64;
+
+    fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, u64)> {
         let (s, w) = super::sum_sample(self.n, timer);
-        self.last = Some(s + self.error);
-        Ok(w)
+        Ok((w, s + self.error))
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self, &v: &u64) -> Verdict {
         let expected = self.n * (self.n + 1) / 2;
-        match self.last {
-            Some(v) => Verdict { passed: v == expected, expected: format!("{expected} (n(n+1)/2)"), observed: v.to_string() },
-            None => Verdict { passed: false, expected: expected.to_string(), observed: "no sample ran".into() },
-        }
+        Verdict { passed: v == expected, expected: format!("{expected} (n(n+1)/2)"), observed: v.to_string() }
     }
 }

@@ -13,7 +13,7 @@ pub mod spawn;
 use anyhow::Context;
 
 use crate::model::{Cell, Profile};
-use crate::workloads::contract::{Instance, ParamSpec, Prepared};
+use crate::workloads::contract::{ParamSpec, Prepared, Sampler};
 
 pub use self::global_queue::GlobalQueue;
 pub use self::rayon::Rayon;
@@ -66,9 +66,10 @@ pub fn runtime_param(names: &[&'static str]) -> ParamSpec {
     .with_values(Profile::Seed, values)
 }
 
-/// Builds a workload's instance on a runtime.
+/// Builds a workload's instance on a runtime (boxed with
+/// `contract::Sampled::boxed`).
 pub trait Maker {
-    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Instance>>;
+    fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>>;
 }
 
 /// Builds the runtime the cell's `runtime` parameter names (with the cell's
