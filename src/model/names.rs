@@ -1,13 +1,13 @@
 //! Enums of named values: every variant has one name, the word users type
 //! (`--profile quick`, `-p placement=cross-cpu`), records store (serde) and
-//! tables print. [`named_enum!`](crate::model::named_enum) declares such an
+//! tables print. `named_enum!` declares such an
 //! enum with each variant's name written once beside it, and derives from
 //! that one list the name (`as_str`), the parser (`from_name`, `FromStr`),
 //! every value (`ALL`, `NAMES`), `Display`, and the serde form; [`Named`] is
 //! what generic code (a choice parameter's list and parser) asks of them.
 
 /// A fieldless enum whose every variant has one name (declared with
-/// [`named_enum!`](crate::model::named_enum)).
+/// `named_enum!`).
 pub trait Named: Copy + Eq + std::fmt::Debug + 'static {
     /// Every variant, in declaration order.
     const ALL: &'static [Self];

@@ -92,7 +92,7 @@ impl ParamSpec {
 
     /// A parameter taking one of the names of `E`: the spec's list of
     /// choices, the parser ([`Cell::choice`]) and the names in the records
-    /// all come from `E`'s one list ([`crate::model::named_enum!`]).
+    /// all come from `E`'s one list (`named_enum!` in `model::names`).
     pub fn choice_of<E: Named>(name: &'static str, help: &'static str, [quick, full, seed]: [E; 3]) -> Self {
         ParamSpec::choice(name, help, E::NAMES, [quick.name(), full.name(), seed.name()])
     }
