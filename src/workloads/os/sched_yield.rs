@@ -69,7 +69,7 @@ impl Workload for SchedYield {
             total_window: None,
             verifier: "every sched_yield() returned 0 (both threads), as many as the iterations; in pair mode the peer \
                        yielded between being woken and being parked. Same-cpu pair: yields hand the CPU over, so the \
-                       measuring thread found the peer had yielded after at least half of its yields, no more often than \
+                       measuring thread found the peer had yielded after at least half of its yields but the first, no more often than \
                        the kernel switched it out (ru_nvcsw + ru_nivcsw over the window), and the peer found the measuring \
                        thread had yielded after as many of its own (at least half the iterations). Single and cross-cpu: \
                        a yield leaves no count an unprivileged process can read, so only the return values and the peer's \
