@@ -259,24 +259,16 @@ impl StatusCounts {
     }
 }
 
-/// What a run was for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunKind {
-    /// `proofbench run`.
-    #[default]
-    Run,
-    /// `proofbench noise`: the selection as two identical variants, the
-    /// machine's noise profile.
-    Noise,
-}
-
-impl RunKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunKind::Run => "run",
-            RunKind::Noise => "noise",
-        }
+crate::model::named_enum! {
+    /// What a run was for.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum RunKind {
+        /// `proofbench run`.
+        #[default]
+        Run = "run",
+        /// `proofbench noise`: the selection as two identical variants, the
+        /// machine's noise profile.
+        Noise = "noise",
     }
 }
 

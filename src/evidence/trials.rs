@@ -6,38 +6,25 @@ use serde::{Deserialize, Serialize};
 use super::worker::{MeasurementRecord, ProcessRecord, Status, TrialFacts, WorkerReport};
 use crate::measure::rusage::Rusage;
 
-/// Why a row stopped adding trials.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RowStop {
-    /// `--trials N`: exactly the trials asked for.
-    Fixed,
-    /// The interval's half-width was within the target.
-    CiTarget,
-    /// Still wider than the target at `--max-trials`.
-    MaxTrials,
-    /// Still wider than the target, but the run's budget had no room for more.
-    RunBudget,
-    /// A trial was not ok (failed, invalid, timed out or skipped): no more were run.
-    NotOk,
-    /// The run was interrupted before the planned trials.
-    Interrupted,
-    /// Another variant of the same cell was not ok: the variants of a cell
-    /// stop together, so that their rounds keep pairing them.
-    VariantNotOk,
-}
-
-impl RowStop {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RowStop::Fixed => "fixed",
-            RowStop::CiTarget => "ci-target",
-            RowStop::MaxTrials => "max-trials",
-            RowStop::RunBudget => "run-budget",
-            RowStop::NotOk => "not-ok",
-            RowStop::Interrupted => "interrupted",
-            RowStop::VariantNotOk => "variant-not-ok",
-        }
+crate::model::named_enum! {
+    /// Why a row stopped adding trials.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum RowStop {
+        /// `--trials N`: exactly the trials asked for.
+        Fixed = "fixed",
+        /// The interval's half-width was within the target.
+        CiTarget = "ci-target",
+        /// Still wider than the target at `--max-trials`.
+        MaxTrials = "max-trials",
+        /// Still wider than the target, but the run's budget had no room for more.
+        RunBudget = "run-budget",
+        /// A trial was not ok (failed, invalid, timed out or skipped): no more were run.
+        NotOk = "not-ok",
+        /// The run was interrupted before the planned trials.
+        Interrupted = "interrupted",
+        /// Another variant of the same cell was not ok: the variants of a cell
+        /// stop together, so that their rounds keep pairing them.
+        VariantNotOk = "variant-not-ok",
     }
 }
 

@@ -14,28 +14,18 @@ pub const WORKER_SCHEMA: &str = "proofbench.worker-report/2";
 /// The verdict of a row: kept at this path for code written before `model`.
 pub use crate::model::Status;
 
-/// Why a trial stopped taking samples.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StopReason {
-    /// `--runs N` samples were taken.
-    Fixed,
-    /// The CI half-width of the trial's median reached the target.
-    CiTarget,
-    /// The trial's share of the cell's time budget was used up.
-    Budget,
-    /// The sample cap was reached.
-    Cap,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Fixed => "fixed",
-            StopReason::CiTarget => "ci-target",
-            StopReason::Budget => "budget",
-            StopReason::Cap => "cap",
-        }
+crate::model::named_enum! {
+    /// Why a trial stopped taking samples.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum StopReason {
+        /// `--runs N` samples were taken.
+        Fixed = "fixed",
+        /// The CI half-width of the trial's median reached the target.
+        CiTarget = "ci-target",
+        /// The trial's share of the cell's time budget was used up.
+        Budget = "budget",
+        /// The sample cap was reached.
+        Cap = "cap",
     }
 }
 

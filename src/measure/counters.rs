@@ -28,25 +28,17 @@ use serde::{Deserialize, Serialize};
 use crate::measure::rusage::Rusage;
 use crate::model::Reading;
 
-/// Which window the counters of a row cover.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CounterWindow {
-    /// Exactly the work window: read just outside the workload's own
-    /// `Timer::start`/`stop` clock reads, in every timed sample.
-    Work,
-    /// The whole sample call: the work window plus what the workload does
-    /// around it inside the sample (spawning and joining the threads or
-    /// processes that time themselves).
-    Sample,
-}
-
-impl CounterWindow {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CounterWindow::Work => "work",
-            CounterWindow::Sample => "sample",
-        }
+crate::model::named_enum! {
+    /// Which window the counters of a row cover.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum CounterWindow {
+        /// Exactly the work window: read just outside the workload's own
+        /// `Timer::start`/`stop` clock reads, in every timed sample.
+        Work = "work",
+        /// The whole sample call: the work window plus what the workload does
+        /// around it inside the sample (spawning and joining the threads or
+        /// processes that time themselves).
+        Sample = "sample",
     }
 }
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::command::CommandDef;
+use super::names::Named;
 use super::params::{Params, value_text};
 use super::placement::Placement;
 use super::profile::{Profile, ProfileDefaults};
@@ -153,6 +154,12 @@ impl Cell {
 
     pub fn str(&self, name: &str) -> anyhow::Result<&str> {
         self.value(name)?.as_str().with_context(|| format!("parameter '{name}' is not a word"))
+    }
+
+    /// The value of a choice parameter, as the enum naming its choices.
+    pub fn choice<E: Named>(&self, name: &str) -> anyhow::Result<E> {
+        let word = self.str(name)?;
+        E::from_name(word).ok_or_else(|| anyhow!("parameter '{name}': '{word}' is not one of {}", E::NAMES.join(", ")))
     }
 
     pub fn bool(&self, name: &str) -> anyhow::Result<bool> {

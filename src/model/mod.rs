@@ -1,6 +1,6 @@
 //! model: the shared vocabulary of every stage: the profile, pinning
-//! strategies and CPU classes, units and directions, row statuses,
-//! parameters, the cell a worker measures (with the variant and the command
+//! strategies and CPU classes, units and directions, row statuses, enums of
+//! named values (`named_enum!`), parameters, the cell a worker measures (with the variant and the command
 //! workload it may carry), readings of the machine, the run's default seed
 //! and clock text, usage errors and the export formats.
 //!
@@ -13,6 +13,7 @@ pub mod cell;
 pub mod command;
 pub mod error;
 pub mod export;
+pub mod names;
 pub mod params;
 pub mod placement;
 pub mod profile;
@@ -26,6 +27,8 @@ pub use cell::{CELL_SCHEMA, Cell, MeasureSpec, TrialPlan};
 pub use command::CommandDef;
 pub use error::UsageError;
 pub use export::ExportFormat;
+pub(crate) use names::named_enum;
+pub use names::{Named, UnknownName};
 pub use params::{Params, value_text};
 pub use placement::{CpuClass, PinStrategy, Placement};
 pub use profile::{MIN_TRIAL_BUDGET_MS, Profile, ProfileDefaults};

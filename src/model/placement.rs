@@ -5,76 +5,42 @@
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
-/// Where a cell's workers run: which logical CPU worker i is pinned to,
-/// computed from the topology (see `topology::pin`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PinStrategy {
-    /// No pinning: the kernel's scheduler decides.
-    None,
-    /// Worker i on the i-th allowed logical CPU.
-    Linear,
-    /// One logical CPU per physical core first, SMT siblings only after.
-    AvoidSmt,
-    /// Fill each core's SMT siblings before the next core.
-    Compact,
-    /// Spread over sockets and L3 domains, physical cores first.
-    Scatter,
-    /// Stay inside one L3 domain while it has a free physical core.
-    L3Isolate,
-    /// One L3 domain's physical cores, then its SMT siblings, then the next domain.
-    TieredSpillover,
-}
+use super::names::named_enum;
 
-impl PinStrategy {
-    /// Every strategy, in the order tables list them.
-    pub const ALL: [PinStrategy; 7] = [
-        PinStrategy::None,
-        PinStrategy::Linear,
-        PinStrategy::AvoidSmt,
-        PinStrategy::Compact,
-        PinStrategy::Scatter,
-        PinStrategy::L3Isolate,
-        PinStrategy::TieredSpillover,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PinStrategy::None => "none",
-            PinStrategy::Linear => "linear",
-            PinStrategy::AvoidSmt => "avoid-smt",
-            PinStrategy::Compact => "compact",
-            PinStrategy::Scatter => "scatter",
-            PinStrategy::L3Isolate => "l3-isolate",
-            PinStrategy::TieredSpillover => "tiered-spillover",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<PinStrategy> {
-        PinStrategy::ALL.into_iter().find(|p| p.as_str() == name)
+named_enum! {
+    /// Where a cell's workers run: which logical CPU worker i is pinned to,
+    /// computed from the topology (see `topology::pin`). `ALL` lists the
+    /// strategies in the order tables list them.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
+    pub enum PinStrategy {
+        /// No pinning: the kernel's scheduler decides.
+        None = "none",
+        /// Worker i on the i-th allowed logical CPU.
+        Linear = "linear",
+        /// One logical CPU per physical core first, SMT siblings only after.
+        AvoidSmt = "avoid-smt",
+        /// Fill each core's SMT siblings before the next core.
+        Compact = "compact",
+        /// Spread over sockets and L3 domains, physical cores first.
+        Scatter = "scatter",
+        /// Stay inside one L3 domain while it has a free physical core.
+        L3Isolate = "l3-isolate",
+        /// One L3 domain's physical cores, then its SMT siblings, then the next domain.
+        TieredSpillover = "tiered-spillover",
     }
 }
 
-/// How a worker count relates to the CPUs this process may use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CpuClass {
-    /// No more workers than physical cores.
-    Physical,
-    /// More workers than physical cores, no more than logical CPUs: SMT
-    /// siblings share cores.
-    Smt,
-    /// More workers than logical CPUs.
-    Oversubscribed,
-}
-
-impl CpuClass {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CpuClass::Physical => "physical",
-            CpuClass::Smt => "smt",
-            CpuClass::Oversubscribed => "oversubscribed",
-        }
+named_enum! {
+    /// How a worker count relates to the CPUs this process may use.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum CpuClass {
+        /// No more workers than physical cores.
+        Physical = "physical",
+        /// More workers than physical cores, no more than logical CPUs: SMT
+        /// siblings share cores.
+        Smt = "smt",
+        /// More workers than logical CPUs.
+        Oversubscribed = "oversubscribed",
     }
 }
 

@@ -4,18 +4,20 @@
 use std::time::Duration;
 
 use clap::ValueEnum;
-use serde::{Deserialize, Serialize};
 
-/// Measurement profile: the size of every parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Profile {
-    /// Seconds per workload (the default).
-    Quick,
-    /// Minutes: larger sizes, more samples.
-    Full,
-    /// The exact parameters of the source documents.
-    Seed,
+use super::names::named_enum;
+
+named_enum! {
+    /// Measurement profile: the size of every parameter.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+    pub enum Profile {
+        /// Seconds per workload (the default).
+        Quick = "quick",
+        /// Minutes: larger sizes, more samples.
+        Full = "full",
+        /// The exact parameters of the source documents.
+        Seed = "seed",
+    }
 }
 
 impl Profile {
@@ -24,14 +26,6 @@ impl Profile {
         match self {
             Profile::Quick => Duration::from_secs(60),
             Profile::Full | Profile::Seed => Duration::from_secs(600),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Profile::Quick => "quick",
-            Profile::Full => "full",
-            Profile::Seed => "seed",
         }
     }
 }

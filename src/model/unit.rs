@@ -4,44 +4,31 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The unit of a row's headline value; it fixes the direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Unit {
-    /// Wall time of one sample's work window, in nanoseconds.
-    #[serde(rename = "ns")]
-    Ns,
-    /// Nanoseconds per operation (work window / operations).
-    #[serde(rename = "ns/op")]
-    NsPerOp,
-    /// Operations per second.
-    #[serde(rename = "ops/s")]
-    OpsPerSec,
-    /// Megabytes (10^6 bytes) per second.
-    #[serde(rename = "MB/s")]
-    MbPerSec,
-    /// Millions of operations per second, as the NAS Parallel Benchmarks
-    /// count operations.
-    #[serde(rename = "Mop/s")]
-    MopsPerSec,
-    /// CPU or timer cycles a system counted itself (a guest reporting its
-    /// own cycle counts). Only workloads that record their value directly
-    /// (`Timer::record_value` in `workloads::contract`) use it: there is no value to derive.
-    #[serde(rename = "cycles")]
-    Cycles,
+use super::names::named_enum;
+
+named_enum! {
+    /// The unit of a row's headline value; it fixes the direction.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Unit {
+        /// Wall time of one sample's work window, in nanoseconds.
+        Ns = "ns",
+        /// Nanoseconds per operation (work window / operations).
+        NsPerOp = "ns/op",
+        /// Operations per second.
+        OpsPerSec = "ops/s",
+        /// Megabytes (10^6 bytes) per second.
+        MbPerSec = "MB/s",
+        /// Millions of operations per second, as the NAS Parallel Benchmarks
+        /// count operations.
+        MopsPerSec = "Mop/s",
+        /// CPU or timer cycles a system counted itself (a guest reporting its
+        /// own cycle counts). Only workloads that record their value directly
+        /// (`Timer::record_value` in `workloads::contract`) use it: there is no value to derive.
+        Cycles = "cycles",
+    }
 }
 
 impl Unit {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Unit::Ns => "ns",
-            Unit::NsPerOp => "ns/op",
-            Unit::OpsPerSec => "ops/s",
-            Unit::MbPerSec => "MB/s",
-            Unit::MopsPerSec => "Mop/s",
-            Unit::Cycles => "cycles",
-        }
-    }
-
     pub fn direction(self) -> Direction {
         match self {
             Unit::Ns | Unit::NsPerOp | Unit::Cycles => Direction::LowerIsBetter,

@@ -5,45 +5,29 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What a setting changes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SettingKey {
-    /// Another proofbench binary (of the same version) runs the worker.
-    Exe,
-    /// A library loaded with `LD_PRELOAD` into the worker.
-    Preload,
-    /// The `allocator` parameter (`system`, `mimalloc`, `jemalloc`, `preload:<path.so>`).
-    Allocator,
-    /// `K=V`: an environment variable of the worker.
-    Env,
-    /// A command prefix the worker runs under (`taskset -c 1`, `numactl -N 0`).
-    Launcher,
-    /// `NAME=VALUE`: one value of a parameter (a command workload's placeholder too).
-    Param,
+use super::names::named_enum;
+
+named_enum! {
+    /// What a setting changes. `ALL` lists the keys in the order the help
+    /// lists them.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum SettingKey {
+        /// Another proofbench binary (of the same version) runs the worker.
+        Exe = "exe",
+        /// A library loaded with `LD_PRELOAD` into the worker.
+        Preload = "preload",
+        /// The `allocator` parameter (`system`, `mimalloc`, `jemalloc`, `preload:<path.so>`).
+        Allocator = "allocator",
+        /// `K=V`: an environment variable of the worker.
+        Env = "env",
+        /// A command prefix the worker runs under (`taskset -c 1`, `numactl -N 0`).
+        Launcher = "launcher",
+        /// `NAME=VALUE`: one value of a parameter (a command workload's placeholder too).
+        Param = "param",
+    }
 }
 
 impl SettingKey {
-    /// Every key, in the order the help lists them.
-    pub const ALL: [SettingKey; 6] =
-        [SettingKey::Exe, SettingKey::Preload, SettingKey::Allocator, SettingKey::Env, SettingKey::Launcher, SettingKey::Param];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SettingKey::Exe => "exe",
-            SettingKey::Preload => "preload",
-            SettingKey::Allocator => "allocator",
-            SettingKey::Env => "env",
-            SettingKey::Launcher => "launcher",
-            SettingKey::Param => "param",
-        }
-    }
-
-    /// The key of this name (`exe`, `env`...).
-    pub fn from_name(name: &str) -> Option<SettingKey> {
-        SettingKey::ALL.into_iter().find(|k| k.as_str() == name)
-    }
-
     /// Every key's name, for error messages.
     pub fn known() -> String {
         SettingKey::ALL.map(SettingKey::as_str).join(", ")

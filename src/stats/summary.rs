@@ -5,23 +5,24 @@ use super::Sample;
 use super::estimators::{mad, mean, median, min_max, stddev};
 use super::outliers::{outliers_modified_z, outliers_sigma};
 
-/// How noisy a set of runs is, by coefficient of variation (stddev / mean):
-/// `Outstanding` below 1%, `Good` below 5%, `Acceptable` below 10%, `Noisy`
-/// from 10% up, `Undefined` when the mean is 0 (no CV). Serialized in
-/// lowercase ("outstanding", ...).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum VarianceClass {
-    /// CV < 1%.
-    Outstanding,
-    /// 1% <= CV < 5%.
-    Good,
-    /// 5% <= CV < 10%.
-    Acceptable,
-    /// CV >= 10% (or not a number).
-    Noisy,
-    /// No CV: the mean is 0.
-    Undefined,
+crate::model::named_enum! {
+    /// How noisy a set of runs is, by coefficient of variation (stddev / mean):
+    /// `Outstanding` below 1%, `Good` below 5%, `Acceptable` below 10%, `Noisy`
+    /// from 10% up, `Undefined` when the mean is 0 (no CV). Serialized in
+    /// lowercase ("outstanding", ...).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum VarianceClass {
+        /// CV < 1%.
+        Outstanding = "outstanding",
+        /// 1% <= CV < 5%.
+        Good = "good",
+        /// 5% <= CV < 10%.
+        Acceptable = "acceptable",
+        /// CV >= 10% (or not a number).
+        Noisy = "noisy",
+        /// No CV: the mean is 0.
+        Undefined = "undefined",
+    }
 }
 
 impl VarianceClass {
@@ -44,17 +45,6 @@ impl VarianceClass {
     /// The class of an optional CV: `Undefined` without one. O(1).
     pub fn of(cv: Option<f64>) -> Self {
         cv.map_or(VarianceClass::Undefined, VarianceClass::from_cv)
-    }
-
-    /// The lowercase name, identical to the serialized form. O(1).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            VarianceClass::Outstanding => "outstanding",
-            VarianceClass::Good => "good",
-            VarianceClass::Acceptable => "acceptable",
-            VarianceClass::Noisy => "noisy",
-            VarianceClass::Undefined => "undefined",
-        }
     }
 }
 

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::measure::counters::{Probe, Snapshot};
 use crate::measure::{affinity, clock};
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, Named, Profile};
 
 /// The vocabulary a workload declares itself in, kept at these paths for
 /// code written before `model` (new code names `crate::model`).
@@ -88,6 +88,23 @@ impl ParamSpec {
             seed: vec![seed.into()],
             treatment: false,
         }
+    }
+
+    /// A parameter taking one of the names of `E`: the spec's list of
+    /// choices, the parser ([`Cell::choice`]) and the names in the records
+    /// all come from `E`'s one list (declared with `model::named_enum!`).
+    pub fn choice_of<E: Named>(name: &'static str, help: &'static str, [quick, full, seed]: [E; 3]) -> Self {
+        ParamSpec::choice(name, help, E::NAMES, [quick.name(), full.name(), seed.name()])
+    }
+
+    /// [`ParamSpec::choice_of`] swept as an axis: every value of `E` in every
+    /// profile, the first the default.
+    pub fn axis_of<E: Named>(name: &'static str, help: &'static str) -> Self {
+        let all: Vec<Value> = E::NAMES.iter().map(|&n| n.into()).collect();
+        ParamSpec::choice(name, help, E::NAMES, [E::NAMES[0]; 3])
+            .with_values(Profile::Quick, all.clone())
+            .with_values(Profile::Full, all.clone())
+            .with_values(Profile::Seed, all)
     }
 
     /// The worker-count axis (`auto` in every profile: from the topology).

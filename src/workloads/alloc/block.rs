@@ -18,29 +18,14 @@ const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Odd multiplier of the base word (odd: a bijection of the 64-bit id).
 const ODD: u64 = 0xD6E8_FEB8_6659_FD93;
 
-/// How much of a block carries the pattern.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fill {
-    /// The first and the last 8-byte word.
-    Ends,
-    /// Every byte.
-    Full,
-}
-
-impl Fill {
-    pub fn from_name(name: &str) -> Option<Fill> {
-        match name {
-            "ends" => Some(Fill::Ends),
-            "full" => Some(Fill::Full),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Fill::Ends => "ends",
-            Fill::Full => "full",
-        }
+crate::model::named_enum! {
+    /// How much of a block carries the pattern (the `fill` parameter).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Fill {
+        /// The first and the last 8-byte word.
+        Ends = "ends",
+        /// Every byte.
+        Full = "full",
     }
 }
 

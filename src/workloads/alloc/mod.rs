@@ -24,19 +24,17 @@ use block::Fill;
 
 /// The `fill` parameter: how much of each block carries its pattern.
 pub fn fill_param() -> ParamSpec {
-    ParamSpec::choice(
+    ParamSpec::choice_of(
         "fill",
         "how much of each block is written and checked: ends (its first and last 8-byte words, HAKMEM's touch of the \
          first and last byte) or full (every byte)",
-        &["ends", "full"],
-        ["ends"; 3],
+        [Fill::Ends; 3],
     )
 }
 
 /// The cell's `fill`.
 pub fn fill_of(cell: &Cell) -> anyhow::Result<Fill> {
-    let f = cell.str("fill")?;
-    Fill::from_name(f).ok_or_else(|| anyhow::anyhow!("unknown fill '{f}'"))
+    cell.choice("fill")
 }
 
 /// The `min_size` and `max_size` parameters (block sizes drawn uniformly in
@@ -61,7 +59,7 @@ pub fn size_range_of(cell: &Cell) -> anyhow::Result<(u32, u32)> {
 /// ([`allocator::Resolved::info`]) added.
 pub fn details(mut d: Value, fill: Fill, info: &Value) -> Value {
     if let Value::Object(d) = &mut d {
-        d.insert("fill".into(), fill.name().into());
+        d.insert("fill".into(), fill.as_str().into());
         if let Value::Object(i) = info {
             d.extend(i.clone());
         }

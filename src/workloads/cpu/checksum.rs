@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::mix64;
 use crate::measure::{affinity, clock};
-use crate::model::Cell;
+use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -37,11 +37,10 @@ impl Workload for Checksum {
                 ParamSpec::int("blocks", "number of blocks (blocks x block_bytes of input)", 1, 1 << 26, [65_536, 1_048_576, 262_144]),
                 ParamSpec::int("block_bytes", "bytes per block (a multiple of 8)", 8, 1 << 20, [64, 64, 64]),
                 ParamSpec::int("work_rounds", "passes of the hash over each block", 1, 1 << 16, [64, 64, 64]),
-                ParamSpec::choice(
+                ParamSpec::choice_of(
                     "parent_wait",
                     "how the parent waits: blocking join, or spinning on a counter then joining",
-                    &["join", "spin"],
-                    ["join"; 3],
+                    [ParentWait::Join; 3],
                 ),
                 ParamSpec::workers("sibling threads, each checksumming a contiguous share of the blocks"),
             ],
@@ -68,9 +67,18 @@ impl Workload for Checksum {
             rounds,
             threads: cell.worker_count(),
             cpus: (0..cell.worker_count()).map(|i| cell.cpu_for(i)).collect(),
-            spin: cell.str("parent_wait")? == "spin",
+            spin: cell.choice::<ParentWait>("parent_wait")? == ParentWait::Spin,
             reference,
         }))
+    }
+}
+
+named_enum! {
+    /// How the parent waits for its threads.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum ParentWait {
+        Join = "join",
+        Spin = "spin",
     }
 }
 

@@ -16,7 +16,7 @@ use serde_json::json;
 use super::dynamic::hash_chain;
 use super::mix64;
 use crate::measure::{affinity, clock};
-use crate::model::Cell;
+use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -28,11 +28,19 @@ pub struct Service;
 /// The fault: the server answers the first request it ever gets wrongly.
 pub const FAULT: &str = "wrong-reply";
 
-const SERVERS: [&str; 2] = ["thread", "process"];
+named_enum! {
+    /// Where the server runs.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Server {
+        /// A thread of the worker process.
+        Thread = "thread",
+        /// A forked process.
+        Process = "process",
+    }
+}
 
 impl Workload for Service {
     fn spec(&self) -> WorkloadSpec {
-        let both: Vec<serde_json::Value> = SERVERS.iter().map(|&s| s.into()).collect();
         WorkloadSpec {
             id: "cpu.service",
             group: "cpu",
@@ -60,10 +68,7 @@ impl Workload for Service {
                     1 << 24,
                     [1_000, 1_000, 1_000],
                 ),
-                ParamSpec::choice("server", "the server: a thread of the worker process, or a forked process", &SERVERS, ["thread"; 3])
-                    .with_values(crate::model::Profile::Quick, both.clone())
-                    .with_values(crate::model::Profile::Full, both.clone())
-                    .with_values(crate::model::Profile::Seed, both),
+                ParamSpec::axis_of::<Server>("server", "the server: a thread of the worker process, or a forked process"),
                 ParamSpec::workers("client threads, each with its own connection to the server"),
             ],
             faults: &[FAULT],
@@ -74,7 +79,7 @@ impl Workload for Service {
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let requests = cell.usize("requests")?;
         let rounds = cell.u64("work_rounds")?;
-        let kind = cell.str("server")?.to_string();
+        let kind = cell.choice::<Server>("server")?;
         let clients = cell.worker_count();
         // The server runs where the worker process was allowed to, not on the
         // CPU the main thread (which it inherits its mask from) is pinned to.
@@ -94,7 +99,7 @@ impl Workload for Service {
             }
         }
         let expected = expected_answers(cell.seed, requests, rounds);
-        let server = if kind == "process" {
+        let server = if kind == Server::Process {
             let close: Vec<i32> = conns.iter().map(|c| c.as_raw_fd()).collect();
             let cpus = server_cpus.clone();
             ServerEnd::Process(
@@ -212,7 +217,7 @@ struct ServiceInstance {
     /// The clients' ends, one per client thread.
     conns: Vec<UnixStream>,
     server: Option<ServerEnd>,
-    kind: String,
+    kind: Server,
     server_cpus: Vec<usize>,
     expected: Vec<(u64, u64)>,
     rounds: u64,
@@ -224,7 +229,7 @@ impl ServiceInstance {
     fn start(
         conns: Vec<UnixStream>,
         server: ServerEnd,
-        kind: String,
+        kind: Server,
         server_cpus: Vec<usize>,
         expected: Vec<(u64, u64)>,
         rounds: u64,
@@ -341,7 +346,7 @@ mod tests {
         let (conns, ends): (Vec<_>, Vec<_>) = (0..clients).map(|_| UnixStream::pair().unwrap()).unzip();
         let h = std::thread::spawn(move || serve(ends, 50, wrong, &[]));
         let expected = expected_answers(3, requests, 50);
-        ServiceInstance::start(conns, ServerEnd::Thread(h), "thread".into(), vec![], expected, 50, vec![None; clients]).unwrap()
+        ServiceInstance::start(conns, ServerEnd::Thread(h), Server::Thread, vec![], expected, 50, vec![None; clients]).unwrap()
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::Machine;
 use super::threads::{self, Runs};
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, named_enum};
 use crate::topology::Topology;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
@@ -37,8 +37,26 @@ pub fn pinned_cpus(topo: &Topology, threads: usize) -> Result<Vec<usize>, String
     Ok(cores.iter().take(threads).map(|c| c[0]).collect())
 }
 
-fn both(a: &str, b: &str) -> Vec<serde_json::Value> {
-    vec![a.into(), b.into()]
+named_enum! {
+    /// Where the threads may run.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Placement {
+        /// Every CPU the worker may use.
+        Free = "free",
+        /// Thread i on the first CPU of physical core i.
+        Pinned = "pinned",
+    }
+}
+
+named_enum! {
+    /// Which counters the threads increment.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Data {
+        /// A counter per thread, each on its own cache line.
+        Private = "private",
+        /// One counter for all threads.
+        Shared = "shared",
+    }
 }
 
 impl Workload for Affinity {
@@ -62,24 +80,14 @@ impl Workload for Affinity {
                        1), or the shared counter equals `ops`: an increment lost or repeated changes them",
             batched: false,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Placement>(
                     "affinity",
                     "free: every thread may run on every CPU the worker may use; pinned: thread i on the first CPU of physical core i",
-                    &["free", "pinned"],
-                    ["free"; 3],
-                )
-                .with_values(Profile::Quick, both("free", "pinned"))
-                .with_values(Profile::Full, both("free", "pinned"))
-                .with_values(Profile::Seed, both("free", "pinned")),
-                ParamSpec::choice(
+                ),
+                ParamSpec::axis_of::<Data>(
                     "data",
                     "private: a counter per thread, each on its own cache line; shared: one counter for all threads",
-                    &["private", "shared"],
-                    ["private"; 3],
-                )
-                .with_values(Profile::Quick, both("private", "shared"))
-                .with_values(Profile::Full, both("private", "shared"))
-                .with_values(Profile::Seed, both("private", "shared")),
+                ),
                 ParamSpec::int(
                     "ops",
                     "atomic increments per sample, split evenly over the threads",
@@ -98,26 +106,21 @@ impl Workload for Affinity {
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let k = cell.worker_count();
         let allowed = cx.allowed.clone();
-        let pinned = match cell.str("affinity")? {
-            "free" => None,
-            "pinned" => {
+        let pinned = match cell.choice("affinity")? {
+            Placement::Free => None,
+            Placement::Pinned => {
                 let topo = Machine::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
                 match pinned_cpus(&topo, k) {
                     Ok(c) => Some(c),
                     Err(why) => return Ok(Prepared::Skip(why)),
                 }
             }
-            other => anyhow::bail!("unknown affinity '{other}'"),
         };
         let cpu_sets = match &pinned {
             Some(c) => c.iter().map(|&cpu| vec![cpu]).collect(),
             None => vec![allowed.clone(); k],
         };
-        let shared = match cell.str("data")? {
-            "private" => false,
-            "shared" => true,
-            other => anyhow::bail!("unknown data '{other}'"),
-        };
+        let shared = cell.choice::<Data>("data")? == Data::Shared;
         let ops = cell.u64("ops")?;
         Ok(Prepared::ready(AffinityInstance {
             counters: (0..if shared { 1 } else { k }).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),

@@ -10,7 +10,7 @@ use super::chase::{self, Order};
 use super::region::{Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text};
-use crate::model::Cell;
+use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -33,6 +33,19 @@ pub fn line_bytes(m: &Machine) -> usize {
     match line {
         Some(l) if l >= 16 && l % 8 == 0 && l <= 4096 => l as usize,
         _ => 64,
+    }
+}
+
+named_enum! {
+    /// The `pattern` axis: the order of the lines.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Pattern {
+        /// Address order.
+        Sequential = "sequential",
+        /// Every `stride_lines`-th line.
+        Strided = "strided",
+        /// A random single cycle.
+        Random = "random",
     }
 }
 
@@ -62,15 +75,10 @@ impl Workload for Prefetch {
                        or skipped line changes both",
             batched: false,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Pattern>(
                     "pattern",
                     "order of the lines: address order, every stride_lines-th line, or a random single cycle",
-                    &["sequential", "strided", "random"],
-                    ["sequential"; 3],
-                )
-                .with_values(crate::model::Profile::Quick, vec!["sequential".into(), "strided".into(), "random".into()])
-                .with_values(crate::model::Profile::Full, vec!["sequential".into(), "strided".into(), "random".into()])
-                .with_values(crate::model::Profile::Seed, vec!["sequential".into(), "strided".into(), "random".into()]),
+                ),
                 ParamSpec::int("stride_lines", "the strided pattern's step, in cache lines", 2, 1 << 20, [16, 16, 16]),
                 ParamSpec::int("accesses", "dependent loads per sample", 1, 1 << 32, [25_000, 2_000_000, 10_000_000]),
                 sizing::bytes_param("array bytes (rounded up to a huge page); 0: l3_multiple x the last-level cache", 0),
@@ -83,12 +91,11 @@ impl Workload for Prefetch {
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let machine = Machine::live(cell.seed, &cx.allowed);
-        let pattern = cell.str("pattern")?;
+        let pattern = cell.choice::<Pattern>("pattern")?;
         let order = match pattern {
-            "sequential" => Order::Stride(1),
-            "strided" => Order::Stride(cell.usize("stride_lines")?),
-            "random" => Order::Random(cell.seed),
-            other => anyhow::bail!("unknown pattern '{other}'"),
+            Pattern::Sequential => Order::Stride(1),
+            Pattern::Strided => Order::Stride(cell.usize("stride_lines")?),
+            Pattern::Random => Order::Random(cell.seed),
         };
         let caches = machine.topology.as_ref().ok().map(|t| t.caches.as_slice());
         let hpage = super::region::huge_page_size();

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::Machine;
 use super::threads::{self, Runs};
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, Profile, named_enum};
 use crate::topology::Topology;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
@@ -26,28 +26,39 @@ pub struct SmtCpus {
     pub note: String,
 }
 
+named_enum! {
+    /// The `placement` axis: one thread alone on a core, two SMT siblings, or two cores.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum SmtPlacement {
+        Alone = "alone",
+        Siblings = "siblings",
+        Cores = "cores",
+    }
+}
+
 /// The CPUs for `placement` (`alone`, `siblings`, `cores`) from the sibling
 /// map of the allowed CPUs: the first core with two allowed siblings, and for
 /// `cores` the first CPU of another core. `Err(reason)` when the machine has
 /// no SMT siblings (every placement: the comparison needs them) or `cores`
 /// has no second core.
-pub fn smt_cpus(topo: &Topology, placement: &str) -> Result<SmtCpus, String> {
+pub fn smt_cpus(topo: &Topology, placement: SmtPlacement) -> Result<SmtCpus, String> {
     let cores = topo.allowed_cores();
     let Some(at) = cores.iter().position(|c| c.len() >= 2) else {
         return Err("no SMT siblings: every physical core this process may use has one logical CPU".into());
     };
     let (a, b) = (cores[at][0], cores[at][1]);
     match placement {
-        "alone" => Ok(SmtCpus { cpus: vec![a], note: format!("CPU {a} alone on its core (its sibling CPU {b} left to the system)") }),
-        "siblings" => Ok(SmtCpus { cpus: vec![a, b], note: format!("CPUs {a} and {b}: SMT siblings of one physical core") }),
-        "cores" => match cores.iter().enumerate().find(|(j, _)| *j != at) {
+        SmtPlacement::Alone => {
+            Ok(SmtCpus { cpus: vec![a], note: format!("CPU {a} alone on its core (its sibling CPU {b} left to the system)") })
+        }
+        SmtPlacement::Siblings => Ok(SmtCpus { cpus: vec![a, b], note: format!("CPUs {a} and {b}: SMT siblings of one physical core") }),
+        SmtPlacement::Cores => match cores.iter().enumerate().find(|(j, _)| *j != at) {
             Some((_, other)) => {
                 let c = other[0];
                 Ok(SmtCpus { cpus: vec![a, c], note: format!("CPUs {a} and {c}: two physical cores") })
             }
             None => Err(format!("cores needs a second physical core; this process may use only the core of CPUs {:?}", cores[at])),
         },
-        other => Err(format!("unknown placement '{other}'")),
     }
 }
 
@@ -70,16 +81,11 @@ impl Workload for Smt {
             verifier: "each thread's final chain values equal those one thread computed from the same seeds during prepare",
             batched: false,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<SmtPlacement>(
                     "placement",
                     "alone: one thread on one CPU of a core; siblings: two threads on the two SMT siblings of that core; \
                      cores: two threads on two physical cores",
-                    &["alone", "siblings", "cores"],
-                    ["alone"; 3],
-                )
-                .with_values(Profile::Quick, vec!["alone".into(), "siblings".into(), "cores".into()])
-                .with_values(Profile::Full, vec!["alone".into(), "siblings".into(), "cores".into()])
-                .with_values(Profile::Seed, vec!["alone".into(), "siblings".into(), "cores".into()]),
+                ),
                 ParamSpec::int(
                     "ops",
                     "mixer steps per chain, in all, split evenly over the threads",
@@ -104,7 +110,7 @@ impl Workload for Smt {
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let topo = Machine::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
-        let choice = match smt_cpus(&topo, cell.str("placement")?) {
+        let choice = match smt_cpus(&topo, cell.choice("placement")?) {
             Ok(c) => c,
             Err(why) => return Ok(Prepared::Skip(why)),
         };
@@ -215,7 +221,7 @@ mod tests {
     use crate::topology::fixture;
 
     fn cpus(topo: &str, placement: &str) -> Vec<usize> {
-        smt_cpus(&fixture(topo), placement).unwrap().cpus
+        smt_cpus(&fixture(topo), placement.parse().unwrap()).unwrap().cpus
     }
 
     #[test]
@@ -238,7 +244,7 @@ mod tests {
 
     #[test]
     fn without_siblings_every_placement_is_skipped() {
-        for p in ["alone", "siblings", "cores"] {
+        for p in SmtPlacement::ALL {
             assert_eq!(
                 smt_cpus(&fixture("kvm-2c"), p).unwrap_err(),
                 "no SMT siblings: every physical core this process may use has one logical CPU"
@@ -246,10 +252,10 @@ mod tests {
         }
         // Siblings allowed, but a single core: no `cores` placement.
         let one_core = fixture("4c8t").with_allowed(vec![2, 3]);
-        assert_eq!(smt_cpus(&one_core, "siblings").unwrap().cpus, vec![2, 3]);
-        assert!(smt_cpus(&one_core, "cores").unwrap_err().contains("second physical core"));
+        assert_eq!(smt_cpus(&one_core, SmtPlacement::Siblings).unwrap().cpus, vec![2, 3]);
+        assert!(smt_cpus(&one_core, SmtPlacement::Cores).unwrap_err().contains("second physical core"));
         // A restricted set where the first core has one CPU left: the first full core is used.
-        assert_eq!(smt_cpus(&fixture("2s48c96t").with_allowed(vec![0, 5, 53]), "siblings").unwrap().cpus, vec![5, 53]);
+        assert_eq!(smt_cpus(&fixture("2s48c96t").with_allowed(vec![0, 5, 53]), SmtPlacement::Siblings).unwrap().cpus, vec![5, 53]);
     }
 
     /// An instance on the CPUs this process may use (unpinned threads would

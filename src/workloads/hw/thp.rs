@@ -18,7 +18,7 @@ use super::prefetch::{ChaseArray, ChaseInstance, Walk, line_bytes};
 use super::region::{self, Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
 use super::{Machine, bytes_text, page_size};
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -32,15 +32,42 @@ pub struct Thp;
 pub const SKIP_PAGE: &str = "skip-page";
 pub const SKIP_LINE: &str = "skip-line";
 
-fn all(values: &[&str]) -> Vec<Value> {
-    values.iter().map(|&v| v.into()).collect()
+named_enum! {
+    /// The `advice` axis: the madvise on the region.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum AdviceParam {
+        Huge = "hugepage",
+        NoHuge = "nohugepage",
+    }
 }
 
-fn axis(name: &'static str, help: &'static str, values: &'static [&'static str]) -> ParamSpec {
-    ParamSpec::choice(name, help, values, [values[0]; 3])
-        .with_values(Profile::Quick, all(values))
-        .with_values(Profile::Full, all(values))
-        .with_values(Profile::Seed, all(values))
+impl AdviceParam {
+    fn advice(self) -> Advice {
+        match self {
+            AdviceParam::Huge => Advice::Huge,
+            AdviceParam::NoHuge => Advice::NoHuge,
+        }
+    }
+}
+
+named_enum! {
+    /// The `access` axis: page order of the first touch, line order of the access phase.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum AccessOrder {
+        Sequential = "sequential",
+        Random = "random",
+    }
+}
+
+named_enum! {
+    /// The `phase` axis: what is timed.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Phase {
+        /// The page faults of a fresh region.
+        FirstTouch = "first-touch",
+        /// Loads through a populated region.
+        Access = "access",
+    }
 }
 
 /// Why THP rows cannot run as named here, from the `enabled` mode.
@@ -86,13 +113,9 @@ impl Workload for Thp {
                        a failed check",
             batched: false,
             params: vec![
-                axis("advice", "madvise on the region: MADV_HUGEPAGE or MADV_NOHUGEPAGE", &["hugepage", "nohugepage"]),
-                axis("access", "page order of the first touch, line order of the access phase", &["sequential", "random"]),
-                axis(
-                    "phase",
-                    "what is timed: the page faults of a fresh region, or loads through a populated one",
-                    &["first-touch", "access"],
-                ),
+                ParamSpec::axis_of::<AdviceParam>("advice", "madvise on the region: MADV_HUGEPAGE or MADV_NOHUGEPAGE"),
+                ParamSpec::axis_of::<AccessOrder>("access", "page order of the first touch, line order of the access phase"),
+                ParamSpec::axis_of::<Phase>("phase", "what is timed: the page faults of a fresh region, or loads through a populated one"),
                 ParamSpec::int("accesses", "dependent loads per sample (access phase)", 1, 1 << 32, [25_000, 2_000_000, 10_000_000]),
                 sizing::bytes_param("region bytes (rounded up to a huge page); 0: l3_multiple x the last-level cache", 512 << 20),
                 sizing::l3_multiple_param(),
@@ -104,19 +127,12 @@ impl Workload for Thp {
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let machine = Machine::live(cell.seed, &cx.allowed);
-        let advice = match cell.str("advice")? {
-            "hugepage" => Advice::Huge,
-            "nohugepage" => Advice::NoHuge,
-            other => anyhow::bail!("unknown advice '{other}'"),
-        };
+        let advice = cell.choice::<AdviceParam>("advice")?.advice();
         if let Some(why) = thp_unavailable(machine.thp_enabled.as_deref(), advice) {
             return Ok(Prepared::Skip(why));
         }
-        let random = match cell.str("access")? {
-            "sequential" => false,
-            "random" => true,
-            other => anyhow::bail!("unknown access '{other}'"),
-        };
+        let access = cell.choice::<AccessOrder>("access")?;
+        let random = access == AccessOrder::Random;
         let hpage = region::huge_page_size();
         let caches = machine.topology.as_ref().ok().map(|t| t.caches.as_slice());
         let size = match sizing::resolve(cell.u64("bytes")?, cell.u64("l3_multiple")?, hpage as u64, caches, machine.mem_available) {
@@ -125,14 +141,14 @@ impl Workload for Thp {
         };
         let common = json!({
             "advice": advice.as_str(),
-            "access": if random { "random" } else { "sequential" },
+            "access": access,
             "huge_page_bytes": hpage,
             "thp_enabled": machine.thp_enabled,
             "thp_defrag": machine.thp_defrag,
         });
         let what = format!("an anonymous mapping of {} with {}", bytes_text(size.bytes), advice.as_str());
-        match cell.str("phase")? {
-            "first-touch" => {
+        match cell.choice("phase")? {
+            Phase::FirstTouch => {
                 let page = page_size();
                 let pages = usize::try_from(size.bytes)?.div_ceil(page);
                 // One mapping now: a kernel that refuses it (or the advice) skips here.
@@ -155,7 +171,7 @@ impl Workload for Thp {
                     common,
                 }))
             }
-            "access" => {
+            Phase::Access => {
                 let order = if random { Order::Random(cell.seed) } else { Order::Stride(1) };
                 match ChaseArray::new(&size, line_bytes(&machine), hpage, advice, order, cx.fault_is(SKIP_LINE)) {
                     Ok(array) => {
@@ -169,7 +185,6 @@ impl Workload for Thp {
                     Err(e) => skip_or_fail(&what, e),
                 }
             }
-            other => anyhow::bail!("unknown phase '{other}'"),
         }
     }
 }

@@ -23,19 +23,36 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
+use crate::model::{Named, named_enum};
 use crate::workloads::contract::ParamSpec;
 
-/// The I/O engines of the `engine` axis.
-pub const ENGINES: &[&str] = &["sync", "threadpool", "io_uring"];
+named_enum! {
+    /// The I/O engines of io.randread's `engine` axis.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum ReadEngineKind {
+        /// One pread at a time.
+        Sync = "sync",
+        /// A pool of threads doing pread, as POSIX AIO does.
+        Threadpool = "threadpool",
+        /// io_uring with a registered file and fixed buffers.
+        IoUring = "io_uring",
+    }
+}
 
-/// The `engine` axis over `choices`, every value in every profile.
-pub fn engine_param(choices: &'static [&'static str], help: &'static str) -> ParamSpec {
-    let all: Vec<serde_json::Value> = choices.iter().map(|c| (*c).into()).collect();
-    let mut p = ParamSpec::choice("engine", help, choices, [choices[0]; 3]);
-    p.quick = all.clone();
-    p.full = all.clone();
-    p.seed = all;
-    p
+named_enum! {
+    /// The I/O engines of io.seqwrite's `engine` axis.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum WriteEngineKind {
+        /// One pwrite per block, then fsync(2).
+        Sync = "sync",
+        /// WRITE_FIXED requests in flight, then IORING_OP_FSYNC.
+        IoUring = "io_uring",
+    }
+}
+
+/// The `engine` axis over the engines `E` names, every value in every profile.
+pub fn engine_param<E: Named>(help: &'static str) -> ParamSpec {
+    ParamSpec::axis_of::<E>("engine", help)
 }
 
 /// Opens `path` for reading, with `O_DIRECT` when `direct`.
@@ -129,7 +146,7 @@ mod tests {
 
     #[test]
     fn engines_are_an_axis_in_every_profile() {
-        let p = engine_param(ENGINES, "");
+        let p = engine_param::<ReadEngineKind>("");
         for profile in [crate::model::Profile::Quick, crate::model::Profile::Full, crate::model::Profile::Seed] {
             assert_eq!(p.values(profile).len(), 3);
         }

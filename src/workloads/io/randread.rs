@@ -14,13 +14,14 @@ use rand::distr::{Distribution, Uniform};
 use rand::rngs::Xoshiro256PlusPlus;
 use serde_json::json;
 
+use super::ReadEngineKind;
 use super::blocks::{ALIGN, BLOCK, Stamps};
 use super::engine::sync::SyncReader;
 use super::engine::threadpool::PoolReader;
 use super::engine::uring::{UringReader, disabled_sysctl};
 use super::engine::{ReadEngine, Request, Tally};
 use super::sizing::{self, MIB, Placed, Rule};
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, Profile, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -35,6 +36,15 @@ pub const RULES: [Rule; 3] = [
 ];
 
 pub struct RandRead;
+
+named_enum! {
+    /// The `mode` axis: through the page cache or around it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Mode {
+        Buffered = "buffered",
+        Direct = "direct",
+    }
+}
 
 impl Workload for RandRead {
     fn needs_scratch(&self) -> bool {
@@ -63,16 +73,12 @@ impl Workload for RandRead {
                        the offset asked for (0 mismatched, 0 short)",
             batched: false,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Mode>(
                     "mode",
                     "buffered (through the page cache, the file cached at prepare) or direct (O_DIRECT: the device)",
-                    &["buffered", "direct"],
-                    ["buffered", "buffered", "direct"],
                 )
-                .with_values(Profile::Quick, vec!["buffered".into(), "direct".into()])
-                .with_values(Profile::Full, vec!["buffered".into(), "direct".into()]),
-                super::engine_param(
-                    super::ENGINES,
+                .with_values(Profile::Seed, vec![Mode::Direct.as_str().into()]),
+                super::engine_param::<ReadEngineKind>(
                     "sync: one pread at a time; threadpool: `depth` threads doing pread (the POSIX AIO model); io_uring: `depth` requests in flight, registered file and fixed buffers",
                 ),
                 ParamSpec::int("depth", "reads in flight: io_uring's queue depth, the thread pool's threads (sync: 1)", 1, 4096, [32; 3]),
@@ -91,8 +97,8 @@ impl Workload for RandRead {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let direct = cell.str("mode")? == "direct";
-        let engine_name = cell.str("engine")?.to_string();
+        let direct = cell.choice::<Mode>("mode")? == Mode::Direct;
+        let engine_name = cell.choice::<ReadEngineKind>("engine")?;
         let depth = cell.usize("depth")?;
         let reads = cell.usize("reads")?;
         let Placed { scratch, filesystem, machine, size } = match sizing::place(cell, cx, RULES, BLOCK as u64)? {
@@ -141,17 +147,16 @@ impl Workload for RandRead {
             }
             Err(e) => return Err(e).context("opening the file for reading"),
         };
-        let mut engine: Box<dyn ReadEngine> = match engine_name.as_str() {
-            "sync" => Box::new(SyncReader::new(file, stamps.clone())),
-            "threadpool" => Box::new(PoolReader::new(file, stamps.clone(), depth).context("starting the thread pool")?),
-            "io_uring" => match UringReader::new(file, stamps.clone(), depth) {
+        let mut engine: Box<dyn ReadEngine> = match engine_name {
+            ReadEngineKind::Sync => Box::new(SyncReader::new(file, stamps.clone())),
+            ReadEngineKind::Threadpool => Box::new(PoolReader::new(file, stamps.clone(), depth).context("starting the thread pool")?),
+            ReadEngineKind::IoUring => match UringReader::new(file, stamps.clone(), depth) {
                 Ok(r) => Box::new(r),
                 Err(e) => match e.skip_reason(disabled_sysctl().as_deref()) {
                     Some(why) => return Ok(Prepared::Skip(why)),
                     None => return Err(e.error).with_context(|| format!("setting up io_uring: {}", e.stage)),
                 },
             },
-            other => anyhow::bail!("unknown engine '{other}'"),
         };
         // One read now: a filesystem that refuses direct reads skips the row here.
         engine.load(&[Request { offset: 0, expect: 0 }]);
@@ -206,7 +211,7 @@ fn write_file(path: &std::path::Path, bytes: u64, stamps: &Stamps) -> std::io::R
 
 struct RandReadInstance {
     engine: Box<dyn ReadEngine>,
-    engine_name: String,
+    engine_name: ReadEngineKind,
     direct: bool,
     in_flight: usize,
     path: PathBuf,
@@ -259,7 +264,7 @@ impl Instance for RandReadInstance {
     fn details(&self, _: Option<&Tally>) -> serde_json::Value {
         let mut d = self.facts.clone();
         let m = d.as_object_mut().expect("facts is an object");
-        m.insert("engine".into(), self.engine_name.clone().into());
+        m.insert("engine".into(), self.engine_name.as_str().into());
         m.insert("mode".into(), (if self.direct { "direct" } else { "buffered" }).into());
         m.insert("in_flight".into(), self.in_flight.into());
         m.insert("block_bytes".into(), BLOCK.into());
@@ -284,7 +289,7 @@ mod tests {
 
     #[test]
     fn every_engine_reads_stamped_blocks_buffered() {
-        for engine in super::super::ENGINES {
+        for engine in ReadEngineKind::NAMES {
             let tmp = tempfile::tempdir().unwrap();
             let prepared = RandRead.prepare_here(&cell(engine, "buffered", None, tmp.path())).unwrap();
             let Prepared::Ready(mut inst) = prepared else { continue };

@@ -10,13 +10,14 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde_json::json;
 
+use super::WriteEngineKind;
 use super::blocks::{BLOCK, Found, Stamps};
 use super::engine::WriteEngine;
 use super::engine::sync::SyncWriter;
 use super::engine::uring::{UringWriter, disabled_sysctl};
 use super::sizing::{self, MIB, Placed, Rule};
 use crate::measure::clock;
-use crate::model::Cell;
+use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -31,6 +32,15 @@ pub const RULES: [Rule; 3] = [
 ];
 
 pub struct SeqWrite;
+
+named_enum! {
+    /// The `timed` axis: what the row's window holds.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Timed {
+        Writes = "writes",
+        Fsync = "fsync",
+    }
+}
 
 impl Workload for SeqWrite {
     fn needs_scratch(&self) -> bool {
@@ -58,19 +68,10 @@ impl Workload for SeqWrite {
                        stale block fails",
             batched: false,
             params: vec![
-                super::engine_param(
-                    &["sync", "io_uring"],
+                super::engine_param::<WriteEngineKind>(
                     "sync: one pwrite per block, then fsync(2); io_uring: `depth` WRITE_FIXED requests in flight (registered file and fixed buffers), then IORING_OP_FSYNC",
                 ),
-                ParamSpec::choice(
-                    "timed",
-                    "what the row's window holds: the writes, or the fsync after them",
-                    &["writes", "fsync"],
-                    ["writes"; 3],
-                )
-                .with_values(crate::model::Profile::Quick, vec!["writes".into(), "fsync".into()])
-                .with_values(crate::model::Profile::Full, vec!["writes".into(), "fsync".into()])
-                .with_values(crate::model::Profile::Seed, vec!["writes".into(), "fsync".into()]),
+                ParamSpec::axis_of::<Timed>("timed", "what the row's window holds: the writes, or the fsync after them"),
                 ParamSpec::int("block_kib", "bytes per write, in KiB (a multiple of 4)", 4, 65536, [1024; 3]),
                 ParamSpec::int("depth", "io_uring: writes in flight (each pins a fixed buffer of block_kib; sync: 1)", 1, 1024, [4; 3]),
                 ParamSpec::int(
@@ -87,8 +88,8 @@ impl Workload for SeqWrite {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let engine_name = cell.str("engine")?.to_string();
-        let time_fsync = cell.str("timed")? == "fsync";
+        let engine_name = cell.choice::<WriteEngineKind>("engine")?;
+        let time_fsync = cell.choice::<Timed>("timed")? == Timed::Fsync;
         let block_kib = cell.usize("block_kib")?;
         anyhow::ensure!(block_kib % 4 == 0, "block_kib={block_kib} is not a multiple of 4");
         let block_bytes = block_kib * 1024;
@@ -109,16 +110,15 @@ impl Workload for SeqWrite {
             Err(e) => return skip_or_fail("creating a file in the scratch directory", e),
         };
         let reader = File::open(&path)?;
-        let mut engine: Box<dyn WriteEngine> = match engine_name.as_str() {
-            "sync" => Box::new(SyncWriter::new(file, block_bytes, stamps.clone())),
-            "io_uring" => match UringWriter::new(file, block_bytes, stamps.clone(), depth) {
+        let mut engine: Box<dyn WriteEngine> = match engine_name {
+            WriteEngineKind::Sync => Box::new(SyncWriter::new(file, block_bytes, stamps.clone())),
+            WriteEngineKind::IoUring => match UringWriter::new(file, block_bytes, stamps.clone(), depth) {
                 Ok(w) => Box::new(w),
                 Err(e) => match e.skip_reason(disabled_sysctl().as_deref()) {
                     Some(why) => return Ok(Prepared::Skip(why)),
                     None => return Err(e.error).with_context(|| format!("setting up io_uring: {}", e.stage)),
                 },
             },
-            other => anyhow::bail!("unknown engine '{other}'"),
         };
         // Generation 0 allocates every block, so that samples rewrite in place.
         engine.write_all(blocks, 0, None).context("writing the file at prepare")?;

@@ -103,11 +103,8 @@ impl Workload for Cg {
                        relative error of 1e-10",
             batched: false,
             params: vec![
-                ParamSpec::choice(
-                    "class",
+                super::class_param(
                     "NPB problem class: S (na = 1400, nonzer = 7, shift = 10), W (7000, 8, 12), A (14000, 11, 20); niter = 15",
-                    &["S", "W", "A"],
-                    ["S", "W", "A"],
                 ),
                 runtime::runtime_param(&runtime::NAMES),
                 ParamSpec::workers(
@@ -120,7 +117,7 @@ impl Workload for Cg {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let class = Class::named(cell.str("class")?)?;
+        let class = Class::named(cell.choice::<super::ClassName>("class")?.as_str())?;
         let mut matrix = makea(class.na, class.nonzer, class.shift);
         if cx.fault_is(FAULT) {
             matrix.perturb();

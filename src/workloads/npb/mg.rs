@@ -100,12 +100,7 @@ impl Workload for NpbMg {
                        W 0.6467329375339e-05, A 0.2433365309069e-05",
             batched: false,
             params: vec![
-                ParamSpec::choice(
-                    "class",
-                    "NPB problem class: S 32^3, W 128^3, A 256^3 points, 4 iterations each",
-                    &["S", "W", "A"],
-                    ["S", "W", "A"],
-                ),
+                super::class_param("NPB problem class: S 32^3, W 128^3, A 256^3 points, 4 iterations each"),
                 runtime_param(&NAMES),
                 ParamSpec::workers(
                     "worker threads of the runtime; each operator splits its planes into 4 tasks per worker (1 per worker on \
@@ -118,7 +113,7 @@ impl Workload for NpbMg {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let name = cell.str("class")?;
+        let name = cell.choice::<super::ClassName>("class")?.as_str();
         let Some(class) = Class::named(name) else { bail!("unknown NPB MG class '{name}'") };
         prepare_with(cell, false, MgMaker { class, fault: cx.fault_is(FAULT) })
     }

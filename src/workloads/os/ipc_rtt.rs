@@ -17,8 +17,8 @@ use std::thread::JoinHandle;
 use anyhow::Context;
 use serde_json::json;
 
-use super::{await_ready, pin_and_announce, pin_pair, placement_param};
-use crate::model::Cell;
+use super::{PairPlacement, await_ready, pin_and_announce, pin_pair, placement_param};
+use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -30,11 +30,23 @@ pub struct IpcRtt;
 /// The fault: the peer flips a bit of the first message it echoes.
 pub const FAULT: &str = "corrupt-echo";
 
-const TRANSPORTS: [&str; 4] = ["pipe", "unix", "thread", "loopback"];
+named_enum! {
+    /// How the message travels, and who echoes it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Transport {
+        /// A forked process, two pipes.
+        Pipe = "pipe",
+        /// A forked process, a Unix stream socketpair.
+        Unix = "unix",
+        /// A thread, two pipes.
+        Thread = "thread",
+        /// No peer: one pipe, written and read back by the measuring thread.
+        Loopback = "loopback",
+    }
+}
 
 impl Workload for IpcRtt {
     fn spec(&self) -> WorkloadSpec {
-        let all: Vec<serde_json::Value> = TRANSPORTS.iter().map(|&t| t.into()).collect();
         WorkloadSpec {
             id: "os.ipc-rtt",
             group: "os",
@@ -50,16 +62,11 @@ impl Workload for IpcRtt {
                        counter): 0 mismatches",
             batched: true,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Transport>(
                     "transport",
                     "pipe: forked process, two pipes; unix: forked process, socketpair(AF_UNIX, SOCK_STREAM); thread: a thread, two pipes; \
                      loopback: no peer, one pipe written and read back by the measuring thread (rvOS's same-process channel pair)",
-                    &TRANSPORTS,
-                    ["pipe"; 3],
-                )
-                .with_values(crate::model::Profile::Quick, all.clone())
-                .with_values(crate::model::Profile::Full, all.clone())
-                .with_values(crate::model::Profile::Seed, all),
+                ),
                 ParamSpec::int("bytes", "message size in bytes (at most PIPE_BUF, so every write is atomic)", 8, 4096, [8, 8, 8]),
                 placement_param(),
             ],
@@ -69,9 +76,9 @@ impl Workload for IpcRtt {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let transport = cell.str("transport")?.to_string();
+        let transport = cell.choice::<Transport>("transport")?;
         let bytes = cell.usize("bytes")?;
-        if transport == "loopback" {
+        if transport == Transport::Loopback {
             return prepare_loopback(cell, cx, bytes);
         }
         let pair = match pin_pair(cell, cx, "measuring end")? {
@@ -79,14 +86,14 @@ impl Workload for IpcRtt {
             Err(reason) => return Ok(Prepared::Skip(reason)),
         };
         let corrupt = cx.fault_is(FAULT);
-        let channels = match Channels::open(&transport) {
+        let channels = match Channels::open(transport) {
             Ok(c) => c,
             Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("{transport} channels are not permitted here: {e}"))),
             Err(e) => return Err(anyhow::Error::new(e).context(format!("creating the {transport} channels"))),
         };
         let Channels { tx, mut rx, peer_rx, peer_tx } = channels;
         let cpu_b = Some(pair.b);
-        let peer = if transport == "thread" {
+        let peer = if transport == Transport::Thread {
             let h = std::thread::Builder::new()
                 .name("echo-peer".into())
                 .spawn(move || echo(cpu_b, peer_rx, peer_tx, bytes, corrupt))
@@ -120,7 +127,7 @@ impl Workload for IpcRtt {
 
 /// `loopback`: one pipe, both ends held by the measuring thread.
 fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::Result<Prepared> {
-    if cell.str("placement")? != "same-cpu" {
+    if cell.choice::<PairPlacement>("placement")? != PairPlacement::SameCpu {
         return Ok(Prepared::Skip("loopback has one end; placement does not apply".into()));
     }
     let pair = match pin_pair(cell, cx, "measuring thread")? {
@@ -142,7 +149,7 @@ fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::R
         tx: Some(tx),
         rx: Some(File::from(OwnedFd::from(r))),
         peer: None,
-        transport: "loopback".into(),
+        transport: Transport::Loopback,
         bytes,
         cpus: (pair.a, pair.a),
         note: format!("one thread on CPU {}, no peer", pair.a),
@@ -166,9 +173,9 @@ struct Channels {
 }
 
 impl Channels {
-    fn open(transport: &str) -> io::Result<Channels> {
+    fn open(transport: Transport) -> io::Result<Channels> {
         let file = |fd: OwnedFd| File::from(fd);
-        if transport == "unix" {
+        if transport == Transport::Unix {
             let (a, b) = UnixStream::pair()?;
             let (a, b) = (file(a.into()), file(b.into()));
             Ok(Channels { rx: a.try_clone()?, tx: a, peer_rx: b.try_clone()?, peer_tx: b })
@@ -220,7 +227,7 @@ struct RttInstance {
     tx: Option<File>,
     rx: Option<File>,
     peer: Option<PeerEnd>,
-    transport: String,
+    transport: Transport,
     bytes: usize,
     cpus: (usize, usize),
     note: String,
@@ -303,7 +310,7 @@ mod tests {
     use crate::workloads::process::read_words;
 
     /// A thread peer (unit tests run in many threads, so no fork here).
-    fn instance(transport: &str, bytes: usize, corrupt: bool) -> RttInstance {
+    fn instance(transport: Transport, bytes: usize, corrupt: bool) -> RttInstance {
         let Channels { tx, mut rx, peer_rx, peer_tx } = Channels::open(transport).unwrap();
         let h = std::thread::spawn(move || echo(None, peer_rx, peer_tx, bytes, corrupt));
         assert_eq!(read_words::<1>(&mut rx).unwrap(), [0]);
@@ -311,7 +318,7 @@ mod tests {
             tx: Some(tx),
             rx: Some(rx),
             peer: Some(PeerEnd::Thread(h)),
-            transport: transport.into(),
+            transport,
             bytes,
             cpus: (0, 0),
             note: String::new(),
@@ -324,7 +331,7 @@ mod tests {
 
     #[test]
     fn echoes_over_pipes_and_sockets_pass() {
-        for (transport, bytes) in [("thread", 8), ("unix", 8), ("thread", 1000), ("unix", 4096)] {
+        for (transport, bytes) in [(Transport::Thread, 8), (Transport::Unix, 8), (Transport::Thread, 1000), (Transport::Unix, 4096)] {
             let mut inst = instance(transport, bytes, false);
             for iters in [1, 200] {
                 let (w, out) = inst.sample(iters, &mut Timer::new()).unwrap();
@@ -339,7 +346,7 @@ mod tests {
     #[test]
     fn loopback_reads_back_what_it_wrote_and_a_stale_message_is_caught() {
         let (r, w) = io::pipe().unwrap();
-        let mut inst = instance("thread", 8, false);
+        let mut inst = instance(Transport::Thread, 8, false);
         // Replace the channels with one pipe and no peer, as prepare_loopback does.
         drop(inst.tx.take());
         drop(inst.rx.take());
@@ -356,7 +363,7 @@ mod tests {
 
     #[test]
     fn the_verifier_fails_on_a_corrupted_echo() {
-        let mut inst = instance("thread", 8, true);
+        let mut inst = instance(Transport::Thread, 8, true);
         let (_, out) = inst.sample(5, &mut Timer::new()).unwrap();
         let v = inst.verify(&out);
         assert!(!v.passed);
@@ -368,7 +375,7 @@ mod tests {
 
     #[test]
     fn a_peer_that_ends_fails_the_sample_instead_of_hanging() {
-        let mut inst = instance("unix", 8, false);
+        let mut inst = instance(Transport::Unix, 8, false);
         let Some(PeerEnd::Thread(h)) = inst.peer.take() else { unreachable!() };
         // End of file for the peer's reads: its echo loop ends and closes its end.
         // SAFETY: shutting down the writing half of a socket this test owns.

@@ -24,26 +24,31 @@ use std::thread::JoinHandle;
 use anyhow::Context;
 
 use crate::measure::affinity;
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, named_enum};
 use crate::topology::Topology;
 use crate::workloads::contract::{ParamSpec, PrepareContext};
 use crate::workloads::process::{read_words, write_words};
+
+named_enum! {
+    /// Where the two ends of a paired workload run.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum PairPlacement {
+        /// Both ends on one logical CPU.
+        SameCpu = "same-cpu",
+        /// Two CPUs, of different physical cores when there are two.
+        CrossCpu = "cross-cpu",
+    }
+}
 
 /// The placement axis of workloads with two ends (round trips, hand-offs,
 /// context switches): both ends on one logical CPU, or on two CPUs of
 /// different physical cores. The two differ by an order of magnitude on many
 /// machines, so every such row records which it used.
 pub fn placement_param() -> ParamSpec {
-    let both = vec!["same-cpu".into(), "cross-cpu".into()];
-    ParamSpec::choice(
+    ParamSpec::axis_of::<PairPlacement>(
         "placement",
         "both ends on one logical CPU, or on two CPUs (of different physical cores when there are two)",
-        &["same-cpu", "cross-cpu"],
-        ["same-cpu"; 3],
     )
-    .with_values(Profile::Quick, both.clone())
-    .with_values(Profile::Full, both.clone())
-    .with_values(Profile::Seed, both)
 }
 
 /// The logical CPUs of the two ends of a paired workload.
@@ -60,7 +65,7 @@ pub struct CpuPair {
 /// here (the row is then skipped with that reason).
 pub fn cpu_pair(cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Result<CpuPair, String>> {
     let topo = Topology::live().context("reading the CPU topology")?.with_allowed(cx.allowed.clone());
-    Ok(choose_pair(&topo, cell.str("placement")?))
+    Ok(choose_pair(&topo, cell.choice("placement")?))
 }
 
 /// The prologue of every workload with two ends: picks the cell's CPU pair
@@ -132,12 +137,12 @@ pub fn await_ready(rx: &mut impl Read, peer: &str, cpu: Option<usize>) -> anyhow
 }
 
 /// `cpu_pair` on a given topology.
-pub fn choose_pair(topo: &Topology, placement: &str) -> Result<CpuPair, String> {
+pub fn choose_pair(topo: &Topology, placement: PairPlacement) -> Result<CpuPair, String> {
     let cores = topo.allowed_cores();
     let Some(first) = cores.first().map(|c| c[0]) else { return Err("this process may use no CPU the topology lists".into()) };
     match placement {
-        "same-cpu" => Ok(CpuPair { a: first, b: first, note: format!("both ends on CPU {first}") }),
-        "cross-cpu" => {
+        PairPlacement::SameCpu => Ok(CpuPair { a: first, b: first, note: format!("both ends on CPU {first}") }),
+        PairPlacement::CrossCpu => {
             if let Some(second) = cores.get(1).map(|c| c[0]) {
                 Ok(CpuPair { a: first, b: second, note: format!("CPUs {first} and {second}, different physical cores") })
             } else if let Some(&sibling) = cores[0].get(1) {
@@ -150,7 +155,6 @@ pub fn choose_pair(topo: &Topology, placement: &str) -> Result<CpuPair, String> 
                 Err(format!("cross-cpu needs two CPUs; this process may use only CPU {first}"))
             }
         }
-        other => Err(format!("unknown placement '{other}'")),
     }
 }
 
@@ -161,11 +165,11 @@ mod tests {
 
     #[test]
     fn pairs_use_different_physical_cores_when_they_can() {
-        assert_eq!(choose_pair(&fixture("kvm-2c"), "cross-cpu").map(|p| (p.a, p.b)), Ok((0, 1)));
-        assert_eq!(choose_pair(&fixture("kvm-2c"), "same-cpu").map(|p| (p.a, p.b)), Ok((0, 0)));
+        assert_eq!(choose_pair(&fixture("kvm-2c"), PairPlacement::CrossCpu).map(|p| (p.a, p.b)), Ok((0, 1)));
+        assert_eq!(choose_pair(&fixture("kvm-2c"), PairPlacement::SameCpu).map(|p| (p.a, p.b)), Ok((0, 0)));
         // 4c8t: 0 and 1 are siblings; the second core starts at 2.
-        assert_eq!(choose_pair(&fixture("4c8t"), "cross-cpu").map(|p| (p.a, p.b)), Ok((0, 2)));
-        assert_eq!(choose_pair(&fixture("2s48c96t"), "cross-cpu").map(|p| (p.a, p.b)), Ok((0, 1)));
+        assert_eq!(choose_pair(&fixture("4c8t"), PairPlacement::CrossCpu).map(|p| (p.a, p.b)), Ok((0, 2)));
+        assert_eq!(choose_pair(&fixture("2s48c96t"), PairPlacement::CrossCpu).map(|p| (p.a, p.b)), Ok((0, 1)));
     }
 
     #[test]
@@ -188,11 +192,11 @@ mod tests {
 
     #[test]
     fn restricted_sets_fall_back_to_siblings_or_skip() {
-        let siblings = choose_pair(&fixture("4c8t").with_allowed(vec![2, 3]), "cross-cpu").unwrap();
+        let siblings = choose_pair(&fixture("4c8t").with_allowed(vec![2, 3]), PairPlacement::CrossCpu).unwrap();
         assert_eq!((siblings.a, siblings.b), (2, 3));
         assert!(siblings.note.contains("SMT siblings"));
-        let one = choose_pair(&fixture("4c8t").with_allowed(vec![5]), "cross-cpu").unwrap_err();
+        let one = choose_pair(&fixture("4c8t").with_allowed(vec![5]), PairPlacement::CrossCpu).unwrap_err();
         assert!(one.contains("only CPU 5"), "{one}");
-        assert_eq!(choose_pair(&fixture("4c8t").with_allowed(vec![5]), "same-cpu").map(|p| p.a), Ok(5));
+        assert_eq!(choose_pair(&fixture("4c8t").with_allowed(vec![5]), PairPlacement::SameCpu).map(|p| p.a), Ok(5));
     }
 }

@@ -21,9 +21,9 @@ use std::thread::JoinHandle;
 
 use serde_json::json;
 
-use super::{pin_pair, placement_param, spawn_pinned_peer};
+use super::{PairPlacement, pin_pair, placement_param, spawn_pinned_peer};
 use crate::measure::clock;
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -35,6 +35,15 @@ pub const FAULT: &str = "lose-progress";
 /// The fault: the measuring thread's loop counts its iterations as yields
 /// without calling sched_yield.
 pub const SKIP_YIELD: &str = "skip-yield";
+
+named_enum! {
+    /// One thread yielding, or two.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Mode {
+        Single = "single",
+        Pair = "pair",
+    }
+}
 
 /// How long a pair sample waits, outside its window, to see the woken peer
 /// running, and then to see it parked.
@@ -67,15 +76,10 @@ impl Workload for SchedYield {
                        progress are checked; the peer's yields inside the window are recorded",
             batched: true,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::axis_of::<Mode>(
                     "mode",
                     "single: one thread yields; pair: a second thread yields too (placement applies to pair only)",
-                    &["single", "pair"],
-                    ["single"; 3],
-                )
-                .with_values(Profile::Quick, vec!["single".into(), "pair".into()])
-                .with_values(Profile::Full, vec!["single".into(), "pair".into()])
-                .with_values(Profile::Seed, vec!["single".into(), "pair".into()]),
+                ),
                 placement_param(),
             ],
             faults: &[FAULT, SKIP_YIELD],
@@ -84,9 +88,9 @@ impl Workload for SchedYield {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let pair_mode = cell.str("mode")? == "pair";
-        let placement = cell.str("placement")?;
-        if !pair_mode && placement != "same-cpu" {
+        let pair_mode = cell.choice::<Mode>("mode")? == Mode::Pair;
+        let placement = cell.choice::<PairPlacement>("placement")?;
+        if !pair_mode && placement != PairPlacement::SameCpu {
             return Ok(Prepared::Skip("single-thread yield has one end; placement does not apply".into()));
         }
         let pair = match pin_pair(cell, cx, "measuring thread")? {
@@ -103,7 +107,7 @@ impl Workload for SchedYield {
             peer,
             cpus: (pair.a, pair_mode.then_some(pair.b)),
             note: pair.note,
-            cross: placement == "cross-cpu",
+            cross: placement == PairPlacement::CrossCpu,
             skip_yield: cx.fault_is(SKIP_YIELD),
             yields_total: 0,
         }))
@@ -414,7 +418,7 @@ impl Instance for YieldInstance {
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let h = last.and_then(|l| l.handovers);
         json!({
-            "mode": if self.peer.is_some() { "pair" } else { "single" },
+            "mode": if self.peer.is_some() { Mode::Pair } else { Mode::Single },
             "cpu_a": self.cpus.0,
             "cpu_b": self.cpus.1,
             "placement_note": self.note,

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::model::Cell;
+use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -32,11 +32,10 @@ impl Workload for Syscall {
             verifier: "every call returned the id read once at prepare (getppid() or getpid() through libc): 0 mismatches",
             batched: true,
             params: vec![
-                ParamSpec::choice(
+                ParamSpec::choice_of(
                     "call",
                     "the system call: getppid (as perf bench syscall basic) or getpid (as rvOS)",
-                    &["getppid", "getpid"],
-                    ["getppid", "getppid", "getpid"],
+                    [Call::Getppid, Call::Getppid, Call::Getpid],
                 ),
                 ParamSpec::int(
                     "pad_pct",
@@ -54,36 +53,23 @@ impl Workload for Syscall {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let call = Call::parse(cell.str("call")?)?;
+        let call = cell.choice::<Call>("call")?;
         let mut inst = SyscallInstance::new(call, cx.fault_is(FAULT));
         inst.pad_pct = cell.u64("pad_pct")?;
         Ok(Prepared::ready(inst))
     }
 }
 
-/// Which id the call returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Call {
-    Getppid,
-    Getpid,
+named_enum! {
+    /// Which id the call returns.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Call {
+        Getppid = "getppid",
+        Getpid = "getpid",
+    }
 }
 
 impl Call {
-    fn parse(word: &str) -> anyhow::Result<Call> {
-        match word {
-            "getppid" => Ok(Call::Getppid),
-            "getpid" => Ok(Call::Getpid),
-            other => anyhow::bail!("unknown call '{other}'"),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Call::Getppid => "getppid",
-            Call::Getpid => "getpid",
-        }
-    }
-
     fn number(self) -> libc::c_long {
         match self {
             Call::Getppid => libc::SYS_getppid,
@@ -167,14 +153,14 @@ impl Instance for SyscallInstance {
     fn verify(&mut self, l: &Outcome) -> Verdict {
         Verdict {
             passed: l.mismatches.is_empty(),
-            expected: format!("0 mismatches: every {} returns {} (read through libc at prepare)", self.call.name(), self.expected),
+            expected: format!("0 mismatches: every {} returns {} (read through libc at prepare)", self.call.as_str(), self.expected),
             observed: format!("{} (last call returned {})", l.mismatches.counted(l.calls, "calls"), l.returned),
         }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
-            "call": self.call.name(),
+            "call": self.call.as_str(),
             "syscall_number": self.call.number(),
             "expected_id": self.expected,
             "pad_pct": self.pad_pct,
@@ -228,7 +214,7 @@ mod tests {
 
     #[test]
     fn calls_parse_by_name() {
-        assert_eq!(Call::parse("getpid").unwrap(), Call::Getpid);
-        assert!(Call::parse("gettid").is_err());
+        assert_eq!(Call::from_name("getpid"), Some(Call::Getpid));
+        assert_eq!(Call::from_name("gettid"), None);
     }
 }

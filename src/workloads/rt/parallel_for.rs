@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::common::{TALLY_MAX_ITEMS, Tally, Windows, overhead_note, tally, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
-use crate::model::{Cell, Profile};
+use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -27,13 +27,21 @@ const LOSE_FIRST: &str = "lose-item-0";
 const LOSE_NONE: u8 = 0;
 const LOSE_LAST: u8 = 1;
 const LOSE_ITEM_0: u8 = 2;
-const MODES: [&str; 2] = ["per-item", "chunked"];
+named_enum! {
+    /// How the items are cut into tasks.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Mode {
+        /// One task per item.
+        PerItem = "per-item",
+        /// 4 x workers tasks over contiguous ranges.
+        Chunked = "chunked",
+    }
+}
 /// Chunks per worker in `chunked` mode (RustFiber's choice).
 const CHUNKS_PER_WORKER: usize = 4;
 
 impl Workload for ParallelFor {
     fn spec(&self) -> WorkloadSpec {
-        let both: Vec<serde_json::Value> = MODES.iter().map(|&m| m.into()).collect();
         WorkloadSpec {
             id: "rt.parallel-for",
             group: "rt",
@@ -55,10 +63,7 @@ impl Workload for ParallelFor {
             batched: false,
             params: vec![
                 ParamSpec::int("items", "items summed per sample", 2, TALLY_MAX_ITEMS as i64, [1_000_000, 1_000_000, 1_000_000]),
-                ParamSpec::choice("mode", "per-item: one task per item; chunked: 4 x workers tasks", &MODES, [MODES[0]; 3])
-                    .with_values(Profile::Quick, both.clone())
-                    .with_values(Profile::Full, both.clone())
-                    .with_values(Profile::Seed, both),
+                ParamSpec::axis_of::<Mode>("mode", "per-item: one task per item; chunked: 4 x workers tasks"),
                 runtime_param(&NAMES),
                 ParamSpec::workers("worker threads of the runtime's pool"),
             ],
@@ -68,11 +73,7 @@ impl Workload for ParallelFor {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let chunked = match cell.str("mode")? {
-            "chunked" => true,
-            "per-item" => false,
-            other => anyhow::bail!("unknown mode '{other}'"),
-        };
+        let chunked = cell.choice::<Mode>("mode")? == Mode::Chunked;
         let lose = if cx.fault_is(FAULT) {
             LOSE_LAST
         } else if cx.fault_is(LOSE_FIRST) {
