@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::measure::counters::{Probe, Snapshot};
 use crate::measure::{affinity, clock};
+use crate::model::params::parse_suffixed_int;
 use crate::model::{Cell, Named, Profile};
 
 /// The vocabulary a workload declares itself in, kept at these paths for
@@ -149,8 +150,7 @@ impl ParamSpec {
         let t = text.trim();
         match &self.kind {
             ParamKind::Int { min, max } => {
-                let cleaned: String = t.chars().filter(|c| *c != '_').collect();
-                let v = parse_int_with_suffix(&cleaned).ok_or_else(|| format!("'{t}' is not an integer"))?;
+                let v = parse_suffixed_int(t).ok_or_else(|| format!("'{t}' is not an integer"))?;
                 if v < *min || v > *max {
                     return Err(format!("{v} is outside {min}..={max}"));
                 }
@@ -186,17 +186,6 @@ impl ParamSpec {
             }
         }
     }
-}
-
-/// Parses `3000000`, `3M`, `64K`, `1G` (decimal multipliers).
-fn parse_int_with_suffix(t: &str) -> Option<i64> {
-    let (digits, mult) = match t.chars().last()? {
-        'k' | 'K' => (&t[..t.len() - 1], 1_000),
-        'm' | 'M' => (&t[..t.len() - 1], 1_000_000),
-        'g' | 'G' => (&t[..t.len() - 1], 1_000_000_000),
-        _ => (t, 1),
-    };
-    digits.parse::<i64>().ok()?.checked_mul(mult)
 }
 
 /// The declaration of a workload: everything `list`, the docs and the records
@@ -562,6 +551,7 @@ mod tests {
     fn int_params_accept_suffixes_and_check_bounds() {
         let p = ParamSpec::int("range", "", 2, 1_000_000_000, [1, 2, 3]);
         assert_eq!(p.parse("3M").unwrap(), Value::from(3_000_000));
+        assert_eq!(p.parse("3m").unwrap(), Value::from(3_000_000));
         assert_eq!(p.parse("3_000").unwrap(), Value::from(3000));
         assert!(p.parse("1").unwrap_err().contains("outside"));
         assert!(p.parse("many").unwrap_err().contains("not an integer"));
