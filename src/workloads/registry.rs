@@ -1,5 +1,7 @@
 //! Every workload proofbench knows, in the order runs and `list` show them.
-//! Adding a workload is one file in its group folder and one line here.
+//! Adding a workload is one file in its group folder (declared with `pub mod`
+//! in the group's `mod.rs`) and one line here; a test fails naming any file
+//! that implements `Workload` without a line here.
 
 use super::contract::{Workload, WorkloadSpec};
 use super::{alloc, cpu, hw, io, npb, os, rt, selftest};
@@ -75,6 +77,44 @@ mod tests {
             assert!(specs[..i].iter().all(|o| o.id != s.id), "duplicate {}", s.id);
             assert!(!s.timed_region.is_empty() && !s.verifier.is_empty() && !s.summary.is_empty(), "{}", s.id);
         }
+    }
+
+    /// The files under `dir` (recursively).
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn every_file_that_implements_workload_is_registered() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/workloads");
+        let registry = std::fs::read_to_string(root.join("registry.rs")).unwrap();
+        let mut files = Vec::new();
+        rust_files(&root, &mut files);
+        let mut found = 0;
+        for f in files {
+            for line in std::fs::read_to_string(&f).unwrap().lines() {
+                let Some(rest) = line.trim().strip_prefix("impl Workload for ") else { continue };
+                let ty: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                // Command workloads come from a file at run time, not from the registry.
+                if ty == "CommandWorkload" {
+                    continue;
+                }
+                found += 1;
+                assert!(
+                    registry.contains(&format!("::{ty})")),
+                    "{} implements Workload for {ty}, which registry.rs does not list",
+                    f.display()
+                );
+            }
+        }
+        assert_eq!(found, all().len(), "one Workload impl per registered workload");
     }
 
     #[test]

@@ -124,6 +124,25 @@ min = "1M"
     assert_eq!(e.lines().count(), 1, "{e}");
 }
 
+/// Issue 15: a number with a suffix means the same in a claim and in a
+/// `history show` filter as in `-p`: `3m` is 3,000,000 in all three.
+#[test]
+fn a_claim_and_a_history_filter_with_range_3m_match_a_run_made_with_range_3m() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let args = ["run", "cpu.primes", "-p", "range=3m", "-p", "workers=1", "--runs", "1", "--trials", "1", "--warmup", "0", "--settle", "0"];
+    let stdout = ok(&pb(dir, &args));
+    let run = dir.join(stdout.lines().find_map(|l| l.strip_prefix("Results: ")).expect("the run prints its directory").trim());
+    let claims = dir.join("claims.toml");
+    std::fs::write(&claims, "[[claim]]\nworkload = \"cpu.primes\"\nparams = { range = \"3m\" }\nmin = 1\n").unwrap();
+    let table = ok(&pb(dir, &["check-claims", claims.to_str().unwrap(), run.to_str().unwrap()]));
+    assert!(table.contains("1 checked: 1 within, 0 above, 0 below, 0 not measured."), "{table}");
+    let show = ok(&pb(dir, &["history", "show", "cpu.primes", "--params", "range=3m"]));
+    assert!(show.contains("| h:1 "), "{show}");
+    let other = pb(dir, &["history", "show", "cpu.primes", "--params", "range=3k"]);
+    assert_eq!(other.status.code(), Some(2), "no row has range=3k: {}", text(&other.stdout));
+}
+
 #[test]
 fn two_processes_importing_into_one_database_lose_nothing() {
     let tmp = tempfile::tempdir().unwrap();
