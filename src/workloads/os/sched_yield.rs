@@ -474,7 +474,7 @@ mod tests {
                 let v = inst.verify(&out);
                 assert!(v.passed, "{iters}: {v:?}");
                 let h = out.handovers.unwrap();
-                assert!(h.switches >= h.measurer_saw && h.measurer_saw >= iters.div_ceil(2), "{h:?}");
+                assert!(h.switches >= h.measurer_saw && h.measurer_saw >= (iters - 1).div_ceil(2), "{h:?}");
             }
             let mut bad = same_cpu_pair(true);
             let (_, out) = bad.sample(2000, &mut Timer::new()).unwrap();
