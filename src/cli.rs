@@ -510,7 +510,7 @@ pub fn parse_settle(s: &str) -> Result<Duration, String> {
     duration_in(s, (Duration::ZERO, "0s"), (MAX_SETTLE, "1h"), "the pause before a cell's first sample")
 }
 
-/// `--time-budget`: at least one trial's share ([`MIN_TRIAL_BUDGET_MS`]), at most a day.
+/// `--time-budget`: at least one trial's share (`MIN_TRIAL_BUDGET_MS`), at most a day.
 pub fn parse_time_budget(s: &str) -> Result<Duration, String> {
     let min = Duration::from_millis(MIN_TRIAL_BUDGET_MS);
     duration_in(s, (min, "10ms"), (MAX_TIMEOUT, "24h"), "the timed samples of one cell, shared by its trials")

@@ -8,28 +8,29 @@
 //! them. Stages point down only: `tests/cli/architecture.rs` fails on a
 //! module cycle.
 
-pub mod claims;
+pub(crate) mod claims;
 pub mod cli;
 pub mod commands;
-pub mod compare;
-pub mod envelope;
-pub mod evidence;
-pub mod history;
-pub mod measure;
-pub mod model;
-pub mod plan;
-pub mod report;
-pub mod runner;
-pub mod stats;
-pub mod text;
-pub mod topology;
-pub mod worker;
-pub mod workloads;
+pub(crate) mod compare;
+pub(crate) mod envelope;
+pub(crate) mod evidence;
+pub(crate) mod history;
+pub(crate) mod measure;
+pub(crate) mod model;
+pub(crate) mod plan;
+pub(crate) mod report;
+pub(crate) mod runner;
+pub(crate) mod stats;
+pub mod testing;
+pub(crate) mod text;
+pub(crate) mod topology;
+pub(crate) mod worker;
+pub(crate) mod workloads;
 
 /// The exit code for an error: 2 when the user's input is at fault (a bad
 /// flag value, an unknown workload, an unreadable or foreign run directory),
 /// 1 otherwise.
-pub fn exit_code_of(err: &anyhow::Error) -> u8 {
+pub(crate) fn exit_code_of(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
         if cause.is::<plan::PlanError>() || cause.is::<model::UsageError>() {
             return 2;

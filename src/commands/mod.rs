@@ -4,14 +4,14 @@
 //! prints what it returns. Only this layer knows the command line; the
 //! stages below it take plain values.
 
-pub mod claims;
-pub mod compare;
-pub mod env;
-pub mod history;
-pub mod internal;
-pub mod list;
-pub mod report;
-pub mod run;
+pub(crate) mod claims;
+pub(crate) mod compare;
+pub(crate) mod env;
+pub(crate) mod history;
+pub(crate) mod internal;
+pub(crate) mod list;
+pub(crate) mod report;
+pub(crate) mod run;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -41,7 +41,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints an error as one line on stderr; returns its exit code
-/// ([`crate::exit_code_of`]).
+/// (`exit_code_of`: 2 for input errors, 1 otherwise).
 pub fn error(e: &anyhow::Error) -> ExitCode {
     to_stderr(&format!("proofbench: error: {e:#}\n"));
     ExitCode::from(crate::exit_code_of(e))
@@ -68,7 +68,7 @@ pub fn usage_error(e: clap::Error) -> ExitCode {
 /// Reads a run given as a directory or, when `arg` is a history id (`h:12`,
 /// `#12`) and no such path exists, from the database `db`; prints the run's
 /// warnings. Returns the run and the name to print for it.
-pub fn read_run_arg(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, String)> {
+pub(crate) fn read_run_arg(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, String)> {
     let (stored, name) = read_run_or_id(arg, |id| Store::open_existing(db)?.load(id))?;
     for w in &stored.warnings {
         to_stderr(&format!("proofbench: warning: {w}\n"));

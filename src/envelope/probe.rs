@@ -158,7 +158,7 @@ fn cpu_param(cmdline: &Reading<String>, key: &str) -> Reading<CpuParam> {
             rest = "";
         }
     }
-    match cpulist::parse_inner(rest) {
+    match cpulist::parse(rest) {
         Ok(cpus) => Reading::Present(CpuParam { raw: raw.to_string(), flags, cpus }),
         Err(why) => Reading::absent(format!("{key}={raw} on the kernel command line cannot be parsed: {why}")),
     }
@@ -281,7 +281,7 @@ pub(super) fn cpufreq(files: &Files) -> Reading<CpuFreq> {
     })
 }
 
-/// The bracketed choice of a sysfs selector such as "always [madvise] never".
+/// The bracketed choice of a sysfs selector such as `always [madvise] never`.
 fn bracketed(text: &str) -> Result<String, String> {
     let start = text.find('[').ok_or("no [bracketed] choice")?;
     let len = text[start + 1..].find(']').ok_or("unclosed [")?;
@@ -353,7 +353,7 @@ pub(super) fn cpu_limits(files: &Files, topology: &Reading<Topology>) -> CpuLimi
     let file = |name: &str| dir.as_ref().map(|d| format!("{d}/{name}"));
     CpuLimits {
         allowed: topology.as_ref().map(|t| t.allowed.clone()),
-        cpuset_effective: file("cpuset.cpus.effective").and_then(|rel| read_reason(files, &rel, cpulist::parse_inner)),
+        cpuset_effective: file("cpuset.cpus.effective").and_then(|rel| read_reason(files, &rel, cpulist::parse)),
         cpu_max: file("cpu.max").and_then(|rel| read_reason(files, &rel, parse_cpu_max)),
         cgroup,
     }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Serialize;
 
 pub use super::error::EvidenceError;
-pub use super::read::{StoredRun, parse_record, parse_row, read_run};
+pub use super::read::parse_record;
 use super::records::{Row, RunRecord};
 
 /// A results directory being written by this run. Holds the lock until dropped.

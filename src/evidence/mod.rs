@@ -10,7 +10,7 @@ pub mod worker;
 
 pub use dir::{RunDir, check_not_running};
 pub use error::EvidenceError;
-pub use read::{StoredRun, parse_history_id, read_run, read_run_or_id};
+pub use read::{StoredRun, read_run, read_run_or_id};
 pub use records::*;
 pub use trials::*;
 pub use worker::*;

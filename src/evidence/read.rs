@@ -220,6 +220,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn history_ids_parse_as_h_colon_or_hash() {
+        assert_eq!(parse_history_id("h:12"), Some(12));
+        assert_eq!(parse_history_id("#3"), Some(3));
+        assert_eq!(parse_history_id("12"), None);
+        assert_eq!(parse_history_id("h:0"), None);
+        assert_eq!(parse_history_id("h:x"), None);
+    }
+
+    #[test]
     fn schema_versions_parse_and_newer_majors_are_refused() {
         assert_eq!(schema_parts("proofbench.row/2"), Some(("row", 2)));
         assert_eq!(schema_parts("proofbench.run/2.3"), Some(("run", 2)));

@@ -194,15 +194,6 @@ pub fn machine_of(e: &Envelope) -> String {
     format!("{host}, {model}, {cpus}")
 }
 
-/// A history id as typed (`h:12` or `#12`), kept at this path for code
-/// written before it moved to `evidence`.
-pub use crate::evidence::parse_history_id as parse_id;
-
-/// The default database of a results root (`results/history.sqlite`).
-pub fn default_db() -> PathBuf {
-    Path::new("results").join(DB_FILE)
-}
-
 impl Store {
     /// Opens (creating if needed) the database at `path`, in WAL mode with a
     /// busy timeout, with the current schema (an older one brought to it).

@@ -21,8 +21,6 @@ use super::RunEntry;
 /// values, one system label, oldest run first.
 #[derive(Clone, Debug)]
 pub struct Series {
-    pub workload: String,
-    pub axes: String,
     pub label: String,
     pub points: Vec<(RunEntry, Row)>,
 }
@@ -51,9 +49,9 @@ pub fn series(runs: &[RunEntry], rows: Vec<(i64, Row)>) -> Vec<Series> {
         map.entry((row.cell.workload.clone(), axes_text(&row), row.cell.label.clone())).or_default().push((pos, row));
     }
     map.into_iter()
-        .map(|((workload, axes, label), mut points)| {
+        .map(|((_, _, label), mut points)| {
             points.sort_by_key(|(pos, _)| *pos);
-            Series { workload, axes, label, points: points.into_iter().map(|(pos, row)| (runs[pos].clone(), row)).collect() }
+            Series { label, points: points.into_iter().map(|(pos, row)| (runs[pos].clone(), row)).collect() }
         })
         .collect()
 }

@@ -153,15 +153,6 @@ fn a_database_of_a_newer_schema_is_refused() {
     assert!(e.to_string().contains("--db"), "{e}");
 }
 
-#[test]
-fn history_ids_parse_as_h_colon_or_hash() {
-    assert_eq!(parse_id("h:12"), Some(12));
-    assert_eq!(parse_id("#3"), Some(3));
-    assert_eq!(parse_id("12"), None);
-    assert_eq!(parse_id("h:0"), None);
-    assert_eq!(parse_id("h:x"), None);
-}
-
 fn series_of(store: &mut Store, centers: &[f64]) -> Vec<regress::Step> {
     for (i, c) in centers.iter().enumerate() {
         let (run, text) = fake_run(&format!("r{i}"), &format!("2026-01-0{}T00:00:00Z", i + 1), Some(&format!("c{i}")), vec![noisy_row(*c)]);

@@ -162,10 +162,6 @@ impl Cell {
         E::from_name(word).ok_or_else(|| anyhow!("parameter '{name}': '{word}' is not one of {}", E::NAMES.join(", ")))
     }
 
-    pub fn bool(&self, name: &str) -> anyhow::Result<bool> {
-        self.value(name)?.as_bool().with_context(|| format!("parameter '{name}' is not true/false"))
-    }
-
     /// The worker count (1 for workloads without a `workers` axis).
     pub fn worker_count(&self) -> usize {
         self.workers.unwrap_or(1)

@@ -20,9 +20,4 @@ named_enum! {
     }
 }
 
-impl Status {
-    /// Whether this status makes `run` exit with 1.
-    pub fn is_failure(self) -> bool {
-        matches!(self, Status::Invalid | Status::Failed | Status::Timeout)
-    }
-}
+impl Status {}

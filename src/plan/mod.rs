@@ -10,8 +10,8 @@ pub mod workers;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use cell::{Cell, CpuClass, MeasureSpec, Placement, ProfileDefaults, TrialPlan, value_text};
-pub use variant::{Setting, SettingKey, Variant};
+pub use cell::{Cell, MeasureSpec, Placement, ProfileDefaults, TrialPlan, value_text};
+pub use variant::Variant;
 pub use workers::WorkersSpec;
 
 use crate::model::{Params, PinStrategy, Profile};

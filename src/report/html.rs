@@ -32,7 +32,7 @@ pub fn render(stored: &StoredRun) -> String {
     let mut doc = super::sections::document(stored);
     doc.blocks.extend(super::sections::worker_stderr(&stored.rows));
     let figures = doc.figures();
-    let body = super::document::html::render(&doc.blocks);
+    let body = super::document::Output::Html.render(&doc.blocks);
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}<p id=\"plot-check\" data-expected=\"{figures}\">{figures} plots.</p>\n\

@@ -4,7 +4,8 @@ use serde_json::json;
 
 use super::*;
 use crate::evidence::{ProcessRecord, ROW_SCHEMA, Row, RowStats, RunRecord, SampleRecord};
-use crate::model::{Cell, CpuClass, MeasureSpec, PinStrategy, Placement, Profile, Status, Unit};
+use crate::model::placement::{CpuClass, Placement};
+use crate::model::{Cell, MeasureSpec, PinStrategy, Profile, Status, Unit};
 
 /// A row of workload `w.x` whose trials each took one of `values` (so its
 /// median over trials is the median of `values`).

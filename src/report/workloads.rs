@@ -16,7 +16,6 @@ fn kind(p: &ParamSpec) -> String {
     match &p.kind {
         ParamKind::Int { min, max } => format!("integer {min}..={max}"),
         ParamKind::Choice { choices } => format!("one of {}", choices.join(", ")),
-        ParamKind::Bool => "true or false".into(),
         ParamKind::Workers => "worker counts (axis)".into(),
         ParamKind::OpenChoice { choices, prefixes } => {
             format!("one of {}, or {}", choices.join(", "), prefixes.iter().map(|p| format!("{p}:<...>")).collect::<Vec<_>>().join(", "))

@@ -35,7 +35,7 @@ use rounds::Outcome;
 
 /// The run's default seed and clock text, kept at these paths for code
 /// written before `model`.
-pub use crate::model::{DEFAULT_SEED, utc_now};
+pub use crate::model::utc_now;
 
 /// Exit code of a run stopped by a signal (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;

@@ -9,12 +9,14 @@
 //!
 //! Layout:
 //! - [`Sample`] and [`StatsError`]: validated input (here);
-//! - `estimators`: [`median`], [`quantile`], [`mean`], [`stddev`], [`mad`];
-//! - `outliers`: [`modified_z_scores`], [`outliers_modified_z`], [`outliers_sigma`];
-//! - `bootstrap`: [`ConfidenceInterval`], [`bootstrap_median_ci`] (within one trial);
-//! - `summary`: [`Summary`] and [`VarianceClass`];
+//! - `estimators`: [`median`], [`quantile`], [`estimators::mean`],
+//!   [`estimators::stddev`], [`estimators::mad`];
+//! - `outliers`: [`outliers::modified_z_scores`], [`outliers::outliers_modified_z`],
+//!   [`outliers::outliers_sigma`];
+//! - `bootstrap`: [`bootstrap::ConfidenceInterval`], [`bootstrap_median_ci`] (within one trial);
+//! - `summary`: [`Summary`] and [`summary::VarianceClass`];
 //! - `trials`: the headline of a row over its trials ([`estimate`]), the
-//!   ratio of two rows ([`ratio`]), [`sensitivity`], [`t_quantile`];
+//!   ratio of two rows ([`ratio`]), [`trials::sensitivity`], [`trials::t_quantile`];
 //! - `change`: variants paired by round ([`paired`]) and a row's noise
 //!   floor from repeated runs of one build ([`noise_floor`]).
 //!
@@ -34,15 +36,11 @@ mod summary;
 mod testdata;
 mod trials;
 
-pub use bootstrap::{ConfidenceInterval, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_median_ci};
-pub use change::{FLOOR_MIN_DF, Floor, NoFloor, PairedEstimate, band_p_value, benjamini_hochberg, noise_floor, paired, paired_sensitivity};
-pub use estimators::{mad, mean, median, quantile, stddev};
-pub use outliers::{modified_z_scores, outliers_modified_z, outliers_sigma};
-pub use summary::{SIGMA_RULE_MIN_N, Summary, VarianceClass};
-pub use trials::{
-    DEFAULT_NOISE, DISAGREE_SPAN, LEVEL, RatioEstimate, Scale, TrialEstimate, TrialInterval, disagree, estimate, ratio, sensitivity,
-    t_quantile, trial_interval,
-};
+pub use bootstrap::{DEFAULT_RESAMPLES, bootstrap_median_ci};
+pub use change::{Floor, band_p_value, benjamini_hochberg, noise_floor, paired};
+pub use estimators::{median, quantile};
+pub use summary::Summary;
+pub use trials::{DEFAULT_NOISE, LEVEL, TrialEstimate, estimate, ratio, trial_interval};
 
 /// Why a set of values cannot be a [`Sample`].
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -88,17 +86,6 @@ impl Sample {
     pub fn values(&self) -> &[f64] {
         &self.values
     }
-
-    /// Number of values (always at least 1). O(1).
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    /// Whether the sample has no values; always `false` for a constructed
-    /// sample, provided for API symmetry with [`Sample::len`]. O(1).
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
 }
 
 #[cfg(test)]
@@ -122,8 +109,6 @@ mod tests {
         let input = [3.0, 1.0, 2.0];
         let s = Sample::new(&input).expect("finite, non-empty input");
         assert_eq!(s.values(), &input);
-        assert_eq!(s.len(), 3);
-        assert!(!s.is_empty());
     }
 
     #[test]

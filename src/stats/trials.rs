@@ -98,7 +98,7 @@ pub struct TrialEstimate {
     /// trial has two samples.
     pub within: Option<f64>,
     /// Whether the trials disagree by more than their samples' noise can
-    /// explain (see [`crate::stats::disagree`]).
+    /// explain (see [`disagree`]).
     pub disagree: bool,
     /// The smallest relative change a comparison of two runs like this one
     /// calls at the given noise band (see [`sensitivity`]).

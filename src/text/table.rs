@@ -90,10 +90,6 @@ impl Table {
         self.rows.push(row.into_iter().map(Cell::render).collect());
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     /// Markdown, one line per row, each ending in a newline.
     pub fn render(&self) -> String {
         let (headers, rows) = (&self.headers, &self.rows);

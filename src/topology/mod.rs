@@ -96,14 +96,6 @@ pub enum TopologyError {
         /// What is wrong with it.
         why: String,
     },
-    /// A cpulist string (not from a file) is malformed.
-    #[error("bad CPU list {text:?}: {why}")]
-    CpuList {
-        /// The text.
-        text: String,
-        /// What is wrong with it.
-        why: String,
-    },
     /// The online list is empty.
     #[error("no online CPUs listed in {}", path.display())]
     NoCpus {

@@ -30,7 +30,7 @@ fn parse_error(path: &Path, text: &str, why: impl Into<String>) -> TopologyError
 }
 
 fn list_of(path: &Path, text: &str) -> Result<Vec<usize>, TopologyError> {
-    cpulist::parse_inner(text).map_err(|why| parse_error(path, text, why))
+    cpulist::parse(text).map_err(|why| parse_error(path, text, why))
 }
 
 fn read_list(path: &Path) -> Result<Vec<usize>, TopologyError> {

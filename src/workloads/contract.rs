@@ -17,13 +17,14 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::measure::clock;
 use crate::measure::counters::{Probe, Snapshot};
-use crate::measure::{affinity, clock};
+use crate::model::params::parse_suffixed_int;
 use crate::model::{Cell, Named, Profile};
 
 /// The vocabulary a workload declares itself in, kept at these paths for
 /// code written before `model` (new code names `crate::model`).
-pub use crate::model::{Direction, Params, TableShape, Unit, Work};
+pub use crate::model::{Direction, TableShape, Unit, Work};
 
 /// What a parameter's values may be.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -36,7 +37,6 @@ pub enum ParamKind {
     Choice {
         choices: Vec<&'static str>,
     },
-    Bool,
     /// The worker-count axis: a list of counts, or `auto` from the topology.
     Workers,
     /// One of `choices`, or `PREFIX:TEXT` for a prefix in `prefixes` with
@@ -121,7 +121,7 @@ impl ParamSpec {
     }
 
     /// Marks the parameter as a treatment (see [`ParamSpec::treatment`]).
-    pub fn as_treatment(mut self) -> Self {
+    pub fn treated(mut self) -> Self {
         self.treatment = true;
         self
     }
@@ -149,8 +149,7 @@ impl ParamSpec {
         let t = text.trim();
         match &self.kind {
             ParamKind::Int { min, max } => {
-                let cleaned: String = t.chars().filter(|c| *c != '_').collect();
-                let v = parse_int_with_suffix(&cleaned).ok_or_else(|| format!("'{t}' is not an integer"))?;
+                let v = parse_suffixed_int(t).ok_or_else(|| format!("'{t}' is not an integer"))?;
                 if v < *min || v > *max {
                     return Err(format!("{v} is outside {min}..={max}"));
                 }
@@ -172,11 +171,6 @@ impl ParamSpec {
                     Err(format!("'{t}' is not one of {}, {}", choices.join(", "), prefixed.join(", ")))
                 }
             }
-            ParamKind::Bool => match t {
-                "true" | "yes" | "1" | "on" => Ok(true.into()),
-                "false" | "no" | "0" | "off" => Ok(false.into()),
-                _ => Err(format!("'{t}' is not true or false")),
-            },
             ParamKind::Workers => {
                 let v: i64 = t.parse().map_err(|_| format!("'{t}' is not a worker count"))?;
                 if !(1..=4096).contains(&v) {
@@ -186,17 +180,6 @@ impl ParamSpec {
             }
         }
     }
-}
-
-/// Parses `3000000`, `3M`, `64K`, `1G` (decimal multipliers).
-fn parse_int_with_suffix(t: &str) -> Option<i64> {
-    let (digits, mult) = match t.chars().last()? {
-        'k' | 'K' => (&t[..t.len() - 1], 1_000),
-        'm' | 'M' => (&t[..t.len() - 1], 1_000_000),
-        'g' | 'G' => (&t[..t.len() - 1], 1_000_000_000),
-        _ => (t, 1),
-    };
-    digits.parse::<i64>().ok()?.checked_mul(mult)
 }
 
 /// The declaration of a workload: everything `list`, the docs and the records
@@ -286,8 +269,9 @@ impl PrepareContext {
 
     /// The context of a cell prepared outside a worker (unit tests, tools):
     /// the calling thread's CPUs now, no descriptor to close.
+    #[cfg(test)]
     pub fn current(cell: &Cell) -> PrepareContext {
-        PrepareContext::new(cell, affinity::current_thread().unwrap_or_default(), Vec::new())
+        PrepareContext::new(cell, crate::measure::affinity::current_thread().unwrap_or_default(), Vec::new())
     }
 
     /// Whether the fault `name` is injected into this cell.
@@ -562,6 +546,7 @@ mod tests {
     fn int_params_accept_suffixes_and_check_bounds() {
         let p = ParamSpec::int("range", "", 2, 1_000_000_000, [1, 2, 3]);
         assert_eq!(p.parse("3M").unwrap(), Value::from(3_000_000));
+        assert_eq!(p.parse("3m").unwrap(), Value::from(3_000_000));
         assert_eq!(p.parse("3_000").unwrap(), Value::from(3000));
         assert!(p.parse("1").unwrap_err().contains("outside"));
         assert!(p.parse("many").unwrap_err().contains("not an integer"));

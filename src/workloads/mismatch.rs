@@ -8,8 +8,6 @@
 //! the counter and the `Option` it replaces cost: the expected-vs-got
 //! comparison and an add.
 
-use std::fmt::Display;
-
 /// How many checks of a sample failed, and what the first failure was (`T`:
 /// what the verdict shows of it; `()` when only the count matters). The
 /// number of checks is the caller's (the sample's iterations, the files read
@@ -92,13 +90,6 @@ impl<V: PartialEq> Mismatches<(V, V)> {
     }
 }
 
-impl<V: Display> Mismatches<(V, V)> {
-    /// [`Mismatches::reason`] with the first pair shown as `expected X, got Y`.
-    pub fn expected_got(&self, checked: u64, what: &str) -> String {
-        self.reason(checked, what, |(want, got)| format!("expected {want}, got {got}"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,7 +102,6 @@ mod tests {
         }
         assert_eq!(m, Mismatches { count: 2, first: Some((2, 5)) });
         assert!(!m.is_empty());
-        assert_eq!(m.expected_got(4, "echoes"), "2 mismatches in 4 echoes (first: expected 2, got 5)");
         assert_eq!(m.reason(4, "echoes", |(s, e)| format!("sent {s}, echoed {e}")), "2 mismatches in 4 echoes (first: sent 2, echoed 5)");
         let mut plain = Mismatches::<()>::new();
         plain.add_if(false);

@@ -69,7 +69,7 @@ fn a_wrong_answer_is_invalid_and_stays_out_of_every_table() {
 fn sigint_mid_run_keeps_finished_trials_and_marks_rows_short_of_their_trials() {
     // A seed whose first round runs the two cpu cells (plan positions 0 and 1)
     // before the hang (2): the interrupt then comes after their first trial.
-    let seed = (0..).find(|&s| proofbench::runner::rounds::shuffled(&[0, 1, 2], s, 0)[2] == 2).unwrap();
+    let seed = (0..).find(|&s| proofbench::testing::round_order(&[0, 1, 2], s, 0)[2] == 2).unwrap();
     let sb = Sandbox::new();
     let mut child = sb
         .command(

@@ -188,16 +188,6 @@ impl Line {
         self.0.extend(marked(s));
         self
     }
-
-    /// The nodes of `other` appended.
-    pub fn append(mut self, other: Line) -> Line {
-        self.0.extend(other.0);
-        self
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 impl From<String> for Line {

@@ -26,12 +26,12 @@ fn a_records_text_splits_into_text_and_code_spans_where_commonmark_sees_them() {
     assert_eq!(Line::new().marked("`a < b`").0, [code("a < b", "`a < b`")]);
     // A run of two is not closed by a run of one.
     assert_eq!(Line::new().marked("``a`b").0, [text("``"), text("a"), text("`"), text("b")]);
-    assert!(Line::new().marked("").is_empty());
+    assert!(Line::new().marked("").0.is_empty());
 }
 
 #[test]
 fn lines_tables_and_figures_are_built_as_said() {
-    let l = Line::from("a").code("b").literal(" [").append(Line::from("c"));
+    let l = Line::from("a").code("b").literal(" [").text("c");
     assert_eq!(l.0, [text("a"), Inline::Code(Code { text: "b".into(), written: None }), Inline::Literal(" ["), text("c")]);
     let mut t = Table::new(&[("Row", Align::Left), ("n", Align::Right)]);
     assert!(t.is_empty());

@@ -99,10 +99,6 @@ impl Region {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     pub fn start(&self) -> usize {
         self.base as usize
     }

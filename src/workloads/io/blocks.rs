@@ -41,18 +41,6 @@ impl AlignedBuf {
         AlignedBuf { ptr, layout }
     }
 
-    pub fn len(&self) -> usize {
-        self.layout.size()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
-    pub fn as_ptr(&self) -> *const u8 {
-        self.ptr.as_ptr()
-    }
-
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
@@ -160,12 +148,12 @@ mod tests {
     #[test]
     fn buffers_are_aligned_zeroed_and_at_least_a_block() {
         let mut b = AlignedBuf::new(10);
-        assert_eq!(b.len(), BLOCK);
-        assert_eq!(b.as_ptr() as usize % ALIGN, 0);
+        assert_eq!(b.as_slice().len(), BLOCK);
+        assert_eq!(b.as_slice().as_ptr() as usize % ALIGN, 0);
         assert!(b.as_slice().iter().all(|x| *x == 0));
         b.as_mut_slice()[5] = 1;
         assert_eq!(b.as_slice()[5], 1);
-        assert_eq!(AlignedBuf::new(3 * BLOCK).len(), 3 * BLOCK);
+        assert_eq!(AlignedBuf::new(3 * BLOCK).as_slice().len(), 3 * BLOCK);
     }
 
     #[test]

@@ -78,7 +78,8 @@ pub fn entry_count(dir: &Path) -> io::Result<usize> {
 /// scratch directory, for unit tests that call `prepare`.
 #[cfg(test)]
 pub fn test_cell(workload: &str, params: serde_json::Value, fault: Option<&str>, scratch: &Path) -> crate::model::Cell {
-    use crate::model::{CELL_SCHEMA, CpuClass, MeasureSpec, Placement};
+    use crate::model::placement::{CpuClass, Placement};
+    use crate::model::{CELL_SCHEMA, MeasureSpec};
     use crate::model::{PinStrategy, Profile};
     let params = params.as_object().map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default();
     crate::model::Cell {

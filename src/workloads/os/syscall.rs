@@ -45,7 +45,7 @@ impl Workload for Syscall {
                     100,
                     [0, 0, 0],
                 )
-                .as_treatment(),
+                .treated(),
             ],
             faults: &[FAULT],
             shape: TableShape::Primitive,

@@ -35,7 +35,7 @@ impl Workload for Noisy {
                     100_000,
                     [100, 100, 100],
                 )
-                .as_treatment(),
+                .treated(),
             ],
             faults: &[],
             shape: TableShape::Scaling,
