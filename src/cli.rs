@@ -11,11 +11,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::model::{ExportFormat, MIN_TRIAL_BUDGET_MS};
-
-/// The vocabulary the flags take, kept at these paths for code written
-/// before `model` (new code names `crate::model`).
-pub use crate::model::{PinStrategy, Profile, UsageError};
+use crate::model::{ExportFormat, MIN_TRIAL_BUDGET_MS, PinStrategy, Profile};
 
 /// Runs systems benchmarks on Linux and writes every result as an evidence record.
 #[derive(Debug, Parser)]

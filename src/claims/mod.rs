@@ -21,13 +21,11 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::{Row, StoredRun};
+use crate::model::params::{param_matches, parse_suffixed};
 use crate::model::{Status, UsageError};
-use crate::report::table::{Align, Table};
-use crate::report::{axes_text, format};
-
-/// Suffixed numbers and parameter matching, kept at these paths for code
-/// written before `model`.
-pub use crate::model::params::{param_matches, parse_suffixed};
+use crate::report::axes_text;
+use crate::text::format;
+use crate::text::table::{Align, Table};
 
 /// A number as a claims file may write it: `60000000`, `6e7` or `"60M"`.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -48,7 +48,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         CompareFormat::Json if args.candidate.is_some() => format!("{}\n", serde_json::to_string_pretty(&comparisons[0])?),
         CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&comparisons)?),
         CompareFormat::Markdown => {
-            let quoted: String = warnings.lines().map(|l| format!("> {}\n", report::markdown::text(l))).collect();
+            let quoted: String = warnings.lines().map(|l| format!("> {}\n", crate::text::markdown::text(l))).collect();
             let tables: Vec<String> = comparisons.iter().map(compare::render).collect();
             if quoted.is_empty() { tables.join("\n") } else { format!("{quoted}\n{}", tables.join("\n")) }
         }

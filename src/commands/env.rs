@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use crate::cli::EnvArgs;
 use crate::envelope::Envelope;
-use crate::report::table::{Align, Table};
 use crate::report::terminal::Out;
+use crate::text::table::{Align, Table};
 
 /// `proofbench env`.
 pub fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {

@@ -15,10 +15,11 @@ use crate::evidence::Row;
 use crate::history::floors::Floors;
 use crate::history::{Recorded, RunEntry, Store, regress};
 use crate::model::UsageError;
+use crate::report::axes_text;
 use crate::report::plot::{Line, trend_chart};
-use crate::report::table::{Align, Table};
 use crate::report::terminal::Out;
-use crate::report::{axes_text, format, markdown as md};
+use crate::text::table::{Align, Table};
+use crate::text::{format, markdown as md};
 
 /// `proofbench history`.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {

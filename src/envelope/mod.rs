@@ -19,11 +19,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::utc_now;
+use crate::model::{Reading, utc_now};
 use crate::topology::{Cache, Topology};
 
-/// A value read from the machine, kept at this path for code written before `model`.
-pub use crate::model::Reading;
 pub use tool::{ToolInfo, tool_info};
 
 use reading::Files;

@@ -5,7 +5,8 @@
 //! fill in a value it did not read. Reasons name the file as the machine knows it ("/proc/...").
 
 use super::reading::Files;
-use super::{ClockSource, CpuFreq, CpuLimits, CpuMax, CpuParam, CpuSection, Dmi, Kernel, Memory, Reading, Tunables, Virtualization};
+use super::{ClockSource, CpuFreq, CpuLimits, CpuMax, CpuParam, CpuSection, Dmi, Kernel, Memory, Tunables, Virtualization};
+use crate::model::Reading;
 use crate::topology::{Topology, cpulist};
 
 /// What the envelope takes from `proc/cpuinfo` (first processor block).

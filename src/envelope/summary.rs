@@ -6,7 +6,8 @@
 
 use std::fmt::Display;
 
-use super::{CpuParam, Envelope, Reading};
+use super::{CpuParam, Envelope};
+use crate::model::Reading;
 use crate::topology::{Cache, cpulist};
 
 /// "value" when present, "unknown (reason)" when absent.

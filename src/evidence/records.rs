@@ -6,11 +6,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::trials::{RoundRecord, RowStop, TrialRecord};
-use super::worker::{MeasurementRecord, ProcessRecord, SampleRecord, Status, VerifierRecord, WorkerReport};
+use super::worker::{MeasurementRecord, ProcessRecord, SampleRecord, VerifierRecord, WorkerReport};
 use crate::envelope::Envelope;
 use crate::measure::counters::CounterRecord;
 use crate::measure::interference::Interference;
 use crate::measure::rusage::Rusage;
+use crate::model::Status;
 use crate::model::{Cell, Direction, Profile, TableShape, TrialPlan, Unit};
 use crate::plan::RunOptions;
 use crate::stats::{Sample, Summary, TrialEstimate};

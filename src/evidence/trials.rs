@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::worker::{MeasurementRecord, ProcessRecord, Status, TrialFacts, WorkerReport};
+use super::worker::{MeasurementRecord, ProcessRecord, TrialFacts, WorkerReport};
 use crate::measure::rusage::Rusage;
+use crate::model::Status;
 
 crate::model::named_enum! {
     /// Why a row stopped adding trials.

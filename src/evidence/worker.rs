@@ -8,11 +8,9 @@ use serde_json::Value;
 use crate::measure::counters::CounterRecord;
 use crate::measure::interference::Interference;
 use crate::measure::rusage::Rusage;
+use crate::model::Status;
 
 pub const WORKER_SCHEMA: &str = "proofbench.worker-report/2";
-
-/// The verdict of a row: kept at this path for code written before `model`.
-pub use crate::model::Status;
 
 crate::model::named_enum! {
     /// Why a trial stopped taking samples.

@@ -11,9 +11,9 @@ use crate::compare::{FloorLookup, Options, RowComparison, Verdict, bands_summary
 use crate::evidence::Row;
 use crate::model::Status;
 use crate::report::axes_text;
-use crate::report::format;
-use crate::report::markdown as md;
-use crate::report::table::{Align, Table};
+use crate::text::format;
+use crate::text::markdown as md;
+use crate::text::table::{Align, Table};
 
 use super::RunEntry;
 

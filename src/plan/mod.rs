@@ -2,7 +2,6 @@
 //! of cells a run executes. Pure given the registry and the topology: it reads
 //! no files and starts nothing.
 
-pub mod cell;
 pub mod select;
 pub mod variant;
 pub mod workers;
@@ -10,11 +9,12 @@ pub mod workers;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use cell::{Cell, MeasureSpec, Placement, ProfileDefaults, TrialPlan, value_text};
-pub use variant::Variant;
 pub use workers::WorkersSpec;
 
-use crate::model::{Params, PinStrategy, Profile};
+use crate::model::placement::Placement;
+use crate::model::profile::ProfileDefaults;
+use crate::model::variant::Variant;
+use crate::model::{Cell, MIN_TRIAL_BUDGET_MS, MeasureSpec, Params, PinStrategy, Profile, TrialPlan, value_text};
 use crate::topology::{Topology, pin};
 use crate::workloads::contract::{ParamKind, WorkloadSpec};
 
@@ -112,8 +112,6 @@ pub struct Plan {
     pub variants: Vec<Variant>,
 }
 
-/// The least time budget one trial's timed samples may have.
-pub use crate::model::MIN_TRIAL_BUDGET_MS;
 /// The most trials a cell may have.
 pub const MAX_TRIALS: u32 = 1000;
 
@@ -253,8 +251,8 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
         for (vc, v) in &planned {
             let mut c = vc[k].clone();
             c.index = cells.len();
-            c.params.insert(variant::AXIS.to_string(), Value::from(v.name.clone()));
-            c.axes.insert(0, variant::AXIS.to_string());
+            c.params.insert(crate::model::variant::AXIS.to_string(), Value::from(v.name.clone()));
+            c.axes.insert(0, crate::model::variant::AXIS.to_string());
             c.row_id = row_id(c.index, &c);
             c.variant = Some((*v).clone());
             group.push(cells.len());
@@ -388,7 +386,7 @@ fn build_one(
             let placement = placement_for(pin, topo, workers);
             let index = cells.len();
             let mut cell = Cell {
-                schema: cell::CELL_SCHEMA.to_string(),
+                schema: crate::model::CELL_SCHEMA.to_string(),
                 index,
                 row_id: String::new(),
                 workload: spec.id.to_string(),

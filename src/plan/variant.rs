@@ -10,10 +10,7 @@
 //! `launcher=taskset -c 0,1`). An empty SPEC is the build as it is.
 
 use super::PlanError;
-
-/// The variant vocabulary, kept at these paths for code written before
-/// `model`.
-pub use crate::model::variant::{AXIS, ENV_NAME_RULE, Setting, SettingKey, Variant, env_name_ok};
+use crate::model::variant::{ENV_NAME_RULE, Setting, SettingKey, Variant, env_name_ok};
 
 fn bad(text: &str, why: impl Into<String>) -> PlanError {
     PlanError::BadVariant { text: text.to_string(), why: why.into() }

@@ -4,7 +4,7 @@
 use crate::topology::Topology;
 
 use super::PlanError;
-use super::cell::CpuClass;
+use crate::model::CpuClass;
 
 /// The user's `--workers` value.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use crate::model::{Reading, Status};
 
 use super::axes_text;
 use super::document::{Align, Block, Line, Table};
-use super::format;
+use crate::text::format;
 
 fn ms(ns: f64) -> String {
     format!("{} ms", format::number(ns / 1e6))

@@ -7,13 +7,11 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::evidence::StoredRun;
-use crate::model::{Direction, Status, Unit, value_text};
+use crate::model::{Direction, ExportFormat, Status, Unit, value_text};
 
-use super::table::{Align, Table};
-use super::{axes_text, format};
-
-/// An export format, kept at this path for code written before `model`.
-pub use crate::model::ExportFormat;
+use super::axes_text;
+use crate::text::format;
+use crate::text::table::{Align, Table};
 
 /// The exported figures of one row.
 #[derive(Clone, Debug, Serialize)]

@@ -20,9 +20,8 @@ pub mod terminal;
 pub mod variants;
 pub mod workloads;
 
-pub use crate::text::{format, markdown, table};
-
 use crate::evidence::{Row, RunRecord, StoredRun};
+use crate::text::format;
 
 use document::Output;
 

@@ -271,7 +271,7 @@ fn draw_lines(
         .y_desc(y_desc)
         .x_labels(ticks)
         .x_label_formatter(&x_label)
-        .y_label_formatter(&|v| super::format::number(*v))
+        .y_label_formatter(&|v| crate::text::format::number(*v))
         .draw()?;
     if let Some(ideal) = ideal {
         chart

@@ -8,7 +8,7 @@ use crate::model::{Status, TableShape, Unit, value_text};
 use crate::stats;
 
 use super::document::{Align, Block, Line, Table};
-use super::format;
+use crate::text::format;
 
 /// `ipc-rtt (pipe, same-cpu)`: the workload's name within its group and its
 /// axis values.

@@ -10,7 +10,7 @@ use crate::model::{CpuClass, Direction, Status, value_text};
 use crate::topology::cpulist;
 
 use super::document::{Align, Table};
-use super::format;
+use crate::text::format;
 
 /// One line of a scaling table: a system label and the other axes' values.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

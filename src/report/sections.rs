@@ -4,11 +4,13 @@
 //! totals). Text from the records enters as typed nodes; escaping is the
 //! renderers' business.
 
-use crate::evidence::{Row, RunRecord, Status, StatusCounts, StoredRun};
+use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
+use crate::model::Status;
 
 use super::document::{Align, Block, Document, Figure, Line, Table};
-use super::{axes_text, busy_warning, disturbed_text, format, interval_text, plot, trials_text, why_not_run};
+use super::{axes_text, busy_warning, disturbed_text, interval_text, plot, trials_text, why_not_run};
 use super::{counters, primitive, scaling, stats_tables, strategies, variants};
+use crate::text::format;
 
 /// The whole report of a stored run.
 pub fn document(stored: &StoredRun) -> Document {
@@ -36,7 +38,7 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
         t.push(vec!["Kind".into(), format!("{} (an A/A self-check: two identical variants)", run.kind.as_str())]);
     }
     if !run.variants.is_empty() {
-        t.push(vec!["Variants".into(), run.variants.iter().map(crate::plan::Variant::describe).collect::<Vec<_>>().join("; ")]);
+        t.push(vec!["Variants".into(), run.variants.iter().map(crate::model::Variant::describe).collect::<Vec<_>>().join("; ")]);
     }
     t.push(vec!["Started (UTC)".into(), run.started_utc.clone()]);
     t.push(vec!["Finished (UTC)".into(), run.finished_utc.clone().unwrap_or_else(|| "(not finished)".into())]);

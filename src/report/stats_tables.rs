@@ -14,7 +14,7 @@ use crate::model::{Direction, Status, value_text};
 use crate::stats::{LEVEL, ratio};
 
 use super::document::{Align, Block, Table};
-use super::format;
+use crate::text::format;
 
 /// A cold-start factor above this says the shortest run is not steady state.
 pub const COLD_START_WARNING: f64 = 1.10;

@@ -10,7 +10,7 @@ use crate::model::{Direction, Status, value_text};
 use crate::topology::cpulist;
 
 use super::document::{Align, Table};
-use super::format;
+use crate::text::format;
 
 /// The table, or `None` when the rows do not have more than one strategy.
 pub fn table(rows: &[&Row]) -> Option<Table> {

@@ -9,7 +9,7 @@ use crate::evidence::{Row, RunKind, RunRecord};
 use crate::stats::DEFAULT_NOISE;
 
 use super::document::{Align, Block, Line, Table};
-use super::format;
+use crate::text::format;
 
 /// The comparisons of every candidate variant with the base over `rows`.
 fn comparisons(rows: &[Row]) -> Vec<compare::Comparison> {

@@ -4,8 +4,8 @@
 use crate::model::value_text;
 use crate::workloads::contract::{ParamKind, ParamSpec, WorkloadSpec};
 
-use super::markdown as md;
-use super::table::{Align, Cell, Table};
+use crate::text::markdown as md;
+use crate::text::table::{Align, Cell, Table};
 
 fn values(p: &ParamSpec) -> [String; 3] {
     let join = |v: &[serde_json::Value]| v.iter().map(value_text).collect::<Vec<_>>().join(", ");

@@ -26,16 +26,13 @@ use crate::evidence::{RUN_SCHEMA, RunCpu, RunDir, RunRecord, StatusCounts, read_
 use crate::measure::affinity;
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
+use crate::model::utc_now;
 use crate::report::{self, terminal::Out};
 
 pub use config::RunRequest;
 use config::{RunConfig, Target};
 use observe::Observers;
 use rounds::Outcome;
-
-/// The run's default seed and clock text, kept at these paths for code
-/// written before `model`.
-pub use crate::model::utc_now;
 
 /// Exit code of a run stopped by a signal (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;

@@ -12,12 +12,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::evidence::{MeasurementRecord, SampleRecord, Status, TrialFacts, VerifierRecord, WorkerReport};
+use crate::evidence::{MeasurementRecord, SampleRecord, TrialFacts, VerifierRecord, WorkerReport};
 use crate::measure::clock;
 use crate::measure::counters::{Accumulator, Probe, Snapshot};
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
-use crate::plan::Cell;
+use crate::model::Cell;
+use crate::model::Status;
 use crate::workloads::contract::{Sampler, Timer, WorkloadSpec};
 
 use super::stopping;
@@ -176,7 +177,7 @@ impl Loop<'_> {
 
 /// The shortest a batched sample may be: the profile's target length, and at
 /// least 100 clock reads so the clock costs under 1% of it.
-fn calibration_floor(m: &crate::plan::MeasureSpec, timer_overhead_ns: f64) -> f64 {
+fn calibration_floor(m: &crate::model::MeasureSpec, timer_overhead_ns: f64) -> f64 {
     (m.target_sample_ms * 1e6).max(100.0 * timer_overhead_ns)
 }
 

@@ -22,8 +22,9 @@ use crate::measure::counters::{Probe, Snapshot};
 use crate::model::params::parse_suffixed_int;
 use crate::model::{Cell, Named, Profile};
 
-/// The vocabulary a workload declares itself in, kept at these paths for
-/// code written before `model` (new code names `crate::model`).
+/// The vocabulary a workload declares itself in (defined in `model`, which
+/// the records share), so that a workload's file takes its contract from one
+/// `use`.
 pub use crate::model::{Direction, TableShape, Unit, Work};
 
 /// What a parameter's values may be.

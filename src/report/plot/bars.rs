@@ -101,7 +101,7 @@ fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, categories: &[
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_label_formatter(&|v| category_name(categories, *v))
-        .y_label_formatter(&|v| super::super::format::number(*v))
+        .y_label_formatter(&|v| crate::text::format::number(*v))
         .draw()?;
     let width = 0.8 / series.len().max(1) as f64;
     for (j, s) in series.iter().enumerate() {

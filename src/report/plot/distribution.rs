@@ -95,7 +95,7 @@ fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Sampl
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_label_formatter(&|v| category_name(&names, *v))
-        .y_label_formatter(&|v| super::super::format::number(*v))
+        .y_label_formatter(&|v| crate::text::format::number(*v))
         .draw()?;
     let color = COLORS[0];
     let boxes: Vec<(f64, Five)> =

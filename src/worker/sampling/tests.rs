@@ -7,9 +7,10 @@ use std::cell::Cell as Shared;
 use std::rc::Rc;
 
 use super::*;
-use crate::cli::{PinStrategy, Profile};
 use crate::evidence::StopReason;
-use crate::plan::cell::{CELL_SCHEMA, CpuClass, MeasureSpec, Placement};
+use crate::model::placement::{CpuClass, Placement};
+use crate::model::{CELL_SCHEMA, MeasureSpec};
+use crate::model::{PinStrategy, Profile};
 use crate::workloads::contract::{Instance, Sampled, TableShape, Unit, Verdict, Work};
 
 const MS: u64 = 1_000_000;

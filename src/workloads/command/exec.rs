@@ -25,7 +25,8 @@ use regex::Regex;
 use serde_json::json;
 
 use super::output::{self, Stream};
-use super::{CommandDef, placeholder, shown};
+use super::{placeholder, shown};
+use crate::model::command::CommandDef;
 use crate::model::{Cell, value_text};
 use crate::text::markdown::code;
 use crate::workloads::contract::{Instance, Prepared, Timer, Verdict, Work};

@@ -15,7 +15,7 @@ use serde_json::Value;
 use toml::Spanned;
 
 use super::placeholder;
-use super::{AxisDef, CommandDef, MetricDef, ValueCheck, VerifyDef};
+use crate::model::command::{AxisDef, CommandDef, MetricDef, ValueCheck, VerifyDef};
 use crate::model::{
     UsageError,
     variant::{ENV_NAME_RULE, env_name_ok},

@@ -20,16 +20,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::model::command::CommandDef;
 use crate::model::{Cell, UsageError};
 use crate::text::markdown::code;
 use crate::workloads::contract::{ParamKind, ParamSpec, PrepareContext, Prepared, TableShape, Workload, WorkloadSpec};
 
 /// The file read when no `--workloads` is given, if it exists.
 pub const DEFAULT_FILE: &str = "proofbench.toml";
-
-/// The definition of a command workload as data, kept at these paths for
-/// code written before `model`.
-pub use crate::model::command::{AxisDef, CommandDef, MetricDef, ValueCheck, VerifyDef};
 
 impl CommandDef {
     /// The timed region, in words (markdown: the command and the regex as
