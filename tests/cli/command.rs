@@ -16,7 +16,7 @@ fn guest_toml() -> String {
     format!(
         r#"
 [[workload]]
-id = "capos.smp-scale"
+id = "myos.smp-scale"
 summary = "A guest kernel's own cycle count at 1, 2 and 4 CPUs"
 unit = "cycles"
 direction = "lower-is-better"
@@ -66,7 +66,7 @@ fn write(sb: &Sandbox, name: &str, body: &str) -> PathBuf {
 fn a_guest_metric_sweep_runs_verifies_reports_and_compares_unchanged() {
     let sb = Sandbox::new();
     let file = write(&sb, "guest.toml", &guest_toml());
-    let out = sb.run(&[&["--workloads", file.to_str().unwrap(), "capos"], FAST].concat());
+    let out = sb.run(&[&["--workloads", file.to_str().unwrap(), "myos"], FAST].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rows = sb.rows();
     assert_eq!(rows.len(), 3);
@@ -74,14 +74,14 @@ fn a_guest_metric_sweep_runs_verifies_reports_and_compares_unchanged() {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["unit"], "cycles");
         assert_eq!(r["cell"]["params"]["workers"], w);
-        assert_eq!(r["cell"]["command"]["id"], "capos.smp-scale");
+        assert_eq!(r["cell"]["command"]["id"], "myos.smp-scale");
         assert_eq!(r["verifier"]["passed"], true);
         assert_eq!(r["stats"]["work"]["median"], cycles);
         assert_eq!(r["stats"]["total"]["median"], cycles + 50_000.0);
         assert!(r["details"]["output_tail"].as_str().unwrap().contains("poweroff"), "{r}");
     }
     let md = sb.report_md();
-    assert!(md.contains("### capos.smp-scale") && md.contains("1,200,000 cycles") && md.contains("300,000 cycles"), "{md}");
+    assert!(md.contains("### myos.smp-scale") && md.contains("1,200,000 cycles") && md.contains("300,000 cycles"), "{md}");
     let cmp = std::process::Command::new(bin()).args(["compare"]).arg(sb.run_dir()).arg(sb.run_dir()).output().unwrap();
     assert!(cmp.status.success(), "{}", text(&cmp.stderr));
     let table = text(&cmp.stdout);
@@ -114,21 +114,21 @@ fn a_wall_time_sweep_in_proofbench_toml_runs_prepare_and_cleanup() {
 fn a_verifier_failure_gives_an_invalid_row_naming_what_did_not_match() {
     let sb = Sandbox::new();
     let file = write(&sb, "guest.toml", &guest_toml());
-    let out = sb.run(&[&["--workloads", file.to_str().unwrap(), "capos", "-p", "workers=2", "-p", "fail=1"], FAST].concat());
+    let out = sb.run(&[&["--workloads", file.to_str().unwrap(), "myos", "-p", "workers=2", "-p", "fail=1"], FAST].concat());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let rows = sb.rows();
     assert_eq!(rows.len(), 1);
     let reason = rows[0]["reason"].as_str().unwrap();
     assert_eq!(rows[0]["status"], "invalid");
     assert!(reason.contains("no match for `benchmark: PASSED`") && reason.contains("read 4951"), "{reason}");
-    assert!(sb.report_md().contains("| capos.smp-scale | invalid"));
+    assert!(sb.report_md().contains("| myos.smp-scale | invalid"));
 }
 
 #[test]
 fn a_metric_that_is_missing_fails_the_row_with_the_regex_named() {
     let sb = Sandbox::new();
     let file = write(&sb, "guest.toml", &guest_toml().replace(r"cycles=(\d+)', total", r"instructions=(\d+)', total"));
-    let out = sb.run(&[&["--workloads", file.to_str().unwrap(), "capos", "-p", "workers=1"], FAST].concat());
+    let out = sb.run(&[&["--workloads", file.to_str().unwrap(), "myos", "-p", "workers=1"], FAST].concat());
     assert_eq!(out.status.code(), Some(1));
     let r = &sb.rows()[0];
     assert_eq!(r["status"], "failed");
@@ -164,7 +164,7 @@ fn a_missing_program_or_a_built_in_group_exits_2_before_anything_runs() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("missing.toml:") && err.contains("key `command`: program") && err.contains("not an executable file"), "{err}");
-    let clash = write(&sb, "clash.toml", &guest_toml().replace("capos.smp-scale", "cpu.guest"));
+    let clash = write(&sb, "clash.toml", &guest_toml().replace("myos.smp-scale", "cpu.guest"));
     let out = sb.run(&["--workloads", clash.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("key `id`: 'cpu.guest' clashes with the built-in group 'cpu'"));

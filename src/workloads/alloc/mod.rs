@@ -26,8 +26,8 @@ use block::Fill;
 pub fn fill_param() -> ParamSpec {
     ParamSpec::choice_of(
         "fill",
-        "how much of each block is written and checked: ends (its first and last 8-byte words, HAKMEM's touch of the \
-         first and last byte) or full (every byte)",
+        "how much of each block is written and checked: ends (its first and last 8-byte words, so that \
+         every block is touched at both ends) or full (every byte)",
         [Fill::Ends; 3],
     )
 }

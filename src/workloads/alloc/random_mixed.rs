@@ -29,7 +29,7 @@ impl Workload for RandomMixed {
         WorkloadSpec {
             id: "alloc.random-mixed",
             group: "alloc",
-            summary: "One thread frees and allocates blocks at random slots of a small working set (HAKMEM's random-mixed)",
+            summary: "One thread frees and allocates blocks at random slots of a small working set",
             measures: "an allocator's single-thread malloc + free fast path with a randomly recycled working set, and, \
                        over the iterations axis, how much of a short run's figure is start-up",
             unit: Unit::OpsPerSec,
@@ -57,7 +57,7 @@ impl Workload for RandomMixed {
                     .with_values(Profile::Quick, its(&[100_000, 1_000_000]))
                     .with_values(Profile::Full, its(&[100_000, 1_000_000, 10_000_000]))
                     .with_values(Profile::Seed, its(&[100_000, 10_000_000])),
-                ParamSpec::int("slots", "live blocks at most: the working set (HAKMEM's ws)", 1, 1 << 24, [256; 3]),
+                ParamSpec::int("slots", "live blocks at most: the working set", 1, 1 << 24, [256; 3]),
                 super::fill_param(),
                 allocator::param(),
             ],

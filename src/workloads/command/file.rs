@@ -202,7 +202,7 @@ fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: 
     // id: GROUP.NAME, a group of the user's own.
     let id = w.id.get_ref().clone();
     let Some((group, name)) = id.split_once('.') else {
-        return Err(src.err(&w.id.span(), "id", format!("'{id}' must be GROUP.NAME, e.g. capos.smp-scale")));
+        return Err(src.err(&w.id.span(), "id", format!("'{id}' must be GROUP.NAME, e.g. myos.smp-scale")));
     };
     if !is_group_name(group) || name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
         return Err(src.err(&w.id.span(), "id", format!("'{id}' must be GROUP.NAME with letters, digits, '-', '_' (and '.' in NAME)")));

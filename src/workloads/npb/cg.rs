@@ -90,7 +90,7 @@ impl Workload for Cg {
             summary: "NAS Parallel Benchmarks 3.4 CG: inverse power iteration with 25-step conjugate gradient solves on NPB's \
                       random sparse matrix, rows split over runtime tasks",
             measures: "irregular memory access (sparse matrix-vector products) and fine-grained fork-join synchronisation on \
-                       a task runtime: about 80 parallel phases per outer iteration (the RustFiber NAS CG row); Mop/s as NPB \
+                       a task runtime: about 80 parallel phases per outer iteration; Mop/s as NPB \
                        counts it, 2 niter na (3 + nonzer (nonzer + 1) + 25 (5 + nonzer (nonzer + 1)) + 3) floating-point \
                        operations per run divided by the time",
             unit: Unit::MopsPerSec,

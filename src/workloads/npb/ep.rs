@@ -84,7 +84,7 @@ impl Workload for Ep {
             id: "npb.ep",
             group: "npb",
             summary: "NAS Parallel Benchmarks 3.4 EP: Gaussian deviates from NPB's generator, tallied in annuli, batches split over runtime tasks",
-            measures: "throughput of an embarrassingly parallel floating-point kernel on a task runtime (the RustFiber NAS EP row): \
+            measures: "throughput of an embarrassingly parallel floating-point kernel on a task runtime: \
                        Mop/s as NPB counts it, 2^(M+1) random numbers per run divided by the time",
             unit: Unit::MopsPerSec,
             timed_region: "NPB's timed region, inside the runtime's install (the hand-off to the pool is outside): computing the jump multiplier a^(2^17), then every batch (its start seed by \

@@ -28,7 +28,7 @@ impl Workload for FutexCtx {
             group: "os",
             summary: "Futex ping-pong between two threads: one hand-off of the turn per operation",
             measures: "the cost of handing the CPU to another thread that waits in the kernel: FUTEX_WAKE, the wakeup and, \
-                       on one CPU, a context switch (rvOS `yield` and `ipc` rows include the same switch)",
+                       on one CPU, a context switch (the switch that os.yield pair and os.ipc-rtt on one CPU include)",
             unit: Unit::NsPerOp,
             timed_region: "`iters` hand-offs: on the measuring thread's turns it stores counter + 1 and calls FUTEX_WAKE; on \
                            the peer's turns it waits (FUTEX_WAIT) until the peer stores the next value, and compares it with \

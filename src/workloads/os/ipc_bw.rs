@@ -32,7 +32,7 @@ impl Workload for IpcBw {
             group: "os",
             summary: "One-way stream of fixed-size messages over a pipe to a forked receiver",
             measures: "IPC bandwidth for message-sized transfers: the copy into and out of the pipe buffer plus the wakeups \
-                       of a reader that takes one message per read (rvOS `ipc throughput 1KB`)",
+                       of a reader that takes one message per read",
             unit: Unit::MbPerSec,
             timed_region: "`iters` writes of one `size`-byte message each, then the read of the receiver's 16-byte \
                            acknowledgement (its checksum and byte count), which it sends after reading and checksumming the \

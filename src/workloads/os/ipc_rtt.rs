@@ -52,7 +52,7 @@ impl Workload for IpcRtt {
             group: "os",
             summary: "Round trip of a small message to an echoing peer (process over pipes or a socketpair, or a thread)",
             measures: "the latency of kernel IPC: two writes, two reads and the wakeups between the two ends; on one CPU \
-                       also two context switches per round trip (rvOS `ipc round-trip`, perf bench sched pipe)",
+                       also two context switches per round trip",
             unit: Unit::NsPerOp,
             timed_region: "a loop of `iters` round trips: write the message (its first 8 bytes a sequence number), read the \
                            echo in full, compare the echoed sequence number with the one sent (a mismatch counter); creating the \
@@ -65,7 +65,7 @@ impl Workload for IpcRtt {
                 ParamSpec::axis_of::<Transport>(
                     "transport",
                     "pipe: forked process, two pipes; unix: forked process, socketpair(AF_UNIX, SOCK_STREAM); thread: a thread, two pipes; \
-                     loopback: no peer, one pipe written and read back by the measuring thread (rvOS's same-process channel pair)",
+                     loopback: no peer, one pipe written and read back by the measuring thread (the channel's cost without a second party)",
                 ),
                 ParamSpec::int("bytes", "message size in bytes (at most PIPE_BUF, so every write is atomic)", 8, 4096, [8, 8, 8]),
                 placement_param(),

@@ -28,7 +28,7 @@ impl Workload for PipeLifecycle {
             group: "os",
             summary: "Create a pipe with pipe2(O_CLOEXEC) and close both ends",
             measures: "the lifecycle of a kernel IPC channel: allocating two file descriptors, the pipe inode and its \
-                       buffer bookkeeping, then releasing them (rvOS `chan create+close`)",
+                       buffer bookkeeping, then releasing them",
             unit: Unit::NsPerOp,
             timed_region: "a loop of `iters` pipe2(O_CLOEXEC) calls, each followed by close() of the write end and of the read \
                            end, with a per-iteration count of the calls that returned two distinct descriptors >= 0, and a \

@@ -56,7 +56,7 @@ impl Workload for SchedYield {
             group: "os",
             summary: "sched_yield(): alone, or with a second thread yielding on the same or another CPU",
             measures: "the scheduler's yield path: a bare system call when nothing else is runnable (single), a switch to \
-                       the other thread and back when two threads share a CPU (pair, same-cpu) (rvOS `yield`)",
+                       the other thread and back when two threads share a CPU (pair, same-cpu)",
             unit: Unit::NsPerOp,
             timed_region: "a loop of `iters` sched_yield() calls by the measuring thread, each return value compared with 0 \
                            (a counter); in pair mode the peer thread yields in its own loop meanwhile, and on one CPU \

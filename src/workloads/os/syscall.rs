@@ -23,7 +23,7 @@ impl Workload for Syscall {
             group: "os",
             summary: "One raw system call (getppid or getpid through syscall(2), bypassing libc)",
             measures: "the cost of entering and leaving the kernel for a call that does almost nothing: \
-                       the floor under every other kernel primitive (rvOS `syscall (getpid)`)",
+                       the floor under every other kernel primitive",
             unit: Unit::NsPerOp,
             timed_region: "a loop of `iters` calls of syscall(SYS_getppid) (or SYS_getpid) and, per call, a comparison of the \
                            returned id with the one read at prepare (a mismatch counter); reading the expected id is outside. With \
@@ -34,7 +34,7 @@ impl Workload for Syscall {
             params: vec![
                 ParamSpec::choice_of(
                     "call",
-                    "the system call: getppid (as perf bench syscall basic) or getpid (as rvOS)",
+                    "the system call: getppid or getpid (both return a number the kernel keeps, with no other work)",
                     [Call::Getppid, Call::Getppid, Call::Getpid],
                 ),
                 ParamSpec::int(

@@ -39,7 +39,7 @@ impl Workload for Fib {
                 ParamSpec::int(
                     "cutoff",
                     "calls of fib(m) with m <= cutoff run sequentially (no task); n - cutoff fixes the task count: 23 gives \
-                     150,048 tasks, 25 gives 392,834, 27 gives 1,028,456 (RustFiber's million tiny tasks)",
+                     150,048 tasks, 25 gives 392,834, 27 gives 1,028,456 (about a million tiny tasks)",
                     1,
                     89,
                     [5, 5, 5],
