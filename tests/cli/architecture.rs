@@ -438,3 +438,42 @@ mod tests {
     let root = references("pub mod plan;\nfn f() { plan::build(); crate::exit_code_of(); }\n", &[], &tops);
     assert_eq!(root, [("lib".to_string(), 2), ("plan".to_string(), 2)]);
 }
+
+/// Whether `declaring` (a parent module's file) declares the module `name`
+/// (`mod name;`, with any visibility or attribute before it).
+fn declares(declaring: &Path, name: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(declaring) else { return false };
+    code_only(&text).lines().any(|l| {
+        let l = l.trim();
+        l.ends_with(&format!("mod {name};")) && l.split_whitespace().rev().nth(1) == Some("mod")
+    })
+}
+
+#[test]
+fn every_source_file_is_declared_as_a_module() {
+    // A file nobody declares is not compiled, so a forgotten `pub mod` line
+    // (say, for a new workload) would otherwise go unnoticed.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut missing = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        if rel == Path::new("lib.rs") || rel == Path::new("main.rs") {
+            continue;
+        }
+        let stem = f.file_stem().unwrap().to_str().unwrap();
+        let dir = f.parent().unwrap();
+        // `a/b.rs` is declared in `a/mod.rs` or `a.rs`; `a/mod.rs` in the
+        // parent of `a` the same way; at the top, in lib.rs.
+        let (name, parent_dir) =
+            if stem == "mod" { (dir.file_name().unwrap().to_str().unwrap(), dir.parent().unwrap()) } else { (stem, dir) };
+        let candidates =
+            if parent_dir == src { vec![src.join("lib.rs")] } else { vec![parent_dir.join("mod.rs"), parent_dir.with_extension("rs")] };
+        if !candidates.iter().any(|c| declares(c, name)) {
+            missing.push(rel.display().to_string());
+        }
+    }
+    assert!(files.len() > 100, "the walk found the sources ({})", files.len());
+    assert!(missing.is_empty(), "files no module declares (add `mod NAME;` to the parent module): {missing:?}");
+}
