@@ -3,6 +3,7 @@
 use super::*;
 use crate::model::placement::CpuClass;
 use crate::topology::fixture;
+use crate::workloads::contract::ParamSpec;
 use crate::workloads::registry;
 
 fn request(selection: &[&str]) -> RunOptions {
@@ -274,4 +275,78 @@ fn a_parameter_one_variant_sweeps_and_another_fixes_is_refused() {
     req.variants = vec!["sys=allocator=nosuch".into(), "je=allocator=jemalloc".into()];
     let e = plan(&req, "kvm-2c").unwrap_err().to_string();
     assert!(e.starts_with("--variant sys=allocator=nosuch: param=allocator=nosuch: "), "{e}");
+}
+
+/// A made-up workload: the plan's rules tested on specs that do not change
+/// when a real workload's defaults do.
+fn fake(id: &'static str, params: Vec<ParamSpec>) -> WorkloadSpec {
+    use crate::model::{TableShape, Unit};
+    WorkloadSpec {
+        id,
+        group: id.split('.').next().unwrap(),
+        summary: "made up",
+        measures: "nothing",
+        unit: Unit::NsPerOp,
+        timed_region: "none",
+        total_window: None,
+        verifier: "none",
+        batched: false,
+        params,
+        faults: &["break"],
+        shape: TableShape::Primitive,
+    }
+}
+
+fn fake_specs() -> Vec<WorkloadSpec> {
+    vec![
+        fake(
+            "g.a",
+            vec![
+                ParamSpec::int("size", "", 1, 100, [2, 50, 7]),
+                ParamSpec::choice("mode", "", &["x", "y"], ["x", "x", "y"]).with_values(Profile::Full, vec!["x".into(), "y".into()]),
+            ],
+        ),
+        fake("g.b", vec![ParamSpec::int("size", "", 1, 9, [3, 3, 3]), ParamSpec::workers("threads")]),
+        fake("h.c", vec![]),
+    ]
+}
+
+#[test]
+fn fake_specs_plan_in_registry_order_with_the_profile_s_values_and_axes() {
+    let topo = fixture("kvm-2c");
+    let mut r = request(&["g", "h.c"]);
+    let p = build(&r, "t", 1, &fake_specs(), &topo).unwrap();
+    assert_eq!(ids(&p), ["000-g.a", "001-g.b-workers=1", "002-g.b-workers=2", "003-h.c"]);
+    assert_eq!(p.cells[0].int("size").unwrap(), 2);
+    assert!(p.cells[0].axes.is_empty() && p.cells[3].axes.is_empty());
+    assert_eq!(p.cells[1].axes, ["workers"]);
+    // A profile with two values of a parameter makes it an axis; the last
+    // parameter varies fastest.
+    r.profile = Profile::Full;
+    let p = build(&r, "t", 1, &fake_specs(), &topo).unwrap();
+    assert_eq!(&ids(&p)[..2], ["000-g.a-mode=x", "001-g.a-mode=y"]);
+    assert_eq!(p.cells[0].int("size").unwrap(), 50);
+    // Overrides: a bare name reaches every selected workload that has it,
+    // a qualified one only its workload; bounds are each spec's own.
+    r.profile = Profile::Quick;
+    r.params = vec!["size=4,5".into(), "g.b.size=9".into()];
+    let p = build(&r, "t", 1, &fake_specs(), &topo).unwrap();
+    assert_eq!(&ids(&p)[..3], ["000-g.a-size=4", "001-g.a-size=5", "002-g.b-workers=1"]);
+    assert_eq!(p.cells[2].int("size").unwrap(), 9);
+    r.params = vec!["size=50".into()];
+    let e = build(&r, "t", 1, &fake_specs(), &topo).unwrap_err().to_string();
+    assert!(e.contains("outside 1..=9"), "{e}");
+}
+
+#[test]
+fn fake_specs_take_faults_and_refuse_what_none_of_them_has() {
+    let topo = fixture("kvm-2c");
+    let mut r = request(&["g.a", "h.c"]);
+    r.inject_fault = Some("break".into());
+    let p = build(&r, "t", 1, &fake_specs(), &topo).unwrap();
+    assert!(p.cells.iter().all(|c| c.fault.as_deref() == Some("break")));
+    r.inject_fault = Some("melt".into());
+    assert!(build(&r, "t", 1, &fake_specs(), &topo).is_err());
+    let r = request(&["nothing.here"]);
+    assert!(build(&r, "t", 1, &fake_specs(), &topo).is_err());
 }
