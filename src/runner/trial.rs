@@ -58,18 +58,10 @@ fn lock_dir(path: &Path) -> std::io::Result<std::fs::File> {
 fn random_suffix(n: usize) -> String {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let mut bytes = vec![0u8; n];
-    let mut filled = 0;
-    while filled < n {
-        // SAFETY: the pointer and length describe the unfilled part of `bytes`.
-        let got = unsafe { libc::getrandom(bytes[filled..].as_mut_ptr().cast(), n - filled, 0) };
-        if got > 0 {
-            filled += got as usize;
-        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            // No generator: the time's nanoseconds still differ between runs.
-            let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-            bytes[filled..].iter_mut().enumerate().for_each(|(i, b)| *b = (t >> ((i % 16) * 8)) as u8);
-            filled = n;
-        }
+    if getrandom::fill(&mut bytes).is_err() {
+        // No generator: the time's nanoseconds still differ between runs.
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        bytes.iter_mut().enumerate().for_each(|(i, b)| *b = (t >> ((i % 16) * 8)) as u8);
     }
     bytes.iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
 }
