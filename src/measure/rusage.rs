@@ -44,9 +44,19 @@ impl Rusage {
         Rusage::get(libc::RUSAGE_SELF)
     }
 
+    /// The calling thread alone.
+    pub fn this_thread() -> Rusage {
+        Rusage::get(libc::RUSAGE_THREAD)
+    }
+
     /// Every child this process has waited for.
     pub fn children() -> Rusage {
         Rusage::get(libc::RUSAGE_CHILDREN)
+    }
+
+    /// Context switches, voluntary and involuntary.
+    pub fn context_switches(&self) -> u64 {
+        self.voluntary_ctx_switches + self.involuntary_ctx_switches
     }
 
     /// The counters accumulated between `earlier` and `self` (max RSS is the

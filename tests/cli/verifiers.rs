@@ -69,6 +69,14 @@ fn yield_on_one_cpu_is_checked_by_its_hand_overs_and_a_skipped_yield_is_invalid(
         assert!(d["last_sample_context_switches"].as_u64().unwrap() >= seen, "{d}");
         assert!(d["last_sample_peer_saw"].as_u64().unwrap() >= 1, "{d}");
     }
+    // The other cells cannot see the fault: they are skipped saying so, never ok.
+    let (rows, _) = run(&["os.yield", "--inject-fault", "skip-yield"], 1);
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        let same_cpu_pair = r["cell"]["params"]["mode"] == "pair" && r["cell"]["params"]["placement"] == "same-cpu";
+        let want = if same_cpu_pair { "invalid" } else { "skipped" };
+        assert_eq!(r["status"], want, "{}: {}", name(r), r["reason"]);
+    }
 }
 
 #[test]

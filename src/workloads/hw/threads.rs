@@ -7,6 +7,7 @@ use std::sync::Barrier;
 
 use anyhow::Context;
 
+use crate::measure::rusage::Rusage;
 use crate::measure::{affinity, clock};
 
 /// One thread's account of its window.
@@ -45,10 +46,7 @@ impl<R> Runs<R> {
 }
 
 fn involuntary_switches() -> i64 {
-    // SAFETY: an all-zero rusage is a valid value for the kernel to overwrite.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a live, writable rusage; RUSAGE_THREAD reads the calling thread.
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } == 0 { ru.ru_nivcsw } else { 0 }
+    Rusage::this_thread().involuntary_ctx_switches as i64
 }
 
 fn current_cpu() -> i32 {

@@ -23,6 +23,7 @@ use serde_json::json;
 
 use super::{PairPlacement, pin_pair, placement_param, spawn_pinned_peer};
 use crate::measure::clock;
+use crate::measure::rusage::Rusage;
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
@@ -93,6 +94,14 @@ impl Workload for SchedYield {
         if !pair_mode && placement != PairPlacement::SameCpu {
             return Ok(Prepared::Skip("single-thread yield has one end; placement does not apply".into()));
         }
+        // A fault only the checks of another cell can see would leave this
+        // row ok: such cells are skipped, saying so.
+        if cx.fault_is(SKIP_YIELD) && !(pair_mode && placement == PairPlacement::SameCpu) {
+            return Ok(Prepared::Skip(format!("the {SKIP_YIELD} fault shows only in a same-cpu pair (yields are counted there)")));
+        }
+        if cx.fault_is(FAULT) && !pair_mode {
+            return Ok(Prepared::Skip(format!("the {FAULT} fault is the peer's: single mode has none")));
+        }
         let pair = match pin_pair(cell, cx, "measuring thread")? {
             Ok(p) => p,
             Err(reason) => return Ok(Prepared::Skip(reason)),
@@ -109,7 +118,6 @@ impl Workload for SchedYield {
             note: pair.note,
             cross: placement == PairPlacement::CrossCpu,
             skip_yield: cx.fault_is(SKIP_YIELD),
-            yields_total: 0,
         }))
     }
 }
@@ -219,17 +227,6 @@ fn relax(cross: bool) {
     }
 }
 
-/// Context switches of the calling thread so far (voluntary + involuntary).
-fn thread_switches() -> u64 {
-    // SAFETY: rusage is plain data; all-zero is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a live, writable rusage; RUSAGE_THREAD reads the calling thread.
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
-        return 0;
-    }
-    (ru.ru_nvcsw.max(0) + ru.ru_nivcsw.max(0)) as u64
-}
-
 /// The hand-overs of a same-cpu sample, seen from both sides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Handovers {
@@ -305,9 +302,6 @@ struct YieldInstance {
     cross: bool,
     /// The fault: the loop does not call sched_yield.
     skip_yield: bool,
-    /// The measuring thread's yields over every sample (published to the
-    /// peer in same-cpu mode).
-    yields_total: u64,
 }
 
 impl YieldInstance {
@@ -329,9 +323,10 @@ impl YieldInstance {
     /// The same-cpu timed loop: after each yield, publish the count and see
     /// whether the peer's moved. Returns (yields that returned 0, yields after
     /// which the peer had run).
-    fn observed_loop(&mut self, shared: &Shared, iters: u64, timer: &mut Timer) -> (u64, u64) {
+    fn observed_loop(&self, shared: &Shared, iters: u64, timer: &mut Timer) -> (u64, u64) {
         let skip = self.skip_yield;
-        let (mut ok, mut saw, mut published) = (0u64, 0u64, self.yields_total);
+        // Only this thread writes its count: it goes on from the last sample's.
+        let (mut ok, mut saw, mut published) = (0u64, 0u64, shared.measurer_yields.load(Ordering::Relaxed));
         let mut seen = shared.yields.load(Ordering::Relaxed);
         timer.start();
         for _ in 0..iters {
@@ -344,7 +339,6 @@ impl YieldInstance {
             seen = now;
         }
         timer.stop();
-        self.yields_total = published;
         (ok, saw)
     }
 }
@@ -353,14 +347,16 @@ impl Instance for YieldInstance {
     type Outcome = Outcome;
 
     fn sample(&mut self, iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, Outcome)> {
-        let Some(shared) = self.peer.as_ref().map(|p| Arc::clone(&p.shared)) else {
+        let Some(peer) = &self.peer else {
             let yields = self.plain_loop(iters, timer);
             return Ok((Work::ops(iters), Outcome { iters, yields, peer: None, peer_failures: 0, handovers: None }));
         };
+        let shared = &*peer.shared;
         let peer_yields = || shared.yields.load(Ordering::Acquire);
-        // The peer's count when it was woken, and just before the window.
-        let woken = peer_yields();
-        self.peer.as_ref().expect("pair mode").wake();
+        // The peer's count (and failures) when it was woken, and just before
+        // the window.
+        let (woken, failures_before) = (peer_yields(), shared.failures.load(Ordering::Relaxed));
+        peer.wake();
         // Wait (bounded) to see the peer running.
         let t0 = clock::now_ns();
         while peer_yields() == woken && clock::now_ns() - t0 < PEER_WAIT_NS {
@@ -370,12 +366,12 @@ impl Instance for YieldInstance {
         let (yields, seen) = if self.cross {
             (self.plain_loop(iters, timer), None)
         } else {
-            let (switches, peer_saw) = (thread_switches(), shared.peer_saw.load(Ordering::Relaxed));
-            let (yields, measurer_saw) = self.observed_loop(&shared, iters, timer);
-            (yields, Some((measurer_saw, thread_switches() - switches, peer_saw)))
+            let (switches, peer_saw) = (Rusage::this_thread(), shared.peer_saw.load(Ordering::Relaxed));
+            let (yields, measurer_saw) = self.observed_loop(shared, iters, timer);
+            (yields, Some((measurer_saw, Rusage::this_thread().since(&switches).context_switches(), peer_saw)))
         };
         let after = peer_yields();
-        self.peer.as_ref().expect("pair mode").park(self.cross);
+        peer.park(self.cross);
         // The peer's last look comes after the window: its count is read
         // once it has parked.
         let handovers = seen.map(|(measurer_saw, switches, peer_saw)| Handovers {
@@ -384,7 +380,7 @@ impl Instance for YieldInstance {
             switches,
         });
         let peer = Some(PeerProgress { since_wake: peer_yields() - woken, in_window: after - before });
-        let peer_failures = shared.failures.load(Ordering::Relaxed);
+        let peer_failures = shared.failures.load(Ordering::Relaxed) - failures_before;
         Ok((Work::ops(iters), Outcome { iters, yields, peer, peer_failures, handovers }))
     }
 
@@ -440,7 +436,7 @@ mod tests {
 
     fn instance(pair: bool, lose_progress: bool, cross: bool) -> YieldInstance {
         let peer = pair.then(|| Peer::spawn(None, lose_progress).unwrap());
-        YieldInstance { peer, cpus: (0, pair.then_some(0)), note: String::new(), cross, skip_yield: false, yields_total: 0 }
+        YieldInstance { peer, cpus: (0, pair.then_some(0)), note: String::new(), cross, skip_yield: false }
     }
 
     /// Pins the test thread and makes a same-cpu pair on its CPU.
@@ -448,7 +444,7 @@ mod tests {
         let cpu = *affinity::current_thread().unwrap().first().unwrap();
         affinity::pin_current_thread(cpu).unwrap();
         let peer = Some(Peer::spawn(Some(cpu), false).unwrap());
-        YieldInstance { peer, cpus: (cpu, Some(cpu)), note: String::new(), cross: false, skip_yield, yields_total: 0 }
+        YieldInstance { peer, cpus: (cpu, Some(cpu)), note: String::new(), cross: false, skip_yield }
     }
 
     #[test]
