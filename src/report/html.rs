@@ -6,9 +6,9 @@
 //! worker's stderr of every row that is not ok. Every text that comes from
 //! the records is HTML-escaped there; the SVG text is escaped by plotters.
 
-use crate::evidence::StoredRun;
-
-pub use super::document::html::escape;
+use super::document::Document;
+use super::document::html::escape;
+use crate::evidence::{Row, StoredRun};
 
 /// The page's style: readable tables, plots scaled to the page width.
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}\
@@ -29,10 +29,15 @@ e.textContent=n+' of '+f.length+' plots drawn.';})();";
 
 /// The whole report.html of a stored run.
 pub fn render(stored: &StoredRun) -> String {
-    let mut doc = super::sections::document(stored);
-    doc.blocks.extend(super::sections::worker_stderr(&stored.rows));
+    page(super::sections::document(stored), &stored.rows)
+}
+
+/// report.html of the report `doc` of `rows`: the document, then the worker
+/// stderr of the rows that are not ok, folded.
+pub fn page(mut doc: Document, rows: &[Row]) -> String {
+    doc.blocks.extend(super::sections::worker_stderr(rows));
     let figures = doc.figures();
-    let body = super::document::Output::Html.render(&doc.blocks);
+    let body = super::document::html::render(&doc.blocks);
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}<p id=\"plot-check\" data-expected=\"{figures}\">{figures} plots.</p>\n\
@@ -122,7 +127,6 @@ mod tests {
         assert_eq!(page.matches("<figure").count(), 4);
         assert_eq!(page.matches("<svg").count(), 4);
         assert!(page.contains("data-expected=\"4\""));
-        assert!(!page.contains("Plots: "), "the plots list became the figures");
         assert!(page.contains("<h2>w</h2>") && page.contains("<h3>w.x</h3>") && page.contains("<h2>Not ok</h2>"));
         for external in ["src=", "href=", "@import", "url("] {
             assert!(!page.contains(external), "no external resource ({external})");

@@ -23,41 +23,43 @@ pub mod workloads;
 use crate::evidence::{Row, RunRecord, StoredRun};
 use crate::text::format;
 
-use document::Output;
+use document::{Block, markdown};
 
 /// The whole report.md of a stored run.
 pub fn render(stored: &StoredRun) -> String {
-    Output::Markdown.render(&sections::document(stored).blocks)
+    markdown::render(&sections::document(stored).blocks)
+}
+
+/// report.md and report.html of a stored run, from one document (its plots
+/// drawn once).
+pub fn render_md_and_html(stored: &StoredRun) -> (String, String) {
+    let doc = sections::document(stored);
+    (markdown::render(&doc.blocks), html::page(doc, &stored.rows))
 }
 
 /// The counters table of a group for the terminal, after a blank line (""
 /// when no row has counters).
 pub fn counters_section(rows: &[Row], group: &str) -> String {
     let blocks = sections::counters(rows, group);
-    if blocks.is_empty() { String::new() } else { format!("\n{}", Output::Terminal.render(&blocks)) }
+    if blocks.is_empty() { String::new() } else { format!("\n{}", markdown::render(&blocks)) }
 }
 
 /// Only the counters tables of a stored run (`report --counters`).
 pub fn render_counters(stored: &StoredRun) -> String {
     let blocks: Vec<_> = groups(&stored.run, &stored.rows).iter().flat_map(|g| sections::counters(&stored.rows, g)).collect();
-    if blocks.is_empty() { "No row of this run has counters.\n".into() } else { Output::Markdown.render(&blocks) }
+    if blocks.is_empty() { "No row of this run has counters.\n".into() } else { markdown::render(&blocks) }
 }
 
-/// The tables of one group for the terminal (`run` prints them as the group
-/// ends).
-pub fn group_section(rows: &[Row], group: &str) -> String {
-    Output::Terminal.render(&sections::group(rows, group))
+/// The section of one group (`run` writes its plots and prints it as the
+/// group ends).
+pub fn group_section(rows: &[Row], group: &str) -> Vec<Block> {
+    sections::group(rows, group)
 }
 
-/// The footer for the terminal (`run` prints it at the end): the variants,
-/// the reproducibility summary, every row that is not ok, the run totals.
+/// The footer `run` prints at the end: the variants, the reproducibility
+/// summary, every row that is not ok, the run totals.
 pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
-    Output::Terminal.render(&sections::footer(run, rows))
-}
-
-/// The plots of a group's workloads (the runner writes them under `plots/`).
-pub fn group_plots(rows: &[Row], group: &str) -> Vec<plot::Plot> {
-    sections::group_plots(rows, group)
+    markdown::render(&sections::footer(run, rows))
 }
 
 /// Groups in plan order (then any found only in rows).

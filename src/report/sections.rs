@@ -98,17 +98,6 @@ pub fn group(rows: &[Row], group: &str) -> Vec<Block> {
     out
 }
 
-/// The plots of a group's workloads (the runner writes them under `plots/`).
-pub fn group_plots(rows: &[Row], group: &str) -> Vec<plot::Plot> {
-    workloads(rows, group)
-        .into_iter()
-        .flat_map(|w| {
-            let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
-            plot::plots(w, &mine)
-        })
-        .collect()
-}
-
 /// The section of one workload: heading, prose, scaling and strategy tables,
 /// its figures, and the statistics tables of its ok rows.
 pub fn workload(rows: &[Row], w: &str) -> Vec<Block> {
@@ -346,7 +335,7 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
 }
 
 /// The last lines of the worker's stderr of every row that is not ok
-/// (report.html shows them folded; report.md points to logs/).
+/// (report.html shows them folded, naming each row's log file).
 pub fn worker_stderr(rows: &[Row]) -> Vec<Block> {
     let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok && !r.stderr_tail.trim().is_empty()).collect();
     if bad.is_empty() {

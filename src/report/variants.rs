@@ -127,7 +127,7 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
 /// `lead`, `between` joining the verdict and the ratio.
 fn verdict_line(lead: Line, r: &RowComparison, between: &str) -> Line {
     lead.text(r.workload.as_str())
-        .literal(" [")
+        .text(" [")
         .text(r.axes.as_str())
         .text("] ")
         .text(r.verdict.as_str())

@@ -154,8 +154,9 @@ fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Re
     // The report is rendered from the records as stored, so that
     // `proofbench report DIR` gives the same bytes.
     let stored = read_run(dir.path())?;
-    dir.write_file("report.md", &report::render(&stored))?;
-    dir.write_file("report.html", &report::html::render(&stored))?;
+    let (md, html) = report::render_md_and_html(&stored);
+    dir.write_file("report.md", &md)?;
+    dir.write_file("report.html", &html)?;
     observers.run_finished(dir.path())?;
     let summary = format!("{}\nResults: {}\n", report::footer(&stored.run, &stored.rows), dir.path().display());
     match (req.json, req.quiet) {

@@ -95,16 +95,20 @@ impl Observer for GroupOutputs {
         // Rows are decided out of plan order: tables and plots follow the plan.
         let mut ordered: Vec<Row> = rows.iter().filter(|r| &r.cell.group == group).cloned().collect();
         ordered.sort_by_key(|r| r.cell.index);
-        for p in report::group_plots(&ordered, group) {
-            dir.write_file(&format!("plots/{}", p.file), &p.svg)?;
-            match report::plot::png::png(&p.svg) {
-                Ok(png) => dir.write_bytes(&format!("plots/{}", report::plot::png::file_name(&p.file)), &png)?,
-                Err(e) => report::terminal::to_stderr(&format!("proofbench: warning: plots/{}: no PNG copy: {e:#}\n", p.file)),
+        // One section: its figures are the plot files, its text what is printed.
+        let section = report::group_section(&ordered, group);
+        for f in report::document::figures(&section) {
+            dir.write_file(&f.path, &f.svg)?;
+            let file = f.file_name();
+            match report::plot::png::png(&f.svg) {
+                Ok(png) => dir.write_bytes(&format!("plots/{}", report::plot::png::file_name(file)), &png)?,
+                Err(e) => report::terminal::to_stderr(&format!("proofbench: warning: plots/{file}: no PNG copy: {e:#}\n")),
             }
         }
+        // The page so far (the seeds' graphs drawn as results arrive).
         dir.write_file("report.html", &report::html::render(&read_run(dir.path())?))?;
         if self.tables {
-            let mut text = report::group_section(&ordered, group);
+            let mut text = report::document::markdown::render(&section);
             if self.counters {
                 text.push_str(&report::counters_section(&ordered, group));
             }

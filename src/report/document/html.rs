@@ -53,7 +53,6 @@ fn block(b: &Block) -> String {
 fn inline(i: &Inline) -> String {
     match i {
         Inline::Text(s) => escape(&one_line(s)),
-        Inline::Literal(s) => escape(s),
         Inline::Code(c) => format!("<code>{}</code>", escape(&one_line(&c.text))),
     }
 }
@@ -109,8 +108,7 @@ mod tests {
 
     #[test]
     fn every_inline_node_is_escaped_once_and_code_is_a_code_element() {
-        let l =
-            Line::new().text(IMG).text(" &lt; a`b | c\u{1b}[31m\nx").literal(" [").code("echo `date` <x>").marked(" and `a|b` or `<img>`");
+        let l = Line::new().text(IMG).text(" &lt; a`b | c\u{1b}[31m\nx").text(" [").code("echo `date` <x>").marked(" and `a|b` or `<img>`");
         assert_eq!(
             line(&l),
             "&lt;img src=x onerror=alert(1)&gt; &amp;lt; a`b | c\u{FFFD}[31m x [<code>echo `date` &lt;x&gt;</code> and <code>a|b</code> or `&lt;img&gt;`"

@@ -1,16 +1,16 @@
 //! The report as a document: a small tree of typed nodes that the report's
 //! sections build from the records, and that one renderer per output turns
-//! into text: [`markdown`] (report.md, `--update-doc` blocks, `--counters`),
-//! [`html`] (report.html) and [`terminal`] (what `run` prints). No renderer
-//! ever reads text another one wrote.
+//! into text: [`markdown`] (report.md, `--update-doc` blocks, `--counters`,
+//! and what `run` prints, which `report::terminal` cleans of control
+//! characters as it prints) and [`html`] (report.html). No renderer ever
+//! reads text another one wrote.
 //!
 //! Blocks: headings, paragraphs (one or more lines), lists, warnings, tables,
 //! figures (the plots of a workload), a group's section, compact runs of
 //! blocks (a sentence and the list it introduces), and details (text an
 //! output may fold away). Inline nodes are typed, so that each output
 //! escapes them its own way: [`Inline::Text`] (any text, a record's
-//! included), [`Inline::Code`] (a code span) and [`Inline::Literal`]
-//! (proofbench's own fixed wording). Each node is escaped on its own: a
+//! included), and [`Inline::Code`] (a code span). Each node is escaped on its own: a
 //! value that ends where markup could start is closed off before the next.
 //!
 //! Text from the records that marks code with backticks (the registry's
@@ -22,30 +22,19 @@
 
 pub mod html;
 pub mod markdown;
-pub mod terminal;
 
 pub use crate::text::table::Align;
 
-/// The outputs a document renders to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Output {
-    /// CommonMark/GFM: report.md, the tables `--update-doc` writes.
-    Markdown,
-    /// The body of report.html.
-    Html,
-    /// The terminal: the markdown text with no control character.
-    Terminal,
-}
-
-impl Output {
-    /// `blocks` rendered for this output.
-    pub fn render(self, blocks: &[Block]) -> String {
-        match self {
-            Output::Markdown => markdown::render(blocks),
-            Output::Html => html::render(blocks),
-            Output::Terminal => terminal::render(blocks),
-        }
-    }
+/// The figures of `blocks`, at any depth, in order.
+pub fn figures(blocks: &[Block]) -> Vec<&Figure> {
+    blocks
+        .iter()
+        .flat_map(|b| match b {
+            Block::Figures(f) => f.iter().collect(),
+            Block::Group { blocks, .. } | Block::Compact(blocks) => figures(blocks),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// A whole report: the page's title and its blocks.
@@ -60,17 +49,7 @@ pub struct Document {
 impl Document {
     /// How many figures the document holds, at any depth.
     pub fn figures(&self) -> usize {
-        fn count(blocks: &[Block]) -> usize {
-            blocks
-                .iter()
-                .map(|b| match b {
-                    Block::Figures(f) => f.len(),
-                    Block::Group { blocks, .. } | Block::Compact(blocks) => count(blocks),
-                    _ => 0,
-                })
-                .sum()
-        }
-        count(&self.blocks)
+        figures(&self.blocks).len()
     }
 }
 
@@ -133,10 +112,6 @@ pub enum Inline {
     Text(String),
     /// A code span.
     Code(Code),
-    /// proofbench's own fixed wording, written as it is in markdown (so it
-    /// must hold nothing markdown would read as markup: it is for a `[`
-    /// that opens no link); HTML-escaped like text elsewhere.
-    Literal(&'static str),
 }
 
 /// A code span: `text` is what it shows.
@@ -169,12 +144,6 @@ impl Line {
     /// `s` appended as a code span.
     pub fn code(mut self, s: impl Into<String>) -> Line {
         self.0.push(Inline::Code(Code { text: s.into(), written: None }));
-        self
-    }
-
-    /// Fixed wording appended as it is (see [`Inline::Literal`]).
-    pub fn literal(mut self, s: &'static str) -> Line {
-        self.0.push(Inline::Literal(s));
         self
     }
 
