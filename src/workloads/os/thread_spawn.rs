@@ -53,8 +53,8 @@ fn value(salt: u64, index: u64) -> u64 {
 /// What one sample saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Outcome {
+    /// Threads spawned and joined (a failure ends the sample with an error).
     iters: u64,
-    joined: u64,
     mismatches: Mismatches,
 }
 
@@ -72,7 +72,7 @@ impl Instance for ThreadSpawnInstance {
         let (salt, first) = (self.salt, self.next);
         // The fault makes the middle thread of the sample return a wrong value.
         let wrong = if self.wrong_return { Some(first + iters / 2) } else { None };
-        let (mut joined, mut mismatches) = (0u64, Mismatches::new());
+        let mut mismatches = Mismatches::new();
         timer.start();
         for index in first..first + iters {
             let off = u64::from(wrong == Some(index));
@@ -80,19 +80,18 @@ impl Instance for ThreadSpawnInstance {
                 .spawn(move || value(salt, index).wrapping_add(off))
                 .with_context(|| format!("spawning thread {index}"))?;
             let got = h.join().map_err(|_| anyhow::anyhow!("thread {index} panicked"))?;
-            joined += 1;
             mismatches.add_if(got != value(salt, index));
         }
         timer.stop();
         self.next += iters;
-        Ok((Work::ops(iters), Outcome { iters, joined, mismatches }))
+        Ok((Work::ops(iters), Outcome { iters, mismatches }))
     }
 
     fn verify(&mut self, l: &Outcome) -> Verdict {
         Verdict {
-            passed: l.mismatches.is_empty() && l.joined == l.iters,
+            passed: l.mismatches.is_empty(),
             expected: format!("{} threads joined, 0 returned a wrong value", l.iters),
-            observed: format!("{} threads joined, {} returned a wrong value", l.joined, l.mismatches.count),
+            observed: format!("{} threads joined, {} returned a wrong value", l.iters, l.mismatches.count),
         }
     }
 
@@ -128,12 +127,6 @@ mod tests {
         let v = inst.verify(&out);
         assert!(!v.passed);
         assert_eq!(v.observed, "4 threads joined, 1 returned a wrong value");
-    }
-
-    #[test]
-    fn the_verifier_fails_on_a_missing_join() {
-        let mut inst = instance(false);
-        assert!(!inst.verify(&Outcome { iters: 3, joined: 2, mismatches: Mismatches::new() }).passed);
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub trait Runtime: Send + Sync + Sized + 'static {
     const NAME: &'static str;
     /// Whether millions of tiny tasks make sense (not for a thread per task).
     const FINE_GRAINED: bool = true;
+    /// Whether `install` runs its closure on a thread of the pool (spawn has
+    /// no pool: it runs it on the caller).
+    const POOL: bool = true;
 
     /// Builds the pool: `workers` threads, worker i pinned to
     /// `cpus[i % cpus.len()]` when `cpus` is given. Pinning errors are errors.

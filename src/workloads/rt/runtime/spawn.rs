@@ -20,6 +20,7 @@ pub struct Spawn {
 impl Runtime for Spawn {
     const NAME: &'static str = "spawn";
     const FINE_GRAINED: bool = false;
+    const POOL: bool = false;
 
     fn build(workers: usize, cpus: Option<&[usize]>) -> anyhow::Result<Self> {
         // Threads come and go with the tasks: check now, on a throwaway thread,
