@@ -1,6 +1,6 @@
 //! proofbench: systems benchmarks on Linux, every result an evidence record.
 //!
-//! The crate is laid out as the pipeline of `ARCHITECTURE.md`, one module per
+//! The crate is laid out as a pipeline (CONTRIBUTING.md, "Where things go"), one module per
 //! stage: `cli` (flags) -> `commands` (one handler per subcommand) -> `plan`
 //! -> `runner` (spawning `worker`s that run `workloads` with `measure`) ->
 //! `evidence` -> `stats` -> `report`. `topology` and `envelope` describe the

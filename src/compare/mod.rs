@@ -4,7 +4,7 @@
 //! (Welch's t on the logs of the trial medians: the trial, a process, is the
 //! unit of replication; samples of one process are not independent
 //! replicates), and a verdict. "regressed" and "improved" need the whole
-//! interval beyond the noise band on one side (ARCHITECTURE.md); anything
+//! interval beyond the noise band on one side (docs/METHODOLOGY.md, "Statistics"); anything
 //! else that matched is "unchanged", and what cannot be judged is "not
 //! comparable" with the reason (one trial on a side among them).
 //!

@@ -279,7 +279,7 @@ fn a_parameter_one_variant_sweeps_and_another_fixes_is_refused() {
 
 /// A made-up workload: the plan's rules tested on specs that do not change
 /// when a real workload's defaults do.
-fn fake(id: &'static str, params: Vec<ParamSpec>) -> WorkloadSpec {
+fn fake(id: &'static str, params: Vec<ParamSpec>, faults: &'static [&'static str]) -> WorkloadSpec {
     use crate::model::{TableShape, Unit};
     WorkloadSpec {
         id,
@@ -292,7 +292,7 @@ fn fake(id: &'static str, params: Vec<ParamSpec>) -> WorkloadSpec {
         verifier: "none",
         batched: false,
         params,
-        faults: &["break"],
+        faults,
         shape: TableShape::Primitive,
     }
 }
@@ -305,9 +305,10 @@ fn fake_specs() -> Vec<WorkloadSpec> {
                 ParamSpec::int("size", "", 1, 100, [2, 50, 7]),
                 ParamSpec::choice("mode", "", &["x", "y"], ["x", "x", "y"]).with_values(Profile::Full, vec!["x".into(), "y".into()]),
             ],
+            &["break"],
         ),
-        fake("g.b", vec![ParamSpec::int("size", "", 1, 9, [3, 3, 3]), ParamSpec::workers("threads")]),
-        fake("h.c", vec![]),
+        fake("g.b", vec![ParamSpec::int("size", "", 1, 9, [3, 3, 3]), ParamSpec::workers("threads")], &["break"]),
+        fake("h.c", vec![], &[]),
     ]
 }
 
@@ -344,9 +345,11 @@ fn fake_specs_take_faults_and_refuse_what_none_of_them_has() {
     let mut r = request(&["g.a", "h.c"]);
     r.inject_fault = Some("break".into());
     let p = build(&r, "t", 1, &fake_specs(), &topo).unwrap();
-    assert!(p.cells.iter().all(|c| c.fault.as_deref() == Some("break")));
+    // The fault reaches the workload that has it, not the one without.
+    let faults: Vec<(&str, Option<&str>)> = p.cells.iter().map(|c| (c.workload.as_str(), c.fault.as_deref())).collect();
+    assert_eq!(faults, [("g.a", Some("break")), ("h.c", None)]);
     r.inject_fault = Some("melt".into());
-    assert!(build(&r, "t", 1, &fake_specs(), &topo).is_err());
+    assert!(matches!(build(&r, "t", 1, &fake_specs(), &topo), Err(PlanError::BadFault { .. })));
     let r = request(&["nothing.here"]);
-    assert!(build(&r, "t", 1, &fake_specs(), &topo).is_err());
+    assert!(matches!(build(&r, "t", 1, &fake_specs(), &topo), Err(PlanError::UnknownWorkload { .. })));
 }

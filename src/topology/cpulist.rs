@@ -124,10 +124,22 @@ mod tests {
 
     #[test]
     fn rejects_malformed_lists() {
-        for bad in ["a", "1-", "-1", "3-1", "1,,2", "1 2", "0-7:0/2", "0-7:3/2", "0-7:2", "99999999999"] {
-            // The reason alone: the caller names the file and quotes the text.
+        // The reason alone, naming what is wrong: the caller names the file
+        // and quotes the text.
+        for (bad, reason) in [
+            ("a", "\"a\" is not a CPU number"),
+            ("1-", "\"\" is not a CPU number"),
+            ("-1", "\"\" is not a CPU number"),
+            ("3-1", "range 3-1 runs backwards"),
+            ("1,,2", "empty item between commas"),
+            ("1 2", "\"1 2\" is not a CPU number"),
+            ("0-7:0/2", "needs 0 < used <= group"),
+            ("0-7:3/2", "needs 0 < used <= group"),
+            ("0-7:2", "stride \"2\" is not used/group"),
+            ("99999999999", "above the limit"),
+        ] {
             let why = parse(bad).unwrap_err();
-            assert!(!why.is_empty(), "{bad:?}");
+            assert!(why.contains(reason), "{bad:?}: {why}");
         }
     }
 

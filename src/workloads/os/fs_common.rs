@@ -1,5 +1,4 @@
-//! Helpers shared by the file, thread and process workloads of the `os`
-//! group: the private directory of a workload instance, refusals by the
+//! Helpers shared by the workloads of the `os` group: the private directory of a workload instance, refusals by the
 //! kernel turned into skipped rows, and deterministic file contents.
 
 use std::io;

@@ -17,6 +17,7 @@ use std::thread::JoinHandle;
 use anyhow::Context;
 use serde_json::json;
 
+use super::fs_common::skip_or_fail;
 use super::{PairPlacement, await_ready, pin_and_announce, pin_pair, placement_param};
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
@@ -88,8 +89,7 @@ impl Workload for IpcRtt {
         let corrupt = cx.fault_is(FAULT);
         let channels = match Channels::open(transport) {
             Ok(c) => c,
-            Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("{transport} channels are not permitted here: {e}"))),
-            Err(e) => return Err(anyhow::Error::new(e).context(format!("creating the {transport} channels"))),
+            Err(e) => return skip_or_fail(&format!("opening {transport} channels"), e),
         };
         let Channels { tx, mut rx, peer_rx, peer_tx } = channels;
         let cpu_b = Some(pair.b);
@@ -136,8 +136,7 @@ fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::R
     };
     let (r, w) = match io::pipe() {
         Ok(p) => p,
-        Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("pipes are not permitted here: {e}"))),
-        Err(e) => return Err(anyhow::Error::new(e).context("creating the loopback pipe")),
+        Err(e) => return skip_or_fail("creating the loopback pipe", e),
     };
     let mut tx = File::from(OwnedFd::from(w));
     if cx.fault_is(FAULT) {
@@ -158,10 +157,6 @@ fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::R
         rbuf: vec![0; bytes],
         round_trips: 0,
     }))
-}
-
-fn refused(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOSYS | libc::EACCES))
 }
 
 /// The two directions, as seen by the measuring end and by the peer.

@@ -6,6 +6,7 @@ use std::io;
 
 use serde_json::json;
 
+use super::fs_common::skip_or_fail;
 use crate::model::Cell;
 use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
 
@@ -48,17 +49,11 @@ impl Workload for PipeLifecycle {
     }
 
     fn prepare(&self, _cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        match create_and_close() {
-            Ok(_) => {}
-            Err(e) if refused(&e) => return Ok(Prepared::Skip(format!("pipe2 is not permitted here: {e}"))),
-            Err(e) => return Err(anyhow::Error::new(e).context("creating a pipe at prepare")),
+        if let Err(e) = create_and_close() {
+            return skip_or_fail("pipe2", e);
         }
         Ok(Prepared::ready(PipeInstance::new(cx.fault_is(FAULT), cx.fault_is(SKIP_PIPE2))))
     }
-}
-
-fn refused(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOSYS | libc::EACCES))
 }
 
 /// One pipe created and closed outside any window: the probe of prepare.
