@@ -96,44 +96,67 @@ pub fn code(s: &str) -> String {
     if pad { format!("{fence} {content} {fence}") } else { format!("{fence}{content}{fence}") }
 }
 
-/// `s` as markdown in which `code spans` (CommonMark: a run of backticks up
-/// to the next run of the same length) are kept as they are and everything
-/// else is escaped as [`text`]. A span whose content holds a `<` that could
-/// open a tag is escaped as text, its backticks shown, and so is a run of
-/// backticks without its closing run.
-pub fn inline(s: &str) -> String {
+/// A piece of a record's text as CommonMark reads it (see [`spans`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Span {
+    /// Text: up to the next backtick, a run of backticks without its
+    /// closing run, or a would-be span holding a `<` that could open a tag
+    /// (its backticks included).
+    Text(String),
+    /// A code span as written, its backtick fences included.
+    Code(String),
+}
+
+/// `s` cut into text and `code spans` (CommonMark: a run of backticks up to
+/// the next run of the same length), in order. The one place record text is
+/// split: [`inline`] writes it as markdown, the report's document model
+/// (`Line::marked`) as typed nodes.
+pub fn spans(s: &str) -> Vec<Span> {
     let chars: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(s.len());
+    let piece = |a: usize, b: usize| chars[a..b].iter().collect::<String>();
+    let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         if chars[i] != '`' {
-            // Up to the next backtick: text.
             let end = chars[i..].iter().position(|&c| c == '`').map_or(chars.len(), |k| i + k);
-            push_all(&mut out, &chars[i..end]);
+            out.push(Span::Text(piece(i, end)));
             i = end;
             continue;
         }
         let run = backticks(&chars, i);
         match closing(&chars, i + run, run) {
             Some(end) if !holds_tag(&chars[i + run..end]) => {
-                // A span: kept, line breaks and controls aside.
-                for &c in &chars[i..end + run] {
-                    match c {
-                        '\n' | '\r' | '\t' => out.push(' '),
-                        c if c.is_control() => out.push('\u{FFFD}'),
-                        c => out.push(c),
-                    }
-                }
+                out.push(Span::Code(piece(i, end + run)));
                 i = end + run;
             }
             Some(end) => {
-                push_all(&mut out, &chars[i..end + run]);
+                out.push(Span::Text(piece(i, end + run)));
                 i = end + run;
             }
             None => {
-                push_all(&mut out, &chars[i..i + run]);
+                out.push(Span::Text(piece(i, i + run)));
                 i += run;
             }
+        }
+    }
+    out
+}
+
+/// `s` as markdown in which `code spans` are kept as they are (line breaks
+/// as spaces, control characters as U+FFFD) and everything else is escaped
+/// as [`text`], piece by piece as [`spans`] cuts it. A span whose content
+/// holds a `<` that could open a tag is escaped as text, its backticks
+/// shown, and so is a run of backticks without its closing run.
+pub fn inline(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for span in spans(s) {
+        match span {
+            Span::Text(t) => push_all(&mut out, &t.chars().collect::<Vec<char>>()),
+            Span::Code(written) => out.extend(written.chars().map(|c| match c {
+                '\n' | '\r' | '\t' => ' ',
+                c if c.is_control() => '\u{FFFD}',
+                c => c,
+            })),
         }
     }
     out

@@ -42,15 +42,8 @@ fn inline(i: &Inline) -> String {
     match i {
         Inline::Text(s) => md::text(s),
         Inline::Code(c) => match &c.written {
-            // As `text::markdown::inline` keeps a record's span.
-            Some(w) => w
-                .chars()
-                .map(|c| match c {
-                    '\n' | '\r' | '\t' => ' ',
-                    c if c.is_control() => '\u{FFFD}',
-                    c => c,
-                })
-                .collect(),
+            // A record's span, kept as `text::markdown::inline` keeps it.
+            Some(w) => md::inline(w),
             None => md::code(&c.text),
         },
     }

@@ -23,6 +23,7 @@
 pub mod html;
 pub mod markdown;
 
+use crate::text::markdown::Span;
 pub use crate::text::table::Align;
 
 /// The figures of `blocks`, at any depth, in order.
@@ -224,77 +225,32 @@ impl Table {
     }
 }
 
-/// Whether a `<` followed by `next` (`None`: the end of the text) could
-/// open markup: as `text::markdown` decides it.
-fn opens_tag(next: Option<char>) -> bool {
-    next.is_none_or(|n| n.is_alphabetic() || matches!(n, '/' | '!' | '?'))
-}
-
-/// The length of the run of backticks at `at`.
-fn backticks(chars: &[char], at: usize) -> usize {
-    chars[at..].iter().take_while(|&&c| c == '`').count()
-}
-
-/// Where the first run of exactly `run` backticks at or after `from` starts.
-fn closing(chars: &[char], from: usize, run: usize) -> Option<usize> {
-    let mut k = from;
-    while k < chars.len() {
-        match backticks(chars, k) {
-            0 => k += 1,
-            n if n == run => return Some(k),
-            n => k += n,
-        }
-    }
-    None
-}
-
 /// `s` with line breaks and tabs as spaces.
 fn one_line(s: &str) -> String {
     s.chars().map(|c| if matches!(c, '\n' | '\r' | '\t') { ' ' } else { c }).collect()
 }
 
-/// The inline nodes of a record's text (see [`Line::marked`]). Each piece
-/// of text is its own node, cut where `text::markdown::inline` cuts it, so
-/// that markdown escapes its ends as it always has.
+/// The inline nodes of a record's text (see [`Line::marked`]): the pieces
+/// `text::markdown::spans` cuts, so that markdown escapes their ends as it
+/// always has.
 fn marked(s: &str) -> Vec<Inline> {
-    let chars: Vec<char> = s.chars().collect();
-    let piece = |a: usize, b: usize| chars[a..b].iter().collect::<String>();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] != '`' {
-            let end = chars[i..].iter().position(|&c| c == '`').map_or(chars.len(), |k| i + k);
-            out.push(Inline::Text(piece(i, end)));
-            i = end;
-            continue;
-        }
-        let run = backticks(&chars, i);
-        match closing(&chars, i + run, run) {
-            Some(end) => {
-                let inner = &chars[i + run..end];
-                let tag = inner.iter().enumerate().any(|(k, &c)| c == '<' && opens_tag(inner.get(k + 1).copied()));
-                if tag {
-                    out.push(Inline::Text(piece(i, end + run)));
-                } else {
-                    // CommonMark shows the content with one space stripped
-                    // from each end when both ends have one (and it is not
-                    // all spaces).
-                    let content = one_line(&piece(i + run, end));
-                    let text = match content.strip_prefix(' ').and_then(|c| c.strip_suffix(' ')) {
-                        Some(inner) if !content.trim().is_empty() => inner.to_string(),
-                        _ => content,
-                    };
-                    out.push(Inline::Code(Code { text, written: Some(piece(i, end + run)) }));
-                }
-                i = end + run;
+    crate::text::markdown::spans(s)
+        .into_iter()
+        .map(|span| match span {
+            Span::Text(t) => Inline::Text(t),
+            Span::Code(written) => {
+                let run = written.chars().take_while(|&c| c == '`').count();
+                // CommonMark shows the content with one space stripped from
+                // each end when both ends have one (and it is not all spaces).
+                let content = one_line(&written[run..written.len() - run]);
+                let text = match content.strip_prefix(' ').and_then(|c| c.strip_suffix(' ')) {
+                    Some(inner) if !content.trim().is_empty() => inner.to_string(),
+                    _ => content,
+                };
+                Inline::Code(Code { text, written: Some(written) })
             }
-            None => {
-                out.push(Inline::Text(piece(i, i + run)));
-                i += run;
-            }
-        }
-    }
-    out
+        })
+        .collect()
 }
 
 #[cfg(test)]
