@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::evidence::{Row, StoredRun};
 use crate::model::params::{param_matches, parse_suffixed};
-use crate::model::{Status, UsageError};
+use crate::model::{Status, Unit, UsageError};
 use crate::report::axes_text;
 use crate::text::format;
 use crate::text::table::{Align, Table};
@@ -259,11 +259,8 @@ pub fn parse(text: &str, name: &str) -> Result<Vec<Claim>, UsageError> {
             [false, false, false] => return Err(err("no expectation: give 'expect', 'min'/'max', or 'value' with 'tolerance'".into())),
             _ => return Err(err("give one expectation: 'expect', 'min'/'max', or 'value' with 'tolerance', not several".into())),
         };
-        if let Some(u) = &c.unit {
-            const UNITS: [&str; 5] = ["ns", "ns/op", "ops/s", "MB/s", "Mop/s"];
-            if !UNITS.contains(&u.as_str()) {
-                return Err(err(format!("unit '{u}' is not one of {}", UNITS.join(", "))));
-            }
+        if let Some(u) = c.unit.as_deref().filter(|u| Unit::from_name(u).is_none()) {
+            return Err(err(format!("unit '{u}' is not one of {}", Unit::NAMES.join(", "))));
         }
         out.push(Claim {
             workload: c.workload.clone(),

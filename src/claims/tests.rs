@@ -87,7 +87,10 @@ fn a_malformed_file_names_the_file_line_and_key() {
     let e = error("[[claim]]\nworkload = \"a.b\"\nvalue = 3\ntolerance = \"lots%\"\n");
     assert!(e.starts_with("claims.toml line 4") && e.contains("tolerance"), "{e}");
     let e = error("[[claim]]\nworkload = \"a.b\"\nexpect = \"1..2\"\nunit = \"furlongs\"\n");
-    assert!(e.contains("unit 'furlongs'"), "{e}");
+    assert!(e.contains("unit 'furlongs'") && e.contains("Mop/s, cycles"), "{e}");
+    // Every unit a row can have is a unit a claim can name (a command
+    // workload's `cycles` was refused).
+    assert!(parse("[[claim]]\nworkload = \"g.w\"\nexpect = \"1..2\"\nunit = \"cycles\"\n", "claims.toml").is_ok());
     let e = error("[[claim]\n");
     assert!(e.starts_with("claims.toml line 1"), "{e}");
     let e = error("[[claim]]\nexpect = \"1..2\"\n");

@@ -18,8 +18,8 @@ pub fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
         workloads::markdown(&specs)
     } else {
         let mut text = workloads::text(&specs);
-        for d in defs.iter().filter(|d| d.verify.exit_code_only()) {
-            text.push_str(&format!("warning: {}\n", d.exit_code_only_warning()));
+        for w in defs.iter().filter_map(|d| d.exit_code_only_warning()) {
+            text.push_str(&format!("warning: {}{}{}\n", crate::text::markdown::code(w.id), w.what, w.at));
         }
         text
     };

@@ -117,8 +117,8 @@ pub fn workload(rows: &[Row], w: &str) -> Vec<Block> {
         what = what.text(" Verifier: ").marked(&v.description).text(".");
     }
     let mut out = vec![Block::heading(3, w), Block::Paragraph(vec![Line::new().marked(first.summary.trim_start()).text("."), what])];
-    if let Some(def) = first.cell.command.as_ref().filter(|d| d.verify.exit_code_only()) {
-        out.push(Block::Warning(Line::new().marked(&def.exit_code_only_warning())));
+    if let Some(w) = first.cell.command.as_ref().and_then(|d| d.exit_code_only_warning()) {
+        out.push(Block::Warning(Line::new().code(w.id).marked(&w.what).text(w.at)));
     }
     out.extend(scaling::tables(&mine).into_iter().map(Block::Table));
     out.extend(strategies::table(&mine).map(Block::Table));

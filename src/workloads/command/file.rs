@@ -163,10 +163,6 @@ fn one_line(s: &str) -> String {
     s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-fn parse_unit(s: &str) -> Option<Unit> {
-    [Unit::Ns, Unit::NsPerOp, Unit::OpsPerSec, Unit::MbPerSec, Unit::MopsPerSec, Unit::Cycles].into_iter().find(|u| u.as_str() == s)
-}
-
 fn is_group_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
 }
@@ -216,9 +212,8 @@ fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: 
     }
 
     // unit and direction: the direction is written out and must agree.
-    let unit = parse_unit(w.unit.get_ref()).ok_or_else(|| {
-        src.err(&w.unit.span(), "unit", format!("'{}' is not one of ns, ns/op, ops/s, MB/s, Mop/s, cycles", w.unit.get_ref()))
-    })?;
+    let unit = Unit::from_name(w.unit.get_ref())
+        .ok_or_else(|| src.err(&w.unit.span(), "unit", format!("'{}' is not one of {}", w.unit.get_ref(), Unit::NAMES.join(", "))))?;
     let direction = match w.direction.get_ref().as_str() {
         "lower-is-better" => Direction::LowerIsBetter,
         "higher-is-better" => Direction::HigherIsBetter,

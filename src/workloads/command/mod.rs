@@ -28,6 +28,15 @@ use crate::workloads::contract::{ParamKind, ParamSpec, PrepareContext, Prepared,
 /// The file read when no `--workloads` is given, if it exists.
 pub const DEFAULT_FILE: &str = "proofbench.toml";
 
+/// The warning for a command workload whose verifier checks only the exit
+/// code: its `id`, then `what` (proofbench's wording, its keys in
+/// backticks), then `at` (where the workload is declared, as the file said).
+pub struct ExitCodeOnly<'a> {
+    pub id: &'a str,
+    pub what: String,
+    pub at: &'a str,
+}
+
 impl CommandDef {
     /// The timed region, in words (markdown: the command and the regex as
     /// code spans whose fences outlast any backtick inside them).
@@ -59,15 +68,20 @@ impl CommandDef {
     }
 
     /// What `list` and the report say of a workload whose verifier checks
-    /// only the exit code (markdown).
-    pub fn exit_code_only_warning(&self) -> String {
-        format!(
-            "{}: only the exit code of each run is checked (expected {}), not its output: a run that printed a wrong \
-             result passes. Add `must_match`, `must_not_match` or `value` under `[workload.verify]` at {}",
-            code(&self.id),
-            self.verify.exit_code,
-            self.source
-        )
+    /// only the exit code (`None` when it checks the output), in pieces so
+    /// that each output writes them its own way: the id, proofbench's wording
+    /// (its keys in backticks), and where to add a check (the file's own
+    /// text).
+    pub fn exit_code_only_warning(&self) -> Option<ExitCodeOnly<'_>> {
+        self.verify.exit_code_only().then(|| ExitCodeOnly {
+            id: &self.id,
+            what: format!(
+                ": only the exit code of each run is checked (expected {}), not its output: a run that printed a wrong \
+                 result passes. Add `must_match`, `must_not_match` or `value` under `[workload.verify]` at ",
+                self.verify.exit_code
+            ),
+            at: &self.source,
+        })
     }
 
     /// The spec `list`, the plan and the records use. Its texts are leaked:
