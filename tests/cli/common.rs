@@ -82,6 +82,16 @@ pub fn row<'a>(rows: &'a [Value], workload: &str) -> &'a Value {
     rows.iter().find(|r| r["cell"]["workload"] == workload).unwrap_or_else(|| panic!("no row for {workload}"))
 }
 
+/// A JSON value that must be a string.
+pub fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
+}
+
+/// A row's id (`000-cpu.primes-workers=1`).
+pub fn row_name(r: &Value) -> &str {
+    s(&r["cell"]["row_id"])
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, text};
+use crate::common::{Sandbox, row_name as name, text};
 
 const IDS: [&str; 3] = ["cpu.dynamic", "cpu.barrier", "cpu.service"];
 
@@ -41,10 +41,6 @@ fn run(extra: &[&str], code: i32) -> Vec<Value> {
 
 fn id(r: &Value) -> &str {
     r["cell"]["workload"].as_str().unwrap()
-}
-
-fn name(r: &Value) -> &str {
-    r["cell"]["row_id"].as_str().unwrap()
 }
 
 /// The details each workload must record.

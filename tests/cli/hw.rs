@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::common::{FAST, Sandbox, text};
+use crate::common::{FAST, Sandbox, row_name as name, text};
 
 /// Small sizes for the workloads of `selection` (a parameter no selected
 /// workload has is an error): a cell takes milliseconds in the debug build.
@@ -37,10 +37,6 @@ fn run(args: &[&str], want_code: i32) -> (Vec<Value>, Value) {
 
 fn id(r: &Value) -> &str {
     r["cell"]["workload"].as_str().unwrap()
-}
-
-fn name(r: &Value) -> &str {
-    r["cell"]["row_id"].as_str().unwrap()
 }
 
 /// Whether the machine the run described has SMT siblings in the CPUs it may use.

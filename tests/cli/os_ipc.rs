@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::common::{FAST, Sandbox, text};
+use crate::common::{FAST, Sandbox, s, text};
 
 /// Runs `args` (FAST added) and returns the rows, checking the exit code.
 fn run(args: &[&str], code: i32) -> Vec<Value> {
@@ -63,10 +63,6 @@ fn all_invalid(id: &str, fault: &str, extra: &[&str]) -> Vec<Value> {
     }
     assert!(!verdicts.is_empty(), "no row of {id} reached the fault");
     verdicts
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
 }
 
 #[test]

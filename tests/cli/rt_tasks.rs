@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, text};
+use crate::common::{Sandbox, s, text};
 
 /// Two timed samples after one warmup, no settle pause.
 const TWO_RUNS: &[&str] = &["--workers", "1,2", "--trials", "1", "--runs", "2", "--warmup", "1", "--settle", "0"];
@@ -46,10 +46,6 @@ fn run(selection: &[&str], code: i32) -> Vec<Value> {
     let out = sb.run(&[selection, TWO_RUNS, &small].concat());
     assert_eq!(out.status.code(), Some(code), "{}\n{}", text(&out.stdout), text(&out.stderr));
     sb.rows()
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
 }
 
 /// Whether a row is expected to be skipped: a fine-grained cell on spawn.
