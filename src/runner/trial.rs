@@ -7,11 +7,20 @@
 //! directory made, in advance by anyone else sharing the directory it goes
 //! in. When it cannot be made (a read-only `--io-dir`, a missing `TMPDIR`),
 //! a cell whose workload works on files is skipped with the reason and the
-//! others run without one. The first trial of a local run also removes the
-//! scratch directories runs that were killed left behind: only directories
-//! of that name that belong to this user, whose pid is no live process's,
-//! and which no live run holds (a run holds an `flock` on each of its own,
-//! which a run in another pid namespace sharing the directory sees too).
+//! others run without one.
+//!
+//! The first trial of a local run also removes the scratch directories runs
+//! that were killed left behind, and only those: a name proves nothing (a
+//! user's `proofbench-2024-results` has one), so each scratch directory holds
+//! a marker file written when it was made ([`MARKER`]: the run's pid, boot
+//! and the directory's own name). A directory is removed only when it is a
+//! directory (not a link) of this user with mode 0700, its marker is a
+//! regular file of this user naming this directory and the pid in its name,
+//! that run's process is gone (another boot, or no live process with the
+//! pid), and no live run holds it (a run holds an `flock` on each of its
+//! own, which a run in another pid namespace sharing the directory sees
+//! too). Anything else is left alone; one with a scratch directory's full
+//! name but no valid marker is named in a warning.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,6 +39,15 @@ use super::spawn;
 
 /// The start of every scratch directory's name.
 const PREFIX: &str = "proofbench-";
+
+/// The marker file a run writes into each scratch directory it makes.
+pub const MARKER: &str = ".proofbench-scratch";
+
+/// The first line of a marker: what it is.
+const MARKER_HEAD: &str = "proofbench scratch directory";
+
+/// The length of the random end of a scratch directory's name.
+const RANDOM_LEN: usize = 12;
 
 /// A cell's private directory, removed with everything in it when dropped:
 /// after its worker has ended, however it ended. With a launcher it lives on
@@ -81,11 +99,14 @@ impl<'a> Scratch<'a> {
                 let mut last = None;
                 // A taken name (another process's) is never reused: another is drawn.
                 for _ in 0..16 {
-                    let path = root.path.join(format!("{stem}{}", random_suffix(12)));
+                    let path = root.path.join(format!("{stem}{}", random_suffix(RANDOM_LEN)));
                     match std::fs::DirBuilder::new().mode(0o700).create(&path) {
                         Ok(()) => {
                             // A filesystem without locks still has the pid check.
                             let lock = lock_dir(&path).ok();
+                            // Without its marker (a full disk) the directory is
+                            // only never removed by a later run's cleaner.
+                            let _ = write_marker(&path);
                             return Ok(Scratch { path, launcher, _lock: lock });
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
@@ -95,7 +116,7 @@ impl<'a> Scratch<'a> {
                 Err(format!("cannot create a scratch directory in {}: {}", root.shown, last.expect("16 attempts")))
             }
             Some(l) => {
-                let path = root.path.join(format!("{stem}{}", random_suffix(12)));
+                let path = root.path.join(format!("{stem}{}", random_suffix(RANDOM_LEN)));
                 l.run_helper(&["mkdir", "--", &path.display().to_string()])
                     .map_err(|e| format!("cannot create a scratch directory in {} on the launched side: {e}", root.shown))?;
                 Ok(Scratch { path, launcher, _lock: None })
@@ -134,33 +155,139 @@ fn owner_pid(name: &str) -> Option<libc::pid_t> {
     pid.parse().ok()
 }
 
-/// Removes from `root` the scratch directories of runs that ended without
-/// removing them (killed): a directory (not a link) with a scratch
-/// directory's name, owned by this user, whose pid is not this process's
-/// and is no live process's, and on which no process holds a lock. Anything
-/// else is left alone. Returns what it removed.
-pub fn remove_stale(root: &Path) -> Vec<PathBuf> {
+/// Whether `name` has the whole shape of a scratch directory's name,
+/// `proofbench-<pid>-<row>-t<trial>-<random>`: one worth a warning when it
+/// has no valid marker.
+fn scratch_shaped(name: &str) -> bool {
+    let Some((head, random)) = name.rsplit_once('-') else { return false };
+    let trial = head.rsplit_once("-t").map(|(_, t)| t);
+    owner_pid(name).is_some()
+        && random.len() == RANDOM_LEN
+        && random.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && trial.is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// This boot's identity (`/proc/sys/kernel/random/boot_id`), or "unknown".
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
+}
+
+/// The text of the marker of the scratch directory named `name`, made by
+/// process `pid` in boot `boot`.
+fn marker_text(name: &str, pid: libc::pid_t, boot: &str) -> String {
+    format!("{MARKER_HEAD}\npid={pid}\nboot={boot}\nname={name}\n")
+}
+
+/// Writes the marker into the scratch directory `dir` this process just
+/// made (a new file, mode 0600).
+fn write_marker(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let text = marker_text(name, std::process::id() as libc::pid_t, &boot_id());
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(dir.join(MARKER))?;
+    f.write_all(text.as_bytes())
+}
+
+/// What a valid marker says: the pid and boot of the run that made the
+/// directory.
+#[derive(Debug, PartialEq)]
+struct Marker {
+    pid: libc::pid_t,
+    boot: String,
+}
+
+/// Reads the marker of directory `dir` (named `name`, owned by `uid`): a
+/// regular file of that user, not a link, of at most 4 KiB, saying it is a
+/// marker, naming `name`, and with the pid that `name` has.
+fn read_marker(dir: &Path, name: &str, uid: u32) -> Option<Marker> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let path = dir.join(MARKER);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.file_type().is_file() || meta.uid() != uid || meta.len() > 4096 {
+        return None;
+    }
+    // O_NOFOLLOW: a link put there after the look above is not followed.
+    let mut text = String::new();
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&path).ok()?.take(4096).read_to_string(&mut text).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != MARKER_HEAD {
+        return None;
+    }
+    let mut field = |key: &str| lines.next()?.strip_prefix(key)?.strip_prefix('=').map(str::to_string);
+    let pid: libc::pid_t = field("pid")?.parse().ok()?;
+    let boot = field("boot")?;
+    let named = field("name")?;
+    (named == name && Some(pid) == owner_pid(name)).then_some(Marker { pid, boot })
+}
+
+/// What the cleaner decided about one entry of the scratch root.
+#[derive(Debug, PartialEq)]
+enum Stale {
+    /// A dead run's scratch directory, to remove.
+    Remove,
+    /// Not ours to judge: anything without a scratch directory's name, or
+    /// whose run may still live.
+    Leave,
+    /// A scratch directory's full name without a valid marker: left alone,
+    /// and named in a warning.
+    Unrecognised,
+}
+
+/// Judges the entry `path` named `name` of the scratch root (see the module
+/// documentation); `me` is this process's pid, `uid` its user, `boot` this boot.
+fn judge_stale(path: &Path, name: &str, me: libc::pid_t, uid: u32, boot: &str) -> Stale {
     use std::os::unix::fs::MetadataExt;
+    if owner_pid(name).is_none() {
+        return Stale::Leave;
+    }
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return Stale::Leave };
+    if !meta.file_type().is_dir() || meta.uid() != uid {
+        return Stale::Leave;
+    }
+    let unrecognised = || if scratch_shaped(name) { Stale::Unrecognised } else { Stale::Leave };
+    if meta.mode() & 0o777 != 0o700 {
+        return unrecognised();
+    }
+    let Some(marker) = read_marker(path, name, uid) else { return unrecognised() };
+    let gone = marker.boot != boot || (marker.pid != me && !process::alive(marker.pid));
+    if gone { Stale::Remove } else { Stale::Leave }
+}
+
+/// Removes from `root` the scratch directories of runs that ended without
+/// removing them (killed), and only those (see the module documentation).
+/// Returns what it removed and the directories it left alone for want of a
+/// valid marker although they have a scratch directory's name.
+pub fn remove_stale(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
     let me = std::process::id() as libc::pid_t;
-    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
-    let mut removed = Vec::new();
+    let boot = boot_id();
+    let Ok(entries) = std::fs::read_dir(root) else { return (Vec::new(), Vec::new()) };
+    let (mut removed, mut unrecognised) = (Vec::new(), Vec::new());
     for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(owner_pid) else { continue };
+        let Some(name) = e.file_name().to_str().map(str::to_string) else { continue };
         let path = e.path();
-        let ours = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_dir() && m.uid() == uid);
-        if !ours || pid == me || process::alive(pid) {
+        match judge_stale(&path, &name, me, uid, &boot) {
+            Stale::Leave => continue,
+            Stale::Unrecognised => {
+                unrecognised.push(path);
+                continue;
+            }
+            Stale::Remove => {}
+        }
+        // Held while it is checked again and removed, so that no other run's
+        // cleaner races this one, and no live run holds it.
+        let Ok(_held) = lock_dir(&path) else { continue };
+        if judge_stale(&path, &name, me, uid, &boot) != Stale::Remove {
             continue;
         }
-        // Held while it is removed, so that no other run's cleaner races this one.
-        let Ok(_held) = lock_dir(&path) else { continue };
         match std::fs::remove_dir_all(&path) {
             Ok(()) => removed.push(path),
             Err(e) => eprintln!("proofbench: warning: could not remove {}, left by a run that ended: {e}", path.display()),
         }
     }
-    removed
+    (removed, unrecognised)
 }
 
 /// Whether the cell's workload works on files in its scratch directory.
@@ -174,8 +301,18 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
     static STALE: Once = Once::new();
     if cfg.launcher.is_none() {
         STALE.call_once(|| {
-            for p in remove_stale(&cfg.scratch_root.path) {
+            let (removed, unrecognised) = remove_stale(&cfg.scratch_root.path);
+            for p in removed {
                 eprintln!("proofbench: removed {}, left by a run that ended", p.display());
+            }
+            if !unrecognised.is_empty() {
+                let names: Vec<String> = unrecognised.iter().map(|p| p.display().to_string()).collect();
+                eprintln!(
+                    "proofbench: warning: left alone {} {} named like a scratch directory but without a proofbench marker: {}",
+                    names.len(),
+                    if names.len() == 1 { "directory" } else { "directories" },
+                    names.join(", ")
+                );
             }
         });
     }
@@ -252,5 +389,101 @@ mod tests {
         drop(held);
         let why = Scratch::create(&missing, "x", None).err().unwrap();
         assert!(why.starts_with("cannot create a scratch directory in TMPDIR=/none: No such file"), "{why}");
+    }
+
+    /// A dead process's pid: a child's, once reaped.
+    fn dead_pid() -> libc::pid_t {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id() as libc::pid_t;
+        c.wait().unwrap();
+        pid
+    }
+
+    /// Makes `root/name` with `mode` and, when given, a marker text and a file.
+    fn plant(root: &Path, name: &str, mode: u32, marker: Option<String>) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let d = root.join(name);
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("notes.txt"), b"a user's notes").unwrap();
+        if let Some(m) = marker {
+            std::fs::write(d.join(MARKER), m).unwrap();
+        }
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_directory_named_like_a_scratch_directory_without_a_marker_is_never_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dead = dead_pid();
+        let users = [
+            plant(tmp.path(), "proofbench-2024-results", 0o700, None),
+            plant(tmp.path(), "proofbench-4000000-my-build", 0o700, None),
+            plant(tmp.path(), &format!("proofbench-{dead}-000-os.stat-t0-ab3de9xk2m1q"), 0o700, None),
+        ];
+        let (removed, unrecognised) = remove_stale(tmp.path());
+        assert!(removed.is_empty(), "{removed:?}");
+        for d in &users {
+            assert!(d.join("notes.txt").is_file(), "{} lost its contents", d.display());
+        }
+        // Only the one with a scratch directory's whole name is worth a warning.
+        assert_eq!(unrecognised, vec![users[2].clone()]);
+    }
+
+    #[test]
+    fn only_a_dead_run_s_private_marked_directory_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dead, me, boot) = (dead_pid(), std::process::id() as libc::pid_t, boot_id());
+        let name = |pid: libc::pid_t, n: u32| format!("proofbench-{pid}-00{n}-os.stat-t0-abcdefghij{n:02}");
+        let marked = |pid: libc::pid_t, n: u32, boot: &str| Some(marker_text(&name(pid, n), pid, boot));
+        let stale = plant(tmp.path(), &name(dead, 0), 0o700, marked(dead, 0, &boot));
+        // The pid in the name is reused by a live process, but in another boot.
+        let other_boot = plant(tmp.path(), &name(me, 1), 0o700, marked(me, 1, "another-boot"));
+        let kept = [
+            // This process's own.
+            plant(tmp.path(), &name(me, 2), 0o700, marked(me, 2, &boot)),
+            // Not private: not a run's.
+            plant(tmp.path(), &name(dead, 3), 0o755, marked(dead, 3, &boot)),
+            // A marker copied from another directory.
+            plant(tmp.path(), &name(dead, 4), 0o700, marked(dead, 0, &boot)),
+            // A marker whose pid is not the name's.
+            plant(tmp.path(), &name(dead, 5), 0o700, Some(marker_text(&name(dead, 5), me, &boot))),
+            // Not a marker at all.
+            plant(tmp.path(), &name(dead, 6), 0o700, Some("pid=1\n".into())),
+        ];
+        // A marker that is a link to a valid marker elsewhere.
+        let linked = plant(tmp.path(), &name(dead, 7), 0o700, None);
+        let target = tmp.path().join("elsewhere");
+        std::fs::write(&target, marker_text(&name(dead, 7), dead, &boot)).unwrap();
+        std::os::unix::fs::symlink(&target, linked.join(MARKER)).unwrap();
+        // A live run's that this process cannot see: it holds the lock.
+        let locked = plant(tmp.path(), &name(dead, 8), 0o700, marked(dead, 8, &boot));
+        let held = lock_dir(&locked).unwrap();
+        let (mut removed, unrecognised) = remove_stale(tmp.path());
+        removed.sort();
+        let mut want = vec![stale.clone(), other_boot.clone()];
+        want.sort();
+        assert_eq!(removed, want);
+        assert!(!stale.exists() && !other_boot.exists());
+        for d in kept.iter().chain([&linked, &locked]) {
+            assert!(d.join("notes.txt").is_file(), "{} lost its contents", d.display());
+        }
+        assert_eq!(unrecognised.len(), 5, "the unmarked, not private or wrongly marked are named: {unrecognised:?}");
+        drop(held);
+    }
+
+    #[test]
+    fn a_scratch_directory_carries_a_marker_that_names_it_and_its_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = ScratchRoot { path: tmp.path().to_path_buf(), shown: "--io-dir x".into() };
+        let s = Scratch::create(&root, "000-os.stat-t0", None).unwrap();
+        let name = s.path.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(scratch_shaped(&name), "{name}");
+        // SAFETY: geteuid has no preconditions.
+        let marker = read_marker(&s.path, &name, unsafe { libc::geteuid() }).expect("a valid marker");
+        assert_eq!(marker, Marker { pid: std::process::id() as libc::pid_t, boot: boot_id() });
+        // Its own run is alive and holds it: not removed.
+        assert_eq!(remove_stale(tmp.path()), (vec![], vec![]));
+        assert!(s.path.is_dir());
     }
 }

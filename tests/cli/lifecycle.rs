@@ -359,44 +359,81 @@ fn dead_pid() -> u32 {
     pid
 }
 
+/// Starts a run of a hanging cell with its scratch directories under `io`,
+/// waits for its scratch directory and kills the run with SIGKILL: what a
+/// killed run leaves. Returns the directory's name.
+fn scratch_of_a_killed_run(io: &std::path::Path) -> String {
+    let sb = Sandbox::new();
+    let io_arg = io.to_str().unwrap();
+    let args = ["selftest.hang", "--include-selftest", "--trials", "1", "--timeout", "60s", "--io-dir", io_arg, "--no-history"];
+    let mut child = sb.command(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let prefix = format!("proofbench-{}-", child.id());
+    let t = Instant::now();
+    let name = loop {
+        let found = leftovers(io).into_iter().find(|n| n.starts_with(&prefix) && io.join(n).join(".proofbench-scratch").is_file());
+        if let Some(n) = found {
+            break n;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "the run made no scratch directory");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let runner = child.id() as i32;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Its worker dies with it; once no process of the run is left, none holds the directory.
+    let t = Instant::now();
+    while processes().iter().any(|p| p.ppid == runner) && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    name
+}
+
 #[test]
 fn the_next_run_removes_the_scratch_directories_of_dead_runs_and_nothing_else() {
     let io = tempfile::tempdir().unwrap();
     let make = |name: &str| {
         let d = io.path().join(name);
         std::fs::create_dir(&d).unwrap();
-        std::fs::write(d.join("data"), b"x").unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(d.join("notes.txt"), b"x").unwrap();
         name.to_string()
     };
     let dead = dead_pid();
-    let stale = [make(&format!("proofbench-{dead}-000-os.stat-t0-Ab3dE9")), make(&format!("proofbench-{dead}-003-io.randread-t2"))];
     let kept = [
-        // A live process's (this test's).
-        make(&format!("proofbench-{}-000-os.stat-t0-Zx81Qp", std::process::id())),
-        // Not a scratch directory's name.
-        make("proofbench-results"),
+        // A user's directories whose names look like a scratch directory's.
+        make("proofbench-2024-results"),
+        make("proofbench-4000000-my-build"),
+        make(&format!("proofbench-{dead}-000-os.stat-t0-ab3de9xk2m1q")),
+        make(&format!("proofbench-{dead}-003-io.randread-t2")),
         make(&format!("proofbench{dead}-000-os.stat-t0")),
         make(&format!("other-{dead}-000-os.stat-t0")),
     ];
     // A file with a scratch directory's name.
     std::fs::write(io.path().join(format!("proofbench-{dead}-001-os.stat-t0")), b"x").unwrap();
-    // A live run's whose pid this one cannot see (another pid namespace): it holds a lock on it.
-    let locked = make(&format!("proofbench-{dead}-002-os.stat-t0-Lk9mQ2"));
+    // A killed run's directory that a live run in another pid namespace holds (its lock).
+    let locked = scratch_of_a_killed_run(io.path());
     let held = std::fs::File::open(io.path().join(&locked)).unwrap();
     // SAFETY: flock on a descriptor this test owns.
     assert_eq!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+    let stale = scratch_of_a_killed_run(io.path());
+    assert!(leftovers(io.path()).contains(&stale), "a killed run leaves its scratch directory");
     let sb = Sandbox::new();
-    let out = sb.run(&[&["os.syscall", "--io-dir", io.path().to_str().unwrap()], FAST].concat());
+    let out = sb.run(&[&["os.file-create", "--io-dir", io.path().to_str().unwrap()], FAST].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
     let mut left = leftovers(io.path());
     left.sort();
-    for s in &stale {
-        assert!(!left.contains(s), "{s} (a dead run's) was left: {left:?}");
-    }
+    assert!(!left.contains(&stale), "{stale} (a dead run's) was left: {left:?}");
+    assert!(err.contains(&format!("removed {}", io.path().join(&stale).display())), "{err}");
     for k in &kept {
-        assert!(left.contains(k), "{k} was removed: {left:?}");
+        assert!(left.contains(k) && io.path().join(k).join("notes.txt").is_file(), "{k} was removed or emptied: {left:?}");
+        assert!(!err.contains(&format!("removed {}", io.path().join(k).display())), "{err}");
     }
     assert!(left.contains(&format!("proofbench-{dead}-001-os.stat-t0")), "a file was removed: {left:?}");
     assert!(left.contains(&locked), "a directory a live run holds was removed: {left:?}");
+    // Only the one with a scratch directory's whole name and no marker is named.
+    assert!(err.contains("left alone 1 directory named like a scratch directory but without a proofbench marker"), "{err}");
+    assert!(err.contains("-000-os.stat-t0-ab3de9xk2m1q"), "{err}");
     drop(held);
+    std::fs::remove_dir_all(io.path().join(&locked)).unwrap();
 }
