@@ -134,3 +134,6 @@ pub fn busy_warning(run: &RunRecord) -> Option<String> {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+#[cfg(test)]
+mod fuzz_tests;

@@ -7,8 +7,28 @@
 //! proofbench writes as markdown itself (a code span, a reason made by
 //! `markdown::inline`) is pushed as [`Cell::Markdown`] and only has its
 //! pipes escaped.
+//!
+//! A cell longer than [`MAX_CELL_CHARS`] characters (a 100 KB `env=` value
+//! in a variant's label) is shortened, saying how much was left out: the
+//! full value stays in the records (rows.jsonl, run.json), which tables
+//! only show.
 
 use super::markdown;
+
+/// The most characters of a cell's value a table shows.
+pub const MAX_CELL_CHARS: usize = 300;
+
+/// `s` cut to its first `max` characters, followed by how many were left
+/// out; `s` itself when it is no longer.
+pub fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(s),
+        Some((cut, _)) => {
+            let left = s[cut..].chars().count();
+            std::borrow::Cow::Owned(format!("{}… (+{left} characters)", &s[..cut]))
+        }
+    }
+}
 
 /// Column alignment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,9 +53,13 @@ impl Cell {
         Cell::Markdown(s.into())
     }
 
+    /// The cell as table markdown: text shortened to [`MAX_CELL_CHARS`]
+    /// before it is escaped; markdown, which proofbench writes (a report
+    /// cell already shortened by its document, a registry's help text), as
+    /// it is.
     fn render(self) -> String {
         match self {
-            Cell::Text(s) => markdown::cell(&markdown::text(&s)),
+            Cell::Text(s) => markdown::cell(&markdown::text(&shorten(&s, MAX_CELL_CHARS))),
             Cell::Markdown(s) => markdown::cell(&s),
         }
     }
@@ -96,13 +120,17 @@ impl Table {
         let widths: Vec<usize> = (0..headers.len())
             .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([headers[i].chars().count(), 3]).max().unwrap_or(3))
             .collect();
+        // Padded by hand: a formatting width has a bound of its own.
         let line = |cells: &[String]| {
             let parts: Vec<String> = cells
                 .iter()
                 .enumerate()
-                .map(|(i, c)| match self.align[i] {
-                    Align::Left => format!("{c:<w$}", w = widths[i]),
-                    Align::Right => format!("{c:>w$}", w = widths[i]),
+                .map(|(i, c)| {
+                    let pad = " ".repeat(widths[i].saturating_sub(c.chars().count()));
+                    match self.align[i] {
+                        Align::Left => format!("{c}{pad}"),
+                        Align::Right => format!("{pad}{c}"),
+                    }
                 })
                 .collect();
             format!("| {} |\n", parts.join(" | "))
@@ -113,7 +141,7 @@ impl Table {
             .zip(&self.align)
             .map(|(w, a)| match a {
                 Align::Left => "-".repeat(*w),
-                Align::Right => format!("{}:", "-".repeat(w - 1)),
+                Align::Right => format!("{}:", "-".repeat(w.saturating_sub(1))),
             })
             .collect();
         out.push_str(&format!("| {} |\n", seps.join(" | ")));

@@ -4,7 +4,7 @@
 //! a group a `<section>`. Nothing else makes a tag.
 
 use super::{Block, Figure, Inline, Line, Table, one_line};
-use crate::text::table::Align;
+use crate::text::table::{Align, MAX_CELL_CHARS};
 
 /// Escapes text for HTML element content and attribute values; control
 /// characters (not allowed in HTML text) become U+FFFD.
@@ -63,7 +63,8 @@ pub fn line(l: &Line) -> String {
 }
 
 /// A table, its right-aligned columns marked `class="r"`; a cell's
-/// leading and trailing blanks are dropped, as in a markdown table.
+/// leading and trailing blanks are dropped, as in a markdown table, and a
+/// long one is shortened as in markdown.
 fn table(t: &Table) -> String {
     let class = |i: usize| if t.columns.get(i).is_some_and(|c| c.1 == Align::Right) { " class=\"r\"" } else { "" };
     let mut out = String::from("<table>\n<thead><tr>");
@@ -74,7 +75,7 @@ fn table(t: &Table) -> String {
     for row in &t.rows {
         out.push_str("<tr>");
         for (i, c) in row.iter().enumerate() {
-            out.push_str(&format!("<td{}>{}</td>", class(i), line(c).trim()));
+            out.push_str(&format!("<td{}>{}</td>", class(i), line(&c.shortened(MAX_CELL_CHARS)).trim()));
         }
         out.push_str("</tr>\n");
     }

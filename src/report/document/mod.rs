@@ -158,6 +158,47 @@ impl Line {
         self.0.extend(marked(s));
         self
     }
+
+    /// The characters the line shows.
+    pub fn chars(&self) -> usize {
+        self.0
+            .iter()
+            .map(|i| match i {
+                Inline::Text(t) => t.chars().count(),
+                Inline::Code(c) => c.text.chars().count(),
+            })
+            .sum()
+    }
+
+    /// The line cut to the first `max` characters it shows, followed by how
+    /// many were left out (what a table shows of a long value: the records
+    /// hold it whole); the line itself when it is no longer. A code span
+    /// cut keeps only what it shows, fenced anew.
+    pub fn shortened(&self, max: usize) -> std::borrow::Cow<'_, Line> {
+        let total = self.chars();
+        if total <= max {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut out = Line::new();
+        let mut room = max;
+        for node in &self.0 {
+            if room == 0 {
+                break;
+            }
+            let take = |s: &str| -> String { s.chars().take(room).collect() };
+            let kept = match node {
+                Inline::Text(t) => Inline::Text(take(t)),
+                Inline::Code(c) if c.text.chars().count() <= room => node.clone(),
+                Inline::Code(c) => Inline::Code(Code { text: take(&c.text), written: None }),
+            };
+            room -= match &kept {
+                Inline::Text(t) => t.chars().count(),
+                Inline::Code(c) => c.text.chars().count(),
+            };
+            out.0.push(kept);
+        }
+        std::borrow::Cow::Owned(out.text(format!("… (+{} characters)", total - max)))
+    }
 }
 
 impl From<String> for Line {
