@@ -32,9 +32,15 @@ pub fn to_stderr(text: &str) {
     let _ = io::stderr().lock().write_all(clean(text).as_bytes());
 }
 
+/// The first error a deferring [`Out`] met writing stdout, kept for the
+/// end of the run.
+static DEFERRED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
 #[derive(Default)]
 pub struct Out {
     broken: Cell<bool>,
+    /// Keep a write error for [`deferred_error`] instead of returning it.
+    defer: bool,
 }
 
 impl Out {
@@ -42,8 +48,16 @@ impl Out {
         Out::default()
     }
 
+    /// Stdout for a run's output: a write error (a full disk behind `>`)
+    /// must not stop the run before its records are finished, so it is kept
+    /// for [`deferred_error`], which the run reports at its end, and this
+    /// `Out` prints nothing more.
+    pub fn deferring() -> Out {
+        Out { broken: Cell::new(false), defer: true }
+    }
+
     /// Writes `text`, [`clean`]ed, to stdout and flushes it. Errors other
-    /// than a broken pipe are returned.
+    /// than a broken pipe are returned (kept, when deferring).
     pub fn print(&self, text: &str) -> io::Result<()> {
         if self.broken.get() {
             return Ok(());
@@ -54,9 +68,19 @@ impl Out {
                 self.broken.set(true);
                 Ok(())
             }
+            Err(e) if self.defer => {
+                self.broken.set(true);
+                DEFERRED.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+                Ok(())
+            }
             other => other,
         }
     }
+}
+
+/// The first stdout write error a deferring [`Out`] kept, taken.
+pub fn deferred_error() -> Option<String> {
+    DEFERRED.lock().unwrap_or_else(|p| p.into_inner()).take()
 }
 
 #[cfg(test)]

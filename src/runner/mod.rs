@@ -162,7 +162,7 @@ fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Re
     match (req.json, req.quiet) {
         (true, true) => {}
         (true, false) => report::terminal::to_stderr(&summary),
-        (false, _) => Out::new().print(&summary)?,
+        (false, _) => Out::deferring().print(&summary)?,
     }
     let mut code = match (run.interrupted, run.counts.as_ref().map_or(0, StatusCounts::failures)) {
         (true, _) => EXIT_INTERRUPTED,
@@ -176,6 +176,11 @@ fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Re
             eprintln!("proofbench: {regressed} row(s) regressed against the base variant (--fail-on-regression)");
             code = worse(code, 1);
         }
+    }
+    // The records, the report and the history are written: now the
+    // terminal's failure, if it had one, can end the run.
+    if let Some(e) = report::terminal::deferred_error() {
+        anyhow::bail!("writing to stdout: {e} (the run's records are complete in {})", dir.path().display());
     }
     Ok((code, dir.path().to_path_buf()))
 }

@@ -26,14 +26,14 @@ impl Observers {
         let printer = progress.printer();
         let mut list: Vec<Box<dyn Observer>> = vec![Box::new(progress)];
         if req.json {
-            list.push(Box::new(JsonStream { out: Out::new() }));
+            list.push(Box::new(JsonStream { out: Out::deferring() }));
         }
         list.push(Box::new(GroupOutputs {
             cells: cells.to_vec(),
             tables: !req.json && !req.quiet,
             counters: req.counters,
             printer,
-            out: Out::new(),
+            out: Out::deferring(),
         }));
         if req.history {
             list.push(Box::new(History { db: req.db.clone(), quiet: req.quiet }));

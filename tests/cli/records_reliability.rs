@@ -386,3 +386,23 @@ fn report_html_over_an_existing_file_keeps_its_mode() {
     assert!(std::fs::read_to_string(&html).unwrap().starts_with("<!DOCTYPE html>"));
     assert_eq!(mode(&html), 0o664);
 }
+
+#[test]
+fn a_stdout_that_cannot_be_written_still_leaves_a_finished_run_reported_and_recorded() {
+    for extra in [&[][..], &["--quiet"][..], &["--json"][..]] {
+        let sb = Sandbox::new();
+        let db = sb.tmp.path().join("h.sqlite");
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+        let args = [&["selftest.tiny", "--include-selftest", "--db", db.to_str().unwrap()], extra, FAST].concat();
+        let out = sb.command(&args).stdout(Stdio::from(full)).output().unwrap();
+        let err = text(&out.stderr);
+        // The terminal's failure is said, once the records are complete.
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {err}");
+        assert!(err.contains("writing to stdout: No space left on device") && err.contains("records are complete"), "{extra:?}: {err}");
+        let run = sb.run_json();
+        assert!(run["finished_utc"].is_string() && run["complete"] == true, "{extra:?}: {run}");
+        assert!(sb.run_dir().join("report.md").is_file() && sb.run_dir().join("report.html").is_file(), "{extra:?}");
+        let list = ok(&pb(sb.tmp.path(), &["history", "--db", db.to_str().unwrap(), "list"]));
+        assert!(list.contains(run["id"].as_str().unwrap()), "{extra:?}: the run is in the history: {list}");
+    }
+}
