@@ -165,11 +165,6 @@ pub struct Store {
     path: PathBuf,
 }
 
-/// FNV-1a, 64 bits: a stable hash with no dependency.
-fn fnv64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
-}
-
 /// The identity of a run: a hash of what its run.json holds from the start
 /// and never changes (its name, start time, host and command line), so the
 /// record of a run before it finished and after are the same run, and
@@ -183,7 +178,7 @@ pub fn run_uid(run_json: &str) -> anyhow::Result<String> {
 fn uid_of(run: &serde_json::Value) -> String {
     let e = &run["envelope"];
     let key = serde_json::json!([run["id"], run["started_utc"], e["hostname"], e["command_line"]]);
-    format!("run-{:016x}", fnv64(key.to_string().as_bytes()))
+    format!("run-{:016x}", crate::model::file_name::fnv64(key.to_string().as_bytes()))
 }
 
 /// `hostname, CPU model, N CPUs` from an envelope.

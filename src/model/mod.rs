@@ -13,6 +13,7 @@ pub mod cell;
 pub mod command;
 pub mod error;
 pub mod export;
+pub mod file_name;
 pub mod names;
 pub mod params;
 pub mod placement;

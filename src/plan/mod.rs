@@ -263,7 +263,9 @@ pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], t
     Ok(Plan { cells, trials: trials.expect("two or more variants"), groups, variants })
 }
 
-/// `007-cpu.primes-variant=a-workers=2`: unique within a run, safe as a file name.
+/// `007-cpu.primes-variant=a-workers=2`: unique within a run, safe as a file
+/// name and bounded (`model::file_name`): a 240-character axis value is cut,
+/// with a hash of the whole.
 fn row_id(index: usize, cell: &Cell) -> String {
     let mut id = format!("{index:03}-{}", cell.workload);
     for (a, v) in cell.axis_values() {
@@ -272,7 +274,7 @@ fn row_id(index: usize, cell: &Cell) -> String {
         id.push('=');
         id.push_str(&value_text(&v));
     }
-    sanitize(&id)
+    crate::model::file_name::bounded(&id, crate::model::file_name::MAX_NAME_PART)
 }
 
 /// The cells of one plan: the selection under one variant (`NAME=SPEC` as
@@ -433,11 +435,6 @@ fn cartesian(columns: &[(String, Vec<Value>, bool)]) -> Vec<Vec<(String, Value)>
             .collect();
     }
     out
-}
-
-/// Keeps a row id safe as a file name.
-fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || "._=-+".contains(c) { c } else { '_' }).collect()
 }
 
 #[cfg(test)]

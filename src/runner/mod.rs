@@ -147,7 +147,19 @@ fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Re
         announce(&cfg, req, &dir);
     }
     let mut observers = Observers::for_run(req, &cfg.cells);
-    let outcome = rounds::execute(&cfg, &mut dir, &mut observers)?;
+    let outcome = match rounds::execute(&cfg, &mut dir, &mut observers) {
+        Ok(o) => o,
+        Err(e) => {
+            // A run that has started always finishes its record: the rows
+            // written so far, the cells without one named, the run incomplete.
+            let rows = read_run(dir.path()).map(|s| s.rows).unwrap_or_default();
+            finish_record(&mut run, &cfg, &Outcome { rows, rounds: Vec::new(), interrupted: false }, &start);
+            if let Err(w) = dir.write_run(&run) {
+                report::terminal::to_stderr(&format!("proofbench: warning: the run's record could not be finished: {w}\n"));
+            }
+            return Err(e);
+        }
+    };
     finish_record(&mut run, &cfg, &outcome, &start);
     dir.write_run(&run)?;
 

@@ -86,7 +86,7 @@ fn random_suffix(n: usize) -> String {
 
 /// A piece of a directory name: safe characters only, not too long.
 fn name_part(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || "._=-".contains(c) { c } else { '_' }).take(120).collect()
+    crate::model::file_name::bounded(s, 120)
 }
 
 impl<'a> Scratch<'a> {

@@ -170,3 +170,41 @@ fn a_missing_program_or_a_built_in_group_exits_2_before_anything_runs() {
     assert!(text(&out.stderr).contains("key `id`: 'cpu.guest' clashes with the built-in group 'cpu'"));
     assert!(!sb.run_dir().exists());
 }
+
+#[test]
+fn a_240_character_axis_value_runs_to_a_finished_record_with_bounded_file_names() {
+    let sb = Sandbox::new();
+    let long = "x".repeat(240);
+    let toml = format!(
+        r#"
+[[workload]]
+id = "shell.long"
+summary = "An axis value longer than a file name may be"
+unit = "ns"
+direction = "lower-is-better"
+shell = true
+command = "echo {{arg}} >/dev/null; echo done=1"
+
+[workload.axes]
+arg = ["{long}a", "{long}b"]
+
+[workload.verify]
+must_match = ["done=1"]
+"#
+    );
+    let file = write(&sb, "long.toml", &toml);
+    let out = sb.run(&[&["--workloads", file.to_str().unwrap(), "shell.long"], FAST].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = sb.rows();
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+    // The records keep the whole value; the file names are bounded and apart.
+    assert_eq!(rows[0]["cell"]["params"]["arg"], format!("{long}a"));
+    assert_ne!(rows[0]["cell"]["row_id"], rows[1]["cell"]["row_id"]);
+    for r in &rows {
+        let log = sb.run_dir().join(r["log"].as_str().unwrap());
+        assert!(log.is_file(), "{}", log.display());
+        assert!(log.file_name().unwrap().len() <= 255);
+    }
+    assert!(sb.run_json()["finished_utc"].is_string());
+}

@@ -313,9 +313,12 @@ fn a_row_the_disk_cannot_hold_is_not_left_half_written() {
     for line in rows.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         serde_json::from_slice::<serde_json::Value>(line).expect("every line is a whole row");
     }
-    // The rows written before the limit are a readable run.
+    // The rows written before the limit are a readable run, finished and incomplete.
     let out = pb(sb.tmp.path(), &["report", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    assert!(run["finished_utc"].is_string() && run["complete"] == false, "{run}");
+    assert!(!run["not_run"].as_array().unwrap().is_empty(), "the cells without a row are named");
 }
 
 /// `proofbench ARGS` in `dir` under umask `mask`, waited for.

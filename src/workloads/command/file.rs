@@ -194,6 +194,9 @@ pub fn find_program(program: &str, cwd: &Path) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|path| std::env::split_paths(&path).map(|d| d.join(program)).find(|p| runnable(p)))
 }
 
+/// The longest workload id a file may define.
+const MAX_ID_LEN: usize = 64;
+
 fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: &[WorkloadSpec]) -> Result<CommandDef, UsageError> {
     // id: GROUP.NAME, a group of the user's own.
     let id = w.id.get_ref().clone();
@@ -202,6 +205,10 @@ fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: 
     };
     if !is_group_name(group) || name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
         return Err(src.err(&w.id.span(), "id", format!("'{id}' must be GROUP.NAME with letters, digits, '-', '_' (and '.' in NAME)")));
+    }
+    // It names files (plots, logs): a name has a bound of its own.
+    if id.len() > MAX_ID_LEN {
+        return Err(src.err(&w.id.span(), "id", format!("'{}...' is {} characters long; at most {MAX_ID_LEN}", &id[..32], id.len())));
     }
     if let Some(b) = builtin.iter().find(|s| s.id == id || s.group == group) {
         let what = if b.id == id { format!("the built-in workload '{id}'") } else { format!("the built-in group '{group}'") };

@@ -114,6 +114,9 @@ fn ids_must_not_clash_with_built_in_workloads_or_groups() {
     assert!(e.contains("GROUP.NAME"), "{e}");
     let twice = format!("{GOOD}\n{GOOD}");
     assert!(err(&twice).contains("defined twice"));
+    // An id names files: one longer than a name may be is refused before anything runs.
+    let e = err(&with("demo.sweep", &format!("demo.{}", "s".repeat(250))));
+    assert!(e.starts_with("bench.toml:3: key `id`") && e.contains("255 characters long; at most 64"), "{e}");
 }
 
 #[test]
