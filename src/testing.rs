@@ -6,7 +6,7 @@ use std::path::Path;
 /// The history database at `db`: SQLite's integrity check ("ok" when
 /// sound) and the name of every run it holds.
 pub fn history_check_and_run_names(db: &Path) -> anyhow::Result<(String, Vec<String>)> {
-    let store = crate::history::Store::open(db)?;
+    let store = crate::history::Store::open_reader(db)?;
     Ok((store.integrity_check()?, store.runs()?.into_iter().map(|r| r.name).collect()))
 }
 

@@ -33,7 +33,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         Some(cand) => {
             let (candidate, candidate_name) = read_run_arg(cand, &args.db)?;
             let floors = if args.db.is_file() {
-                Floors::load(&crate::history::Store::open_existing(&args.db)?, &[])?
+                Floors::load(&crate::history::Store::open_reader(&args.db)?, &[])?
             } else {
                 Floors::none(&format!("no history database at {}", args.db.display()))
             };

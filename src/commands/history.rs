@@ -17,7 +17,7 @@ use crate::history::{Recorded, RunEntry, Store, regress};
 use crate::model::UsageError;
 use crate::report::axes_text;
 use crate::report::plot::{Line, trend_chart};
-use crate::report::terminal::Out;
+use crate::report::terminal::{Out, to_stderr};
 use crate::text::table::{Align, Table};
 use crate::text::{format, markdown as md};
 
@@ -34,7 +34,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn import(db: &Path, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
-    let mut store = Store::open(db)?;
+    let mut store = Store::open_writer(db)?;
     let mut out = String::new();
     for d in dirs {
         let (recorded, warnings) = store.import_dir(d)?;
@@ -55,7 +55,7 @@ fn import(db: &Path, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
 }
 
 fn list(db: &Path) -> anyhow::Result<ExitCode> {
-    let store = Store::open_existing(db)?;
+    let store = Store::open_reader(db)?;
     let mut t = Table::new(&[
         ("Id", Align::Left),
         ("Started", Align::Left),
@@ -130,7 +130,7 @@ fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &[(S
 
 fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> anyhow::Result<ExitCode> {
     let filters = parse_filters(params)?;
-    let store = Store::open_existing(db)?;
+    let store = Store::open_reader(db)?;
     let names = matching_workloads(&store, Some(workload))?;
     if !names.iter().any(|n| n == workload) {
         return Err(UsageError(format!("'{workload}' is not a workload id held in {} (held: {})", db.display(), names.join(", "))).into());
@@ -222,7 +222,17 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
     let plot_path = plot
         .map(Path::to_path_buf)
         .unwrap_or_else(|| db.parent().unwrap_or(Path::new(".")).join(format!("trend-{}.svg", workload.replace(['/', ' '], "_"))));
-    crate::evidence::dir::write_atomic(&plot_path, svg.as_bytes()).with_context(|| format!("writing the plot {}", plot_path.display()))?;
+    // The plot asked for must be written; the one by default beside the
+    // database is left out when that directory is not this user's to write
+    // (the history is still read).
+    let plot_text = match crate::evidence::dir::write_atomic(&plot_path, svg.as_bytes()) {
+        Ok(()) => plot_path.display().to_string(),
+        Err(e) if plot.is_none() => {
+            to_stderr(&format!("proofbench: warning: no trend plot: {e} (give --plot FILE.svg to write it elsewhere)\n"));
+            "none (see the warning)".to_string()
+        }
+        Err(e) => return Err(e).with_context(|| format!("writing the plot {}", plot_path.display())),
+    };
     let filter_text = if filters.is_empty() {
         String::new()
     } else {
@@ -235,14 +245,14 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
         md::text(&filter_text),
         t.render(),
         floor_notes.iter().map(|n| format!("- {n}\n")).collect::<String>(),
-        plot_path.display()
+        plot_text
     );
     Out::new().print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn regressions(db: &Path, pattern: Option<&str>, threshold: f64, across_machines: bool, fail: bool) -> anyhow::Result<ExitCode> {
-    let store = Store::open_existing(db)?;
+    let store = Store::open_reader(db)?;
     let runs = store.runs()?;
     let mut rows = Vec::new();
     for w in matching_workloads(&store, pattern)? {

@@ -69,7 +69,7 @@ pub fn usage_error(e: clap::Error) -> ExitCode {
 /// `#12`) and no such path exists, from the database `db`; prints the run's
 /// warnings. Returns the run and the name to print for it.
 pub(crate) fn read_run_arg(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, String)> {
-    let (stored, name) = read_run_or_id(arg, |id| Store::open_existing(db)?.load(id))?;
+    let (stored, name) = read_run_or_id(arg, |id| Store::open_reader(db)?.load(id))?;
     for w in &stored.warnings {
         to_stderr(&format!("proofbench: warning: {w}\n"));
     }

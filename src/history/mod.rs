@@ -7,9 +7,18 @@
 //! regressions` and `compare h:ID` work without the run directory. It only
 //! reads runs; it never measures and never writes into a run directory.
 //!
+//! Writers and readers are apart: [`Store::open_writer`] (a run recording
+//! itself, `history import`) marks the database as proofbench's, migrates an
+//! older schema and switches it to WAL; [`Store::open_reader`] (`history
+//! list|show|regressions`, `compare`, `check-claims`) opens it read-only
+//! and changes nothing, so a database this user cannot write, or on a
+//! read-only mount, can be read. Either refuses a file that is not
+//! proofbench's, leaving it as it was (see [`access`]).
+//!
 //! Concurrency: the database is in WAL mode with a busy timeout, and each run
 //! is inserted in one immediate transaction, so several runs writing the same
-//! database neither corrupt it nor lose a run. A run is identified by what
+//! database neither corrupt it nor lose a run, and readers read on while a
+//! writer holds its lock. A run is identified by what
 //! it is written with when it starts (`uid`: its name, start time, host and
 //! command line), so recording the same run twice keeps one copy, and a run
 //! recorded before it finished is replaced by its finished record.
@@ -18,16 +27,19 @@
 //! a record that is not JSON) is an error naming the database, the run and
 //! the column.
 
+pub mod access;
 pub mod floors;
 mod migrate;
 pub mod regress;
 
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
+use rusqlite::config::DbConfig;
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use crate::envelope::Envelope;
 use crate::evidence::read::{parse_record, parse_row};
@@ -39,12 +51,15 @@ use crate::report::terminal::to_stderr;
 /// The database file name, beside the run directories.
 pub const DB_FILE: &str = "history.sqlite";
 
-/// The schema version this proofbench writes and reads. Version 2 identifies
-/// a run by what it starts with rather than by its whole run.json; a
-/// database of version 1 is brought to it in place when opened.
+/// The schema version this proofbench writes and reads (`PRAGMA
+/// user_version` and `schema_version.version`). Version 2 identifies a run
+/// by what it starts with rather than by its whole run.json; a writer brings
+/// a database of version 1 to it in place, a reader reads it as it is.
 pub const SCHEMA_VERSION: i64 = 2;
 
-/// How long a writer waits for another's transaction before giving up.
+/// How long a connection waits for another's lock before giving up (a
+/// writer for another writer's transaction; a reader only for the moments a
+/// writer folds its log into the file or makes the database).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 const SCHEMA: &str = "
@@ -159,10 +174,25 @@ impl Recorded {
     }
 }
 
-/// An open history database.
+/// An open history database, for reading ([`Store::open_reader`]); a
+/// [`Writer`] is one open for recording runs too.
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+}
+
+/// A history database open for writing ([`Store::open_writer`]): records
+/// runs, and reads as a [`Store`] does.
+pub struct Writer {
+    store: Store,
+}
+
+impl Deref for Writer {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.store
+    }
 }
 
 /// The identity of a run: a hash of what its run.json holds from the start
@@ -190,23 +220,34 @@ pub fn machine_of(e: &Envelope) -> String {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path`, in WAL mode with a
-    /// busy timeout, with the current schema (an older one brought to it).
-    pub fn open(path: &Path) -> anyhow::Result<Store> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-        }
-        let conn = Connection::open(path).with_context(|| format!("opening the history database {}", path.display()))?;
-        let mut store = Store { conn, path: path.to_path_buf() };
+    /// Opens the database at `path` for recording runs, making it when there
+    /// is none: only a file that is empty or proofbench's (see [`access`]),
+    /// marked as proofbench's (`application_id`, `user_version`), with the
+    /// current schema (an older one brought to it), in WAL mode with a busy
+    /// timeout. Another program's file is a usage error naming `path`, and
+    /// is left as it was.
+    pub fn open_writer(path: &Path) -> anyhow::Result<Writer> {
+        access::prepare_writer_path(path)?;
+        // Not SQLITE_OPEN_CREATE: the file is there, and is not made again
+        // through whatever may have taken its place.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).with_context(|| format!("opening the history database {}", path.display()))?;
+        let mut writer = Writer { store: Store { conn, path: path.to_path_buf() } };
         // A refusal names the database already; SQLite's errors do not.
-        store
+        writer
             .prepare()
             .map_err(|e| if e.is::<UsageError>() { e } else { e.context(format!("preparing the history database {}", path.display())) })?;
-        Ok(store)
+        Ok(writer)
     }
 
-    /// Opens an existing database; a missing file is a usage error naming `--db`.
-    pub fn open_existing(path: &Path) -> anyhow::Result<Store> {
+    /// Opens the existing database at `path` read-only (`SQLITE_OPEN_READ_ONLY`:
+    /// no migration, no journal mode switch, no schema made, nothing waited
+    /// for but a writer's brief exclusive moments; see
+    /// [`access::ReadMode`] for a database this user cannot write). A missing
+    /// file, another program's file or a database of a newer schema is a
+    /// usage error naming `path`; one of an older schema is read as it is,
+    /// with a note. An empty file reads as a history of no runs.
+    pub fn open_reader(path: &Path) -> anyhow::Result<Store> {
         if !path.is_file() {
             return Err(UsageError(format!(
                 "--db {}: no history database there (a run records itself in history.sqlite beside its run directory; or use 'proofbench history import DIR')",
@@ -214,7 +255,33 @@ impl Store {
             ))
             .into());
         }
-        Store::open(path)
+        let context = || format!("reading the history database {}", path.display());
+        let conn = match access::reader(path) {
+            Ok(Some(conn)) => conn,
+            // A history no run has written to yet: no runs.
+            Ok(None) => {
+                let conn = Connection::open_in_memory()?;
+                conn.execute_batch(SCHEMA)?;
+                conn.execute("INSERT INTO schema_version (version) VALUES (?1)", [SCHEMA_VERSION])?;
+                conn
+            }
+            Err(e) if e.is::<UsageError>() => return Err(e),
+            Err(e) => return Err(e.context(context())),
+        };
+        let store = Store { conn, path: path.to_path_buf() };
+        let version = store.schema_version().with_context(context)?;
+        if version > SCHEMA_VERSION {
+            return Err(newer_schema(path, version));
+        }
+        if version < SCHEMA_VERSION {
+            to_stderr(&format!(
+                "proofbench: note: {}: history schema version {version} (an older proofbench's), read as it is: a run recorded \
+                 before and after it finished may be listed twice until a writer (a run recording into it, or 'proofbench \
+                 history import') brings it to version {SCHEMA_VERSION}\n",
+                path.display()
+            ));
+        }
+        Ok(store)
     }
 
     /// The database's path.
@@ -222,13 +289,71 @@ impl Store {
         &self.path
     }
 
+    /// The schema version: the larger of `user_version` and
+    /// `schema_version.version` (a database from before `user_version` was
+    /// set has only the table); the current one when neither says.
+    fn schema_version(&self) -> rusqlite::Result<i64> {
+        schema_version_of(&self.conn)
+    }
+}
+
+/// [`Store::schema_version`] of the database on `conn`.
+fn schema_version_of(conn: &Connection) -> rusqlite::Result<i64> {
+    let user_version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let has_table: bool =
+        conn.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version')", [], |r| r.get(0))?;
+    let table: Option<i64> = if has_table { conn.query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))? } else { None };
+    Ok(match (user_version, table) {
+        (0, None) => SCHEMA_VERSION,
+        (u, t) => u.max(t.unwrap_or(0)),
+    })
+}
+
+/// The refusal of a database of a newer schema than this proofbench's.
+fn newer_schema(path: &Path, version: i64) -> anyhow::Error {
+    UsageError(format!(
+        "{}: history schema version {version} is newer than this proofbench reads ({SCHEMA_VERSION}); use a newer proofbench",
+        path.display()
+    ))
+    .into()
+}
+
+impl Writer {
+    /// Checks in one immediate transaction that the database is empty or
+    /// proofbench's (the log included), marks it, brings its schema to the
+    /// current one; then switches it to WAL. Until the check has passed, the
+    /// connection closes without a checkpoint, so that a refused database's
+    /// log is not folded into its file.
     fn prepare(&mut self) -> anyhow::Result<()> {
-        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        let path = self.store.path.clone();
+        let conn = &mut self.store.conn;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if let access::Identity::Foreign(why) = access::identity_of(&tx)? {
+            return Err(access::not_ours(&path, &why));
+        }
+        let found = schema_version_of(&tx)?;
+        if found > SCHEMA_VERSION {
+            return Err(newer_schema(&path, found));
+        }
+        tx.execute_batch(SCHEMA)?;
+        let notes = if found < SCHEMA_VERSION { migrate::from_v1(&tx)? } else { Vec::new() };
+        // Each pragma is written only when it changes, so that opening a
+        // marked database of the current schema writes nothing.
+        for (pragma, value) in [("application_id", i64::from(access::APPLICATION_ID)), ("user_version", SCHEMA_VERSION)] {
+            if tx.query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))? != value {
+                tx.pragma_update(None, pragma, value)?;
+            }
+        }
+        tx.execute("INSERT OR IGNORE INTO schema_version (version) VALUES (?1)", [SCHEMA_VERSION])?;
+        tx.commit()?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)?;
         // Switching to WAL takes a lock of its own; another writer opening the
         // same new file at the same moment can hold it past the busy handler.
         let mut tries = 0;
-        loop {
-            match self.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+        while conn.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))? != "wal" {
+            match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
                 Ok(_) => break,
                 Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy && tries < 600 => {
                     tries += 1;
@@ -237,26 +362,7 @@ impl Store {
                 Err(e) => return Err(e.into()),
             }
         }
-        self.conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
-        let path = self.path.clone();
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute_batch(SCHEMA)?;
-        let found: Option<i64> = tx.query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))?;
-        let mut notes = Vec::new();
-        match found {
-            Some(v) if v > SCHEMA_VERSION => {
-                return Err(UsageError(format!(
-                    "{}: history schema version {v} is newer than this proofbench reads ({SCHEMA_VERSION}); use a newer proofbench",
-                    path.display()
-                ))
-                .into());
-            }
-            Some(SCHEMA_VERSION) => {}
-            Some(_) => notes = migrate::from_v1(&tx)?,
-            None => {}
-        }
-        tx.execute("INSERT OR IGNORE INTO schema_version (version) VALUES (?1)", [SCHEMA_VERSION])?;
-        tx.commit()?;
+        conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
         for n in notes {
             eprintln!("proofbench: note: {}: {n}", path.display());
         }
@@ -292,7 +398,7 @@ impl Store {
     pub fn record(&mut self, stored: &StoredRun, run_json: &str) -> anyhow::Result<Recorded> {
         let uid = run_uid(run_json)?;
         let run = &stored.run;
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.store.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let held: Option<(i64, bool, i64)> = tx
             .query_row("SELECT id, finished_utc IS NOT NULL, rows_total FROM runs WHERE uid = ?1", [&uid], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
@@ -362,7 +468,9 @@ impl Store {
         tx.commit()?;
         Ok(if replaces.is_some() { Recorded::Replaced(id) } else { Recorded::New(id) })
     }
+}
 
+impl Store {
     /// A damaged value of run `run` in `column` (`runs.run_json`): an input
     /// error naming the database, the run and the column.
     pub(crate) fn damaged(&self, run: i64, column: &str, why: String) -> EvidenceError {
@@ -518,12 +626,16 @@ impl Store {
 /// The run is already on the disk: a failure here is a warning, never an error.
 pub fn record_after_run(run_dir: &Path, db: Option<&Path>, quiet: bool) {
     let db = db.map(Path::to_path_buf).unwrap_or_else(|| run_dir.parent().unwrap_or(Path::new(".")).join(DB_FILE));
-    match Store::open(&db).and_then(|mut s| s.record_dir(run_dir)) {
+    match Store::open_writer(&db).and_then(|mut s| s.record_dir(run_dir)) {
         Ok(Recorded::Replaced(id)) if !quiet => {
             to_stderr(&format!("proofbench: recorded as h:{id} in {} (replacing its record made before it finished)\n", db.display()))
         }
         Ok(rec) if !quiet => to_stderr(&format!("proofbench: recorded as h:{} in {}\n", rec.id(), db.display())),
         Ok(_) => {}
+        // A refusal names the database and says why.
+        Err(e) if e.is::<UsageError>() => {
+            to_stderr(&format!("proofbench: warning: the run is kept in {} but was not recorded: {e:#}\n", run_dir.display()))
+        }
         Err(e) => to_stderr(&format!(
             "proofbench: warning: the run is kept in {} but was not recorded in {}: {e:#}\n",
             run_dir.display(),

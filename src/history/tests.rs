@@ -80,7 +80,7 @@ fn noisy_row(center: f64) -> Row {
 #[test]
 fn a_recorded_run_loads_back_whole_from_the_database() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&tmp.path().join("h.sqlite")).unwrap();
+    let mut store = Store::open_writer(&tmp.path().join("h.sqlite")).unwrap();
     let failed = {
         let mut r = fake_row("cpu.primes", &[("range", json!(20000))], &[], Status::Failed, Unit::NsPerOp);
         r.cell.row_id = "001-cpu.primes".into();
@@ -125,11 +125,11 @@ fn importing_the_same_run_twice_keeps_one_copy() {
         rd.append_row(&run.rows[0]).unwrap();
     }
     let db = tmp.path().join("h.sqlite");
-    let first = Store::open(&db).unwrap().record_dir(&dir).unwrap();
-    let second = Store::open(&db).unwrap().record_dir(&dir).unwrap();
+    let first = Store::open_writer(&db).unwrap().record_dir(&dir).unwrap();
+    let second = Store::open_writer(&db).unwrap().record_dir(&dir).unwrap();
     assert_eq!(first, Recorded::New(1));
     assert_eq!(second, Recorded::Existing(1));
-    let store = Store::open(&db).unwrap();
+    let store = Store::open_writer(&db).unwrap();
     assert_eq!(store.runs().unwrap().len(), 1);
     let n: i64 = store.conn.query_row("SELECT COUNT(*) FROM rows", [], |r| r.get(0)).unwrap();
     assert_eq!(n, 1);
@@ -143,17 +143,17 @@ fn importing_the_same_run_twice_keeps_one_copy() {
 fn a_database_of_a_newer_schema_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("h.sqlite");
-    drop(Store::open(&db).unwrap());
+    drop(Store::open_writer(&db).unwrap());
     rusqlite::Connection::open(&db).unwrap().execute("INSERT INTO schema_version (version) VALUES (99)", []).unwrap();
-    let e = Store::open(&db).err().unwrap();
+    let e = Store::open_writer(&db).err().unwrap();
     assert!(format!("{e:#}").contains("newer than this proofbench reads"), "{e:#}");
     assert_eq!(format!("{e:#}").matches("h.sqlite").count(), 1, "the database is named once: {e:#}");
     assert_eq!(crate::exit_code_of(&e), 2);
-    let e = Store::open_existing(&tmp.path().join("missing.sqlite")).err().unwrap();
+    let e = Store::open_reader(&tmp.path().join("missing.sqlite")).err().unwrap();
     assert!(e.to_string().contains("--db"), "{e}");
 }
 
-fn series_of(store: &mut Store, centers: &[f64]) -> Vec<regress::Step> {
+fn series_of(store: &mut Writer, centers: &[f64]) -> Vec<regress::Step> {
     for (i, c) in centers.iter().enumerate() {
         let (run, text) = fake_run(&format!("r{i}"), &format!("2026-01-0{}T00:00:00Z", i + 1), Some(&format!("c{i}")), vec![noisy_row(*c)]);
         store.record(&run, &text).unwrap();
@@ -169,7 +169,7 @@ fn series_of(store: &mut Store, centers: &[f64]) -> Vec<regress::Step> {
 #[test]
 fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&tmp.path().join("h.sqlite")).unwrap();
+    let mut store = Store::open_writer(&tmp.path().join("h.sqlite")).unwrap();
     let steps = series_of(&mut store, &[100.0, 100.0, 150.0, 150.0]);
     let verdicts: Vec<Verdict> = steps.iter().map(|s| s.judged.verdict).collect();
     assert_eq!(verdicts, vec![Verdict::Unchanged, Verdict::Regressed, Verdict::Unchanged]);
@@ -182,7 +182,7 @@ fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
 #[test]
 fn a_step_between_machines_is_not_comparable_and_failed_rows_leave_the_series() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&tmp.path().join("h.sqlite")).unwrap();
+    let mut store = Store::open_writer(&tmp.path().join("h.sqlite")).unwrap();
     let (run, text) = fake_run(
         "bad",
         "2026-01-05T00:00:00Z",
@@ -221,7 +221,7 @@ fn two_writers_with_their_own_connections_lose_no_run() {
         .map(|w| {
             let db = db.clone();
             std::thread::spawn(move || {
-                let mut store = Store::open(&db).unwrap();
+                let mut store = Store::open_writer(&db).unwrap();
                 for i in 0..25 {
                     let (run, text) = fake_run(&format!("w{w}-{i}"), "2026-01-01T00:00:00Z", None, vec![noisy_row(100.0 + i as f64)]);
                     assert!(matches!(store.record(&run, &text).unwrap(), Recorded::New(_)));
@@ -232,7 +232,7 @@ fn two_writers_with_their_own_connections_lose_no_run() {
     for w in writers {
         w.join().unwrap();
     }
-    let store = Store::open(&db).unwrap();
+    let store = Store::open_writer(&db).unwrap();
     assert_eq!(store.integrity_check().unwrap(), "ok");
     assert_eq!(store.runs().unwrap().len(), 50);
     let n: i64 = store.conn.query_row("SELECT COUNT(*) FROM rows", [], |r| r.get(0)).unwrap();
@@ -276,7 +276,7 @@ fn two_rows() -> Vec<Row> {
 #[test]
 fn a_run_recorded_before_it_finished_is_replaced_by_its_finished_record() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&tmp.path().join("h.sqlite")).unwrap();
+    let mut store = Store::open_writer(&tmp.path().join("h.sqlite")).unwrap();
     let finished = fake_run("r", "2026-01-01T00:00:00Z", Some("c"), two_rows());
     let partial = before_it_finished(&finished, 1);
     assert_eq!(run_uid(&partial.1).unwrap(), run_uid(&finished.1).unwrap(), "one run, before and after");
@@ -307,15 +307,20 @@ fn a_version_1_database_is_brought_to_version_2_and_a_run_held_twice_merged() {
     {
         // What version 1 held after a live import: the run before it finished
         // (h:1) and after (h:2), each under a hash of its whole run.json.
-        let mut store = Store::open(&db).unwrap();
+        let mut store = Store::open_writer(&db).unwrap();
         for (i, (run, text)) in [&partial, &finished, &other].into_iter().enumerate() {
             store.record(run, text).unwrap();
             store.conn.execute("UPDATE runs SET uid = ?1 WHERE uid = ?2", params![format!("{i:016x}"), run_uid(text).unwrap()]).unwrap();
         }
-        store.conn.execute_batch("DELETE FROM schema_version; INSERT INTO schema_version (version) VALUES (1);").unwrap();
+        store
+            .conn
+            .execute_batch(
+                "DELETE FROM schema_version; INSERT INTO schema_version (version) VALUES (1); PRAGMA user_version = 0; PRAGMA application_id = 0;",
+            )
+            .unwrap();
         assert_eq!(store.runs().unwrap().len(), 3);
     }
-    let store = Store::open(&db).unwrap();
+    let store = Store::open_writer(&db).unwrap();
     let version: i64 = store.conn.query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0)).unwrap();
     assert_eq!(version, SCHEMA_VERSION);
     let runs = store.runs().unwrap();
@@ -330,6 +335,79 @@ fn a_version_1_database_is_brought_to_version_2_and_a_run_held_twice_merged() {
     assert_eq!(store.integrity_check().unwrap(), "ok");
     drop(store);
     // Recording the run again now finds it.
-    let mut store = Store::open(&db).unwrap();
+    let mut store = Store::open_writer(&db).unwrap();
     assert_eq!(store.record(&finished.0, &finished.1).unwrap(), Recorded::Existing(1));
+}
+
+#[test]
+fn whose_a_database_is_follows_its_application_id_user_version_and_tables() {
+    use access::{APPLICATION_ID, Identity, identity};
+    let names = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let legacy = names(&["schema_version", "runs", "sqlite_sequence", "rows"]);
+    assert_eq!(identity(0, 0, &[], 0), Identity::Empty);
+    assert_eq!(identity(i64::from(APPLICATION_ID), 0, &[], 0), Identity::Ours);
+    assert_eq!(identity(i64::from(APPLICATION_ID), 2, &names(&["runs", "mine"]), 2), Identity::Ours, "marked: its own tables may be added");
+    assert_eq!(identity(0, 0, &legacy, 6), Identity::Ours, "a proofbench database from before the mark");
+    let foreign = |id, version, tables: &[&str], objects| match identity(id, version, &names(tables), objects) {
+        Identity::Foreign(why) => why,
+        other => panic!("{tables:?}: {other:?}"),
+    };
+    assert!(foreign(1234, 0, &[], 1).contains("application_id is 0x000004d2"));
+    assert!(foreign(0, 7, &[], 0).contains("user_version is 7"));
+    assert!(foreign(0, 0, &["runs"], 1).contains("lacks proofbench's tables schema_version, rows"));
+    assert!(foreign(0, 0, &["schema_version", "runs", "rows", "customers"], 4).contains("does not make: customers"));
+    assert!(foreign(0, 0, &[], 1).contains("lacks"), "a schema of views alone is not empty");
+}
+
+#[test]
+fn a_reader_makes_side_files_only_where_the_database_owner_can_use_them() {
+    use access::{ReadMode, read_mode};
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite");
+    std::fs::write(&db, "").unwrap();
+    assert_eq!(read_mode(&db, 1000, 1000).unwrap(), ReadMode::Shared { then_immutable: true }, "the owner");
+    assert_eq!(read_mode(&db, 1000, 0).unwrap(), ReadMode::Shared { then_immutable: true }, "root: SQLite gives them the owner's uid");
+    assert_eq!(read_mode(&db, 1000, 1001).unwrap(), ReadMode::Immutable, "another user makes nothing");
+    std::fs::write(tmp.path().join("h.sqlite-wal"), "").unwrap();
+    let e = read_mode(&db, 1000, 1001).unwrap_err();
+    assert!(e.to_string().contains("h.sqlite-wal") && e.to_string().contains("a writer must open"), "{e}");
+    assert_eq!(crate::exit_code_of(&e), 2);
+    assert_eq!(read_mode(&db, 1000, 1000).unwrap(), ReadMode::Shared { then_immutable: false }, "a log is read through");
+    std::fs::write(tmp.path().join("h.sqlite-shm"), "").unwrap();
+    assert_eq!(read_mode(&db, 1000, 1001).unwrap(), ReadMode::Shared { then_immutable: false });
+}
+
+#[test]
+fn a_database_whose_name_reads_like_uri_parameters_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h ?mode=rwc&immutable=0#%41.sqlite");
+    let (run, text) = fake_run("r1", "2026-01-01T00:00:00Z", None, vec![noisy_row(100.0)]);
+    Store::open_writer(&db).unwrap().record(&run, &text).unwrap();
+    let store = Store::open_reader(&db).unwrap();
+    assert_eq!(store.runs().unwrap().len(), 1);
+    let names: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(names.iter().all(|n| n.to_string_lossy().starts_with("h ?mode=rwc&immutable=0#%41.sqlite")), "{names:?}");
+}
+
+#[test]
+fn a_foreign_database_whose_tables_are_still_in_its_log_is_refused_without_folding_the_log_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("theirs.sqlite");
+    let wal = tmp.path().join("theirs.sqlite-wal");
+    {
+        // Another program that left its last transactions in its log.
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE accounts (id INTEGER PRIMARY KEY); INSERT INTO accounts DEFAULT VALUES;")
+            .unwrap();
+        c.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).unwrap();
+    }
+    let hash = |p: &Path| crate::model::file_name::fnv64(&std::fs::read(p).unwrap());
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0, "the table is in the log");
+    let (file, log) = (hash(&db), hash(&wal));
+    for e in [Store::open_writer(&db).err().unwrap(), Store::open_reader(&db).err().unwrap()] {
+        assert!(e.to_string().contains("not a proofbench history database (it holds tables proofbench does not make: accounts)"), "{e}");
+        assert_eq!(crate::exit_code_of(&e), 2);
+        assert_eq!(hash(&db), file, "the database file changed");
+        assert_eq!(hash(&wal), log, "the log changed");
+    }
 }

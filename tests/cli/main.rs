@@ -11,6 +11,7 @@ mod counters;
 mod cpu_patterns;
 mod errors;
 mod history;
+mod history_db;
 mod html;
 mod hw;
 mod hygiene;
