@@ -33,7 +33,7 @@ pub use params::{Params, value_text};
 pub use placement::{CpuClass, PinStrategy};
 pub use profile::{MIN_TRIAL_BUDGET_MS, Profile};
 pub use reading::Reading;
-pub use run::{DEFAULT_SEED, utc_now};
+pub use run::{DEFAULT_SEED, utc_now, utc_now_millis};
 pub use status::Status;
 pub use unit::{Direction, TableShape, Unit, Work};
 pub use variant::{SettingKey, Variant};

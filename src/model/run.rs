@@ -10,3 +10,9 @@ pub const DEFAULT_SEED: u64 = 0x5EED_2026;
 pub fn utc_now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
+
+/// The current UTC time to the millisecond, `2026-01-01T00:00:00.123Z`: for
+/// spans shorter than a few seconds (a run's rounds).
+pub fn utc_now_millis() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}

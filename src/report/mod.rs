@@ -41,7 +41,7 @@ pub fn render_md_and_html(stored: &StoredRun) -> (String, String) {
 /// when no row has counters).
 pub fn counters_section(rows: &[Row], group: &str) -> String {
     let blocks = sections::counters(rows, group);
-    if blocks.is_empty() { String::new() } else { format!("\n{}", markdown::render(&blocks)) }
+    if blocks.is_empty() { String::new() } else { format!("\n{}", document::terminal::render(&blocks)) }
 }
 
 /// Only the counters tables of a stored run (`report --counters`).
@@ -59,7 +59,7 @@ pub fn group_section(rows: &[Row], group: &str) -> Vec<Block> {
 /// The footer `run` prints at the end: the variants, the reproducibility
 /// summary, every row that is not ok, the run totals.
 pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
-    markdown::render(&sections::footer(run, rows))
+    document::terminal::render(&sections::footer(run, rows))
 }
 
 /// Groups in plan order (then any found only in rows).

@@ -204,12 +204,16 @@ pub fn counters(rows: &[Row], group: &str) -> Vec<Block> {
     counters::section(&refs, group).unwrap_or_default()
 }
 
-/// Seconds from the first round's start to the last one's end.
-fn rounds_span(run: &RunRecord) -> Option<f64> {
+/// How long from the first round's start to the last one's end: `over 350 ms`, or
+/// `within a second` for whole-second records of a shorter span.
+fn rounds_span(run: &RunRecord) -> Option<String> {
     let at = |t: &str| humantime::parse_rfc3339(t).ok();
     let (first, last) = (run.rounds.first()?, run.rounds.last()?);
-    let (a, b) = (at(&first.started_utc)?, at(last.finished_utc.as_deref()?)?);
-    Some(b.duration_since(a).ok()?.as_secs_f64())
+    let end = last.finished_utc.as_deref()?;
+    let span = at(end)?.duration_since(at(&first.started_utc)?).ok()?.as_secs_f64();
+    // Records made before round times had milliseconds hold whole seconds.
+    let whole_seconds = !first.started_utc.contains('.') || !end.contains('.');
+    Some(if whole_seconds && span < 1.0 { "within a second".to_string() } else { format!("over {}", format::seconds(span)) })
 }
 
 /// What the rows can tell: how small a change each can see on this machine
@@ -267,10 +271,10 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     out.extend(reproducibility(rows));
     if let Some(span) = rounds_span(run) {
         out.push(Block::paragraph(format!(
-            "The trials of this run were taken over {} in {} rounds: a change of the machine slower than that (a neighbour's \
-             load over minutes, a host's turbo budget) is not in these intervals.",
-            format::seconds(span),
-            run.rounds.len()
+            "The trials of this run were taken {span} in {} round{}: a change of the machine slower than that (a \
+             neighbour's load over minutes, a host's turbo budget) is not in these intervals.",
+            run.rounds.len(),
+            if run.rounds.len() == 1 { "" } else { "s" }
         )));
     }
     if let Some(w) = busy_warning(run) {

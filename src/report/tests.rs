@@ -294,3 +294,20 @@ fn the_reproducibility_summary_counts_what_each_row_can_see() {
     let one = vec![fake_row(1, CpuClass::Physical, &[5.0], None, Status::Ok, Unit::Ns)];
     assert!(reproducibility(&one).contains("No row has two trials or more"));
 }
+
+#[test]
+fn the_rounds_span_is_said_in_milliseconds_and_one_round_is_one_round() {
+    let (mut stored, _) = crate::history::tests::fake_run("r", "2026-01-01T00:00:00Z", None, rows_for_counters());
+    let round = |start: &str, end: &str| crate::evidence::RoundRecord {
+        index: 0,
+        order: vec![1, 2],
+        started_utc: start.into(),
+        finished_utc: Some(end.into()),
+    };
+    let said = |stored: &crate::evidence::StoredRun| footer(&stored.run, &stored.rows);
+    stored.run.rounds = vec![round("2026-01-01T00:00:00.100Z", "2026-01-01T00:00:00.450Z")];
+    assert!(said(&stored).contains("taken over 350 ms in 1 round:"), "{}", said(&stored));
+    // An older record's whole seconds cannot tell 0 ms from 999 ms.
+    stored.run.rounds = vec![round("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"), round("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")];
+    assert!(said(&stored).contains("taken within a second in 2 rounds:"), "{}", said(&stored));
+}

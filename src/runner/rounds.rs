@@ -19,7 +19,7 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
 use crate::evidence::{RoundRecord, Row, RowStop, RunDir};
-use crate::model::{Status, TrialPlan, utc_now};
+use crate::model::{Status, TrialPlan, utc_now_millis};
 use crate::stats::{LEVEL, trial_interval};
 
 use super::compose::{self, Finished, RowInput};
@@ -171,7 +171,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
         let mut record = RoundRecord {
             index: round,
             order: order.iter().map(|&i| cfg.cells[i].index).collect(),
-            started_utc: utc_now(),
+            started_utc: utc_now_millis(),
             finished_utc: None,
         };
         for &i in &order {
@@ -194,7 +194,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
                 written[i] = true;
             }
         }
-        record.finished_utc = Some(utc_now());
+        record.finished_utc = Some(utc_now_millis());
         out.rounds.push(record);
         round += 1;
         if out.interrupted {

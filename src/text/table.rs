@@ -45,6 +45,9 @@ pub enum Cell {
     /// Markdown written by proofbench (or made by `markdown::inline`,
     /// `markdown::code`): kept, its pipes and line breaks made safe.
     Markdown(String),
+    /// Plain text for the terminal, which reads no markdown: nothing
+    /// escaped, line breaks shown as spaces, shortened as text is.
+    Plain(String),
 }
 
 impl Cell {
@@ -61,6 +64,7 @@ impl Cell {
         match self {
             Cell::Text(s) => markdown::cell(&markdown::text(&shorten(&s, MAX_CELL_CHARS))),
             Cell::Markdown(s) => markdown::cell(&s),
+            Cell::Plain(s) => shorten(&s, MAX_CELL_CHARS).chars().map(|c| if matches!(c, '\n' | '\r' | '\t') { ' ' } else { c }).collect(),
         }
     }
 }

@@ -1,9 +1,9 @@
 //! The report as a document: a small tree of typed nodes that the report's
 //! sections build from the records, and that one renderer per output turns
-//! into text: [`markdown`] (report.md, `--update-doc` blocks, `--counters`,
-//! and what `run` prints, which `report::terminal` cleans of control
-//! characters as it prints) and [`html`] (report.html). No renderer ever
-//! reads text another one wrote.
+//! into text: [`markdown`] (report.md, `--update-doc` blocks, `--counters`),
+//! [`terminal`] (what `run` prints: plain text, nothing escaped, which
+//! `report::terminal` cleans of control characters as it prints) and
+//! [`html`] (report.html). No renderer ever reads text another one wrote.
 //!
 //! Blocks: headings, paragraphs (one or more lines), lists, warnings, tables,
 //! figures (the plots of a workload), a group's section, compact runs of
@@ -22,6 +22,7 @@
 
 pub mod html;
 pub mod markdown;
+pub mod terminal;
 
 use crate::text::markdown::Span;
 pub use crate::text::table::Align;
