@@ -144,7 +144,7 @@ proptest! {
         let ok = fake_row(1, CpuClass::Physical, &[10.0, 11.0], None, Status::Ok, Unit::Ns);
         let rows = vec![ok, bad];
         let tmp = tempfile::tempdir().unwrap();
-        let (stored, run_json) = crate::history::tests::fake_run("odd", "2026-01-01T00:00:00Z", None, rows.clone());
+        let (stored, run_json) = crate::evidence::fake::fake_run("odd", "2026-01-01T00:00:00Z", None, rows.clone());
         std::fs::write(tmp.path().join("run.json"), run_json).unwrap();
         let jsonl: String = stored.rows.iter().map(|r| format!("{}\n", serde_json::to_string(r).unwrap())).collect();
         std::fs::write(tmp.path().join("rows.jsonl"), &jsonl).unwrap();

@@ -297,7 +297,7 @@ fn the_reproducibility_summary_counts_what_each_row_can_see() {
 
 #[test]
 fn the_rounds_span_is_said_in_milliseconds_and_one_round_is_one_round() {
-    let (mut stored, _) = crate::history::tests::fake_run("r", "2026-01-01T00:00:00Z", None, rows_for_counters());
+    let (mut stored, _) = crate::evidence::fake::fake_run("r", "2026-01-01T00:00:00Z", None, rows_for_counters());
     let round = |start: &str, end: &str| crate::evidence::RoundRecord {
         index: 0,
         order: vec![1, 2],
