@@ -92,7 +92,13 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
     }
     let mut out = vec![
         Block::heading(2, "Variants"),
-        Block::List(std::iter::once(&base).chain(&candidates).map(|v| Line::from(v.describe())).collect()),
+        // A spec may hold a long value (a 100 KB `env=`): run.json keeps it whole.
+        Block::List(
+            std::iter::once(&base)
+                .chain(&candidates)
+                .map(|v| Line::from(v.describe()).shortened(crate::text::table::MAX_CELL_CHARS).into_owned())
+                .collect(),
+        ),
         Block::paragraph(
             "Every cell ran under each variant, back to back in every round (the order rotating from round to round), and each \
              candidate is compared with the base paired by round: whatever moved the machine between rounds moved both.",

@@ -371,3 +371,20 @@ fn noise_floors_come_from_repeated_runs_of_one_build_and_say_when_there_are_too_
     let svg = std::fs::read_to_string(dir.join("trend.svg")).unwrap();
     assert!(svg.contains("opacity=\"0.12\""), "the band is drawn: {}", &svg[..svg.len().min(2000)]);
 }
+
+#[test]
+fn a_120_kb_env_value_in_a_variant_is_run_reported_and_shortened_in_what_a_person_reads() {
+    let sb = Sandbox::new();
+    let long = "v".repeat(120_000);
+    let b = format!("b=env=PB_LONG={long}");
+    let out = sb.run(&[&["os.syscall", "--no-history", "--variant", "a=", "--variant", &b], FAST].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let md = sb.report_md();
+    let longest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(longest(&md) < 2_000 && longest(&text(&out.stdout)) < 2_000, "a long value is shortened in the report and on the terminal");
+    assert!(md.contains("(+"), "the report says how much was left out");
+    // The records keep it whole, and `report DIR` renders the same run.
+    assert!(std::fs::read_to_string(sb.run_dir().join("run.json")).unwrap().contains(&long));
+    let again = std::process::Command::new(crate::common::bin()).arg("report").arg(sb.run_dir()).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+}
