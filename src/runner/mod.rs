@@ -11,6 +11,7 @@ pub mod config;
 pub mod launcher;
 pub mod observe;
 pub mod observer;
+pub mod pipes;
 pub mod progress;
 pub mod rounds;
 pub mod signals;

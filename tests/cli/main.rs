@@ -30,3 +30,4 @@ mod subcommands;
 mod trials;
 mod variants;
 mod verifiers;
+mod worker_io;
