@@ -11,7 +11,6 @@
 //! prints no report gives the same statuses as a local one.
 
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -196,38 +195,6 @@ impl Launcher {
             Ok(Some(out)) => Err(format!("`{}` failed: {}", self.display(args), out.last_error_line())),
             Ok(None) => Err(format!("`{}` gave no answer within {} s", self.display(args), HELPER_TIMEOUT.as_secs())),
             Err(e) => Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
-        }
-    }
-
-    /// Checks, as [`crate::workloads::alloc::allocator::check_preload`] does
-    /// locally, that preloading `lib` on the launched side replaces `malloc`:
-    /// `PREFIX env LD_PRELOAD=lib REMOTE_EXE malloc-provider`. The path is
-    /// the launched side's, so it is compared by name when it cannot be
-    /// resolved here.
-    pub fn check_preload(&self, lib: &str) -> Result<(), String> {
-        if lib.contains([' ', ':']) {
-            return Err("LD_PRELOAD separates libraries by spaces and colons: the path may contain neither".into());
-        }
-        let out = match capture(self.proofbench(&Invocation::preload(Some(lib)), &["malloc-provider"]), HELPER_TIMEOUT) {
-            Ok(Some(out)) => out,
-            Ok(None) => return Err(format!("the check through {} gave no answer within {} s", self.name(), HELPER_TIMEOUT.as_secs())),
-            Err(e) => return Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
-        };
-        if let Some(l) = out.stderr.lines().find(|l| l.contains("LD_PRELOAD") || l.contains("ld.so")) {
-            return Err(format!("it does not load on the launched side: {}", l.trim()));
-        }
-        if out.code != Some(0) {
-            return Err(format!("a process with it preloaded failed on the launched side: {}", out.last_error_line()));
-        }
-        let provider = out.stdout.trim();
-        let same_name = !provider.is_empty() && Path::new(provider).file_name() == Path::new(lib).file_name();
-        if provider == lib || same_name || crate::workloads::alloc::allocator::same_library(provider, lib) {
-            Ok(())
-        } else {
-            Err(format!(
-                "it loads on the launched side, but malloc stays bound to {}",
-                if provider.is_empty() { "(unknown)" } else { provider }
-            ))
         }
     }
 }

@@ -2,11 +2,12 @@
 //! front of it) that never reads its cell cannot hang the run past its
 //! timeout or past a stop signal; what a worker prints on its report
 //! channel is bounded; a worker that ends without a report is described by
-//! its own last line of stderr.
+//! its own last line of stderr; a library preloaded into the worker, by
+//! `preload=` or by `env=LD_PRELOAD=`, is checked before the run.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -196,4 +197,59 @@ fn a_worker_that_exits_0_without_a_report_is_described_by_its_own_stderr() {
     let r = failed_row_of_exe(&talker, "talker");
     assert_eq!(s(&r["reason"]), "exited with code 0 without a report; last stderr line: last words");
     assert_eq!(s(&r["stderr_tail"]), "first words\nlast words");
+}
+
+/// `proofbench run ARGS` refused with exit 2 and one line holding every needle.
+fn refused(dir: &Path, args: &[&str], needles: &[&str]) {
+    let out = Command::new(bin()).arg("run").args(args).arg("--no-history").current_dir(dir).output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: not one line:\n{err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: '{n}' not in: {err}");
+    }
+}
+
+#[test]
+fn env_ld_preload_is_checked_to_load_as_preload_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let base = ["selftest.tiny", "--include-selftest", "--trials", "1", "--variant", "a="];
+    // A library that does not exist, under either key: refused naming the setting.
+    refused(
+        dir,
+        &[&base[..], &["--variant", "b=env=LD_PRELOAD=/nonexistent/libnothing.so"]].concat(),
+        &["--variant b=env=LD_PRELOAD=/nonexistent/libnothing.so: ", "/nonexistent/libnothing.so does not exist"],
+    );
+    refused(
+        dir,
+        &[&base[..], &["--variant", "b=preload=/nonexistent/libnothing.so"]].concat(),
+        &["--variant b=preload=/nonexistent/libnothing.so: ", "/nonexistent/libnothing.so does not exist"],
+    );
+    // One the loader cannot find, also in a list of several.
+    refused(
+        dir,
+        &[&base[..], &["--variant", "b=env=LD_PRELOAD=libm.so.6 libnot-a-library-anywhere.so.1"]].concat(),
+        &["--variant b=env=LD_PRELOAD=libm.so.6 libnot-a-library-anywhere.so.1: ", "does not load"],
+    );
+    // Both keys at once would both set LD_PRELOAD.
+    refused(
+        dir,
+        &[&base[..], &["--variant", "b=preload=libm.so.6,env=LD_PRELOAD=libm.so.6"]].concat(),
+        &["--variant b=", "both would set LD_PRELOAD"],
+    );
+    // preload= is for an allocator: a library without malloc is refused
+    // there, while env=LD_PRELOAD= only needs it to load.
+    refused(dir, &[&base[..], &["--variant", "b=preload=libm.so.6"]].concat(), &["--variant b=preload=libm.so.6: ", "malloc"]);
+    let sb = Sandbox::new();
+    let out = sb.run(&[&base[..], &["--no-history", "--variant", "b=env=LD_PRELOAD=libm.so.6"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn the_help_says_preload_is_for_an_allocator_checked_to_define_malloc() {
+    let out = Command::new(bin()).args(["run", "--help"]).output().unwrap();
+    let help = text(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("`preload=LIB` (an allocator library preloaded into the worker, checked to define malloc"), "{help}");
+    assert!(help.contains("env=LD_PRELOAD="), "{help}");
 }
