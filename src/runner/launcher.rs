@@ -226,26 +226,27 @@ pub fn capture(mut command: Command, timeout: Duration) -> std::io::Result<Optio
             return Err(e);
         }
     };
+    let overflowed =
+        |out: &Inbox, err: &Inbox| [("stdout", out), ("stderr", err)].into_iter().find_map(|(n, i)| i.overflowed().then_some(n));
     let started = Instant::now();
-    let mut cut = None;
     let status = loop {
         // An overflow first: the command may have ended of it (EPIPE) meanwhile.
-        if let Some(stream) = [("stdout", &out), ("stderr", &err)].into_iter().find_map(|(n, i)| i.overflowed().then_some(n)) {
-            cut = Some(format!("it printed more than {} on {stream}, and was killed", super::spawn::mib(HELPER_OUTPUT_LIMIT)));
-        }
-        if cut.is_none()
-            && let Some(st) = child.try_wait()?
-        {
+        let cut = overflowed(&out, &err).is_some();
+        if !cut && let Some(st) = child.try_wait()? {
             break Some(st);
         }
-        if cut.is_some() || started.elapsed() >= timeout {
+        if cut || started.elapsed() >= timeout {
             kill();
             let st = child.wait()?;
-            break cut.is_some().then_some(st);
+            break cut.then_some(st);
         }
         // The exit is looked for every 5 ms, output as it comes.
         let fds: Vec<_> = [out.fd(), err.fd()].into_iter().flatten().map(|fd| (fd, libc::POLLIN)).collect();
-        pipes::wait(&fds, Some(Duration::from_millis(5)))?;
+        if let Err(e) = pipes::wait(&fds, Some(Duration::from_millis(5))) {
+            kill();
+            let _ = child.wait();
+            return Err(e);
+        }
         out.pump();
         err.pump();
     };
@@ -261,6 +262,8 @@ pub fn capture(mut command: Command, timeout: Duration) -> std::io::Result<Optio
         out.pump();
         err.pump();
     }
+    let cut = overflowed(&out, &err)
+        .map(|stream| format!("it printed more than {} on {stream}, and was killed", super::spawn::mib(HELPER_OUTPUT_LIMIT)));
     Ok(status.map(|st| Captured { stdout: out.text(), stderr: err.text(), code: if cut.is_some() { None } else { st.code() }, cut }))
 }
 
