@@ -238,9 +238,11 @@ pub struct RunArgs {
     /// is measured under each variant, their trials alternating inside every
     /// round, and the report compares them paired by round. SPEC is a
     /// comma-separated list of settings: `exe=PATH` (another proofbench
-    /// build as the worker), `preload=LIB` (LD_PRELOAD for the worker),
-    /// `allocator=NAME`, `env=K=V`, `launcher=PREFIX` (e.g. `taskset -c 1`),
-    /// `param=NAME=VALUE`; empty for the build as it is (`--variant a=`).
+    /// build as the worker), `preload=LIB` (an allocator library preloaded
+    /// into the worker, checked to define malloc; any other library:
+    /// `env=LD_PRELOAD=LIB`, checked to load), `allocator=NAME`, `env=K=V`,
+    /// `launcher=PREFIX` (e.g. `taskset -c 1`), `param=NAME=VALUE`; empty
+    /// for the build as it is (`--variant a=`).
     #[arg(long = "variant", value_name = "NAME=SPEC")]
     pub variants: Vec<String>,
 

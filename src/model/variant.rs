@@ -14,7 +14,9 @@ named_enum! {
     pub enum SettingKey {
         /// Another proofbench binary (of the same version) runs the worker.
         Exe = "exe",
-        /// A library loaded with `LD_PRELOAD` into the worker.
+        /// An allocator library loaded with `LD_PRELOAD` into the worker,
+        /// checked before the run to replace `malloc` (any other library
+        /// goes in with `env=LD_PRELOAD=...`, checked to load).
         Preload = "preload",
         /// The `allocator` parameter (`system`, `mimalloc`, `jemalloc`, `preload:<path.so>`).
         Allocator = "allocator",

@@ -11,15 +11,18 @@ use crate::model::{Cell, Status};
 use crate::stats::{DEFAULT_NOISE, TrialEstimate};
 use crate::workloads::contract::WorkloadSpec;
 
-use super::spawn::WorkerRun;
+use super::spawn::{WorkerRun, mib};
 
-/// The last `max_lines` lines of a log file (at most 4 KiB of its end).
-pub fn log_tail(path: &Path, max_lines: usize) -> String {
+/// The last `max_lines` lines of a log file written from byte `from` on (at
+/// most 4 KiB of its end): one trial's worker's own lines, when `from` is
+/// where its stderr began (after the lines before it, proofbench's own
+/// banner among them).
+pub fn log_tail(path: &Path, max_lines: usize, from: u64) -> String {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(mut f) = std::fs::File::open(path) else { return String::new() };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut bytes = Vec::new();
-    if f.seek(SeekFrom::Start(len.saturating_sub(4096))).and_then(|_| f.read_to_end(&mut bytes)).is_err() {
+    if f.seek(SeekFrom::Start(len.saturating_sub(4096).max(from))).and_then(|_| f.read_to_end(&mut bytes)).is_err() {
         return String::new();
     }
     let text = String::from_utf8_lossy(&bytes);
@@ -35,8 +38,19 @@ mod tail_tests {
         let p = tmp.path().join("x.log");
         let text: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
         std::fs::write(&p, text).unwrap();
-        assert_eq!(super::log_tail(&p, 2), "line 9998\nline 9999");
-        assert_eq!(super::log_tail(&tmp.path().join("missing"), 2), "");
+        assert_eq!(super::log_tail(&p, 2, 0), "line 9998\nline 9999");
+        assert_eq!(super::log_tail(&tmp.path().join("missing"), 2, 0), "");
+    }
+
+    #[test]
+    fn the_tail_starts_where_the_trial_s_worker_began_to_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("x.log");
+        let before = "an earlier trial's last line\n=== proofbench: trial 2 of x (round 2) ===\n";
+        std::fs::write(&p, before).unwrap();
+        assert_eq!(super::log_tail(&p, 10, before.len() as u64), "", "the worker wrote nothing");
+        std::fs::write(&p, format!("{before}its own line\n")).unwrap();
+        assert_eq!(super::log_tail(&p, 10, before.len() as u64), "its own line");
     }
 }
 
@@ -57,7 +71,7 @@ fn status_of(
     stderr_tail: &str,
 ) -> (Status, Option<String>) {
     let p = &run.process;
-    let last_line = stderr_tail.lines().last().unwrap_or("").trim();
+    let last_line = stderr_tail.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     let died = match (p.signal_name.as_deref(), p.exit_code) {
         (Some(name), _) => Some(format!("killed by {name}")),
         (None, Some(0)) => None,
@@ -70,6 +84,15 @@ fn status_of(
             Some(format!("no report within the {} timeout; the worker's process group was killed", humantime::format_duration(timeout))),
         );
     }
+    if let Some(bound) = run.report_overflow {
+        return (
+            Status::Failed,
+            Some(format!(
+                "the worker printed more than {} on its report channel (the bound of this cell's one-line report); its process group was killed",
+                mib(bound)
+            )),
+        );
+    }
     match (report, died) {
         (Some(r), None) => (r.status, r.reason.clone()),
         (Some(r), Some(how)) => {
@@ -80,13 +103,15 @@ fn status_of(
             (if r.status == Status::Ok { Status::Failed } else { r.status }, Some(reason))
         }
         (None, how) => {
-            let mut reason = how.unwrap_or_else(|| "exited without a report".into());
+            let mut reason = how.unwrap_or_else(|| "exited with code 0".into());
             if let Some(bad) = bad_report {
                 reason.push_str(&format!("; unreadable report ({bad})"));
             } else if p.exit_code == Some(0) {
                 reason.push_str(" without a report");
             }
-            if !last_line.is_empty() {
+            if last_line.is_empty() {
+                reason.push_str("; the worker wrote nothing on stderr");
+            } else {
                 reason.push_str(&format!("; last stderr line: {last_line}"));
             }
             (Status::Failed, Some(reason))
@@ -284,6 +309,7 @@ mod tests {
                 ..Default::default()
             },
             interrupted: false,
+            report_overflow: None,
         }
     }
 
@@ -324,6 +350,22 @@ mod tests {
         let (s, why) = status(&run(Some(3), None, false, &ok_report()));
         assert_eq!(s, Status::Failed);
         assert!(why.unwrap().contains("exited with code 3"));
+    }
+
+    #[test]
+    fn a_clean_exit_without_a_report_says_so_once_and_names_the_worker_s_last_line_or_none() {
+        let r = run(Some(0), None, false, "");
+        let why = |tail: &str| status_of(None, None, &r, Duration::from_secs(2), tail);
+        assert_eq!(why(""), (Status::Failed, Some("exited with code 0 without a report; the worker wrote nothing on stderr".into())));
+        assert_eq!(why("first\nlast\n\n").1.unwrap(), "exited with code 0 without a report; last stderr line: last");
+    }
+
+    #[test]
+    fn a_report_past_its_bound_fails_the_trial_naming_the_bound() {
+        let r = WorkerRun { report_overflow: Some(4 << 20), ..run(None, Some(libc::SIGTERM), false, "xxxx") };
+        let (s, why) = status(&r);
+        assert_eq!(s, Status::Failed);
+        assert!(why.as_deref().unwrap().starts_with("the worker printed more than 4.0 MiB on its report channel"), "{why:?}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::workloads::contract::WorkloadSpec;
 use crate::workloads::registry;
 
 use super::launcher::{self, Launcher};
+use super::preload::{self, Need};
 use super::spawn::{self, Invocation};
 
 /// What a run is asked to do, as the command layer resolved it from the
@@ -148,7 +149,8 @@ impl RunConfig {
         for v in &variants {
             check_variant(v, &exe, launcher.as_ref(), &cells)?;
         }
-        let scratch_root = scratch_root(req.io_dir.as_ref(), &exe, &cells, launcher.as_ref())?;
+        check_allocators(&exe, launcher.as_ref(), &cells)?;
+        let scratch_root = scratch_root(req.io_dir.as_ref(), launcher.as_ref())?;
         Ok(RunConfig { seed, timeout, label, options, cells, trials, groups, variants, kind, specs, envelope, launcher, exe, scratch_root })
     }
 
@@ -198,24 +200,37 @@ fn own_version() -> String {
     format!("proofbench {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// The value a variant's `env=LD_PRELOAD=...` gives, if it gives one.
+fn env_preload(v: &Variant) -> Option<String> {
+    v.env().into_iter().find(|(k, _)| k == "LD_PRELOAD").map(|(_, value)| value)
+}
+
 /// Checks what a variant needs from the machine before anything runs: that
 /// its binary, under its prefix and environment, is a proofbench of this
-/// version (the worker protocol is the version's), and that a library it
-/// preloads replaces `malloc`. Every refusal names the variant.
+/// version (the worker protocol is the version's), that a library it
+/// preloads as an allocator replaces `malloc`, and that what it puts in
+/// `LD_PRELOAD` otherwise loads; and that no two of its settings set
+/// `LD_PRELOAD`. Every refusal names the variant.
 fn check_variant(v: &Variant, exe: &Path, launcher: Option<&Launcher>, cells: &[Cell]) -> anyhow::Result<()> {
     let text = |s: &str| format!("{}={s}", v.name);
     let refuse = |what: &str, why: String| -> anyhow::Error { UsageError(format!("--variant {}: {why}", text(what))).into() };
-    if let Some(lib) = v.one(SettingKey::Preload)
-        && let Some(c) =
-            cells.iter().find(|c| c.variant.as_ref() == Some(v) && crate::workloads::alloc::allocator::preload_env(c).is_some())
-    {
+    let allocator = cells.iter().find(|c| c.variant.as_ref() == Some(v) && crate::workloads::alloc::allocator::preload_env(c).is_some());
+    let env = env_preload(v).map(|value| format!("env=LD_PRELOAD={value}"));
+    let preload = v.one(SettingKey::Preload).map(|lib| format!("preload={lib}"));
+    if let (Some(a), Some(b)) = (&preload, &env) {
         return Err(refuse(
-            &format!("preload={lib}"),
+            &format!("{a},{b}"),
+            "both would set LD_PRELOAD: preload= is the allocator's, env=LD_PRELOAD= any other's".into(),
+        ));
+    }
+    if let (Some(setting), Some(c)) = (preload.or(env), allocator) {
+        return Err(refuse(
+            &setting,
             format!("{} also preloads an allocator (allocator={}): both would set LD_PRELOAD", c.display_name(), c.str("allocator")?),
         ));
     }
     if v.one(SettingKey::Exe).is_none() && v.wrapper().is_empty() && v.env().is_empty() {
-        return preload_ok(v, exe, launcher);
+        return preloads_ok(v, exe, launcher);
     }
     let own = exe.display().to_string();
     let how = Invocation { exe: v.one(SettingKey::Exe).map(str::to_string), env: v.env(), wrapper: v.wrapper() };
@@ -246,29 +261,45 @@ fn check_variant(v: &Variant, exe: &Path, launcher: Option<&Launcher>, cells: &[
         let said = if first.is_empty() { "nothing".to_string() } else { format!("'{first}'") };
         return Err(refuse(&what, format!("`{shown}` is not a proofbench of this version: it printed {said}, not '{}'", own_version())));
     }
-    preload_ok(v, exe, launcher)
+    preloads_ok(v, exe, launcher)
 }
 
-/// Checks a variant's `preload=` library where the workers will run.
-fn preload_ok(v: &Variant, exe: &Path, launcher: Option<&Launcher>) -> anyhow::Result<()> {
-    let Some(lib) = v.one(SettingKey::Preload) else { return Ok(()) };
-    let checked = match launcher {
-        None => crate::workloads::alloc::allocator::check_preload(exe, lib),
-        Some(l) => l.check_preload(lib),
-    };
-    checked.map_err(|why| UsageError(format!("--variant {}=preload={lib}: {why}", v.name)).into())
+/// Checks what a variant puts in `LD_PRELOAD` where the workers will run
+/// ([`preload::check`]): its `preload=` library must replace `malloc`, the
+/// libraries of its `env=LD_PRELOAD=` must load.
+fn preloads_ok(v: &Variant, exe: &Path, launcher: Option<&Launcher>) -> anyhow::Result<()> {
+    let settings = [
+        v.one(SettingKey::Preload).map(|lib| ("preload", lib.to_string(), Need::Malloc)),
+        env_preload(v).map(|value| ("env=LD_PRELOAD", value, Need::Load)),
+    ];
+    for (key, value, need) in settings.into_iter().flatten() {
+        preload::check(exe, launcher, &value, need).map_err(|why| UsageError(format!("--variant {}={key}={value}: {why}", v.name)))?;
+    }
+    Ok(())
+}
+
+/// Checks every `--allocator preload:LIB` library the cells name, once
+/// each, where the workers will run: it must replace `malloc`
+/// ([`preload::check`]).
+fn check_allocators(exe: &Path, launcher: Option<&Launcher>, cells: &[Cell]) -> anyhow::Result<()> {
+    let mut seen: Vec<String> = Vec::new();
+    for lib in cells.iter().filter_map(crate::workloads::alloc::allocator::preload_env) {
+        if !seen.contains(&lib) {
+            preload::check(exe, launcher, &lib, Need::Malloc).map_err(|why| UsageError(format!("--allocator preload:{lib}: {why}")))?;
+            seen.push(lib);
+        }
+    }
+    Ok(())
 }
 
 /// The directory each trial's scratch directory goes in, checked on the
-/// side that will use it (with the preloaded allocator libraries). An
-/// `--io-dir` that is not a directory is a usage error; one that cannot be
-/// written is not (nor a `TMPDIR` that is missing or cannot be written):
-/// the rows that need files are then skipped with the reason, and the
-/// others run ([`super::trial`]).
-fn scratch_root(io_dir: Option<&PathBuf>, exe: &Path, cells: &[Cell], launcher: Option<&Launcher>) -> anyhow::Result<ScratchRoot> {
+/// side that will use it. An `--io-dir` that is not a directory is a usage
+/// error; one that cannot be written is not (nor a `TMPDIR` that is missing
+/// or cannot be written): the rows that need files are then skipped with
+/// the reason, and the others run ([`super::trial`]).
+fn scratch_root(io_dir: Option<&PathBuf>, launcher: Option<&Launcher>) -> anyhow::Result<ScratchRoot> {
     match launcher {
         None => {
-            crate::workloads::alloc::allocator::check_cells(exe, cells).map_err(UsageError)?;
             if let Some(dir) = io_dir {
                 if !dir.is_dir() {
                     return Err(UsageError(format!("--io-dir {}: not a directory", dir.display())).into());
@@ -285,13 +316,6 @@ fn scratch_root(io_dir: Option<&PathBuf>, exe: &Path, cells: &[Cell], launcher: 
             Ok(root)
         }
         Some(l) => {
-            let mut seen: Vec<String> = Vec::new();
-            for lib in cells.iter().filter_map(crate::workloads::alloc::allocator::preload_env) {
-                if !seen.contains(&lib) {
-                    l.check_preload(&lib).map_err(|why| UsageError(format!("--allocator preload:{lib}: {why}")))?;
-                    seen.push(lib);
-                }
-            }
             let root = match io_dir {
                 Some(dir) => ScratchRoot { path: dir.clone(), shown: format!("--io-dir {}", dir.display()) },
                 None => ScratchRoot {

@@ -10,9 +10,7 @@
 //! [`super::spawn::run_worker`], so a launched worker that crashes, hangs or
 //! prints no report gives the same statuses as a local one.
 
-use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,6 +18,7 @@ use crate::envelope::{Envelope, tool_info};
 use crate::evidence::LauncherRecord;
 use crate::model::{Reading, UsageError};
 
+use super::pipes::{self, Inbox};
 use super::spawn::Invocation;
 
 /// The placeholder a launcher template carries when `--hosts` is given.
@@ -56,11 +55,18 @@ pub struct Captured {
     pub stderr: String,
     /// Its exit code; `None` when it was killed by a signal.
     pub code: Option<i32>,
+    /// Why it was killed before it ended: it printed more than
+    /// [`HELPER_OUTPUT_LIMIT`] on a stream (what it printed is cut there).
+    pub cut: Option<String>,
 }
 
 impl Captured {
-    /// The last non-empty line of stderr, for an error message.
+    /// For an error message: why it was cut short, else the last non-empty
+    /// line of its stderr.
     pub fn last_error_line(&self) -> &str {
+        if let Some(why) = &self.cut {
+            return why;
+        }
         self.stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("(nothing on stderr)")
     }
 }
@@ -191,75 +197,74 @@ impl Launcher {
             Err(e) => Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
         }
     }
-
-    /// Checks, as [`crate::workloads::alloc::allocator::check_preload`] does
-    /// locally, that preloading `lib` on the launched side replaces `malloc`:
-    /// `PREFIX env LD_PRELOAD=lib REMOTE_EXE malloc-provider`. The path is
-    /// the launched side's, so it is compared by name when it cannot be
-    /// resolved here.
-    pub fn check_preload(&self, lib: &str) -> Result<(), String> {
-        if lib.contains([' ', ':']) {
-            return Err("LD_PRELOAD separates libraries by spaces and colons: the path may contain neither".into());
-        }
-        let out = match capture(self.proofbench(&Invocation::preload(Some(lib)), &["malloc-provider"]), HELPER_TIMEOUT) {
-            Ok(Some(out)) => out,
-            Ok(None) => return Err(format!("the check through {} gave no answer within {} s", self.name(), HELPER_TIMEOUT.as_secs())),
-            Err(e) => return Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
-        };
-        if let Some(l) = out.stderr.lines().find(|l| l.contains("LD_PRELOAD") || l.contains("ld.so")) {
-            return Err(format!("it does not load on the launched side: {}", l.trim()));
-        }
-        if out.code != Some(0) {
-            return Err(format!("a process with it preloaded failed on the launched side: {}", out.last_error_line()));
-        }
-        let provider = out.stdout.trim();
-        let same_name = !provider.is_empty() && Path::new(provider).file_name() == Path::new(lib).file_name();
-        if provider == lib || same_name || crate::workloads::alloc::allocator::same_library(provider, lib) {
-            Ok(())
-        } else {
-            Err(format!(
-                "it loads on the launched side, but malloc stays bound to {}",
-                if provider.is_empty() { "(unknown)" } else { provider }
-            ))
-        }
-    }
 }
 
-/// Runs `command` (stdin closed, stdout and stderr captured) in its own
-/// process group; `Ok(None)` when it did not end within `timeout` (the
-/// group is then killed). Unlike a worker it is not stopped by SIGINT, so
+/// The most of a helper command's stdout, and of its stderr, that is kept
+/// (an envelope is tens of KiB): a helper that prints more is killed
+/// ([`Captured::cut`]).
+pub const HELPER_OUTPUT_LIMIT: usize = 4 << 20;
+
+/// Runs `command` (stdin closed, stdout and stderr captured, at most
+/// [`HELPER_OUTPUT_LIMIT`] of each) in its own process group; `Ok(None)`
+/// when it did not end within `timeout` (the group is then killed). Its
+/// pipes are polled, never read blocking: a process outside the group that
+/// keeps one open after the command ended is not waited for past
+/// [`super::spawn::GRACE`]. Unlike a worker it is not stopped by SIGINT, so
 /// the cleanup of an interrupted cell still runs.
 pub fn capture(mut command: Command, timeout: Duration) -> std::io::Result<Option<Captured>> {
     command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = command.spawn()?;
     let pgid = child.id() as i32;
-    let reader = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = r.read_to_end(&mut bytes);
-            String::from_utf8_lossy(&bytes).into_owned()
-        })
+    // SAFETY: signalling the process group this function created; it may be empty.
+    let kill = || unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let pipes = child.stdout.take().zip(child.stderr.take()).expect("stdout and stderr are piped");
+    let (mut out, mut err) = match (Inbox::new(pipes.0, HELPER_OUTPUT_LIMIT), Inbox::new(pipes.1, HELPER_OUTPUT_LIMIT)) {
+        (Ok(o), Ok(e)) => (o, e),
+        (Err(e), _) | (_, Err(e)) => {
+            kill();
+            let _ = child.wait();
+            return Err(e);
+        }
     };
-    let out = reader(Box::new(child.stdout.take().expect("stdout is piped")));
-    let err = reader(Box::new(child.stderr.take().expect("stderr is piped")));
+    let overflowed =
+        |out: &Inbox, err: &Inbox| [("stdout", out), ("stderr", err)].into_iter().find_map(|(n, i)| i.overflowed().then_some(n));
     let started = Instant::now();
     let status = loop {
-        if let Some(st) = child.try_wait()? {
+        // An overflow first: the command may have ended of it (EPIPE) meanwhile.
+        let cut = overflowed(&out, &err).is_some();
+        if !cut && let Some(st) = child.try_wait()? {
             break Some(st);
         }
-        if started.elapsed() >= timeout {
-            // SAFETY: signalling the process group this function created.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            let _ = child.wait();
-            break None;
+        if cut || started.elapsed() >= timeout {
+            kill();
+            let st = child.wait()?;
+            break cut.then_some(st);
         }
-        std::thread::sleep(Duration::from_millis(5));
+        // The exit is looked for every 5 ms, output as it comes.
+        let fds: Vec<_> = [out.fd(), err.fd()].into_iter().flatten().map(|fd| (fd, libc::POLLIN)).collect();
+        if let Err(e) = pipes::wait(&fds, Some(Duration::from_millis(5))) {
+            kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+        out.pump();
+        err.pump();
     };
     // Stragglers of the group would hold the pipes open.
-    // SAFETY: as above; the group may already be empty.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
-    Ok(status.map(|st| Captured { stdout, stderr, code: st.code() }))
+    kill();
+    let drained_by = Instant::now() + super::spawn::GRACE;
+    loop {
+        let fds: Vec<_> = [out.fd(), err.fd()].into_iter().flatten().map(|fd| (fd, libc::POLLIN)).collect();
+        let now = Instant::now();
+        if fds.is_empty() || now >= drained_by || pipes::wait(&fds, Some(drained_by - now)).is_err() {
+            break;
+        }
+        out.pump();
+        err.pump();
+    }
+    let cut = overflowed(&out, &err)
+        .map(|stream| format!("it printed more than {} on {stream}, and was killed", super::spawn::mib(HELPER_OUTPUT_LIMIT)));
+    Ok(status.map(|st| Captured { stdout: out.text(), stderr: err.text(), code: if cut.is_some() { None } else { st.code() }, cut }))
 }
 
 #[cfg(test)]
@@ -277,5 +282,30 @@ mod tests {
         c.args(["-c", "sleep 30"]);
         assert!(capture(c, Duration::from_millis(200)).unwrap().is_none(), "a hang is reported as no answer");
         assert!(capture(Command::new("/no/such/program"), Duration::from_secs(1)).is_err());
+    }
+
+    #[test]
+    fn a_helper_printing_64_mib_is_killed_at_the_bound_and_says_so() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "head -c 67108864 /dev/zero"]);
+        let out = capture(c, Duration::from_secs(60)).unwrap().unwrap();
+        assert_eq!((out.stdout.len(), out.code), (HELPER_OUTPUT_LIMIT, None));
+        assert_eq!(out.last_error_line(), "it printed more than 4.0 MiB on stdout, and was killed");
+    }
+
+    #[test]
+    fn a_helper_whose_background_child_keeps_its_output_open_is_not_waited_for() {
+        // The child leaves the group (setsid: its group is then its own pid,
+        // which the shell waits to see) and holds stdout and stderr open for 30 s.
+        let mut c = Command::new("sh");
+        c.args(["-c", "setsid sleep 30 & p=$!; while [ \"$(cut -d' ' -f5 /proc/$p/stat)\" != $p ]; do sleep 0.01; done; echo $p"]);
+        let t = Instant::now();
+        let out = capture(c, Duration::from_secs(20)).unwrap().unwrap();
+        let waited = t.elapsed();
+        let pid: i32 = out.stdout.trim().parse().unwrap();
+        // SAFETY: ending the test's own straggler, whose pid it printed.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        assert_eq!(out.code, Some(0));
+        assert!(waited < Duration::from_secs(10), "waited {waited:?} for a process outside the group");
     }
 }

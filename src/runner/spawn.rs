@@ -13,18 +13,20 @@
 //! with it.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::{self, TryRecvError};
 use std::time::{Duration, Instant};
 
 use crate::evidence::ProcessRecord;
 use crate::measure::rusage::Rusage;
+use crate::model::MeasureSpec;
 use crate::worker::guard::PARENT_PID_ENV;
 use crate::workloads::process::die_with_parent;
 
+use super::pipes::{self, Inbox, Outbox, Wake};
 use super::signals;
 
 /// Time between SIGTERM and SIGKILL.
@@ -44,6 +46,10 @@ pub struct WorkerRun {
     pub process: ProcessRecord,
     /// A stop signal arrived while it ran (the worker was killed).
     pub interrupted: bool,
+    /// The bound of its report channel, when it printed more than that
+    /// ([`report_limit`]): what it printed is cut there, and the worker was
+    /// stopped.
+    pub report_overflow: Option<usize>,
 }
 
 /// The name of a signal number, e.g. `SIGSEGV`.
@@ -132,48 +138,83 @@ fn die_with_this_process(command: &mut Command) {
     };
 }
 
-/// Runs a worker `command` ([`local`], or the same through a
-/// launcher) on one cell with a timeout.
-pub fn run_worker(mut command: Command, cell_json: &str, log: File, timeout: Duration) -> io::Result<WorkerRun> {
+/// Room in a worker's report for what is not its samples (its details,
+/// counters, facts and reason): far more than any workload needs.
+pub const REPORT_ROOM: usize = 4 << 20;
+
+/// Room in a worker's report for each sample it may take: a sample's JSON
+/// is under 300 bytes even with every number at its longest.
+pub const REPORT_ROOM_PER_SAMPLE: usize = 512;
+
+/// The most samples a worker's report is given room for: a cell asking for
+/// more (`--warmup` has no upper limit) gets a bound of this many.
+const REPORT_SAMPLES_ROOM: u64 = 500_000;
+
+/// The most a worker may print on its report channel (its stdout), bytes:
+/// [`REPORT_ROOM`], the cell's own length (a report may echo parts of its
+/// cell, such as a command's environment) and [`REPORT_ROOM_PER_SAMPLE`]
+/// for each sample the cell may take (its warmup, and `--runs` or the
+/// stopping rule's cap). Past it the worker is stopped and its trial fails
+/// ([`WorkerRun::report_overflow`]): the runner never holds more of a
+/// worker's output than this.
+pub fn report_limit(measure: &MeasureSpec, cell_len: usize) -> usize {
+    let samples = u64::from(measure.warmup) + u64::from(measure.fixed_runs.unwrap_or(measure.max_samples));
+    REPORT_ROOM + cell_len + REPORT_ROOM_PER_SAMPLE * samples.min(REPORT_SAMPLES_ROOM) as usize
+}
+
+/// `bytes` in MiB, for messages: `4.0 MiB`.
+pub fn mib(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+}
+
+/// Runs a worker `command` ([`local`], or the same through a launcher) on
+/// one cell with a timeout, keeping at most `report_limit` bytes of its
+/// report channel ([`report_limit`]).
+///
+/// Everything it waits for is waited for in one poll: the worker's end (a
+/// thread blocked in wait4 rings the loop), a stop signal (the signal
+/// handler rings it), the cell going into the worker's stdin and its report
+/// coming out of its stdout (both non-blocking, [`super::pipes`]), and the
+/// timeout. So a worker that never reads its cell, or prints without end,
+/// still times out or is stopped by a signal; killing its process group
+/// ends it, and with it the wait4 thread.
+pub fn run_worker(mut command: Command, cell_json: &str, log: File, timeout: Duration, report_limit: usize) -> io::Result<WorkerRun> {
     let started = Instant::now();
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::from(log)).process_group(0);
     die_with_this_process(&mut command);
+    let wake = Wake::new()?;
     let mut child = command.spawn()?;
     let pid = child.id() as i32;
     let (tx, rx) = mpsc::channel::<Event>();
-    let waker = tx.clone();
+    let (waker, ring) = (tx.clone(), wake.ring());
     signals::set_waker(Some(Box::new(move || {
         let _ = waker.send(Event::Interrupt);
+        ring.ring();
     })));
+    let ring = wake.ring();
     std::thread::spawn(move || {
         let mut status = 0;
         // SAFETY: rusage is plain data; all-zero is a valid value.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        loop {
+        let event = loop {
             // SAFETY: valid out-pointers; `pid` is our child, reaped only here.
             let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
             if rc == pid {
-                let _ = tx.send(Event::Exited { status, rusage: Rusage::from_libc(&ru) });
-                return;
+                break Event::Exited { status, rusage: Rusage::from_libc(&ru) };
             }
             let err = io::Error::last_os_error();
             if err.kind() != io::ErrorKind::Interrupted {
-                let _ = tx.send(Event::WaitFailed(err));
-                return;
+                break Event::WaitFailed(err);
             }
-        }
+        };
+        let _ = tx.send(event);
+        ring.ring();
     });
-    if let Some(mut stdin) = child.stdin.take() {
-        // A worker that dies early closes its end; the error shows in its status.
-        let _ = stdin.write_all(cell_json.as_bytes());
-    }
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let (otx, orx) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        let _ = otx.send(s);
-    });
+    let pipes = child.stdin.take().zip(child.stdout.take()).expect("stdin and stdout are piped");
+    let (mut cell, mut report) = match (Outbox::new(pipes.0, cell_json.as_bytes().to_vec()), Inbox::new(pipes.1, report_limit)) {
+        (Ok(c), Ok(r)) => (c, r),
+        (Err(e), _) | (_, Err(e)) => return Err(stop(pid, e)),
+    };
 
     enum Phase {
         Running,
@@ -181,52 +222,76 @@ pub fn run_worker(mut command: Command, cell_json: &str, log: File, timeout: Dur
         Killed,
     }
     let mut phase = Phase::Running;
-    let mut timed_out = false;
-    let mut interrupted = false;
+    let (mut timed_out, mut interrupted, mut overflowed) = (false, false, false);
     if signals::interrupted() {
         interrupted = true;
         kill_group(pid, libc::SIGTERM);
         phase = Phase::Terminating(Instant::now());
     }
     let (status, rusage) = loop {
-        let event = match phase {
-            Phase::Running => rx.recv_timeout((started + timeout).saturating_duration_since(Instant::now())),
-            Phase::Terminating(t) => rx.recv_timeout((t + GRACE).saturating_duration_since(Instant::now())),
-            Phase::Killed => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        match event {
+        match rx.try_recv() {
             Ok(Event::Exited { status, rusage }) => break (Some(status), Some(rusage)),
-            Ok(Event::WaitFailed(e)) => {
-                kill_group(pid, libc::SIGKILL);
-                signals::set_waker(None);
-                return Err(e);
-            }
+            Ok(Event::WaitFailed(e)) => return Err(stop(pid, e)),
             Ok(Event::Interrupt) => {
                 interrupted = true;
                 if matches!(phase, Phase::Running) {
                     kill_group(pid, libc::SIGTERM);
                     phase = Phase::Terminating(Instant::now());
                 }
+                continue;
             }
-            Err(RecvTimeoutError::Timeout) => match phase {
-                Phase::Running => {
-                    timed_out = true;
-                    kill_group(pid, libc::SIGTERM);
-                    phase = Phase::Terminating(Instant::now());
-                }
-                Phase::Terminating(_) | Phase::Killed => {
-                    kill_group(pid, libc::SIGKILL);
-                    phase = Phase::Killed;
-                }
-            },
-            Err(RecvTimeoutError::Disconnected) => break (None, None),
+            Err(TryRecvError::Disconnected) => break (None, None),
+            Err(TryRecvError::Empty) => {}
         }
+        if report.overflowed() && matches!(phase, Phase::Running) {
+            // The report is lost already: stop the worker now.
+            overflowed = true;
+            kill_group(pid, libc::SIGTERM);
+            phase = Phase::Terminating(Instant::now());
+        }
+        let deadline = match phase {
+            Phase::Running => Some(started + timeout),
+            Phase::Terminating(t) => Some(t + GRACE),
+            Phase::Killed => None,
+        };
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) {
+            if matches!(phase, Phase::Running) {
+                timed_out = true;
+                kill_group(pid, libc::SIGTERM);
+                phase = Phase::Terminating(now);
+            } else {
+                kill_group(pid, libc::SIGKILL);
+                phase = Phase::Killed;
+            }
+            continue;
+        }
+        let mut fds = vec![(wake.fd(), libc::POLLIN)];
+        fds.extend(cell.fd().map(|fd| (fd, libc::POLLOUT)));
+        fds.extend(report.fd().map(|fd| (fd, libc::POLLIN)));
+        if let Err(e) = pipes::wait(&fds, deadline.map(|d| d - now)) {
+            return Err(stop(pid, e));
+        }
+        wake.clear();
+        cell.pump();
+        report.pump();
     };
     // Whatever is left of the group (children of the worker) goes too.
     kill_group(pid, libc::SIGKILL);
     signals::set_waker(None);
     let wall_ms = started.elapsed().as_secs_f64() * 1e3;
-    let stdout = orx.recv_timeout(Duration::from_secs(5)).unwrap_or_default();
+    drop(cell);
+    // The rest of the report is in the pipe; a process outside the group
+    // that still holds it open is not waited for.
+    let drained_by = Instant::now() + GRACE;
+    while let Some(fd) = report.fd() {
+        let now = Instant::now();
+        if now >= drained_by || pipes::wait(&[(fd, libc::POLLIN)], Some(drained_by - now)).is_err() {
+            break;
+        }
+        report.pump();
+    }
+    let report_overflow = (overflowed || report.overflowed()).then_some(report_limit);
     let mut process = ProcessRecord { pid: Some(pid as u32), timed_out, wall_ms, rusage, ..Default::default() };
     if let Some(st) = status {
         if libc::WIFEXITED(st) {
@@ -237,5 +302,87 @@ pub fn run_worker(mut command: Command, cell_json: &str, log: File, timeout: Dur
             process.signal_name = Some(signal_name(sig));
         }
     }
-    Ok(WorkerRun { stdout, process, interrupted })
+    Ok(WorkerRun { stdout: report.text(), process, interrupted, report_overflow })
+}
+
+/// Ends a worker whose run cannot go on (SIGKILL to its group, which also
+/// ends the thread waiting for it) and passes on why.
+fn stop(pid: i32, e: io::Error) -> io::Error {
+    kill_group(pid, libc::SIGKILL);
+    signals::set_waker(None);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log file for a worker's stderr, in a directory removed with it.
+    fn log() -> (tempfile::TempDir, File) {
+        let dir = tempfile::tempdir().unwrap();
+        let f = File::create(dir.path().join("worker.log")).unwrap();
+        (dir, f)
+    }
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("sh");
+        c.args(["-c", script]);
+        c
+    }
+
+    #[test]
+    fn a_worker_that_never_reads_its_stdin_times_out_with_a_cell_larger_than_the_pipe() {
+        let (_dir, log) = log();
+        let cell = "x".repeat(2 << 20);
+        let timeout = Duration::from_millis(300);
+        let run = run_worker(sh("exec sleep 20"), &cell, log, timeout, 1 << 20).unwrap();
+        assert!(run.process.timed_out, "{:?}", run.process);
+        assert_eq!(run.process.signal_name.as_deref(), Some("SIGTERM"));
+        let bound = (timeout + GRACE).as_secs_f64() * 1e3 + 2000.0;
+        assert!(run.process.wall_ms < bound, "ended after {} ms, more than the timeout and the grace", run.process.wall_ms);
+    }
+
+    #[test]
+    fn a_worker_printing_64_mib_is_stopped_at_the_bound_of_its_report() {
+        let (_dir, log) = log();
+        let limit = 4 << 20;
+        let run = run_worker(sh("head -c 67108864 /dev/zero"), "{}", log, Duration::from_secs(60), limit).unwrap();
+        assert_eq!(run.report_overflow, Some(limit));
+        assert_eq!(run.stdout.len(), limit, "the bound is kept, nothing past it");
+        assert!(!run.process.timed_out && run.process.exit_code != Some(0), "stopped, not ended of itself: {:?}", run.process);
+    }
+
+    #[test]
+    fn a_worker_echoing_a_cell_larger_than_the_pipe_gets_it_whole_and_is_read_whole() {
+        let (_dir, log) = log();
+        let cell: String = (0..200_000).map(|i| format!("{i},")).collect();
+        let run = run_worker(sh("cat"), &cell, log, Duration::from_secs(60), cell.len()).unwrap();
+        assert_eq!((run.process.exit_code, run.report_overflow), (Some(0), None));
+        assert!(run.stdout == cell, "{} of {} bytes came back", run.stdout.len(), cell.len());
+    }
+
+    #[test]
+    fn a_report_has_room_for_every_sample_its_cell_may_take_and_for_the_cell() {
+        let m = MeasureSpec::for_profile(crate::model::Profile::Quick);
+        assert_eq!(report_limit(&m, 1000), REPORT_ROOM + 1000 + REPORT_ROOM_PER_SAMPLE * (m.warmup + m.max_samples) as usize);
+        let runs = MeasureSpec { fixed_runs: Some(100_000), warmup: 2, ..m.clone() };
+        assert_eq!(report_limit(&runs, 0), REPORT_ROOM + REPORT_ROOM_PER_SAMPLE * 100_002);
+        let endless = MeasureSpec { warmup: u32::MAX, ..m };
+        assert_eq!(report_limit(&endless, 0), REPORT_ROOM + REPORT_ROOM_PER_SAMPLE * 500_000, "bounded for any --warmup");
+        // The longest sample there can be fits in its room.
+        let longest = crate::evidence::SampleRecord {
+            trial: u32::MAX,
+            index: u32::MAX,
+            warmup: false,
+            iters: u64::MAX,
+            ops: u64::MAX,
+            bytes: u64::MAX,
+            work_ns: u64::MAX,
+            total_ns: Some(u64::MAX),
+            value: -f64::MIN_POSITIVE * 3.0,
+            total_value: Some(-f64::MAX / 3.0),
+        };
+        let len = serde_json::to_string(&longest).unwrap().len();
+        assert!(len < 300, "{len} bytes");
+    }
 }

@@ -339,6 +339,8 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
             None
         }
     };
+    // The worker's stderr follows what proofbench wrote above: its own lines start here.
+    let worker_from = log.metadata().map(|m| m.len()).with_context(|| format!("reading the length of {log_rel}"))?;
     let cell = &Cell { scratch_dir: scratch.as_ref().map(|s| s.path.display().to_string()), ..cell.clone() };
     let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
     let how = cfg.invocation(cell);
@@ -346,12 +348,14 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
         None => spawn::local(&cfg.exe, &how, &["worker"]),
         Some(l) => l.proofbench(&how, &["worker"]),
     };
-    let wr = spawn::run_worker(command, &cell_json, log, cfg.timeout).with_context(|| format!("running the worker of {}", cell.row_id))?;
+    let report_limit = spawn::report_limit(&cell.measure, cell_json.len());
+    let wr = spawn::run_worker(command, &cell_json, log, cfg.timeout, report_limit)
+        .with_context(|| format!("running the worker of {}", cell.row_id))?;
     drop(scratch);
     if wr.interrupted {
         return Ok(None);
     }
-    let stderr_tail = compose::log_tail(&dir.path().join(&log_rel), 10);
+    let stderr_tail = compose::log_tail(&dir.path().join(&log_rel), 10, worker_from);
     let (record, report) = compose::trial(&wr, cfg.timeout, &stderr_tail, trial, round, started_utc, utc_now());
     Ok(Some(Finished { record, report, log_rel, stderr_tail }))
 }

@@ -326,6 +326,25 @@ fn a_preload_library_is_checked_through_the_launcher() {
     }
     assert!(w.calls("worker").is_empty());
 
+    // A variant's env=LD_PRELOAD= is tried the same way, and needs only to load.
+    let lib = "libnot-a-library-anywhere.so.1";
+    let sb = Sandbox::new();
+    let out = sb.run(&[
+        "selftest.tiny",
+        "--include-selftest",
+        "--variant",
+        "a=",
+        "--variant",
+        &format!("b=env=LD_PRELOAD={lib}"),
+        "--launcher",
+        &w.path(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains(&format!("--variant b=env=LD_PRELOAD={lib}: it does not load on the launched side")), "{err}");
+    assert!(w.log().iter().any(|l| l.contains(&format!(":: env LD_PRELOAD={lib} ")) && l.ends_with(" malloc-provider")), "{:#?}", w.log());
+    assert!(w.calls("worker").is_empty());
+
     // A library that does replace malloc reaches the launched worker through its argv.
     let dirs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"];
     let Some(lib) = dirs.iter().map(|d| Path::new(d).join("libjemalloc.so.2")).find(|p| p.is_file()) else {

@@ -31,3 +31,4 @@ mod subcommands;
 mod trials;
 mod variants;
 mod verifiers;
+mod worker_io;

@@ -16,7 +16,8 @@
 //!   the variable for that child alone, see [`preload_env`]); the workload
 //!   calls the C library's `malloc`, which the preloaded library replaces.
 //!   The worker checks that it did (see [`resolve`]); the runner checks
-//!   before the run that the library loads ([`check_preload`]).
+//!   before the run that the library loads and replaces `malloc`
+//!   (`runner::preload`, with [`malloc_provider`] and [`same_library`]).
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
@@ -121,57 +122,6 @@ pub fn same_library(provider: &str, lib: &str) -> bool {
     let canon = |p: &str| std::fs::canonicalize(p).ok();
     let (a, b) = (canon(provider), canon(lib));
     (a.is_some() && a == b) || (!lib.contains('/') && Path::new(provider).file_name() == Path::new(lib).file_name())
-}
-
-/// Checks, before a run starts, that preloading `lib` replaces `malloc`: runs
-/// `exe malloc-provider` (a hidden subcommand that prints the object `malloc`
-/// is bound to) with `LD_PRELOAD=lib` and reads its answer. The loader only
-/// warns when it cannot preload a library, and some allocators cannot be
-/// opened with dlopen at all (initial-exec TLS), so a child process is the
-/// faithful test.
-pub fn check_preload(exe: &Path, lib: &str) -> Result<(), String> {
-    if lib.contains([' ', ':']) {
-        return Err("LD_PRELOAD separates libraries by spaces and colons: the path may contain neither".into());
-    }
-    if lib.contains('/') && !Path::new(lib).is_file() {
-        return Err(format!("{lib} does not exist (or is not a file)"));
-    }
-    let out = std::process::Command::new(exe)
-        .arg("malloc-provider")
-        .env("LD_PRELOAD", lib)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot start {} to try it: {e}", exe.display()))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let loader = stderr.lines().find(|l| l.contains("LD_PRELOAD") || l.contains("ld.so"));
-    if let Some(l) = loader {
-        return Err(format!("it does not load: {}", l.trim()));
-    }
-    if !out.status.success() {
-        return Err(format!("a process with it preloaded failed ({}): {}", out.status, stderr.trim()));
-    }
-    let provider = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if same_library(&provider, lib) {
-        Ok(())
-    } else {
-        Err(format!(
-            "it loads, but malloc stays bound to {}: it does not define malloc, so preloading it would not replace the allocator",
-            if provider.is_empty() { "(unknown)" } else { &provider }
-        ))
-    }
-}
-
-/// Checks every `preload:` library the cells name ([`check_preload`]), once
-/// each; the error names the first that fails.
-pub fn check_cells(exe: &Path, cells: &[Cell]) -> Result<(), String> {
-    let mut seen: Vec<&str> = Vec::new();
-    for lib in cells.iter().filter_map(|c| c.params.get("allocator").and_then(Value::as_str).and_then(preload_path)) {
-        if !seen.contains(&lib) {
-            check_preload(exe, lib).map_err(|why| format!("--allocator {PRELOAD}:{lib}: {why}"))?;
-            seen.push(lib);
-        }
-    }
-    Ok(())
 }
 
 /// The file of the loaded object that defines `addr`, as the loader knows it.
@@ -394,17 +344,6 @@ mod tests {
         assert_eq!(preload_path("preload:/usr/lib/libx.so"), Some("/usr/lib/libx.so"));
         assert_eq!(preload_path("preload:"), None);
         assert_eq!(preload_path("system"), None);
-    }
-
-    #[test]
-    fn a_library_that_is_missing_or_unusable_is_refused_before_any_process_starts() {
-        let exe = Path::new("/nonexistent/proofbench");
-        let e = check_preload(exe, "/nonexistent/libnothing.so").unwrap_err();
-        assert!(e.contains("does not exist"), "{e}");
-        let e = check_preload(exe, "/tmp/a b.so").unwrap_err();
-        assert!(e.contains("spaces and colons"), "{e}");
-        let e = check_preload(exe, "libc.so.6").unwrap_err();
-        assert!(e.contains("cannot start"), "{e}");
     }
 
     #[test]
