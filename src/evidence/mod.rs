@@ -3,6 +3,8 @@
 
 pub mod dir;
 pub mod error;
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod read;
 pub mod records;
 pub mod trials;

@@ -1,0 +1,154 @@
+//! Rows made up for the tests of the stages that read rows (compare,
+//! report, history): a cell of a workload with axes and a variant, whose
+//! trials each took one sample, and the run that holds them. Test builds
+//! only.
+
+use serde_json::Value;
+
+use super::{ProcessRecord, ROW_SCHEMA, Row, RowStats, SampleRecord, TrialRecord};
+use crate::model::placement::{CpuClass, Placement};
+use crate::model::{Cell, MeasureSpec, PinStrategy, Profile, Status, Unit, Variant, variant::AXIS};
+
+/// An ok row of `workload` (plan position `index`) with the axes `axes`
+/// (and `variant=NAME` first, under a variant), whose trial `i` ran in
+/// round `i` and took one sample of `medians[i]`.
+pub(crate) fn row(index: usize, workload: &str, axes: &[(&str, Value)], variant: Option<&Variant>, medians: &[f64], unit: Unit) -> Row {
+    let mut params: Vec<(String, Value)> = axes.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    if let Some(v) = variant {
+        params.insert(0, (AXIS.to_string(), Value::from(v.name.clone())));
+    }
+    let samples: Vec<SampleRecord> = medians
+        .iter()
+        .enumerate()
+        .map(|(i, &value)| SampleRecord {
+            trial: i as u32,
+            index: 0,
+            warmup: false,
+            iters: 1,
+            ops: 1,
+            bytes: 0,
+            work_ns: value as u64,
+            total_ns: None,
+            value,
+            total_value: None,
+        })
+        .collect();
+    let cell = Cell {
+        schema: crate::model::CELL_SCHEMA.into(),
+        index,
+        row_id: format!("{index:03}-{workload}"),
+        workload: workload.into(),
+        group: workload.split('.').next().unwrap_or_default().into(),
+        label: "box".into(),
+        profile: Profile::Quick,
+        axes: params.iter().map(|(k, _)| k.clone()).collect(),
+        params: params.into_iter().collect(),
+        workers: None,
+        placement: Placement { class: CpuClass::Physical, pin: PinStrategy::None, cpus: None, note: None },
+        measure: MeasureSpec::for_profile(Profile::Quick),
+        seed: 1,
+        fault: None,
+        scratch_dir: None,
+        command: None,
+        variant: variant.cloned(),
+    };
+    let trials = samples
+        .iter()
+        .map(|s| TrialRecord {
+            trial: s.trial,
+            round: s.trial,
+            status: Status::Ok,
+            reason: None,
+            started_utc: String::new(),
+            finished_utc: String::new(),
+            process: ProcessRecord::default(),
+            warmup_samples: 0,
+            timed_samples: 1,
+            median: Some(s.value),
+            verified: Some(true),
+            measurement: None,
+            rusage_measured: None,
+            facts: None,
+        })
+        .collect();
+    Row {
+        schema: ROW_SCHEMA.into(),
+        cell,
+        summary: "A test".into(),
+        shape: crate::model::TableShape::Primitive,
+        unit,
+        direction: unit.direction(),
+        timed_region: "t".into(),
+        total_window: None,
+        status: Status::Ok,
+        reason: None,
+        verifier: None,
+        measurement: None,
+        stats: RowStats::of(&samples, crate::stats::DEFAULT_NOISE),
+        trials,
+        trials_planned: medians.len() as u32,
+        stop: Some(super::RowStop::Fixed),
+        disagreement: None,
+        samples,
+        details: Value::Null,
+        process: ProcessRecord::default(),
+        rusage_measured: None,
+        counters: None,
+        stderr_tail: String::new(),
+        log: String::new(),
+        raw: None,
+        started_utc: String::new(),
+        finished_utc: String::new(),
+    }
+}
+
+/// A variant that changes nothing: `name`, the base or not.
+pub(crate) fn variant(name: &str, base: bool) -> Variant {
+    Variant { name: name.into(), base, settings: Vec::new() }
+}
+
+/// A finished run of every cell of `plan` that holds `rows` (leave cells of
+/// the plan without a row, and call [`killed`], for a run that did not get
+/// to them), on this machine.
+pub(crate) fn run(plan: Vec<Cell>, rows: Vec<Row>) -> super::StoredRun {
+    static ENVELOPE: std::sync::OnceLock<crate::envelope::Envelope> = std::sync::OnceLock::new();
+    let envelope = ENVELOPE.get_or_init(|| crate::envelope::Envelope::collect(std::path::Path::new("/"), vec!["proofbench".into()], 1));
+    let options = serde_json::json!({
+        "selection": [], "profile": "quick", "workers": null, "oversubscribe": false, "pin": ["none"],
+        "runtime": null, "allocator": null, "compare": null, "runs": null, "time_budget_ms": null,
+        "timeout_ms": 60000, "warmup": null, "settle_ms": null, "ci_target_pct": null, "params": [],
+        "include_selftest": true, "io_dir": null, "inject_fault": null
+    });
+    let run = super::RunRecord {
+        schema: super::RUN_SCHEMA.into(),
+        id: "fake".into(),
+        label: "box".into(),
+        commit: None,
+        profile: Profile::Quick,
+        seed: 1,
+        options: serde_json::from_value(options).expect("options"),
+        envelope: envelope.clone(),
+        plan,
+        started_utc: "2025-01-01T00:00:00Z".into(),
+        finished_utc: Some("2025-01-01T00:01:00Z".into()),
+        wall_s: Some(60.0),
+        cpu: None,
+        interrupted: false,
+        complete: true,
+        counts: Some(super::StatusCounts::of(rows.iter().map(|r| &r.status))),
+        not_run: Vec::new(),
+        launcher: None,
+        trials: None,
+        rounds: Vec::new(),
+        interference: None,
+        kind: Default::default(),
+        variants: Vec::new(),
+    };
+    super::StoredRun { dir: "/nowhere/fake".into(), run, rows, warnings: Vec::new() }
+}
+
+/// `run` as a SIGKILL leaves it: no finish record.
+pub(crate) fn killed(mut run: super::StoredRun) -> super::StoredRun {
+    (run.run.finished_utc, run.run.wall_s, run.run.counts, run.run.complete) = (None, None, None, false);
+    run
+}
