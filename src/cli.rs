@@ -340,9 +340,15 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PERCENT", value_parser = parse_threshold)]
     pub threshold: Option<f64>,
 
-    /// Exit 1 when any row regressed.
+    /// Exit 1 when any row regressed, or could not be compared because a
+    /// run is incomplete (killed or interrupted before it).
     #[arg(long)]
     pub fail_on_regression: bool,
+
+    /// With --fail-on-regression: rows that an incomplete run did not run
+    /// do not fail the gate (they are still listed as not comparable).
+    #[arg(long)]
+    pub allow_missing: bool,
 
     /// Compare rows even when the two runs were made on different machines.
     #[arg(long)]
@@ -366,7 +372,7 @@ pub enum CompareFormat {
     Terminal,
     /// The same table as markdown, warnings as a quoted paragraph.
     Markdown,
-    /// The comparison record (`proofbench.compare/1`).
+    /// The comparison record (`proofbench.compare/3`).
     Json,
 }
 

@@ -14,14 +14,16 @@ use super::read_run_arg;
 /// `proofbench compare BASE CANDIDATE`: two runs, each row judged against
 /// the larger of the noise band and its noise floor from the history at
 /// `--db` (when there is one). `proofbench compare RUN`: the variants of one
-/// run, paired by round.
+/// run, paired by round. An incomplete run is said first; under
+/// `--fail-on-regression` the rows it did not run fail the gate unless
+/// `--allow-missing`.
 pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let threshold = args.threshold.unwrap_or(args.noise) / 100.0;
     let opts = compare::Options { threshold, across_machines: args.across_machines, ignore_params: args.ignore_params.clone() };
     let (base, base_name) = read_run_arg(&args.base, &args.db)?;
     let (comparisons, warnings) = match &args.candidate {
         None => {
-            let cs = compare::paired::compare(&base.rows, &base_name, &opts);
+            let cs = compare::paired::compare_run(&base, &base_name, &opts);
             if cs.is_empty() {
                 return Err(UsageError(format!(
                     "{base_name}: the run has no variants; give two runs (compare BASE CANDIDATE), or measure with --variant"
@@ -44,22 +46,43 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             (vec![c], warnings)
         }
     };
+    // An incomplete run is said before anything else.
+    let incomplete = compare::completion_warnings(&comparisons);
     let text = match args.format {
-        CompareFormat::Json if args.candidate.is_some() => format!("{}\n", serde_json::to_string_pretty(&comparisons[0])?),
-        CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&comparisons)?),
+        CompareFormat::Json => {
+            report::terminal::to_stderr(&incomplete);
+            let json = if args.candidate.is_some() {
+                serde_json::to_string_pretty(&comparisons[0])?
+            } else {
+                serde_json::to_string_pretty(&comparisons)?
+            };
+            format!("{json}\n")
+        }
         CompareFormat::Markdown => {
-            let quoted: String = warnings.lines().map(|l| format!("> {}\n", crate::text::markdown::text(l))).collect();
+            let quoted: String =
+                incomplete.lines().chain(warnings.lines()).map(|l| format!("> {}\n", crate::text::markdown::text(l))).collect();
             let tables: Vec<String> = comparisons.iter().map(compare::render).collect();
             if quoted.is_empty() { tables.join("\n") } else { format!("{quoted}\n{}", tables.join("\n")) }
         }
         CompareFormat::Terminal => {
             report::terminal::to_stderr(&warnings);
-            comparisons.iter().map(compare::render).collect::<Vec<_>>().join("\n")
+            let tables = comparisons.iter().map(compare::render).collect::<Vec<_>>().join("\n");
+            if incomplete.is_empty() { tables } else { format!("{incomplete}\n{tables}") }
         }
     };
     Out::new().print(&text)?;
-    if args.fail_on_regression && comparisons.iter().any(|c| c.count(Verdict::Regressed) > 0) {
-        return Ok(ExitCode::from(1));
+    if !args.fail_on_regression {
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(ExitCode::SUCCESS)
+    let mut fail = comparisons.iter().any(|c| c.count(Verdict::Regressed) > 0);
+    let not_run: usize = comparisons.iter().map(compare::Comparison::not_run).sum();
+    if not_run > 0 && !args.allow_missing {
+        report::terminal::to_stderr(&format!(
+            "proofbench: {not_run} row{} could not be compared because a run is incomplete: --fail-on-regression fails on them \
+             (--allow-missing to pass without them)\n",
+            if not_run == 1 { "" } else { "s" }
+        ));
+        fail = true;
+    }
+    Ok(if fail { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

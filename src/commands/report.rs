@@ -22,16 +22,18 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(target) = &args.html {
         return html(target.as_deref(), &stored);
     }
+    if !(args.list_tables || args.export.is_some() || args.counters) {
+        Out::new().print(&report::render(stored))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let text = if args.list_tables {
         let tables = report::doc::tables(&stored);
         let width = tables.iter().map(|t| t.id.len()).max().unwrap_or(0);
         tables.iter().map(|t| format!("{:width$}  {}\n", t.id, t.description)).collect()
     } else if let Some(fmt) = args.export {
         report::export::render(&stored, fmt)?
-    } else if args.counters {
-        report::render_counters(&stored)
     } else {
-        report::render(&stored)
+        report::render_counters(&stored)
     };
     Out::new().print(&text)?;
     Ok(ExitCode::SUCCESS)

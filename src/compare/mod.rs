@@ -11,9 +11,21 @@
 //! The band is `--noise`, or the row's noise floor from the history where
 //! that is larger (how far the row's median moves between runs of one build
 //! on this machine, `stats::noise_floor`); each row says which applied.
-//! Variants measured in one run compare paired by round (`paired`).
+//! Variants measured in one run compare paired by round (`paired`). Rows
+//! match through a map of their keys (`sides`), so a comparison costs time
+//! linear in its rows; a run that did not get to all its cells says so, and
+//! the rows it did not run are `not_run` on its side.
 
 pub mod paired;
+mod render;
+mod sides;
+
+pub use render::{bands_summary, completion_warnings, render, warnings};
+pub use sides::Completion;
+pub(crate) use sides::{Key, Side, cell_key, keyed, match_rows};
+
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use serde::Serialize;
 
@@ -22,8 +34,7 @@ use crate::evidence::{Row, RunRecord, StoredRun};
 use crate::measure::interference::DISTURBED_SHARE;
 use crate::model::{Direction, Reading, Status, Unit, value_text};
 use crate::stats::{Floor, LEVEL, ratio};
-use crate::text::table::{Align, Table};
-use crate::text::{format, markdown};
+use crate::text::format;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -70,6 +81,11 @@ pub struct RowComparison {
     pub between: [Option<f64>; 2],
     /// Trials of the base and of the candidate that other processes disturbed.
     pub disturbed: [usize; 2],
+    /// Whether the base's run and the candidate's planned this row but
+    /// ended without it (killed, or interrupted): the row could not be
+    /// compared because that run is incomplete. `--fail-on-regression`
+    /// fails on such rows unless `--allow-missing`.
+    pub not_run: [bool; 2],
     /// Rounds that paired base and candidate trials (variants of one run);
     /// absent for two runs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,18 +137,34 @@ impl RowComparison {
     /// band from `--noise`.
     pub fn of(base: &Row, cand: &Row, axes: String, band: f64) -> RowComparison {
         RowComparison {
-            workload: base.cell.workload.clone(),
-            axes,
             unit: Some(base.unit),
             direction: Some(base.direction),
             base_median: base.median(),
             candidate_median: cand.median(),
-            ratio: None,
-            ratio_ci95: None,
-            holds_other: [None, None],
             trials: [base.trial_medians().len(), cand.trial_medians().len()],
             between: [base.headline().and_then(|h| h.between), cand.headline().and_then(|h| h.between)],
             disturbed: [base.disturbed_trials(), cand.disturbed_trials()],
+            ..RowComparison::empty(&base.cell.workload, axes, band)
+        }
+    }
+
+    /// A row without either side's measurement (`not comparable`, no
+    /// reason yet): what a row missing on a side starts from.
+    fn empty(workload: &str, axes: String, band: f64) -> RowComparison {
+        RowComparison {
+            workload: workload.to_string(),
+            axes,
+            unit: None,
+            direction: None,
+            base_median: None,
+            candidate_median: None,
+            ratio: None,
+            ratio_ci95: None,
+            holds_other: [None, None],
+            trials: [0, 0],
+            between: [None, None],
+            disturbed: [0, 0],
+            not_run: [false, false],
             pairs: None,
             pair_spread: None,
             sensitivity: None,
@@ -167,20 +199,32 @@ pub type FloorLookup = Result<Floor, String>;
 /// of one row is the plain 95% interval rule.
 pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
 
-/// Takes back the verdicts that the number of rows compared together
-/// explains: with many rows, some 95% intervals lie beyond the band by
-/// chance alone. Each row with a p-value gets its adjusted one; a regressed
-/// or improved row whose adjusted p-value exceeds the rate becomes
-/// unchanged, saying why.
+/// Takes back the verdicts that the number of comparisons judged together
+/// explains: with many rows (or many variants), some 95% intervals lie
+/// beyond the band by chance alone. Each row with a p-value gets its
+/// adjusted one; a regressed or improved row whose adjusted p-value exceeds
+/// the rate becomes unchanged, saying why.
 pub fn control_false_discoveries<'a>(rows: impl IntoIterator<Item = &'a mut RowComparison>) {
+    control_false_discoveries_among(rows, 0);
+}
+
+/// The same for rows that are part of a family of at least `family`
+/// comparisons, the others not measured yet: each of those counts as a
+/// p-value of 1. The adjusted p-values only fall as the others come in, so
+/// a verdict given now stands when the family is complete.
+///
+/// Cost: O(m log m) for m rows.
+pub fn control_false_discoveries_among<'a>(rows: impl IntoIterator<Item = &'a mut RowComparison>, family: usize) {
     let mut rows: Vec<&mut RowComparison> = rows.into_iter().filter(|r| r.p_value.is_some()).collect();
-    let q = crate::stats::benjamini_hochberg(&rows.iter().map(|r| r.p_value.unwrap_or(1.0)).collect::<Vec<_>>());
-    let n = rows.len();
+    let mut p: Vec<f64> = rows.iter().map(|r| r.p_value.unwrap_or(1.0)).collect();
+    let n = rows.len().max(family);
+    p.resize(n, 1.0);
+    let q = crate::stats::benjamini_hochberg(&p);
     for (r, q) in rows.iter_mut().zip(q) {
         r.q_value = Some(q);
         if matches!(r.verdict, Verdict::Regressed | Verdict::Improved) && q > FALSE_DISCOVERY_RATE {
             r.reason = format!(
-                "the 95% interval lies beyond the band, but among the {n} rows compared together chance alone gives that \
+                "the 95% interval lies beyond the band, but among the {n} comparisons judged together chance alone gives that \
                  (adjusted p-value {q:.3} > {FALSE_DISCOVERY_RATE}, Benjamini-Hochberg)"
             );
             r.verdict = Verdict::Unchanged;
@@ -215,12 +259,19 @@ pub fn verdict_of(direction: Direction, lo: f64, hi: f64, band: f64, band_name: 
     }
 }
 
+/// The schema of a comparison record.
+pub const COMPARE_SCHEMA: &str = "proofbench.compare/3";
+
 /// The whole comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
     pub schema: &'static str,
     pub base: String,
     pub candidate: String,
+    /// How far the base's run and the candidate's got (for variants of one
+    /// run, both are that run's): an incomplete run is said before anything
+    /// else, and the rows it did not run are `not_run` on its side.
+    pub completion: [Completion; 2],
     /// The noise threshold, as a fraction (0.02 = 2%).
     pub threshold: f64,
     /// Machine identity fields that differ (rows are then not comparable
@@ -244,6 +295,12 @@ pub struct Comparison {
 impl Comparison {
     pub fn count(&self, v: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == v).count()
+    }
+
+    /// Rows that could not be compared because a side's run is incomplete
+    /// (planned there, but it ended without them).
+    pub fn not_run(&self) -> usize {
+        self.rows.iter().filter(|r| r.not_run.contains(&true)).count()
     }
 
     /// Of the intervals that could be checked, how many held the other
@@ -320,16 +377,23 @@ fn setting_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
     ])
 }
 
-/// The match key of a row: workload and the values of its axes.
-fn key(r: &Row) -> (String, String) {
-    (r.cell.workload.clone(), r.axes_text())
+/// The parameters of a workload that plant a change on purpose
+/// (treatments), for every built-in workload, gathered once.
+fn treatments(workload: &str) -> &'static [&'static str] {
+    static ALL: OnceLock<HashMap<&'static str, Vec<&'static str>>> = OnceLock::new();
+    let all = ALL.get_or_init(|| {
+        crate::workloads::registry::all()
+            .iter()
+            .map(|w| w.spec())
+            .map(|s| (s.id, s.params.iter().filter(|p| p.treatment).map(|p| p.name).collect()))
+            .collect()
+    });
+    all.get(workload).map_or(&[], Vec::as_slice)
 }
 
 /// Parameters (not axes, not treatments, not ignored) whose values differ.
 fn parameter_differences(a: &Row, b: &Row, ignored: &[String]) -> Vec<String> {
-    let treatments: Vec<&str> = crate::workloads::registry::find(&a.cell.workload)
-        .map(|w| w.spec().params.iter().filter(|p| p.treatment).map(|p| p.name).collect())
-        .unwrap_or_default();
+    let treatments = treatments(&a.cell.workload);
     let names: std::collections::BTreeSet<&String> = a.cell.params.keys().chain(b.cell.params.keys()).collect();
     names
         .into_iter()
@@ -409,20 +473,12 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
     out
 }
 
-fn unmatched(r: &Row, side: &str, threshold: f64) -> RowComparison {
-    RowComparison {
-        base_median: None,
-        candidate_median: None,
-        trials: [0, 0],
-        between: [None, None],
-        disturbed: [0, 0],
-        reason: format!("missing in the {side}"),
-        ..RowComparison::of(r, r, r.axes_text(), threshold)
-    }
-}
-
 /// Compares every row of `base` with its match in `candidate`; `floor`
-/// gives a base row's noise floor (or why it has none).
+/// gives a base row's noise floor (or why it has none). Rows one side
+/// lacks are `not comparable`; those a side planned but its run ended
+/// without are `not_run` on that side.
+///
+/// Cost: linear in the rows (plus the false discovery control's sort).
 pub fn compare(
     base: &StoredRun,
     candidate: &StoredRun,
@@ -434,27 +490,21 @@ pub fn compare(
     let machine = machine_differences(&base.run.envelope, &candidate.run.envelope);
     let machine_text = machine.join(", ");
     let stop = (!machine.is_empty() && !opts.across_machines).then_some(machine_text.as_str());
-    let mut rows = Vec::new();
-    for b in &base.rows {
-        match candidate.rows.iter().find(|c| key(c) == key(b)) {
-            Some(c) => rows.push(judge(b, c, opts, stop, floor(b))),
-            None => {
-                let mut r = unmatched(b, "candidate", opts.threshold);
-                r.base_median = b.median();
-                rows.push(r);
-            }
-        }
-    }
-    for c in candidate.rows.iter().filter(|c| !base.rows.iter().any(|b| key(b) == key(c))) {
-        let mut r = unmatched(c, "base", opts.threshold);
-        r.candidate_median = c.median();
-        rows.push(r);
-    }
+    let side = |name, s: &StoredRun| {
+        let ran: HashSet<usize> = s.rows.iter().map(|r| r.cell.index).collect();
+        Side::new(name, Completion::of(&s.run, &s.rows), &s.run.plan, &ran, "")
+    };
+    let sides = [side("base", base), side("candidate", candidate)];
+    let mut rows = match_rows(&keyed(&base.rows, ""), &keyed(&candidate.rows, ""), &sides, opts.threshold, true, |b, c| {
+        judge(b, c, opts, stop, floor(b))
+    });
     control_false_discoveries(&mut rows);
+    let [b, c] = sides;
     Comparison {
-        schema: "proofbench.compare/2",
+        schema: COMPARE_SCHEMA,
         base: base_name.to_string(),
         candidate: candidate_name.to_string(),
+        completion: [b.completion, c.completion],
         threshold: opts.threshold,
         machine_differences: machine,
         setting_differences: setting_differences(&base.run.envelope, &candidate.run.envelope),
@@ -474,131 +524,5 @@ fn interference_difference(base: &RunRecord, cand: &RunRecord) -> Option<String>
         .then(|| format!("the machine was not equally quiet: base run {}; candidate run {}", b.text(), c.text()))
 }
 
-/// The one-line warnings about the envelopes ("" when they agree).
-pub fn warnings(c: &Comparison, across_machines: bool) -> String {
-    let mut out = String::new();
-    if !c.machine_differences.is_empty() {
-        let then = if across_machines {
-            "compared anyway (--across-machines)"
-        } else {
-            "rows are not comparable (--across-machines to compare anyway)"
-        };
-        out.push_str(&format!("warning: different machines: {}; {then}\n", c.machine_differences.join(", ")));
-    }
-    if !c.setting_differences.is_empty() {
-        out.push_str(&format!("note: the envelopes differ in: {}\n", c.setting_differences.join(", ")));
-    }
-    if let Some(i) = &c.interference {
-        out.push_str(&format!("warning: {i}\n"));
-    }
-    out
-}
-
-/// The comparison as a table (terminal and markdown share it).
-pub fn render(c: &Comparison) -> String {
-    let mut t = Table::new(&[
-        ("Workload", Align::Left),
-        ("Axes", Align::Left),
-        ("Base median", Align::Right),
-        ("Candidate median", Align::Right),
-        ("Ratio", Align::Right),
-        ("95% CI", Align::Right),
-        ("Trials", Align::Right),
-        ("Between", Align::Right),
-        ("Band", Align::Right),
-        ("Verdict", Align::Left),
-        ("Why", Align::Left),
-    ]);
-    let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
-        (Some(v), Some(u)) => format::value(v, u),
-        (Some(v), None) => format::number(v),
-        (None, _) => "n/a".into(),
-    };
-    for r in &c.rows {
-        t.push(vec![
-            r.workload.clone(),
-            r.axes.clone(),
-            value(r, r.base_median),
-            value(r, r.candidate_median),
-            r.ratio.map(|x| format!("{x:.3}")).unwrap_or_else(|| "n/a".into()),
-            r.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
-            match r.pairs {
-                Some(p) => format!("{p} paired"),
-                None => format!("{} vs {}", r.trials[0], r.trials[1]),
-            },
-            match r.between {
-                [Some(a), Some(b)] => format!("{} / {}", format::percent(a), format::percent(b)),
-                _ => "n/a".into(),
-            },
-            r.band_text(),
-            r.verdict.as_str().to_string(),
-            r.reason.clone(),
-        ]);
-    }
-    let interval = if c.paired {
-        "with a 95% interval from the rounds that paired their trials"
-    } else {
-        "with a 95% interval from the trials of both runs"
-    };
-    let mut out = format!(
-        "# proofbench compare\n\nBase: {}\nCandidate: {}\nNoise threshold: {} (ratio = candidate / base, {interval}; regressed or \
-         improved only when the whole interval lies beyond the band: the noise threshold, or the row's noise floor from the history \
-         where that is larger; Between: the spread of each side's trial medians)\n\n",
-        markdown::text(&c.base),
-        markdown::text(&c.candidate),
-        format::percent(c.threshold)
-    );
-    out.push_str(&t.render());
-    out.push_str(&format!(
-        "\n{} improved, {} regressed, {} unchanged, {} not comparable.\n",
-        c.count(Verdict::Improved),
-        c.count(Verdict::Regressed),
-        c.count(Verdict::Unchanged),
-        c.count(Verdict::NotComparable)
-    ));
-    if let Some(f) = &c.floors {
-        out.push_str(&format!("{}\n", bands_summary(&c.rows, f)));
-    }
-    let (held, checked) = c.held();
-    if checked > 0 && !c.paired {
-        out.push_str(&format!(
-            "Each run's 95% interval held the other's median {held} times of {checked} ({:.0}%); for two runs of the same build about \
-             95% is expected.\n",
-            100.0 * held as f64 / checked as f64
-        ));
-    }
-    out
-}
-
-/// One line: how many rows judged against their noise floor, how many
-/// against the threshold, and why those had no floor.
-pub fn bands_summary(rows: &[RowComparison], source: &str) -> String {
-    let judged: Vec<&RowComparison> = rows.iter().filter(|r| r.ratio_ci95.is_some()).collect();
-    let by_floor = judged.iter().filter(|r| r.band_from == BandFrom::Floor).count();
-    let with_floor = judged.iter().filter(|r| r.floor.is_some()).count();
-    let mut notes: Vec<(String, usize)> = Vec::new();
-    for n in judged.iter().filter_map(|r| r.floor_note.as_deref()) {
-        match notes.iter_mut().find(|(h, _)| h == n) {
-            Some((_, k)) => *k += 1,
-            None => notes.push((n.to_string(), 1)),
-        }
-    }
-    notes.sort_by_key(|n| std::cmp::Reverse(n.1));
-    let source = markdown::text(source);
-    let mut text = format!(
-        "Noise floors ({source}): {with_floor} of {} judged rows have one; {by_floor} were judged against their floor, {} against the \
-         noise threshold",
-        judged.len(),
-        judged.len() - by_floor
-    );
-    if !notes.is_empty() {
-        // The commonest reasons, each with how many rows it held for.
-        let mut list: Vec<String> = notes.iter().take(3).map(|(h, k)| format!("{k} rows {}", markdown::inline(h))).collect();
-        if notes.len() > 3 {
-            list.push(format!("{} rows for other reasons", notes[3..].iter().map(|n| n.1).sum::<usize>()));
-        }
-        text.push_str(&format!(". No floor: {}", list.join("; ")));
-    }
-    text.push('.');
-    text
-}
+#[cfg(test)]
+mod tests;

@@ -1,32 +1,151 @@
-//! Test fixtures of records: a stored run made of given rows, with this
-//! machine's envelope, for the tests of every stage that reads runs
-//! (report, compare, history).
+//! Records made up for the tests of the stages that read them (compare,
+//! report, history): rows of a workload with axes and a variant, whose
+//! trials each took one sample, and the runs that hold them, with this
+//! machine's envelope. Test builds only.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::{RUN_SCHEMA, Row, RunRecord, StoredRun};
+use super::{ProcessRecord, ROW_SCHEMA, RUN_SCHEMA, Row, RowStats, RunRecord, SampleRecord, StoredRun, TrialRecord};
 use crate::envelope::Envelope;
-use crate::model::Profile;
+use crate::model::placement::{CpuClass, Placement};
+use crate::model::{Cell, MeasureSpec, PinStrategy, Profile, Status, Unit, Variant, variant::AXIS};
 
+/// An ok row of `workload` (plan position `index`) with the axes `axes`
+/// (and `variant=NAME` first, under a variant), whose trial `i` ran in
+/// round `i` and took one sample of `medians[i]`.
+pub(crate) fn row(index: usize, workload: &str, axes: &[(&str, Value)], variant: Option<&Variant>, medians: &[f64], unit: Unit) -> Row {
+    let mut params: Vec<(String, Value)> = axes.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    if let Some(v) = variant {
+        params.insert(0, (AXIS.to_string(), Value::from(v.name.clone())));
+    }
+    let samples: Vec<SampleRecord> = medians
+        .iter()
+        .enumerate()
+        .map(|(i, &value)| SampleRecord {
+            trial: i as u32,
+            index: 0,
+            warmup: false,
+            iters: 1,
+            ops: 1,
+            bytes: 0,
+            work_ns: value as u64,
+            total_ns: None,
+            value,
+            total_value: None,
+        })
+        .collect();
+    let cell = Cell {
+        schema: crate::model::CELL_SCHEMA.into(),
+        index,
+        row_id: format!("{index:03}-{workload}"),
+        workload: workload.into(),
+        group: workload.split('.').next().unwrap_or_default().into(),
+        label: "box".into(),
+        profile: Profile::Quick,
+        axes: params.iter().map(|(k, _)| k.clone()).collect(),
+        params: params.into_iter().collect(),
+        workers: None,
+        placement: Placement { class: CpuClass::Physical, pin: PinStrategy::None, cpus: None, note: None },
+        measure: MeasureSpec::for_profile(Profile::Quick),
+        seed: 1,
+        fault: None,
+        scratch_dir: None,
+        command: None,
+        variant: variant.cloned(),
+    };
+    let trials = samples
+        .iter()
+        .map(|s| TrialRecord {
+            trial: s.trial,
+            round: s.trial,
+            status: Status::Ok,
+            reason: None,
+            started_utc: String::new(),
+            finished_utc: String::new(),
+            process: ProcessRecord::default(),
+            warmup_samples: 0,
+            timed_samples: 1,
+            median: Some(s.value),
+            verified: Some(true),
+            measurement: None,
+            rusage_measured: None,
+            facts: None,
+        })
+        .collect();
+    Row {
+        schema: ROW_SCHEMA.into(),
+        cell,
+        summary: "A test".into(),
+        shape: crate::model::TableShape::Primitive,
+        unit,
+        direction: unit.direction(),
+        timed_region: "t".into(),
+        total_window: None,
+        status: Status::Ok,
+        reason: None,
+        verifier: None,
+        measurement: None,
+        stats: RowStats::of(&samples, crate::stats::DEFAULT_NOISE),
+        trials,
+        trials_planned: medians.len() as u32,
+        stop: Some(super::RowStop::Fixed),
+        disagreement: None,
+        samples,
+        details: Value::Null,
+        process: ProcessRecord::default(),
+        rusage_measured: None,
+        counters: None,
+        stderr_tail: String::new(),
+        log: String::new(),
+        raw: None,
+        started_utc: String::new(),
+        finished_utc: String::new(),
+    }
+}
+
+/// A variant that changes nothing: `name`, the base or not.
+pub(crate) fn variant(name: &str, base: bool) -> Variant {
+    Variant { name: name.into(), base, settings: Vec::new() }
+}
+
+/// A finished run of every cell of `plan` that holds `rows` (leave cells of
+/// the plan without a row, and call [`killed`], for a run that did not get
+/// to them), on this machine.
+pub(crate) fn run(plan: Vec<Cell>, rows: Vec<Row>) -> StoredRun {
+    let run = RunRecord {
+        plan,
+        started_utc: "2025-01-01T00:00:00Z".into(),
+        finished_utc: Some("2025-01-01T00:01:00Z".into()),
+        wall_s: Some(60.0),
+        ..record("fake", "2025-01-01T00:00:00Z", None, &rows)
+    };
+    StoredRun { dir: "/nowhere/fake".into(), run, rows, warnings: Vec::new() }
+}
+
+/// `run` as a SIGKILL leaves it: no finish record.
+pub(crate) fn killed(mut run: StoredRun) -> StoredRun {
+    (run.run.finished_utc, run.run.wall_s, run.run.counts, run.run.complete) = (None, None, None, false);
+    run
+}
 /// This machine's envelope, read once.
 pub(crate) fn envelope() -> Envelope {
     static E: OnceLock<Envelope> = OnceLock::new();
     E.get_or_init(|| Envelope::collect(Path::new("/"), vec!["proofbench".into()], 1)).clone()
 }
 
-/// A run named `name` that started at `started` holding `rows`, and the
-/// text of its run.json.
-pub(crate) fn fake_run(name: &str, started: &str, commit: Option<&str>, rows: Vec<Row>) -> (StoredRun, String) {
+/// The record of a finished run named `name` that started at `started`
+/// and planned exactly the cells of `rows`.
+fn record(name: &str, started: &str, commit: Option<&str>, rows: &[Row]) -> RunRecord {
     let options = json!({
         "selection": [], "profile": "quick", "workers": null, "oversubscribe": false, "pin": ["none"],
         "runtime": null, "allocator": null, "compare": null, "runs": null, "time_budget_ms": null,
         "timeout_ms": 60000, "warmup": null, "settle_ms": null, "ci_target_pct": null, "params": [],
         "include_selftest": true, "io_dir": null, "inject_fault": null
     });
-    let run = RunRecord {
+    RunRecord {
         schema: RUN_SCHEMA.into(),
         id: name.into(),
         label: "box".into(),
@@ -50,7 +169,13 @@ pub(crate) fn fake_run(name: &str, started: &str, commit: Option<&str>, rows: Ve
         interference: None,
         kind: Default::default(),
         variants: Vec::new(),
-    };
+    }
+}
+
+/// A run named `name` that started at `started` holding `rows`, and the
+/// text of its run.json.
+pub(crate) fn fake_run(name: &str, started: &str, commit: Option<&str>, rows: Vec<Row>) -> (StoredRun, String) {
+    let run = record(name, started, commit, &rows);
     let text = serde_json::to_string_pretty(&run).unwrap();
     (StoredRun { dir: PathBuf::from(format!("/nowhere/{name}")), run, rows, warnings: Vec::new() }, text)
 }

@@ -3,10 +3,9 @@
 
 pub mod dir;
 pub mod error;
-pub mod read;
-
 #[cfg(test)]
 pub(crate) mod fake;
+pub mod read;
 pub mod records;
 pub mod trials;
 pub mod worker;

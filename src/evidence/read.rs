@@ -3,14 +3,15 @@
 //! proofbench reads (a newer major version is refused, nested records
 //! included). Never writes.
 //!
-//! rows.jsonl is read as bytes: a last line without its newline (the writer
-//! died inside it) is ignored with a warning, whatever its bytes; a complete
-//! line that is not UTF-8 or not a row, or a row that appears twice, is an
-//! input error naming the file and the line.
+//! rows.jsonl is read as bytes, one line at a time (memory holds the rows
+//! parsed and one line of text, never the whole file): a last line without
+//! its newline (the writer died inside it) is ignored with a warning,
+//! whatever its bytes; a complete line that is not UTF-8 or not a row, or a
+//! row that appears twice, is an input error naming the file and the line.
 
 use std::collections::HashMap;
 use std::fs;
-use std::io;
+use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -43,14 +44,31 @@ pub fn read_run(dir: &Path) -> Result<StoredRun, EvidenceError> {
         Err(e) => return Err(EvidenceError::io(&run_path, e)),
     };
     let text = utf8(&bytes, &run_path, None)?;
-    let run: RunRecord = parse_record(text, RUN_SCHEMA, &run_path, None)?;
+    let run = parse_run(text, &run_path)?;
     let rows_path = dir.join("rows.jsonl");
-    let (rows, warnings) = match fs::read(&rows_path) {
-        Ok(bytes) => read_rows(&bytes, &rows_path)?,
+    let (rows, warnings) = match fs::File::open(&rows_path) {
+        Ok(file) => read_rows(io::BufReader::with_capacity(1 << 16, file), &rows_path)?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => (Vec::new(), vec![format!("{}: missing, no rows", rows_path.display())]),
         Err(e) => return Err(EvidenceError::io(&rows_path, e)),
     };
     Ok(StoredRun { dir: dir.to_path_buf(), run, rows, warnings })
+}
+
+/// Parses run.json: a record of the current versions (its envelope and
+/// planned cells included) straight into its type, anything else through a
+/// JSON value, which names what is wrong (a plan of many cells is many
+/// times larger as a JSON value than as the record).
+fn parse_run(text: &str, path: &Path) -> Result<RunRecord, EvidenceError> {
+    match serde_json::from_str::<RunRecord>(text) {
+        Ok(run)
+            if is_current(&run.schema, RUN_SCHEMA)
+                && is_current(&run.envelope.schema, crate::envelope::SCHEMA)
+                && run.plan.iter().all(|c| is_current(&c.schema, crate::model::CELL_SCHEMA)) =>
+        {
+            Ok(run)
+        }
+        _ => parse_record(text, RUN_SCHEMA, path, None),
+    }
 }
 
 /// A history id as typed: `h:12` or `#12`.
@@ -70,22 +88,28 @@ pub fn read_run_or_id(arg: &Path, load_id: impl FnOnce(i64) -> anyhow::Result<St
     Ok((read_run(arg)?, arg.display().to_string()))
 }
 
-/// The rows of rows.jsonl (`bytes`), in plan order, and the warnings.
-fn read_rows(bytes: &[u8], path: &Path) -> Result<(Vec<Row>, Vec<String>), EvidenceError> {
+/// The rows of rows.jsonl (read from `input` one line at a time: memory
+/// holds the rows and one line of text), in plan order, and the warnings.
+fn read_rows(mut input: impl BufRead, path: &Path) -> Result<(Vec<Row>, Vec<String>), EvidenceError> {
     let mut rows: Vec<Row> = Vec::new();
     let mut warnings = Vec::new();
     let mut first_seen: HashMap<String, usize> = HashMap::new();
-    // Split on newlines: the last piece is what follows the last newline
-    // (empty when the file ends with one).
-    let pieces: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    for (i, piece) in pieces.iter().enumerate() {
-        let line = i + 1;
+    let mut piece: Vec<u8> = Vec::new();
+    for line in 1.. {
+        piece.clear();
+        if input.read_until(b'\n', &mut piece).map_err(|e| EvidenceError::io(path, e))? == 0 {
+            break;
+        }
+        // A line without its newline can only be the last.
+        let cut = piece.pop_if(|b| *b == b'\n').is_none();
         if piece.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let cut = i + 1 == pieces.len();
-        match utf8(piece, path, Some(line)).and_then(|text| parse_row(text, path, Some(line))) {
-            Ok(row) => {
+        match utf8(&piece, path, Some(line)).and_then(|text| parse_row(text, path, Some(line))) {
+            Ok(mut row) => {
+                // The lists grew as they were parsed: give back what they did not fill.
+                row.samples.shrink_to_fit();
+                row.trials.shrink_to_fit();
                 if let Some(first) = first_seen.insert(row.id().to_string(), line) {
                     return Err(EvidenceError::Parse {
                         path: path.to_path_buf(),
@@ -102,8 +126,10 @@ fn read_rows(bytes: &[u8], path: &Path) -> Result<(Vec<Row>, Vec<String>), Evide
             Err(e) => return Err(e),
         }
     }
-    // Rows are written as their last trial is decided; readers get plan order.
-    rows.sort_by_key(|r| r.cell.index);
+    // Rows are written as their last trial is decided; readers get plan
+    // order. In place: a stable sort would take a buffer of half the rows.
+    // Row ids are unique, so ties (a cell index twice) order by id.
+    rows.sort_unstable_by(|a, b| a.cell.index.cmp(&b.cell.index).then_with(|| a.id().cmp(b.id())));
     Ok((rows, warnings))
 }
 
@@ -121,6 +147,15 @@ fn utf8<'a>(bytes: &'a [u8], path: &Path, line: Option<usize>) -> Result<&'a str
 /// trials: one worker per row, statistics over its samples) to the current
 /// shape: one trial, its statistics recomputed.
 pub fn parse_row(text: &str, path: &Path, line: Option<usize>) -> Result<Row, EvidenceError> {
+    // A row of the current version (nearly all of them) goes straight into
+    // its type; anything else takes the way through a JSON value, which
+    // upgrades an old row or names what is wrong.
+    if let Ok(row) = serde_json::from_str::<Row>(text)
+        && is_current(&row.schema, ROW_SCHEMA)
+        && is_current(&row.cell.schema, crate::model::CELL_SCHEMA)
+    {
+        return Ok(row);
+    }
     let mut value = parse_value(text, ROW_SCHEMA, path, line)?;
     nested(&value, "cell", crate::model::CELL_SCHEMA, path, line)?;
     let major = value.get("schema").and_then(|s| s.as_str()).and_then(schema_parts).map_or(0, |(_, m)| m);
@@ -135,6 +170,11 @@ pub fn parse_row(text: &str, path: &Path, line: Option<usize>) -> Result<Row, Ev
     let mut row: Row = from_value(value, path, line)?;
     row.upgrade_from_v1();
     Ok(row)
+}
+
+/// Whether schema `found` is of the kind and the major version of `expected`.
+fn is_current(found: &str, expected: &str) -> bool {
+    schema_parts(found).is_some_and(|f| Some(f) == schema_parts(expected))
 }
 
 /// Splits `proofbench.row/1` into ("row", 1).
@@ -282,10 +322,10 @@ mod tests {
             assert_eq!(warnings, vec!["rows.jsonl line 1: truncated last row ignored".to_string()]);
         }
         // The same bytes with their newline: a complete line, an error.
-        let e = read_rows(b"{\"summary\":\"caf\xc3\n", p).unwrap_err();
+        let e = read_rows(&b"{\"summary\":\"caf\xc3\n"[..], p).unwrap_err();
         assert_eq!(e.to_string(), "rows.jsonl line 1: not UTF-8 (an invalid byte at column 16)");
         assert!(e.is_input_error());
-        assert!(read_rows(b"{\"schema\":\"proof\n", p).unwrap_err().to_string().contains("line 1: not JSON"));
-        assert!(read_rows(b"\n\n", p).unwrap().0.is_empty(), "blank lines are skipped");
+        assert!(read_rows(&b"{\"schema\":\"proof\n"[..], p).unwrap_err().to_string().contains("line 1: not JSON"));
+        assert!(read_rows(&b"\n\n"[..], p).unwrap().0.is_empty(), "blank lines are skipped");
     }
 }

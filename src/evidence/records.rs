@@ -168,8 +168,7 @@ impl Row {
     /// The axis values as text (`variant=b, workers=2`), or `-`: how
     /// `compare` and the history match rows.
     pub fn axes_text(&self) -> String {
-        let v: Vec<String> = self.cell.axis_values().into_iter().map(|(a, v)| format!("{a}={}", crate::model::value_text(&v))).collect();
-        if v.is_empty() { "-".into() } else { v.join(", ") }
+        self.cell.axes_text_without("")
     }
 
     /// Headline median (the median of the trial medians), for ok rows with samples.
@@ -339,10 +338,24 @@ pub fn incomplete_text(finished: bool, ran: usize, planned: usize) -> Option<Str
     (!finished).then(|| format!("incomplete: {ran} of {planned} cells ran"))
 }
 
+/// How a run that did not run every planned cell stands: `incomplete: N of
+/// M cells ran` without its finish record (see [`incomplete_text`]),
+/// `interrupted: N of M cells ran` when a signal ended it early, `ended
+/// early: N of M cells ran` when it finished without them otherwise;
+/// `None` for a run that finished with every cell.
+pub fn state_text(finished: bool, interrupted: bool, ran: usize, planned: usize) -> Option<String> {
+    incomplete_text(finished, ran, planned).or_else(|| {
+        (ran < planned).then(|| format!("{}: {ran} of {planned} cells ran", if interrupted { "interrupted" } else { "ended early" }))
+    })
+}
+
 impl RunRecord {
     /// The planned cells that have no row in `rows`.
+    ///
+    /// Cost: O(plan + rows).
     pub fn cells_without_row<'a>(&'a self, rows: &[Row]) -> Vec<&'a Cell> {
-        self.plan.iter().filter(|c| !rows.iter().any(|r| r.cell.index == c.index)).collect()
+        let ran: std::collections::HashSet<usize> = rows.iter().map(|r| r.cell.index).collect();
+        self.plan.iter().filter(|c| !ran.contains(&c.index)).collect()
     }
 
     /// `incomplete: N of M cells ran` when the run has no finish record

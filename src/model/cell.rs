@@ -177,6 +177,15 @@ impl Cell {
         self.axes.iter().filter_map(|a| self.params.get(a).map(|v| (a.clone(), v.clone()))).collect()
     }
 
+    /// The axis values as text, `name=value, ...` in axis order, leaving out
+    /// the axis `except` (`""` leaves out none); `-` when none is left: how
+    /// `compare` and the history match rows.
+    pub fn axes_text_without(&self, except: &str) -> String {
+        let v: Vec<String> =
+            self.axes.iter().filter(|a| *a != except).filter_map(|a| Some(format!("{a}={}", value_text(self.params.get(a)?)))).collect();
+        if v.is_empty() { "-".into() } else { v.join(", ") }
+    }
+
     /// A short human name: `cpu.primes workers=2`.
     pub fn display_name(&self) -> String {
         let mut s = self.workload.clone();

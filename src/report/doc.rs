@@ -25,19 +25,19 @@ pub fn tables(stored: &StoredRun) -> Vec<DocTable> {
         description: "the run and machine summary".into(),
         text: render(&sections::header(run, rows)),
     }];
+    let verdicts = super::variants::Verdicts::of(rows);
     for g in groups(run, rows) {
         let in_group: Vec<&crate::evidence::Row> = rows.iter().filter(|r| r.cell.group == g).collect();
         if let Some(p) = primitive::section(&in_group) {
             out.push(DocTable { id: format!("{g}.primitives"), description: format!("the {g} primitives table"), text: render(&p) });
         }
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for r in &in_group {
-            if !seen.contains(&r.cell.workload.as_str()) {
-                seen.push(&r.cell.workload);
+            if seen.insert(&r.cell.workload) {
                 out.push(DocTable {
                     id: r.cell.workload.clone(),
                     description: format!("{}: prose, scaling and statistics tables", r.cell.workload),
-                    text: render(&sections::workload(rows, &r.cell.workload)),
+                    text: render(&sections::workload(rows, &r.cell.workload, &verdicts)),
                 });
             }
         }

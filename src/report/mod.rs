@@ -25,9 +25,13 @@ use crate::text::format;
 
 use document::{Block, markdown};
 
-/// The whole report.md of a stored run.
-pub fn render(stored: &StoredRun) -> String {
-    markdown::render(&sections::document(stored).blocks)
+/// The whole report.md of a stored run, taking the run: its records are
+/// let go once the document holds what the report says, before the text is
+/// made (a run of many rows then never holds both its rows and their text).
+pub fn render(stored: StoredRun) -> String {
+    let doc = sections::document(&stored);
+    drop(stored);
+    markdown::render(&doc.blocks)
 }
 
 /// report.md and report.html of a stored run, from one document (its plots
@@ -51,9 +55,10 @@ pub fn render_counters(stored: &StoredRun) -> String {
 }
 
 /// The section of one group (`run` writes its plots and prints it as the
-/// group ends).
-pub fn group_section(rows: &[Row], group: &str) -> Vec<Block> {
-    sections::group(rows, group)
+/// group ends): `rows` are the group's, `verdicts` those of the run's
+/// variants so far ([`variants::Verdicts::so_far`]).
+pub fn group_section(rows: &[Row], group: &str, verdicts: &variants::Verdicts) -> Vec<Block> {
+    sections::group(rows, group, verdicts)
 }
 
 /// The footer `run` prints at the end: the variants, the reproducibility
@@ -63,14 +68,11 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
 }
 
 /// Groups in plan order (then any found only in rows).
+///
+/// Cost: O(plan + rows).
 pub fn groups(run: &RunRecord, rows: &[Row]) -> Vec<String> {
-    let mut gs: Vec<String> = Vec::new();
-    for g in run.plan.iter().map(|c| &c.group).chain(rows.iter().map(|r| &r.cell.group)) {
-        if !gs.contains(g) {
-            gs.push(g.clone());
-        }
-    }
-    gs
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    run.plan.iter().map(|c| &c.group).chain(rows.iter().map(|r| &r.cell.group)).filter(|g| seen.insert(g)).cloned().collect()
 }
 
 /// Why planned cells have no row: the run has no finish record (killed, or

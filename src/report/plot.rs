@@ -118,6 +118,12 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
 
 const SIZE: (u32, u32) = (720, 440);
 
+/// The most categories (rows, or values of an axis) a plot draws along its
+/// x axis: at the widest chart that leaves a few pixels each, and the SVG
+/// of 100,000 rows' boxes would take hundreds of MB to show nothing. A
+/// workload with more draws no such plot; its tables hold every row.
+pub const MAX_CATEGORIES: usize = 500;
+
 /// Distinct colours that read on white (no yellow).
 const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),

@@ -5,20 +5,23 @@
 //! renderers' business.
 
 use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
-use crate::model::Status;
+use crate::model::{Cell, Status};
 
 use super::document::{Align, Block, Document, Figure, Line, Table};
+use super::variants::{self, Verdicts};
 use super::{axes_text, busy_warning, disturbed_text, interval_text, plot, trials_text, why_not_run};
-use super::{counters, primitive, scaling, stats_tables, strategies, variants};
+use super::{counters, primitive, scaling, stats_tables, strategies};
 use crate::text::format;
 
 /// The whole report of a stored run.
 pub fn document(stored: &StoredRun) -> Document {
     let (run, rows) = (&stored.run, &stored.rows);
     let mut blocks = header(run, rows);
+    let verdicts = Verdicts::of(rows);
+    let missing = run.cells_without_row(rows);
     for g in super::groups(run, rows) {
-        let mut inner = group(rows, &g);
-        inner.extend(not_run(run, rows, &g));
+        let mut inner = group(rows, &g, &verdicts);
+        inner.extend(not_run(run, &missing, &g));
         inner.extend(counters(rows, &g));
         blocks.push(Block::Group { name: g, blocks: inner });
     }
@@ -70,17 +73,13 @@ fn counts_text(c: &StatusCounts, planned: usize) -> String {
 
 /// The workloads of a group's rows, in the order first seen.
 fn workloads<'a>(rows: &'a [Row], group: &str) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for r in rows.iter().filter(|r| r.cell.group == group) {
-        if !out.contains(&r.cell.workload.as_str()) {
-            out.push(&r.cell.workload);
-        }
-    }
-    out
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    rows.iter().filter(|r| r.cell.group == group).map(|r| r.cell.workload.as_str()).filter(|w| seen.insert(w)).collect()
 }
 
-/// The tables of one group: per workload, its scaling tables and its rows.
-pub fn group(rows: &[Row], group: &str) -> Vec<Block> {
+/// The tables of one group: per workload, its scaling tables and its rows
+/// (its variants with the run's `verdicts`).
+pub fn group(rows: &[Row], group: &str, verdicts: &Verdicts) -> Vec<Block> {
     let mut out = vec![Block::heading(2, group)];
     let names = workloads(rows, group);
     if names.is_empty() {
@@ -92,15 +91,16 @@ pub fn group(rows: &[Row], group: &str) -> Vec<Block> {
         out.extend(p);
     }
     for w in names {
-        out.extend(workload(rows, w));
+        out.extend(workload(rows, w, verdicts));
     }
     out.extend(stats_tables::variance_table(&in_group).unwrap_or_default());
     out
 }
 
 /// The section of one workload: heading, prose, scaling and strategy tables,
-/// its figures, and the statistics tables of its ok rows.
-pub fn workload(rows: &[Row], w: &str) -> Vec<Block> {
+/// its figures, the statistics tables of its ok rows, and its variants
+/// against the base with the run's `verdicts`.
+pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
     let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
     let Some(first) = mine.first().copied() else { return Vec::new() };
     let mut what = Line::from("Unit: ")
@@ -185,16 +185,17 @@ pub fn workload(rows: &[Row], w: &str) -> Vec<Block> {
     if !notes.is_empty() {
         out.push(Block::List(notes));
     }
-    out.extend(variants::table(&mine).unwrap_or_default());
+    out.extend(variants::table(&mine, verdicts).unwrap_or_default());
     out.extend(stats_tables::workload_tables(&mine));
     out
 }
 
 /// A line under a group's tables when some of its planned cells have no
 /// row (a run killed or interrupted before them); nothing otherwise.
-pub fn not_run(run: &RunRecord, rows: &[Row], group: &str) -> Option<Block> {
+/// `missing` are the run's planned cells without a row.
+pub fn not_run(run: &RunRecord, missing: &[&Cell], group: &str) -> Option<Block> {
     let planned = run.plan.iter().filter(|c| c.group == group).count();
-    let missing = run.cells_without_row(rows).iter().filter(|c| c.group == group).count();
+    let missing = missing.iter().filter(|c| c.group == group).count();
     (missing > 0).then(|| Block::paragraph(format!("Not run: {missing} of {planned} planned cells have no row: {}.", why_not_run(run))))
 }
 

@@ -159,7 +159,7 @@ fn rows_that_are_not_ok_never_enter_the_tables() {
     assert!(t.contains("4.000x"));
     // With only one ok worker count there is nothing to scale.
     assert!(render(&rows[..2]).is_empty());
-    let section = document::markdown::render(&group_section(&rows, "w"));
+    let section = document::markdown::render(&group_section(&rows, "w", &variants::Verdicts::of(&rows)));
     assert!(!section.contains("10.0 ns"), "{section}");
 }
 

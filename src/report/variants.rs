@@ -4,17 +4,68 @@
 //! what each candidate did against the base, or, for a `noise` run, the
 //! machine's noise profile.
 
+use std::collections::HashMap;
+
 use crate::compare::{self, RowComparison, Verdict};
 use crate::evidence::{Row, RunKind, RunRecord};
+use crate::model::{Cell, Variant};
 use crate::stats::DEFAULT_NOISE;
 
 use super::document::{Align, Block, Line, Table};
 use crate::text::format;
 
-/// The comparisons of every candidate variant with the base over `rows`.
-fn comparisons(rows: &[Row]) -> Vec<compare::Comparison> {
-    let opts = compare::Options { threshold: DEFAULT_NOISE, ..compare::Options::default() };
-    compare::paired::compare(rows, "", &opts)
+/// The verdicts on a run's variants: every candidate against the base over
+/// the run's rows, all judged together (one false discovery control over
+/// every row of every candidate), and where each workload's rows are.
+pub struct Verdicts {
+    /// The base and the candidates, in the comparisons' order.
+    variants: Option<(Variant, Vec<Variant>)>,
+    comparisons: Vec<compare::Comparison>,
+    /// Per workload, its rows as (comparison, row) indexes, in order.
+    by_workload: HashMap<String, Vec<(usize, usize)>>,
+}
+
+impl Verdicts {
+    /// Over the rows of a run (report.md, the run's end).
+    pub fn of(rows: &[Row]) -> Verdicts {
+        Verdicts::new(rows, compare::paired::compare(rows, "", &options()))
+    }
+
+    /// Over the rows so far of a run whose plan is `cells` (the tables
+    /// `run` prints as each group ends): the comparisons not measured yet
+    /// count as no evidence, so a verdict printed now stands in report.md.
+    pub fn so_far(rows: &[Row], cells: &[Cell]) -> Verdicts {
+        let planned = compare::paired::planned_comparisons(cells);
+        Verdicts::new(rows, compare::paired::compare_so_far(rows, "", &options(), planned))
+    }
+
+    fn new(rows: &[Row], comparisons: Vec<compare::Comparison>) -> Verdicts {
+        let mut by_workload: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+        for (i, c) in comparisons.iter().enumerate() {
+            for (j, r) in c.rows.iter().enumerate() {
+                by_workload.entry(r.workload.clone()).or_default().push((i, j));
+            }
+        }
+        Verdicts { variants: compare::paired::variants(rows), comparisons, by_workload }
+    }
+
+    /// The rows of workload `w`, each with its candidate's name.
+    fn of_workload(&self, w: &str) -> Vec<(&str, &RowComparison)> {
+        let Some((_, candidates)) = &self.variants else { return Vec::new() };
+        let at = self.by_workload.get(w).map_or(&[][..], Vec::as_slice);
+        at.iter().map(|&(i, j)| (candidates[i].name.as_str(), &self.comparisons[i].rows[j])).collect()
+    }
+
+    /// Comparisons with a p-value, over every candidate: how many were
+    /// judged together.
+    fn judged(&self) -> usize {
+        self.comparisons.iter().flat_map(|c| &c.rows).filter(|r| r.p_value.is_some()).count()
+    }
+}
+
+/// How variants are judged in a report: paired, at the default noise band.
+fn options() -> compare::Options {
+    compare::Options { threshold: DEFAULT_NOISE, ..compare::Options::default() }
 }
 
 /// `>= 3.1%`, or `n/a`.
@@ -22,11 +73,11 @@ fn sees(r: &RowComparison) -> String {
     r.sensitivity.map_or_else(|| "n/a".into(), |s| format!(">= {}", format::percent(s)))
 }
 
-/// The A/B table of one workload's rows; `None` without variants.
-pub fn table(rows: &[&Row]) -> Option<Vec<Block>> {
-    let owned: Vec<Row> = rows.iter().map(|r| (*r).clone()).collect();
-    let (base, _) = compare::paired::variants(&owned)?;
-    let cs = comparisons(&owned);
+/// The A/B table of one workload's rows, with the run's `verdicts`; `None`
+/// without variants.
+pub fn table(rows: &[&Row], verdicts: &Verdicts) -> Option<Vec<Block>> {
+    let (base, _) = verdicts.variants.as_ref()?;
+    let w = &rows.iter().find(|r| r.cell.variant.is_some())?.cell.workload;
     let mut t = Table::new(&[
         ("Row", Align::Left),
         ("Variant", Align::Left),
@@ -44,24 +95,21 @@ pub fn table(rows: &[&Row]) -> Option<Vec<Block>> {
         _ => "n/a".into(),
     };
     let mut notes = Vec::new();
-    for (c, cand) in cs.iter().zip(candidate_names(&owned)) {
-        for r in &c.rows {
-            t.push(vec![
-                r.axes.clone(),
-                cand.clone(),
-                value(r, r.base_median),
-                value(r, r.candidate_median),
-                r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
-                r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}")),
-                r.pairs.map_or_else(|| "n/a".into(), |p| p.to_string()),
-                r.pair_spread.map_or_else(|| "n/a".into(), format::percent),
-                sees(r),
-                r.verdict.as_str().to_string(),
-            ]);
-            if r.verdict == Verdict::NotComparable {
-                notes
-                    .push(Line::from(r.axes.as_str()).text(" ").text(cand.as_str()).text(": not comparable: ").marked(&r.reason).text("."));
-            }
+    for (cand, r) in verdicts.of_workload(w) {
+        t.push(vec![
+            r.axes.clone(),
+            cand.to_string(),
+            value(r, r.base_median),
+            value(r, r.candidate_median),
+            r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
+            r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}")),
+            r.pairs.map_or_else(|| "n/a".into(), |p| p.to_string()),
+            r.pair_spread.map_or_else(|| "n/a".into(), format::percent),
+            sees(r),
+            r.verdict.as_str().to_string(),
+        ]);
+        if r.verdict == Verdict::NotComparable {
+            notes.push(Line::from(r.axes.as_str()).text(" ").text(cand).text(": not comparable: ").marked(&r.reason).text("."));
         }
     }
     let mut out = vec![
@@ -79,23 +127,20 @@ pub fn table(rows: &[&Row]) -> Option<Vec<Block>> {
     Some(out)
 }
 
-fn candidate_names(rows: &[Row]) -> Vec<String> {
-    compare::paired::variants(rows).map(|(_, c)| c.into_iter().map(|v| v.name).collect()).unwrap_or_default()
-}
-
 /// The run's section about its variants; `None` without variants.
 pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
-    let (base, candidates) = compare::paired::variants(rows)?;
-    let cs = comparisons(rows);
+    let verdicts = Verdicts::of(rows);
+    let (base, candidates) = verdicts.variants.as_ref()?;
+    let cs = &verdicts.comparisons;
     if run.kind == RunKind::Noise {
-        return Some(noise_profile(&cs));
+        return Some(noise_profile(cs));
     }
     let mut out = vec![
         Block::heading(2, "Variants"),
         // A spec may hold a long value (a 100 KB `env=`): run.json keeps it whole.
         Block::List(
-            std::iter::once(&base)
-                .chain(&candidates)
+            std::iter::once(base)
+                .chain(candidates)
                 .map(|v| Line::from(v.describe()).shortened(crate::text::table::MAX_CELL_CHARS).into_owned())
                 .collect(),
         ),
@@ -104,14 +149,25 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
              candidate is compared with the base paired by round: whatever moved the machine between rounds moved both.",
         ),
     ];
+    if candidates.len() > 1 {
+        let n = verdicts.judged();
+        out.push(Block::paragraph(format!(
+            "The {n} comparisons of every candidate's rows are judged together (Benjamini-Hochberg at {}), so that {} candidates \
+             give no more false verdicts than one: a change that shows in one comparison alone needs its p-value at most {} \
+             (its interval at that level beyond the band).",
+            format::percent(compare::FALSE_DISCOVERY_RATE),
+            candidates.len(),
+            p_text(compare::FALSE_DISCOVERY_RATE / n.max(1) as f64)
+        )));
+    }
     // Each candidate's summary and the rows it moved, with no blank line
     // between them (a summary after one without rows continues its paragraph).
-    let mut verdicts: Vec<Block> = Vec::new();
-    for (c, v) in cs.iter().zip(&candidates) {
+    let mut lines: Vec<Block> = Vec::new();
+    for (c, v) in cs.iter().zip(candidates) {
         let summary = Line::new().marked(compare::paired::summary_line(c, &v.name, &base.name).trim_start()).text(".");
-        match verdicts.last_mut() {
-            Some(Block::Paragraph(lines)) => lines.push(summary),
-            _ => verdicts.push(Block::Paragraph(vec![summary])),
+        match lines.last_mut() {
+            Some(Block::Paragraph(l)) => l.push(summary),
+            _ => lines.push(Block::Paragraph(vec![summary])),
         }
         let moved: Vec<Line> = c
             .rows
@@ -120,13 +176,18 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
             .map(|r| verdict_line(Line::new(), r, ": ratio "))
             .collect();
         if !moved.is_empty() {
-            verdicts.push(Block::List(moved));
+            lines.push(Block::List(moved));
         }
     }
-    if !verdicts.is_empty() {
-        out.push(Block::Compact(verdicts));
+    if !lines.is_empty() {
+        out.push(Block::Compact(lines));
     }
     Some(out)
+}
+
+/// A small p-value as text: `0.001`, `1.0e-4`.
+fn p_text(p: f64) -> String {
+    if p >= 0.001 { format!("{p:.3}") } else { format!("{p:.1e}") }
 }
 
 /// `cpu.primes [workers=2] regressed: ratio 1.104 (1.052..1.159)` after

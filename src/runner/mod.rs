@@ -185,7 +185,7 @@ fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Re
     };
     if req.fail_on_regression {
         let opts = compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..compare::Options::default() };
-        let regressed: usize = compare::paired::compare(&stored.rows, &run.id, &opts).iter().map(|c| c.count(Verdict::Regressed)).sum();
+        let regressed: usize = compare::paired::compare_run(&stored, &run.id, &opts).iter().map(|c| c.count(Verdict::Regressed)).sum();
         if regressed > 0 {
             eprintln!("proofbench: {regressed} row(s) regressed against the base variant (--fail-on-regression)");
             code = worse(code, 1);

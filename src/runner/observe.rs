@@ -96,7 +96,9 @@ impl Observer for GroupOutputs {
         let mut ordered: Vec<Row> = rows.iter().filter(|r| &r.cell.group == group).cloned().collect();
         ordered.sort_by_key(|r| r.cell.index);
         // One section: its figures are the plot files, its text what is printed.
-        let section = report::group_section(&ordered, group);
+        // The variants' verdicts are judged with every comparison of the run.
+        let verdicts = report::variants::Verdicts::so_far(rows, &self.cells);
+        let section = report::group_section(&ordered, group, &verdicts);
         for f in report::document::figures(&section) {
             dir.write_file(&f.path, &f.svg)?;
             let file = f.file_name();

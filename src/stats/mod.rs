@@ -33,7 +33,7 @@ mod estimators;
 mod outliers;
 mod summary;
 #[cfg(test)]
-mod testdata;
+pub(crate) mod testdata;
 mod trials;
 
 pub use bootstrap::{DEFAULT_RESAMPLES, bootstrap_median_ci};

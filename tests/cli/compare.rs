@@ -125,3 +125,103 @@ fn rows_that_cannot_be_judged_say_why() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("/nonexistent/run"), "{}", text(&out.stderr));
 }
+
+/// A copy of the run directory `from` at `to` as a run killed part way
+/// leaves it: run.json without its finish record, and only the first
+/// `keep` rows of rows.jsonl, the next one cut inside its line (the writer
+/// died there).
+fn killed_copy(from: &Path, to: &Path, keep: usize) {
+    std::fs::create_dir_all(to).unwrap();
+    let mut run: Value = serde_json::from_str(&std::fs::read_to_string(from.join("run.json")).unwrap()).unwrap();
+    for (field, value) in [("finished_utc", Value::Null), ("wall_s", Value::Null), ("cpu", Value::Null), ("counts", Value::Null)] {
+        run[field] = value;
+    }
+    run["complete"] = Value::from(false);
+    run["rounds"] = Value::Array(Vec::new());
+    std::fs::write(to.join("run.json"), serde_json::to_string_pretty(&run).unwrap()).unwrap();
+    let rows = std::fs::read_to_string(from.join("rows.jsonl")).unwrap();
+    let lines: Vec<&str> = rows.lines().collect();
+    let mut cut: String = lines[..keep].iter().map(|l| format!("{l}\n")).collect();
+    if let Some(next) = lines.get(keep) {
+        cut.push_str(&next[..next.len() / 2]);
+    }
+    std::fs::write(to.join("rows.jsonl"), cut).unwrap();
+}
+
+#[test]
+fn a_killed_run_is_said_first_and_its_missing_rows_fail_the_gate_unless_allowed() {
+    // Two cells, one row each; the killed copy ran one of them.
+    let base = Sandbox::new();
+    let out = base.run(
+        &[&["selftest.noisy", "selftest.tiny", "--include-selftest", "-p", "selftest.noisy.base_us=300"], crate::common::FAST].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let killed = base.tmp.path().join("killed");
+    killed_copy(&base.run_dir(), &killed, 1);
+    let state = "incomplete: 1 of 2 cells ran";
+
+    // The terminal says it before anything else, and the gate fails.
+    let out = compare(&base.run_dir(), &killed, &["--fail-on-regression"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "stdout: {stdout}\nstderr: {}", text(&out.stderr));
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(&format!("warning: the candidate run is {state}")) && first.ends_with("1 row could not be compared"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("not run in the candidate ({state})")), "{stdout}");
+    assert!(stdout.contains("1 not comparable (1 of them not run: a run is incomplete)."), "{stdout}");
+    assert!(text(&out.stderr).contains("1 row could not be compared because a run is incomplete"), "{}", text(&out.stderr));
+    // --allow-missing passes the gate (nothing regressed); without the gate the exit is 0.
+    assert_eq!(compare(&base.run_dir(), &killed, &["--fail-on-regression", "--allow-missing"]).status.code(), Some(0));
+    assert_eq!(compare(&base.run_dir(), &killed, &[]).status.code(), Some(0));
+    // So it is when the killed run is the base.
+    let out = compare(&killed, &base.run_dir(), &["--fail-on-regression", "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).starts_with(&format!("> warning: the base run is {state}")), "{}", text(&out.stdout));
+
+    // JSON: each side's completion, and the row's side that did not run it.
+    let c = json(&base.run_dir(), &killed, &[]);
+    assert_eq!(c["schema"], "proofbench.compare/3");
+    assert_eq!(c["completion"][0]["state"], Value::Null, "{}", c["completion"]);
+    let cand = &c["completion"][1];
+    assert_eq!((cand["cells_planned"].as_u64(), cand["cells_ran"].as_u64(), &cand["finished"]), (Some(2), Some(1), &Value::from(false)));
+    assert_eq!(cand["state"], state);
+    let rows = c["rows"].as_array().unwrap();
+    let unrun: Vec<&Value> = rows.iter().filter(|r| r["not_run"] == serde_json::json!([false, true])).collect();
+    assert_eq!(unrun.len(), 1, "{rows:?}");
+    assert_eq!(unrun[0]["verdict"], "not_comparable");
+
+    // Killed before any row: 0 of 2, both rows fail the gate.
+    let none = base.tmp.path().join("none");
+    killed_copy(&base.run_dir(), &none, 0);
+    let out = compare(&base.run_dir(), &none, &["--fail-on-regression"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).starts_with("warning: the candidate run is incomplete: 0 of 2 cells ran"), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("2 rows could not be compared"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_killed_run_of_variants_is_said_first_and_its_missing_pairs_fail_the_gate() {
+    let sb = Sandbox::new();
+    let out = sb.run(&[&["selftest.tiny", "--include-selftest", "--variant", "a=", "--variant", "b="], crate::common::FAST].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let killed = sb.tmp.path().join("killed");
+    // Rows are written in the order they are decided: keep the one that is not b's.
+    killed_copy(&sb.run_dir(), &killed, 0);
+    let a_row = std::fs::read_to_string(sb.run_dir().join("rows.jsonl"))
+        .unwrap()
+        .lines()
+        .find(|l| serde_json::from_str::<Value>(l).unwrap()["cell"]["variant"]["name"] == "a")
+        .map(|l| format!("{l}\n"))
+        .unwrap();
+    std::fs::write(killed.join("rows.jsonl"), a_row).unwrap();
+
+    let out = Command::new(bin()).arg("compare").arg(&killed).arg("--fail-on-regression").output().unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.starts_with("warning: the run is incomplete: 1 of 2 cells ran"), "{stdout}");
+    assert!(stdout.contains("not run in the candidate variant (incomplete: 1 of 2 cells ran)"), "{stdout}");
+    let out = Command::new(bin()).arg("compare").arg(&killed).args(["--fail-on-regression", "--allow-missing"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}

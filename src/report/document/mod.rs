@@ -202,15 +202,17 @@ impl Line {
     }
 }
 
+/// A line of one text node, allocated for one (a table of many rows holds
+/// one such line per cell).
 impl From<String> for Line {
     fn from(s: String) -> Line {
-        Line::new().text(s)
+        Line(vec![Inline::Text(s)])
     }
 }
 
 impl From<&str> for Line {
     fn from(s: &str) -> Line {
-        Line::new().text(s)
+        Line::from(s.to_string())
     }
 }
 

@@ -4,11 +4,11 @@
 //! alone. One chart per categorical axis that has at least two values for
 //! some group; the `pin` axis keeps its file name `<workload>-strategies.svg`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use plotters::prelude::*;
 
-use super::{Area, COLORS, DrawErr, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
+use super::{Area, COLORS, DrawErr, MAX_CATEGORIES, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
 use crate::evidence::Row;
 use crate::model::{Status, value_text};
 
@@ -34,7 +34,8 @@ fn is_categorical(rows: &[&Row], axis: &str) -> bool {
     axis == "pin" || rows.iter().filter_map(|r| r.cell.params.get(axis)).all(|v| v.is_string())
 }
 
-/// One chart per categorical axis of the workload's ok rows.
+/// One chart per categorical axis of the workload's ok rows (of at most
+/// [`MAX_CATEGORIES`] values).
 pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
     let ok: Vec<&Row> = rows.iter().copied().filter(|r| r.status == Status::Ok && r.stats.is_some()).collect();
     let mut axes: Vec<&str> = Vec::new();
@@ -52,11 +53,12 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
             continue;
         }
         let mut categories: Vec<String> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
         let mut groups: BTreeMap<String, Vec<(usize, f64, f64, f64)>> = BTreeMap::new();
         for r in &with {
             let (Some(v), Some((m, lo, hi))) = (axis_value(r, axis), r.median_with_bounds()) else { continue };
-            let i = categories.iter().position(|c| *c == v).unwrap_or_else(|| {
-                categories.push(v);
+            let i = *index.entry(v).or_insert_with_key(|v| {
+                categories.push(v.clone());
                 categories.len() - 1
             });
             let others: Vec<String> =
@@ -64,7 +66,7 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
             let key = if others.is_empty() { r.cell.label.clone() } else { format!("{} {}", r.cell.label, others.join(" ")) };
             groups.entry(key).or_default().push((i, m, lo, hi));
         }
-        if categories.len() < 2 || groups.values().all(|g| g.len() < 2) {
+        if categories.len() < 2 || categories.len() > MAX_CATEGORIES || groups.values().all(|g| g.len() < 2) {
             continue;
         }
         let series: Vec<Bars> = groups.into_iter().map(|(label, bars)| Bars { label, bars }).collect();

@@ -6,7 +6,7 @@
 
 use plotters::prelude::*;
 
-use super::{Area, COLORS, DrawErr, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
+use super::{Area, COLORS, DrawErr, MAX_CATEGORIES, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
 use crate::evidence::Row;
 use crate::model::{Status, value_text};
 use crate::stats::quantile;
@@ -24,19 +24,26 @@ pub struct Samples {
 /// The colour of warmup samples (distinct from the timed ones).
 const WARMUP: RGBColor = RGBColor(255, 127, 14);
 
-/// The distribution figure of a workload, when an ok row has timed samples.
+/// The distribution figure of a workload, when an ok row has timed samples
+/// (and there are at most [`MAX_CATEGORIES`] such rows).
 pub fn plot(workload: &str, rows: &[&Row]) -> Option<Plot> {
     let ok: Vec<&Row> = rows.iter().copied().filter(|r| r.status == Status::Ok && r.samples.iter().any(|s| !s.warmup)).collect();
+    if ok.len() > MAX_CATEGORIES {
+        return None;
+    }
     let first = ok.first()?;
-    // Name each row by the axis values that differ between the rows.
-    let mut varying: Vec<String> = Vec::new();
+    // Name each row by the axis values that differ between the rows (the
+    // axes in the order first seen; each checked once over the rows).
+    let mut axes: Vec<(&String, &serde_json::Value)> = Vec::new();
     for r in &ok {
-        for (a, v) in r.cell.axis_values() {
-            if !varying.contains(&a) && ok.iter().any(|o| o.cell.params.get(&a) != Some(&v)) {
-                varying.push(a);
+        for (a, v) in r.cell.axes.iter().filter_map(|a| Some((a, r.cell.params.get(a)?))) {
+            if !axes.iter().any(|(seen, _)| *seen == a) {
+                axes.push((a, v));
             }
         }
     }
+    let varying: Vec<String> =
+        axes.into_iter().filter(|(a, v)| ok.iter().any(|o| o.cell.params.get(*a) != Some(*v))).map(|(a, _)| a.clone()).collect();
     let labels_differ = ok.iter().any(|r| r.cell.label != first.cell.label);
     let dists: Vec<Samples> = ok
         .iter()

@@ -1,0 +1,123 @@
+//! compare on made-up runs: rows match by key in any order, and a run that
+//! did not get to its cells says so on its side.
+
+use serde_json::json;
+
+use super::*;
+use crate::evidence::fake;
+use crate::model::Cell;
+
+/// An ok row of `workload` with axis `n`, at plan position `index`.
+fn row(index: usize, workload: &str, n: usize, medians: &[f64]) -> Row {
+    fake::row(index, workload, &[("n", json!(n))], None, medians, Unit::Ns)
+}
+
+fn opts() -> Options {
+    Options { threshold: 0.02, ..Options::default() }
+}
+
+fn no_floor(_: &Row) -> FloorLookup {
+    Err("no history".into())
+}
+
+fn plan(rows: &[Row]) -> Vec<Cell> {
+    rows.iter().map(|r| r.cell.clone()).collect()
+}
+
+#[test]
+fn rows_match_by_workload_and_axes_whatever_their_order() {
+    const SAME: [f64; 3] = [100.0, 101.0, 99.0];
+    const SLOWER: [f64; 3] = [200.0, 202.0, 198.0];
+    let base: Vec<Row> = (0..50).map(|i| row(i, "w.x", i, &SAME)).collect();
+    // The candidate's rows in the other order, the even ones twice as slow,
+    // and one row the base does not have.
+    let mut cand: Vec<Row> = (0..50).rev().map(|i| row(i, "w.x", i, if i % 2 == 0 { &SLOWER } else { &SAME })).collect();
+    cand.push(row(50, "w.y", 0, &SAME));
+    let (b, c) = (fake::run(plan(&base), base), fake::run(plan(&cand), cand));
+    let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
+    assert_eq!(cmp.rows.len(), 51);
+    for (i, r) in cmp.rows[..50].iter().enumerate() {
+        assert_eq!((r.workload.as_str(), r.axes.clone()), ("w.x", format!("n={i}")));
+        assert_eq!(r.ratio, Some(if i % 2 == 0 { 2.0 } else { 1.0 }), "{r:?}");
+    }
+    assert_eq!((cmp.rows[50].workload.as_str(), cmp.rows[50].reason.as_str()), ("w.y", "missing in the base"));
+    assert_eq!(cmp.not_run(), 0);
+    assert_eq!(cmp.completion.each_ref().map(Completion::is_complete), [true, true]);
+}
+
+#[test]
+fn cells_a_killed_run_planned_but_never_ran_are_not_run_on_its_side() {
+    const SAME: [f64; 3] = [100.0, 101.0, 99.0];
+    let cells: Vec<Row> = (0..3).map(|i| row(i, "w.x", i, &SAME)).collect();
+    // Planned by the candidate only, and never run.
+    let only_planned = row(3, "w.z", 0, &SAME).cell;
+    let base = fake::run(plan(&cells), cells.clone());
+    let cand_plan = vec![cells[0].cell.clone(), cells[1].cell.clone(), only_planned];
+    let cand = fake::killed(fake::run(cand_plan, vec![cells[0].clone()]));
+    let c = compare(&base, &cand, "a", "b", &opts(), &no_floor);
+
+    let state = "incomplete: 1 of 3 cells ran";
+    assert_eq!(c.completion[0].state, None);
+    assert_eq!(
+        c.completion[1],
+        Completion { cells_planned: 3, cells_ran: 1, finished: false, interrupted: false, state: Some(state.into()) }
+    );
+    let got: Vec<(&str, [bool; 2], &str)> = c.rows.iter().map(|r| (r.axes.as_str(), r.not_run, r.reason.as_str())).collect();
+    assert_eq!(got[0].1, [false, false]);
+    assert_eq!(
+        &got[1..],
+        [
+            ("n=1", [false, true], &*format!("not run in the candidate ({state})")),
+            ("n=2", [false, false], "missing in the candidate"),
+            ("n=0", [false, true], &*format!("missing in the base; not run in the candidate ({state})")),
+        ]
+    );
+    assert_eq!(c.rows[3].workload, "w.z");
+    assert_eq!(c.not_run(), 2);
+    assert_eq!(
+        completion_warnings(&[c]),
+        format!(
+            "warning: the candidate run is {state} (it has no finish record: it was killed, or it is still running); 2 rows could \
+             not be compared\n"
+        )
+    );
+
+    // A run a signal ended early has its finish record, and says so.
+    let mut stopped = fake::run(plan(&cells), cells[..2].to_vec());
+    stopped.run.interrupted = true;
+    let c = compare(&stopped, &base, "a", "b", &opts(), &no_floor);
+    assert_eq!(c.completion[0].state.as_deref(), Some("interrupted: 2 of 3 cells ran"));
+    assert_eq!(c.rows.iter().map(|r| r.not_run).collect::<Vec<_>>(), [[false, false], [false, false], [true, false]]);
+    assert!(
+        completion_warnings(&[c]).starts_with("warning: the base run is interrupted: 2 of 3 cells ran (a signal ended it early); 1 row")
+    );
+}
+
+#[test]
+fn a_verdict_given_before_the_rest_of_its_family_is_measured_stands_when_it_is() {
+    // Ten rows of one comparison; three clearly beyond the band.
+    let p = [0.001, 0.002, 0.004, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
+    let judged = |p: &[f64], family: usize| -> Vec<(Verdict, f64)> {
+        let mut rows: Vec<RowComparison> = p
+            .iter()
+            .map(|&p| RowComparison {
+                p_value: Some(p),
+                verdict: if p < 0.05 { Verdict::Regressed } else { Verdict::Unchanged },
+                ..RowComparison::empty("w.x", "-".into(), 0.02)
+            })
+            .collect();
+        control_false_discoveries_among(&mut rows, family);
+        rows.iter().map(|r| (r.verdict, r.q_value.unwrap())).collect()
+    };
+    let end = judged(&p, 0);
+    // The first four measured, of a family of ten: each q-value is at least the final one.
+    let so_far = judged(&p[..4], 10);
+    assert_eq!(so_far.iter().filter(|v| v.0 == Verdict::Regressed).count(), 3, "{so_far:?}");
+    // Judged as a family of four, the same rows would get smaller q-values.
+    assert!(judged(&p[..4], 0).iter().zip(&so_far).all(|(alone, now)| alone.1 < now.1));
+    for (now, then) in so_far.iter().zip(&end) {
+        assert!(now.1 >= then.1, "{so_far:?} {end:?}");
+        assert!(now.0 != Verdict::Regressed || then.0 == Verdict::Regressed);
+    }
+    assert!(end[..3].iter().all(|v| v.0 == Verdict::Regressed), "{end:?}");
+}
