@@ -49,45 +49,19 @@ pub fn page(mut doc: Document, rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::{RUN_SCHEMA, Row, RunRecord};
+    use crate::evidence::Row;
     use crate::model::{CpuClass, Status, Unit};
     use crate::report::tests::fake_row;
 
     const XSS: &str = "<script>alert(1)</script>";
 
-    /// A stored run of `rows`, its label a script tag.
+    /// A stored run of `rows` on the `kvm-2c` fixture machine, its label a
+    /// script tag.
     fn stored(rows: Vec<Row>) -> StoredRun {
-        let options = serde_json::from_value(serde_json::json!({
-            "selection": ["w"], "profile": "quick", "oversubscribe": false, "pin": [],
-            "timeout_ms": 1000, "params": [], "include_selftest": false
-        }))
-        .unwrap();
-        let run = RunRecord {
-            schema: RUN_SCHEMA.into(),
-            id: "run-1".into(),
-            label: XSS.into(),
-            commit: None,
-            profile: crate::model::Profile::Quick,
-            seed: 1,
-            options,
-            envelope: crate::envelope::Envelope::collect(&crate::topology::fixture_root("kvm-2c"), vec!["proofbench".into()], 1),
-            plan: Vec::new(),
-            started_utc: "2026-01-01T00:00:00Z".into(),
-            finished_utc: None,
-            wall_s: None,
-            cpu: None,
-            interrupted: false,
-            complete: true,
-            counts: None,
-            not_run: Vec::new(),
-            launcher: None,
-            trials: None,
-            rounds: Vec::new(),
-            interference: None,
-            kind: Default::default(),
-            variants: Vec::new(),
-        };
-        StoredRun { dir: std::path::PathBuf::new(), run, rows, warnings: Vec::new() }
+        let mut s = crate::evidence::fake::run(Vec::new(), rows);
+        s.run.label = XSS.into();
+        s.run.envelope = crate::envelope::Envelope::collect(&crate::topology::fixture_root("kvm-2c"), vec!["proofbench".into()], 1);
+        s
     }
 
     #[test]

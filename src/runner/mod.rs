@@ -76,12 +76,6 @@ fn own_peak_rss_kib() -> Option<u64> {
     status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()
 }
 
-/// Keeps a piece of a directory name to safe characters.
-fn name_part(s: &str) -> String {
-    let t: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
-    t.chars().take(48).collect()
-}
-
 /// Runs what `req` asks for, here or through its launchers (once per host
 /// of `--hosts`); returns the exit code (the worst of the runs). Every
 /// launcher's side must answer before anything runs.
@@ -138,7 +132,8 @@ fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Re
         None => {
             let stamp: String = cfg.envelope.started_utc.chars().filter(|c| *c != '-' && *c != ':').collect();
             let host = cfg.envelope.hostname.ok().map(String::as_str).unwrap_or("unknown-host");
-            let name = format!("{stamp}-{}-{}", name_part(host), name_part(&cfg.label));
+            let part = |s: &str| crate::model::file_name::bounded(s, 48);
+            let name = format!("{stamp}-{}-{}", part(host), part(&cfg.label));
             RunDir::create_in(&req.out, &name).map_err(|e| e.for_flag("--out"))?
         }
     };

@@ -18,15 +18,17 @@ use super::markdown;
 /// The most characters of a cell's value a table shows.
 pub const MAX_CELL_CHARS: usize = 300;
 
-/// `s` cut to its first `max` characters, followed by how many were left
-/// out; `s` itself when it is no longer.
+/// What follows a value cut short: how many characters were left out.
+pub fn left_out(n: usize) -> String {
+    format!("… (+{n} characters)")
+}
+
+/// `s` cut to its first `max` characters, followed by [`left_out`]; `s`
+/// itself when it is no longer.
 pub fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     match s.char_indices().nth(max) {
         None => std::borrow::Cow::Borrowed(s),
-        Some((cut, _)) => {
-            let left = s[cut..].chars().count();
-            std::borrow::Cow::Owned(format!("{}… (+{left} characters)", &s[..cut]))
-        }
+        Some((cut, _)) => std::borrow::Cow::Owned(format!("{}{}", &s[..cut], left_out(s[cut..].chars().count()))),
     }
 }
 

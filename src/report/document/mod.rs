@@ -198,7 +198,7 @@ impl Line {
             };
             out.0.push(kept);
         }
-        std::borrow::Cow::Owned(out.text(format!("… (+{} characters)", total - max)))
+        std::borrow::Cow::Owned(out.text(crate::text::table::left_out(total - max)))
     }
 }
 
