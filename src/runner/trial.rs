@@ -20,7 +20,7 @@
 //! pid), and no live run holds it (a run holds an `flock` on each of its
 //! own, which a run in another pid namespace sharing the directory sees
 //! too). Anything else is left alone; one with a scratch directory's full
-//! name but no valid marker is named in a warning.
+//! name but no valid marker, whose run is gone, is named in a warning.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -84,15 +84,10 @@ fn random_suffix(n: usize) -> String {
     bytes.iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
 }
 
-/// A piece of a directory name: safe characters only, not too long.
-fn name_part(s: &str) -> String {
-    crate::model::file_name::bounded(s, 120)
-}
-
 impl<'a> Scratch<'a> {
     /// Makes the directory, or says why it cannot be made.
     fn create(root: &ScratchRoot, name: &str, launcher: Option<&'a Launcher>) -> Result<Scratch<'a>, String> {
-        let stem = format!("{PREFIX}{}-{}-", std::process::id(), name_part(name));
+        let stem = format!("{PREFIX}{}-{}-", std::process::id(), crate::model::file_name::bounded(name, 120));
         match launcher {
             None => {
                 use std::os::unix::fs::DirBuilderExt;
@@ -238,14 +233,14 @@ enum Stale {
 /// documentation); `me` is this process's pid, `uid` its user, `boot` this boot.
 fn judge_stale(path: &Path, name: &str, me: libc::pid_t, uid: u32, boot: &str) -> Stale {
     use std::os::unix::fs::MetadataExt;
-    if owner_pid(name).is_none() {
-        return Stale::Leave;
-    }
+    let Some(named) = owner_pid(name) else { return Stale::Leave };
     let Ok(meta) = std::fs::symlink_metadata(path) else { return Stale::Leave };
     if !meta.file_type().is_dir() || meta.uid() != uid {
         return Stale::Leave;
     }
-    let unrecognised = || if scratch_shaped(name) { Stale::Unrecognised } else { Stale::Leave };
+    // A live process's directory is not worth a warning: another run's,
+    // made a moment ago, may not hold its marker yet.
+    let unrecognised = || if scratch_shaped(name) && named != me && !process::alive(named) { Stale::Unrecognised } else { Stale::Leave };
     if meta.mode() & 0o777 != 0o700 {
         return unrecognised();
     }

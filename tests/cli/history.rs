@@ -194,7 +194,8 @@ fn two_runs_at_once_record_into_one_database_and_no_history_records_nothing() {
     };
     let outs = all_at_once(["a", "b"].iter().map(|out| {
         let mut c = Command::new(bin());
-        // Scratch directories of their own: another program's in /tmp are worth a warning.
+        // Scratch directories of their own, shared by the two runs: another
+        // program's in /tmp are worth a warning, the other run's never.
         c.args(args(out)).current_dir(dir).env("TMPDIR", dir);
         c
     }));
