@@ -23,7 +23,6 @@ use serde::{Deserialize, Serialize};
 use crate::evidence::{Row, StoredRun};
 use crate::model::params::{param_matches, parse_suffixed};
 use crate::model::{Status, Unit, UsageError};
-use crate::report::axes_text;
 use crate::text::format;
 use crate::text::table::{Align, Table};
 
@@ -317,7 +316,7 @@ pub struct Checked {
 fn judge(claim: &Claim, row: &Row) -> Checked {
     let mut c = Checked {
         claim: claim.clone(),
-        axes: axes_text(row),
+        axes: row.axes_text(),
         median: row.median(),
         ci95: row.interval().map(|(lo, hi)| [lo, hi]),
         unit: Some(row.unit.as_str().to_string()),

@@ -15,7 +15,6 @@ use crate::evidence::Row;
 use crate::history::floors::Floors;
 use crate::history::{Recorded, RunEntry, Store, regress};
 use crate::model::UsageError;
-use crate::report::axes_text;
 use crate::report::plot::{Line, trend_chart};
 use crate::report::terminal::{Out, to_stderr};
 use crate::text::table::{Align, Table};
@@ -157,7 +156,7 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
     let mut lines: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
     let labels: std::collections::BTreeSet<&str> = rows.iter().map(|(_, r)| r.cell.label.as_str()).collect();
     let line_key = |r: &Row| {
-        let axes = axes_text(r);
+        let axes = r.axes_text();
         match (labels.len() > 1, axes.as_str()) {
             (_, "-") => r.cell.label.clone(),
             (true, _) => format!("{} {axes}", r.cell.label),
@@ -176,7 +175,7 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
             e.started_utc.clone(),
             e.label.clone(),
             e.short_commit(),
-            axes_text(r),
+            r.axes_text(),
             r.status.as_str().to_string(),
             median,
             ci,

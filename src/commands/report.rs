@@ -27,7 +27,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let text = if args.list_tables {
-        let tables = report::doc::tables(&stored);
+        let tables = report::embed::tables(&stored);
         let width = tables.iter().map(|t| t.id.len()).max().unwrap_or(0);
         tables.iter().map(|t| format!("{:width$}  {}\n", t.id, t.description)).collect()
     } else if let Some(fmt) = args.export {
@@ -42,7 +42,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 /// `report --html [FILE]`: report.html to FILE (atomically), to
 /// DIR/report.html without FILE, or to stdout for `-`.
 fn html(target: Option<&Path>, stored: &StoredRun) -> anyhow::Result<ExitCode> {
-    let page = report::html::render(stored);
+    let page = report::page::render(stored);
     if target == Some(Path::new("-")) {
         Out::new().print(&page)?;
         return Ok(ExitCode::SUCCESS);
@@ -58,7 +58,7 @@ fn html(target: Option<&Path>, stored: &StoredRun) -> anyhow::Result<ExitCode> {
 /// through a temporary file beside it); a malformed marker changes nothing.
 fn update_doc(file: &Path, stored: &StoredRun) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(file).map_err(|e| UsageError(format!("--update-doc {}: cannot read it: {e}", file.display())))?;
-    let new = report::doc::update(&text, &report::doc::tables(stored))
+    let new = report::embed::update(&text, &report::embed::tables(stored))
         .map_err(|e| UsageError(format!("--update-doc {}: {e}", file.display())))?;
     if new != text {
         crate::evidence::dir::write_atomic(file, new.as_bytes()).map_err(|e| e.for_flag("--update-doc"))?;

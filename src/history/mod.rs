@@ -45,7 +45,6 @@ use crate::envelope::Envelope;
 use crate::evidence::read::{parse_record, parse_row};
 use crate::evidence::{EvidenceError, RUN_SCHEMA, Row, RunRecord, StoredRun, check_not_running, incomplete_text, read_run};
 use crate::model::{Status, UsageError};
-use crate::report::axes_text;
 use crate::report::terminal::to_stderr;
 
 /// The database file name, beside the run directories.
@@ -453,7 +452,7 @@ impl Writer {
                     row.id(),
                     row.cell.workload,
                     serde_json::to_string(&row.cell.params)?,
-                    axes_text(row),
+                    row.axes_text(),
                     row.status.as_str(),
                     row.unit.as_str(),
                     serde_json::to_value(row.direction)?.as_str().unwrap_or_default(),

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use crate::compare::{FloorLookup, Options, RowComparison, Verdict, bands_summary, judge};
 use crate::evidence::Row;
 use crate::model::Status;
-use crate::report::axes_text;
 use crate::text::format;
 use crate::text::markdown as md;
 use crate::text::table::{Align, Table};
@@ -46,7 +45,7 @@ pub fn series(runs: &[RunEntry], rows: Vec<(i64, Row)>) -> Vec<Series> {
         if row.status != Status::Ok {
             continue;
         }
-        map.entry((row.cell.workload.clone(), axes_text(&row), row.cell.label.clone())).or_default().push((pos, row));
+        map.entry((row.cell.workload.clone(), row.axes_text(), row.cell.label.clone())).or_default().push((pos, row));
     }
     map.into_iter()
         .map(|((_, _, label), mut points)| {

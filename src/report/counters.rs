@@ -6,7 +6,6 @@ use crate::evidence::Row;
 use crate::measure::counters::CounterRecord;
 use crate::model::{Reading, Status};
 
-use super::axes_text;
 use super::document::{Align, Block, Line, Table};
 use crate::text::format;
 
@@ -46,7 +45,7 @@ pub fn section(rows: &[&Row], group: &str) -> Option<Vec<Block>> {
     for (r, c) in &counted {
         let s = &c.software;
         let mut line = vec![
-            match axes_text(r) {
+            match r.axes_text() {
                 a if a == "-" || a.is_empty() => r.cell.workload.clone(),
                 a => format!("{} {a}", r.cell.workload),
             },

@@ -9,7 +9,6 @@ use serde_json::{Map, Value, json};
 use crate::evidence::StoredRun;
 use crate::model::{Direction, ExportFormat, Status, Unit, value_text};
 
-use super::axes_text;
 use crate::text::format;
 use crate::text::table::{Align, Table};
 
@@ -51,7 +50,7 @@ pub fn rows(stored: &StoredRun) -> Vec<ExportRow> {
                 row_id: r.cell.row_id.clone(),
                 workload: r.cell.workload.clone(),
                 group: r.cell.group.clone(),
-                axes: axes_text(r),
+                axes: r.axes_text(),
                 params: r.cell.params.iter().map(|(k, v)| format!("{k}={}", value_text(v))).collect::<Vec<_>>().join(" "),
                 status: r.status.as_str().into(),
                 unit: r.unit,

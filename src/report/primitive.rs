@@ -45,7 +45,7 @@ pub fn section(rows: &[&Row]) -> Option<Vec<Block>> {
             format::count(iters),
             format::number(total_ns as f64 / 1e3),
             format::number(stats::median(&per_op)),
-            super::interval_text(r),
+            super::facts::interval_text(r),
             mbps,
         ]);
     }

@@ -8,8 +8,9 @@ use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
 use crate::model::{Cell, Status};
 
 use super::document::{Align, Block, Document, Figure, Line, Table};
+use super::facts::{busy_warning, disturbed_text, interval_text, trials_text, why_not_run};
+use super::plot;
 use super::variants::{self, Verdicts};
-use super::{axes_text, busy_warning, disturbed_text, interval_text, plot, trials_text, why_not_run};
 use super::{counters, primitive, scaling, stats_tables, strategies};
 use crate::text::format;
 
@@ -19,7 +20,7 @@ pub fn document(stored: &StoredRun) -> Document {
     let mut blocks = header(run, rows);
     let verdicts = Verdicts::of(rows);
     let missing = run.cells_without_row(rows);
-    for g in super::groups(run, rows) {
+    for g in super::facts::groups(run, rows) {
         let mut inner = group(rows, &g, &verdicts);
         inner.extend(not_run(run, &missing, &g));
         inner.extend(counters(rows, &g));
@@ -153,7 +154,7 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
         marked |= overhead;
         let spread = |v: Option<f64>| v.map_or_else(|| "n/a".into(), format::percent);
         t.push(vec![
-            if overhead { format!("{} (*)", axes_text(r)) } else { axes_text(r) },
+            if overhead { format!("{} (*)", r.axes_text()) } else { r.axes_text() },
             format::value(h.median, r.unit),
             interval_text(r),
             trials_text(r),
@@ -165,14 +166,14 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
             r.stop.map_or("n/a", |s| s.as_str()).into(),
         ]);
         if let Some(d) = &r.disagreement {
-            notes.push(Line::from(axes_text(r)).text(": ").marked(d).text("."));
+            notes.push(Line::from(r.axes_text()).text(": ").marked(d).text("."));
         }
         if let Some(d) = disturbed_text(r) {
-            notes.push(Line::from(axes_text(r)).text(": ").marked(&d).text("."));
+            notes.push(Line::from(r.axes_text()).text(": ").marked(&d).text("."));
         }
         // A fact of the machine the workload noted about the row.
         if let Some(n) = r.details.get("note").and_then(|v| v.as_str()) {
-            notes.push(Line::from(axes_text(r)).text(": ").text(n).text("."));
+            notes.push(Line::from(r.axes_text()).text(": ").text(n).text("."));
         }
     }
     out.push(Block::Table(t));

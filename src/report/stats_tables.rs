@@ -80,8 +80,8 @@ pub fn statistics(rows: &[&Row]) -> Option<Vec<Block>> {
         let s = &r.stats.as_ref().expect("ok rows have stats").work;
         small |= s.outliers_2sigma.is_none();
         t.push(vec![
-            super::axes_text(r),
-            super::trials_text(r),
+            r.axes_text(),
+            super::facts::trials_text(r),
             s.n.to_string(),
             format::number(s.mean),
             format::number(s.median),
@@ -91,7 +91,8 @@ pub fn statistics(rows: &[&Row]) -> Option<Vec<Block>> {
             format::number(s.max),
             format!("{} ({:.1}%)", format::number(s.range), s.range_pct_of_mean),
             r.median().map_or_else(|| "n/a".into(), format::number),
-            r.interval().map_or_else(|| super::interval_text(r), |(lo, hi)| format!("{} .. {}", format::number(lo), format::number(hi))),
+            r.interval()
+                .map_or_else(|| super::facts::interval_text(r), |(lo, hi)| format!("{} .. {}", format::number(lo), format::number(hi))),
             s.outliers_2sigma.as_ref().map_or_else(|| "n/a (n <= 5)".into(), |o| o.len().to_string()),
             s.outliers_modified_z.len().to_string(),
             s.variance.as_str().into(),

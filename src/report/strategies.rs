@@ -52,7 +52,7 @@ pub fn table(rows: &[&Row]) -> Option<Table> {
                 name.clone(),
                 r.cell.placement.pin.as_str().into(),
                 format::value(median, r.unit),
-                super::interval_text(r),
+                super::facts::interval_text(r),
                 vs,
                 cpus,
                 r.cell.placement.note.clone().unwrap_or_default(),

@@ -108,7 +108,7 @@ impl Observer for GroupOutputs {
             }
         }
         // The page so far (the seeds' graphs drawn as results arrive).
-        dir.write_file("report.html", &report::html::render(&read_run(dir.path())?))?;
+        dir.write_file("report.html", &report::page::render(&read_run(dir.path())?))?;
         if self.tables {
             let mut text = report::document::terminal::render(&section);
             if self.counters {

@@ -7,7 +7,8 @@
 use crate::evidence::StoredRun;
 
 use super::document::markdown::render;
-use super::{groups, primitive, sections};
+use super::facts::groups;
+use super::{primitive, sections};
 
 /// One table a document can embed.
 pub struct DocTable {

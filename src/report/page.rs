@@ -1,4 +1,4 @@
-//! report.html: the report of a run as one self-contained page (inline CSS,
+//! report.html, and the page of any other document: one self-contained page (inline CSS,
 //! inline SVG plots, one small inline script that counts the drawn plots; no
 //! external file, font or network). The page's body is the report's
 //! document rendered by the HTML renderer (`document::html`), each plot drawn
@@ -36,6 +36,12 @@ pub fn render(stored: &StoredRun) -> String {
 /// stderr of the rows that are not ok, folded.
 pub fn page(mut doc: Document, rows: &[Row]) -> String {
     doc.blocks.extend(super::sections::worker_stderr(rows));
+    html(&doc)
+}
+
+/// Any document as one self-contained page (what `run`, `report`,
+/// `compare`, `noise`, `check-claims` and `history` write with `--html`).
+pub fn html(doc: &Document) -> String {
     let figures = doc.figures();
     let body = super::document::html::render(&doc.blocks);
     format!(

@@ -1,0 +1,69 @@
+//! What the report says of a row or a run in words, shared by its
+//! sections and pages: the groups in plan order, a row's trials, interval
+//! and disturbance, the run's busy warning, why planned cells have no row.
+//! A leaf of the report: it calls nothing else of it.
+
+use crate::evidence::{Row, RunRecord};
+use crate::text::format;
+
+/// Groups in plan order (then any found only in rows).
+///
+/// Cost: O(plan + rows).
+pub fn groups(run: &RunRecord, rows: &[Row]) -> Vec<String> {
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    run.plan.iter().map(|c| &c.group).chain(rows.iter().map(|r| &r.cell.group)).filter(|g| seen.insert(g)).cloned().collect()
+}
+
+/// Why planned cells have no row: the run has no finish record (killed, or
+/// still running), or a signal ended it.
+pub fn why_not_run(run: &RunRecord) -> &'static str {
+    if run.finished_utc.is_none() && !run.interrupted {
+        "the run has no finish record (it was killed, or it is still running)"
+    } else {
+        "the run was interrupted before them"
+    }
+}
+
+/// `2 of 3 trials disturbed (others took 38-46% of their CPUs, ...)`, for a
+/// row with disturbed trials.
+pub fn disturbed_text(r: &Row) -> Option<String> {
+    let hit: Vec<&crate::measure::interference::Interference> =
+        r.trials.iter().filter(|t| t.disturbed()).filter_map(|t| t.facts.as_ref()?.interference.as_ref()).collect();
+    if hit.is_empty() {
+        return None;
+    }
+    let range = |f: &dyn Fn(&&crate::measure::interference::Interference) -> f64| {
+        let (lo, hi) = hit.iter().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+        if (hi - lo) < 0.005 { format!("{:.0}%", 100.0 * hi) } else { format!("{:.0}-{:.0}%", 100.0 * lo, 100.0 * hi) }
+    };
+    let mut what = vec![format!("others took {} of their CPUs", range(&|i| i.others_share))];
+    if hit.iter().any(|i| i.steal_ms > 0.0) {
+        what.push(format!("the hypervisor stole {}", range(&|i| i.steal_share)));
+    }
+    if hit.iter().any(|i| i.pressure_share.is_some()) {
+        what.push(format!("CPU pressure {}", range(&|i| i.pressure_share.unwrap_or(0.0))));
+    }
+    Some(format!("{} of {} trials disturbed ({})", hit.len(), r.trials.len(), what.join(", ")))
+}
+
+/// A row's trials: `3`, or `2 of 3` when it has fewer than planned.
+pub fn trials_text(r: &Row) -> String {
+    let n = r.trials.len();
+    if (n as u32) < r.trials_planned { format!("{n} of {}", r.trials_planned) } else { n.to_string() }
+}
+
+/// A row's 95% interval relative to its median (`-1.20% / +2.31%`), or why
+/// it has none (`n/a: 1 trial`).
+pub fn interval_text(r: &Row) -> String {
+    match (r.median(), r.interval(), r.headline()) {
+        (Some(m), Some((lo, hi)), _) => format::ci_relative(lo, hi, m),
+        (_, _, Some(h)) => format!("n/a: {}", h.no_interval.as_deref().unwrap_or("no interval")),
+        _ => "n/a".into(),
+    }
+}
+
+/// The warning of a run during which other work took the machine.
+pub fn busy_warning(run: &RunRecord) -> Option<String> {
+    let i = run.interference.as_ref().filter(|i| i.disturbed)?;
+    Some(format!("the machine was busy with other work during the run: {}; its figures may not reproduce on a quiet machine", i.text()))
+}
