@@ -6,7 +6,7 @@ use crate::evidence::Row;
 use crate::measure::counters::CounterRecord;
 use crate::model::{Reading, Status};
 
-use super::document::{Align, Block, Line, Table};
+use crate::text::document::{Align, Block, Line, Table};
 use crate::text::format;
 
 fn ms(ns: f64) -> String {
@@ -129,7 +129,7 @@ mod tests {
             r.counters = Some(record(Reading::absent("counters: unavailable (cycles: no PMU)")));
         }
         let refs: Vec<&Row> = rows.iter().collect();
-        let text = crate::report::document::markdown::render(&section(&refs, &rows[0].cell.group).unwrap());
+        let text = crate::text::document::markdown::render(&section(&refs, &rows[0].cell.group).unwrap());
         assert!(text.contains("| work "), "{text}");
         assert!(text.contains("2.00/0.500"), "{text}");
         assert!(text.contains("0.500 ms") && text.contains("50.00%"), "{text}");
@@ -153,7 +153,7 @@ mod tests {
             unavailable: Vec::new(),
         })));
         let refs: Vec<&Row> = rows.iter().collect();
-        let text = crate::report::document::markdown::render(&section(&refs, &rows[0].cell.group).unwrap());
+        let text = crate::text::document::markdown::render(&section(&refs, &rows[0].cell.group).unwrap());
         assert!(text.contains("IPC") && text.contains("2.50") && text.contains("25.00%") && text.contains("10.0"), "{text}");
     }
 

@@ -6,9 +6,9 @@
 
 use crate::evidence::StoredRun;
 
-use super::document::markdown::render;
 use super::facts::groups;
 use super::{primitive, sections};
+use crate::text::document::markdown::render;
 
 /// One table a document can embed.
 pub struct DocTable {

@@ -6,12 +6,12 @@
 
 use proptest::prelude::*;
 
-use super::document::{self, Block, Line};
 use super::tests::fake_row;
 use crate::evidence::read::parse_row;
 use crate::evidence::{Row, read_run};
 use crate::model::placement::CpuClass;
 use crate::model::{Status, Unit};
+use crate::text::document::{self, Block, Line};
 use crate::text::table::{Align, Cell, MAX_CELL_CHARS, Table};
 
 /// Pieces that odd values are made of.

@@ -6,7 +6,6 @@
 //! (report.html, through [`page`]) and the terminal (what `run` prints).
 
 pub mod counters;
-pub mod document;
 pub mod embed;
 pub mod export;
 pub mod facts;
@@ -23,7 +22,7 @@ pub mod workloads;
 
 use crate::evidence::{Row, RunRecord, StoredRun};
 
-use document::{Block, markdown};
+use crate::text::document::{self, Block, markdown};
 
 /// The whole report.md of a stored run, taking the run: its records are
 /// let go once the document holds what the report says, before the text is

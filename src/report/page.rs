@@ -6,9 +6,9 @@
 //! worker's stderr of every row that is not ok. Every text that comes from
 //! the records is HTML-escaped there; the SVG text is escaped by plotters.
 
-use super::document::Document;
-use super::document::html::escape;
 use crate::evidence::{Row, StoredRun};
+use crate::text::document::Document;
+use crate::text::document::html::escape;
 
 /// The page's style: readable tables, plots scaled to the page width.
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}\
@@ -43,7 +43,7 @@ pub fn page(mut doc: Document, rows: &[Row]) -> String {
 /// `compare`, `noise`, `check-claims` and `history` write with `--html`).
 pub fn html(doc: &Document) -> String {
     let figures = doc.figures();
-    let body = super::document::html::render(&doc.blocks);
+    let body = crate::text::document::html::render(&doc.blocks);
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}<p id=\"plot-check\" data-expected=\"{figures}\">{figures} plots.</p>\n\

@@ -7,7 +7,7 @@ use crate::evidence::Row;
 use crate::model::{Status, TableShape, Unit, value_text};
 use crate::stats;
 
-use super::document::{Align, Block, Line, Table};
+use crate::text::document::{Align, Block, Line, Table};
 use crate::text::format;
 
 /// `ipc-rtt (pipe, same-cpu)`: the workload's name within its group and its

@@ -9,7 +9,7 @@ use crate::evidence::Row;
 use crate::model::{CpuClass, Direction, Status, value_text};
 use crate::topology::cpulist;
 
-use super::document::{Align, Table};
+use crate::text::document::{Align, Table};
 use crate::text::format;
 
 /// One line of a scaling table: a system label and the other axes' values.

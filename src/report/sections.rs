@@ -7,11 +7,11 @@
 use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
 use crate::model::{Cell, Status};
 
-use super::document::{Align, Block, Document, Figure, Line, Table};
 use super::facts::{busy_warning, disturbed_text, interval_text, trials_text, why_not_run};
 use super::plot;
 use super::variants::{self, Verdicts};
 use super::{counters, primitive, scaling, stats_tables, strategies};
+use crate::text::document::{Align, Block, Document, Figure, Line, Table};
 use crate::text::format;
 
 /// The whole report of a stored run.

@@ -13,7 +13,7 @@ use crate::evidence::Row;
 use crate::model::{Direction, Status, value_text};
 use crate::stats::{LEVEL, ratio};
 
-use super::document::{Align, Block, Table};
+use crate::text::document::{Align, Block, Table};
 use crate::text::format;
 
 /// A cold-start factor above this says the shortest run is not steady state.

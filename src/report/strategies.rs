@@ -9,7 +9,7 @@ use crate::evidence::Row;
 use crate::model::{Direction, Status, value_text};
 use crate::topology::cpulist;
 
-use super::document::{Align, Table};
+use crate::text::document::{Align, Table};
 use crate::text::format;
 
 /// The table, or `None` when the rows do not have more than one strategy.

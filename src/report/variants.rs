@@ -11,7 +11,7 @@ use crate::evidence::{Row, RunKind, RunRecord};
 use crate::model::{Cell, Variant};
 use crate::stats::DEFAULT_NOISE;
 
-use super::document::{Align, Block, Line, Table};
+use crate::text::document::{Align, Block, Line, Table};
 use crate::text::format;
 
 /// The verdicts on a run's variants: every candidate against the base over

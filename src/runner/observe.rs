@@ -99,7 +99,7 @@ impl Observer for GroupOutputs {
         // The variants' verdicts are judged with every comparison of the run.
         let verdicts = report::variants::Verdicts::so_far(rows, &self.cells);
         let section = report::group_section(&ordered, group, &verdicts);
-        for f in report::document::figures(&section) {
+        for f in crate::text::document::figures(&section) {
             dir.write_file(&f.path, &f.svg)?;
             let file = f.file_name();
             match report::plot::png::png(&f.svg) {
@@ -110,7 +110,7 @@ impl Observer for GroupOutputs {
         // The page so far (the seeds' graphs drawn as results arrive).
         dir.write_file("report.html", &report::page::render(&read_run(dir.path())?))?;
         if self.tables {
-            let mut text = report::document::terminal::render(&section);
+            let mut text = crate::text::document::terminal::render(&section);
             if self.counters {
                 text.push_str(&report::counters_section(&ordered, group));
             }

@@ -20,7 +20,7 @@
 //! A `<`, `&` or `\` at the end of a value is escaped too, so that two values
 //! written side by side cannot make markup together. Nothing reads this
 //! markdown back: report.html is rendered from the same document nodes
-//! (`report::document`), escaped for HTML instead.
+//! (`text::document`), escaped for HTML instead.
 //!
 //! - [`text`]: plain text anywhere inside a line: a table cell, a heading, a
 //!   sentence.

@@ -49,7 +49,7 @@ fn refs(rows: &[Row]) -> Vec<&Row> {
 
 /// The tables as report.md has them.
 fn md(blocks: Vec<Block>) -> String {
-    crate::report::document::markdown::render(&blocks)
+    crate::text::document::markdown::render(&blocks)
 }
 
 fn statistics(rows: &[&Row]) -> Option<String> {

@@ -97,7 +97,7 @@ fn figure(f: &Figure) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::document::{Align, Table};
+    use crate::text::document::{Align, Table};
 
     const IMG: &str = "<img src=x onerror=alert(1)>";
 

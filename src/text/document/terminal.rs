@@ -56,7 +56,7 @@ fn table(t: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::document::Align;
+    use crate::text::document::Align;
 
     #[test]
     fn the_terminal_shows_values_as_they_are_with_no_markdown_escape() {

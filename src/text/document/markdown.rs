@@ -92,7 +92,7 @@ fn table(t: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::document::{Align, Code, Figure};
+    use crate::text::document::{Align, Code, Figure};
 
     const HOSTILE: &str = "<img src=x onerror=alert(1)> a`b | c \u{1b}[31mred & &lt; [l](u) \\";
 
