@@ -9,6 +9,7 @@ pub mod counters;
 pub mod embed;
 pub mod export;
 pub mod facts;
+pub mod overview;
 pub mod page;
 pub mod plot;
 pub mod primitive;

@@ -19,6 +19,7 @@ pub fn document(stored: &StoredRun) -> Document {
     let (run, rows) = (&stored.run, &stored.rows);
     let mut blocks = header(run, rows);
     let verdicts = Verdicts::of(rows);
+    blocks.extend(summary(run, rows, &verdicts));
     let missing = run.cells_without_row(rows);
     for g in super::facts::groups(run, rows) {
         let mut inner = group(rows, &g, &verdicts);
@@ -28,6 +29,20 @@ pub fn document(stored: &StoredRun) -> Document {
     }
     blocks.extend(footer(run, rows));
     Document { title: format!("proofbench run {}", run.id), blocks }
+}
+
+/// The answer first: one line per row, groups in plan order.
+pub fn summary(run: &RunRecord, rows: &[Row], verdicts: &Verdicts) -> Vec<Block> {
+    let mut ordered: Vec<&Row> = Vec::with_capacity(rows.len());
+    for g in super::facts::groups(run, rows) {
+        let mut in_group: Vec<&Row> = rows.iter().filter(|r| r.cell.group == g).collect();
+        in_group.sort_by_key(|r| r.cell.index);
+        ordered.extend(in_group);
+    }
+    if ordered.is_empty() {
+        return Vec::new();
+    }
+    vec![Block::heading(2, "Summary"), Block::Table(super::overview::table(&ordered, verdicts))]
 }
 
 /// The title and the machine/run summary, and the run's warnings.

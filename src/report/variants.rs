@@ -56,6 +56,14 @@ impl Verdicts {
         at.iter().map(|&(i, j)| (candidates[i].name.as_str(), &self.comparisons[i].rows[j])).collect()
     }
 
+    /// The comparison of a candidate variant's row with the base's: `None`
+    /// for the base's rows and rows without variants.
+    pub fn for_row(&self, r: &Row) -> Option<&RowComparison> {
+        let v = r.cell.variant.as_ref()?;
+        let axes = compare::paired::axes_without_variant(r);
+        self.of_workload(&r.cell.workload).into_iter().find(|(c, rc)| *c == v.name && rc.axes == axes).map(|(_, rc)| rc)
+    }
+
     /// Comparisons with a p-value, over every candidate: how many were
     /// judged together.
     fn judged(&self) -> usize {

@@ -43,6 +43,60 @@ pub fn value(v: f64, unit: Unit) -> String {
     format!("{} {}", number(v), unit.as_str())
 }
 
+/// A value in its unit scaled to a readable size, for a person to read
+/// (the records keep the exact value): `173 ns/op`, `2.38 µs/op`,
+/// `57.97 ms`, `76.01 M ops/s`, `1.24 GB/s`, `4,229 Mop/s`. Three or four
+/// significant digits: enough to tell two figures apart at the 1% a
+/// comparison sees, few enough to read.
+pub fn scaled(v: f64, unit: Unit) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let (m, prefix, rest) = match unit {
+        Unit::Ns | Unit::NsPerOp => {
+            let rest = if unit == Unit::NsPerOp { "/op" } else { "" };
+            let (m, u) = by_thousands(v, &["ns", "µs", "ms", "s"]);
+            return format!("{} {u}{rest}", mantissa(m));
+        }
+        Unit::OpsPerSec => {
+            let (m, p) = by_thousands(v, &["", "k", "M", "G", "T"]);
+            (m, p, "ops/s")
+        }
+        Unit::MbPerSec => {
+            let (m, u) = by_thousands(v, &["MB/s", "GB/s", "TB/s"]);
+            return format!("{} {u}", mantissa(m));
+        }
+        Unit::MopsPerSec | Unit::Cycles => return value(v, unit),
+    };
+    if prefix.is_empty() { format!("{} {rest}", mantissa(m)) } else { format!("{} {prefix} {rest}", mantissa(m)) }
+}
+
+/// `v` divided by 1000 until it is under 1000 (or the names run out), with
+/// the name of its scale.
+fn by_thousands(v: f64, names: &[&'static str]) -> (f64, &'static str) {
+    let mut m = v;
+    let mut i = 0;
+    while m.abs() >= 999.5 && i + 1 < names.len() {
+        m /= 1000.0;
+        i += 1;
+    }
+    (m, names[i])
+}
+
+/// A scaled figure: `173`, `57.97`, `2.38`, `0.512`.
+fn mantissa(m: f64) -> String {
+    let a = m.abs();
+    if a >= 99.95 {
+        group_thousands(m.round() as i128)
+    } else if a >= 0.9995 {
+        format!("{m:.2}")
+    } else if a == 0.0 {
+        "0".into()
+    } else {
+        format!("{m:.3}")
+    }
+}
+
 /// A ratio as a speedup: `1.934x`.
 pub fn speedup(r: f64) -> String {
     if r.is_finite() { format!("{r:.3}x") } else { "n/a".into() }
@@ -77,6 +131,28 @@ pub fn seconds(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scaled_picks_the_unit_that_reads_best() {
+        assert_eq!(scaled(173.4, Unit::NsPerOp), "173 ns/op");
+        assert_eq!(scaled(2_380.0, Unit::NsPerOp), "2.38 µs/op");
+        assert_eq!(scaled(57_966_919.0, Unit::Ns), "57.97 ms");
+        assert_eq!(scaled(2_380_000.0, Unit::Ns), "2.38 ms");
+        assert_eq!(scaled(1.5e10, Unit::Ns), "15.00 s");
+        assert_eq!(scaled(3.5e12, Unit::Ns), "3,500 s");
+        assert_eq!(scaled(0.5, Unit::NsPerOp), "0.500 ns/op");
+        assert_eq!(scaled(76_010_000.0, Unit::OpsPerSec), "76.01 M ops/s");
+        assert_eq!(scaled(1_110_076.0, Unit::OpsPerSec), "1.11 M ops/s");
+        assert_eq!(scaled(17_514.0, Unit::OpsPerSec), "17.51 k ops/s");
+        assert_eq!(scaled(512.0, Unit::OpsPerSec), "512 ops/s");
+        assert_eq!(scaled(6_791.0, Unit::MbPerSec), "6.79 GB/s");
+        assert_eq!(scaled(891.0, Unit::MbPerSec), "891 MB/s");
+        assert_eq!(scaled(4_229.4, Unit::MopsPerSec), "4,229 Mop/s");
+        // Rounding at a boundary moves to the next scale, never `1000 ns`.
+        assert_eq!(scaled(999.7, Unit::Ns), "1.00 µs");
+        assert_eq!(scaled(99.97, Unit::Ns), "100 ns");
+        assert_eq!(scaled(f64::NAN, Unit::Ns), "n/a");
+    }
 
     #[test]
     fn numbers_group_thousands_and_keep_small_values_readable() {

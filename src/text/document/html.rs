@@ -53,6 +53,7 @@ fn block(b: &Block) -> String {
 fn inline(i: &Inline) -> String {
     match i {
         Inline::Text(s) => escape(&one_line(s)),
+        Inline::Toned(tone, s) => format!("<span class=\"tone-{}\">{}</span>", tone.as_str(), escape(&one_line(s))),
         Inline::Code(c) => format!("<code>{}</code>", escape(&one_line(&c.text))),
     }
 }

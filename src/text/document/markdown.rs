@@ -40,7 +40,7 @@ fn block(b: &Block) -> String {
 /// One inline node.
 fn inline(i: &Inline) -> String {
     match i {
-        Inline::Text(s) => md::text(s),
+        Inline::Text(s) | Inline::Toned(_, s) => md::text(s),
         Inline::Code(c) => match &c.written {
             // A record's span, kept as `text::markdown::inline` keeps it.
             Some(w) => md::inline(w),

@@ -114,6 +114,35 @@ pub enum Inline {
     Text(String),
     /// A code span.
     Code(Code),
+    /// Text with a meaning a reader should see at a glance (a status, a
+    /// verdict): shown as text in markdown, coloured on a terminal that
+    /// allows it, a classed `<span>` in HTML.
+    Toned(Tone, String),
+}
+
+/// What a [`Inline::Toned`] text says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    /// Good news: ok, improved.
+    Good,
+    /// Bad news: failed, invalid, timed out, regressed.
+    Bad,
+    /// Worth a look: skipped on this machine, a warning, disagreeing trials.
+    Warn,
+    /// Background: skipped by design, no change.
+    Dim,
+}
+
+impl Tone {
+    /// Its name, the class HTML gives its span (`tone-good`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tone::Good => "good",
+            Tone::Bad => "bad",
+            Tone::Warn => "warn",
+            Tone::Dim => "dim",
+        }
+    }
 }
 
 /// A code span: `text` is what it shows.
@@ -143,6 +172,12 @@ impl Line {
         self
     }
 
+    /// `s` appended as text of a tone.
+    pub fn toned(mut self, tone: Tone, s: impl Into<String>) -> Line {
+        self.0.push(Inline::Toned(tone, s.into()));
+        self
+    }
+
     /// `s` appended as a code span.
     pub fn code(mut self, s: impl Into<String>) -> Line {
         self.0.push(Inline::Code(Code { text: s.into(), written: None }));
@@ -165,7 +200,7 @@ impl Line {
         self.0
             .iter()
             .map(|i| match i {
-                Inline::Text(t) => t.chars().count(),
+                Inline::Text(t) | Inline::Toned(_, t) => t.chars().count(),
                 Inline::Code(c) => c.text.chars().count(),
             })
             .sum()
@@ -189,11 +224,12 @@ impl Line {
             let take = |s: &str| -> String { s.chars().take(room).collect() };
             let kept = match node {
                 Inline::Text(t) => Inline::Text(take(t)),
+                Inline::Toned(tone, t) => Inline::Toned(*tone, take(t)),
                 Inline::Code(c) if c.text.chars().count() <= room => node.clone(),
                 Inline::Code(c) => Inline::Code(Code { text: take(&c.text), written: None }),
             };
             room -= match &kept {
-                Inline::Text(t) => t.chars().count(),
+                Inline::Text(t) | Inline::Toned(_, t) => t.chars().count(),
                 Inline::Code(c) => c.text.chars().count(),
             };
             out.0.push(kept);

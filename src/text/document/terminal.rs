@@ -38,7 +38,7 @@ fn block(b: &Block) -> String {
 pub fn line(l: &Line) -> String {
     l.0.iter()
         .map(|i| match i {
-            Inline::Text(s) => one_line(s),
+            Inline::Text(s) | Inline::Toned(_, s) => one_line(s),
             Inline::Code(c) => format!("`{}`", one_line(&c.text)),
         })
         .collect()
