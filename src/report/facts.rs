@@ -67,3 +67,10 @@ pub fn busy_warning(run: &RunRecord) -> Option<String> {
     let i = run.interference.as_ref().filter(|i| i.disturbed)?;
     Some(format!("the machine was busy with other work during the run: {}; its figures may not reproduce on a quiet machine", i.text()))
 }
+
+/// A row's name inside its workload's section: its axis values
+/// (`workers=2, mode=direct`), or the workload's name when it has none
+/// (never `-`).
+pub fn row_label(r: &Row) -> String {
+    if r.cell.axes.is_empty() { r.cell.workload.clone() } else { r.axes_text() }
+}

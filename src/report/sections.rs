@@ -7,7 +7,7 @@
 use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
 use crate::model::{Cell, Status};
 
-use super::facts::{busy_warning, disturbed_text, interval_text, trials_text, why_not_run};
+use super::facts::{busy_warning, disturbed_text, interval_text, row_label, trials_text, why_not_run};
 use super::plot;
 use super::variants::{self, Verdicts};
 use super::{counters, primitive, scaling, stats_tables, strategies};
@@ -169,7 +169,7 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
         marked |= overhead;
         let spread = |v: Option<f64>| v.map_or_else(|| "n/a".into(), format::percent);
         t.push(vec![
-            if overhead { format!("{} (*)", r.axes_text()) } else { r.axes_text() },
+            if overhead { format!("{} (*)", row_label(r)) } else { row_label(r) },
             format::value(h.median, r.unit),
             interval_text(r),
             trials_text(r),
@@ -181,14 +181,14 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
             r.stop.map_or("n/a", |s| s.as_str()).into(),
         ]);
         if let Some(d) = &r.disagreement {
-            notes.push(Line::from(r.axes_text()).text(": ").marked(d).text("."));
+            notes.push(Line::from(row_label(r)).text(": ").marked(d).text("."));
         }
         if let Some(d) = disturbed_text(r) {
-            notes.push(Line::from(r.axes_text()).text(": ").marked(&d).text("."));
+            notes.push(Line::from(row_label(r)).text(": ").marked(&d).text("."));
         }
         // A fact of the machine the workload noted about the row.
         if let Some(n) = r.details.get("note").and_then(|v| v.as_str()) {
-            notes.push(Line::from(r.axes_text()).text(": ").text(n).text("."));
+            notes.push(Line::from(row_label(r)).text(": ").text(n).text("."));
         }
     }
     out.push(Block::Table(t));

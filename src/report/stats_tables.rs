@@ -1,7 +1,7 @@
 //! Statistics tables in the shape of HAKMEM's benchmark report: per row the
-//! full descriptive statistics of its samples (n, mean, median, stddev, CV,
-//! min, max, range, outliers, variance assessment) beside the row's median
-//! and 95% interval over trials; per workload with an `allocator`
+//! median and 95% interval over trials, then the full descriptive statistics
+//! of its samples pooled (n, pooled mean and median, stddev, CV, min, max,
+//! range, outliers, variance assessment); per workload with an `allocator`
 //! axis each allocator against the system's; per workload with an
 //! `iterations` axis the cold-start factor (the longest run's throughput over
 //! the shortest's); per group the run-to-run variance of every row, sorted
@@ -60,17 +60,17 @@ pub fn statistics(rows: &[&Row]) -> Option<Vec<Block>> {
     let first = rows.first()?;
     let mut t = Table::new(&[
         ("Row", Align::Left),
+        ("Median", Align::Right),
+        ("95% CI", Align::Right),
         ("Trials", Align::Right),
         ("n", Align::Right),
-        ("Mean", Align::Right),
-        ("Median", Align::Right),
+        ("Pooled mean", Align::Right),
+        ("Pooled median", Align::Right),
         ("Stddev", Align::Right),
         ("CV", Align::Right),
         ("Min", Align::Right),
         ("Max", Align::Right),
         ("Range (% of mean)", Align::Right),
-        ("Median over trials", Align::Right),
-        ("95% CI over trials", Align::Right),
         ("Outliers 2s", Align::Right),
         ("Outliers mz", Align::Right),
         ("Variance", Align::Left),
@@ -80,7 +80,10 @@ pub fn statistics(rows: &[&Row]) -> Option<Vec<Block>> {
         let s = &r.stats.as_ref().expect("ok rows have stats").work;
         small |= s.outliers_2sigma.is_none();
         t.push(vec![
-            r.axes_text(),
+            super::facts::row_label(r),
+            r.median().map_or_else(|| "n/a".into(), format::number),
+            r.interval()
+                .map_or_else(|| super::facts::interval_text(r), |(lo, hi)| format!("{} .. {}", format::number(lo), format::number(hi))),
             super::facts::trials_text(r),
             s.n.to_string(),
             format::number(s.mean),
@@ -90,9 +93,6 @@ pub fn statistics(rows: &[&Row]) -> Option<Vec<Block>> {
             format::number(s.min),
             format::number(s.max),
             format!("{} ({:.1}%)", format::number(s.range), s.range_pct_of_mean),
-            r.median().map_or_else(|| "n/a".into(), format::number),
-            r.interval()
-                .map_or_else(|| super::facts::interval_text(r), |(lo, hi)| format!("{} .. {}", format::number(lo), format::number(hi))),
             s.outliers_2sigma.as_ref().map_or_else(|| "n/a (n <= 5)".into(), |o| o.len().to_string()),
             s.outliers_modified_z.len().to_string(),
             s.variance.as_str().into(),
@@ -100,8 +100,9 @@ pub fn statistics(rows: &[&Row]) -> Option<Vec<Block>> {
     }
     let mut out = vec![
         Block::paragraph(format!(
-            "Statistics of the timed samples of every trial together ({}; stddev with n - 1; outliers beyond 2 stddev and by \
-             modified z > 3.5, reported, never removed), beside the row's median and 95% interval over its trials:",
+            "Median and 95% CI are the row's: the median of its trial medians and that median's interval over trials. The other \
+             columns pool the timed samples of every trial ({}; Pooled mean and Pooled median are of those samples, never paired \
+             with the interval; stddev with n - 1; outliers beyond 2 stddev and by modified z > 3.5, reported, never removed):",
             first.unit.as_str()
         )),
         Block::Table(t),

@@ -229,11 +229,14 @@ fn primitives_table_has_the_rvos_columns_and_group_times() {
     assert!(s.contains("| Benchmark | Iters | Total(us) | Per(ns) |             95% CI |  MB/s |"), "{s}");
     // Three trials of 2, 4 and 3 us: exp(mean(log) -+ t.ppf(0.975, 2) std(log, ddof=1) / sqrt(3)) around the median 3.
     assert!(s.contains("| -59.52% / +128.37% |"), "{s}");
-    // 3 timed samples of 1000 ops: 3000 iterations in 9 us, 3 ns each at the median.
-    assert!(s.contains("| ipc (1)   | 3,000 |      9.00 |    3.00 |"), "{s}");
-    assert!(s.contains("| ipc (2)   | 3,000 |      9.00 |    3.00 |"), "{s}");
+    // 3 timed samples of 1000 ops: 3000 iterations in 9 us. Per(ns) is the
+    // headline (3,000 ns/op), not the pooled samples' 3 ns; the MB/s row's
+    // 3,000 MB/s of 1,000 bytes per operation is 333 ns per operation, its
+    // interval mirrored (the times of the rate's bounds).
+    assert!(s.contains("| ipc (1)   | 3,000 |      9.00 |   3,000 | -59.52% / +128.37% |       |"), "{s}");
+    assert!(s.contains("| ipc (2)   | 3,000 |      9.00 |     333 | -56.21% / +147.03% | 3,000 |"), "{s}");
     assert!(!s.contains("ipc (4)") && !s.contains("ipc (8)"), "invalid and non-primitive rows stay out:\n{s}");
-    assert!(s.contains("Wall time: 30,000 us (3 cells, setup included)") && s.contains("CPU time:  1,500 us"), "{s}");
+    assert!(s.contains("Wall time: 30 ms (3 cells, setup included)") && s.contains("CPU time:  2 ms"), "{s}");
     let only_scaling: Vec<&Row> = rows[3..].iter().collect();
     assert!(primitive::section(&only_scaling).is_none());
 }
@@ -310,4 +313,135 @@ fn the_rounds_span_is_said_in_milliseconds_and_one_round_is_one_round() {
     // An older record's whole seconds cannot tell 0 ms from 999 ms.
     stored.run.rounds = vec![round("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"), round("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")];
     assert!(said(&stored).contains("taken within a second in 2 rounds:"), "{}", said(&stored));
+}
+
+/// A row whose trials took `trials` samples each (ns/op, one operation per
+/// sample), its statistics computed from them: the median of its trial
+/// medians and the median of its samples pooled can then differ.
+fn row_of_trials(workers: usize, shape: crate::model::TableShape, trials: &[&[f64]]) -> Row {
+    let mut r = fake_row(workers, CpuClass::Physical, &vec![1.0; trials.len()], None, Status::Ok, Unit::NsPerOp);
+    r.shape = shape;
+    r.cell.group = "os".into();
+    r.cell.workload = "os.syscall".into();
+    r.samples = trials
+        .iter()
+        .enumerate()
+        .flat_map(|(t, values)| {
+            values.iter().enumerate().map(move |(i, &v)| SampleRecord {
+                trial: t as u32,
+                index: i as u32,
+                warmup: false,
+                iters: 1,
+                ops: 1,
+                bytes: 0,
+                work_ns: v as u64,
+                total_ns: None,
+                value: v,
+                total_value: None,
+            })
+        })
+        .collect();
+    r.stats = RowStats::of(&r.samples, crate::stats::DEFAULT_NOISE);
+    r.trials = trials.iter().enumerate().map(|(t, v)| fake_trial(t as u32, crate::stats::median(v), Status::Ok)).collect();
+    r
+}
+
+/// A figure as a table prints it (`170`, `1,234`, `170 ns/op`, `2.38 µs`,
+/// `57.97 ms/op`) in nanoseconds; `None` for anything else.
+fn nanoseconds(cell: &str) -> Option<f64> {
+    let mut words = cell.split_whitespace();
+    let v: f64 = words.next()?.replace(',', "").parse().ok()?;
+    let scale = match words.next().map(|u| u.trim_end_matches("/op")) {
+        None | Some("ns") => 1.0,
+        Some("µs") => 1e3,
+        Some("ms") => 1e6,
+        Some("s") => 1e9,
+        Some(_) => return None,
+    };
+    Some(v * scale)
+}
+
+/// Every table in `blocks`, at any depth.
+fn tables(blocks: &[Block]) -> Vec<&crate::text::document::Table> {
+    blocks
+        .iter()
+        .flat_map(|b| match b {
+            Block::Table(t) => vec![t],
+            Block::Group { blocks, .. } | Block::Compact(blocks) => tables(blocks),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+#[test]
+fn every_table_prints_a_row_s_own_headline_never_the_pooled_samples_median() {
+    use crate::model::TableShape;
+    use crate::text::document::terminal::line;
+    // The os.syscall case: one fast trial of few samples, a middle one, and
+    // a slow one of many. The headline (median of the trial medians) is
+    // 170 ns; the samples pooled have their median at 230.
+    let trials: [&[f64]; 3] = [&[160.0, 161.0, 162.0, 163.0, 164.0], &[170.0], &[230.0, 231.0, 232.0, 233.0, 234.0, 235.0, 236.0]];
+    let mut prim = row_of_trials(1, TableShape::Primitive, &trials);
+    prim.cell.axes.clear();
+    prim.cell.params.clear();
+    prim.cell.workers = None;
+    // A scaling pair with the same split at 2 workers.
+    let mut one = row_of_trials(1, TableShape::Scaling, &[&[400.0], &[410.0], &[420.0]]);
+    one.cell.workload = "os.scale".into();
+    one.cell.index = 10;
+    let mut two = row_of_trials(2, TableShape::Scaling, &trials);
+    two.cell.workload = "os.scale".into();
+    two.cell.index = 11;
+    let rows = vec![prim, one, two];
+    for r in &rows {
+        let pooled = r.stats.as_ref().unwrap().work.median;
+        let h = r.median().unwrap();
+        if r.cell.workers == Some(1) {
+            continue;
+        }
+        assert_eq!((h, pooled), (170.0, 230.0), "the fixture separates the two figures");
+    }
+    let stored = crate::evidence::fake::run(Vec::new(), rows.clone());
+    let doc = sections::document(&stored);
+    let mut checked = 0;
+    for t in tables(&doc.blocks) {
+        // The columns that present a row's median: never a pooled one, which
+        // must say so in its title.
+        let figure_columns: Vec<usize> = t
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, (title, _))| {
+                let title = title.to_lowercase();
+                !title.contains("pooled") && (title == "median" || title.ends_with(" median") || title == "per(ns)")
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for cells in &t.rows {
+            let first = line(&cells[0]);
+            let Some(r) = rows.iter().find(|r| {
+                first == overview::name(r)
+                    || (first == "syscall" && r.shape == TableShape::Primitive)
+                    || (first == r.axes_text() && r.cell.workload == "os.scale")
+                    || (first == format!("box (workers={})", r.cell.workers.unwrap_or(0)))
+            }) else {
+                continue;
+            };
+            for &c in &figure_columns {
+                let shown = line(&cells[c]);
+                let Some(v) = nanoseconds(&shown) else { continue };
+                let h = r.median().unwrap();
+                // Scaled figures keep 3 significant digits.
+                assert!((v - h).abs() <= h * 0.005, "{} column {:?} of a table shows {shown}, its headline is {h}", first, t.columns[c].0);
+                checked += 1;
+            }
+        }
+    }
+    // Primitives, rows, statistics and summary tables for the primitive row;
+    // rows, statistics, summary and the scaling table for the pair.
+    assert!(checked >= 10, "only {checked} figures were checked");
+    // The pooled figure is shown, labelled, and never as a bare `Median`.
+    let md = crate::text::document::markdown::render(&doc.blocks);
+    assert!(md.contains("Pooled median"), "{md}");
+    assert!(md.contains(" 230 |"), "the pooled median still appears, in its own column:\n{md}");
 }
