@@ -157,8 +157,8 @@ max = "100M"
     assert!(checked[2].why.as_deref().unwrap().contains("no row"), "1K is 1000, not 1024");
     assert_eq!(checked[4].why.as_deref(), Some("row failed"));
     assert!(checked[6].why.as_deref().unwrap().contains("claim in ns/op"));
-    let table = render(&checked, "run-dir", "f");
-    assert!(table.contains("10 checked: 4 within, 1 above, 1 below, 4 not measured."), "{table}");
+    let table = crate::text::document::terminal::render(&document(&checked, "run-dir", "f").blocks);
+    assert!(table.contains("10 claims checked: 4 within, 1 above, 1 below, 4 not measured."), "{table}");
     assert!(table.contains("| a.x size=256 "), "{table}");
     assert!(table.contains("58M..65M ops/s"), "{table}");
     assert!(table.contains("not measured (row failed)"), "{table}");

@@ -130,7 +130,7 @@ fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
     let verdicts: Vec<Verdict> = steps.iter().map(|s| s.judged.verdict).collect();
     assert_eq!(verdicts, vec![Verdict::Unchanged, Verdict::Regressed, Verdict::Unchanged]);
     assert_eq!((steps[1].from.commit.as_deref(), steps[1].to.commit.as_deref()), (Some("c1"), Some("c2")));
-    let text = regress::render(&steps, 0.02, "test");
+    let text = crate::text::document::terminal::render(&regress::document(&steps, 0.02, "test").blocks);
     assert!(text.contains("3 steps, 1 regressed."), "{text}");
     assert!(text.contains("regressed: selftest.noisy [-] box from h:2 c1 to h:3 c2"), "{text}");
 }
