@@ -254,6 +254,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub fail_on_regression: bool,
 
+    /// noise only: once the run ends, also write its noise profile (the
+    /// A/B tables and the A/A summary) as one self-contained HTML page to
+    /// FILE. `run` writes report.html in its run directory instead.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// Break the selected workloads that know this fault, to prove their
     /// verifiers fail (for tests).
     #[arg(long, value_name = "NAME", hide = true)]
@@ -363,6 +369,11 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CompareFormat::Terminal)]
     pub format: CompareFormat,
+
+    /// Also write the comparison as one self-contained HTML page to FILE
+    /// (`-`: print the page instead).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// How `compare` prints.
@@ -409,6 +420,10 @@ pub enum HistoryCommand {
         /// as a band (default `trend-<workload>.svg` beside the database).
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
+        /// Also write the table as one self-contained HTML page to FILE
+        /// (`-`: print the page instead).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Compare each run with the next along every row series (as `compare`
     /// judges two runs) and flag the steps that regressed.
@@ -425,6 +440,10 @@ pub enum HistoryCommand {
         /// Exit 1 when any step regressed.
         #[arg(long)]
         fail_on_regression: bool,
+        /// Also write the steps as one self-contained HTML page to FILE
+        /// (`-`: print the page instead).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -445,6 +464,11 @@ pub struct CheckClaimsArgs {
     /// The history database that a history id refers to.
     #[arg(long, value_name = "PATH", default_value = "results/history.sqlite")]
     pub db: PathBuf,
+
+    /// Also write the claims-vs-actual table as one self-contained HTML
+    /// page to FILE (`-`: print the page instead).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 use crate::evidence::{Row, StoredRun};
 use crate::model::params::{param_matches, parse_suffixed};
 use crate::model::{Status, Unit, UsageError};
+use crate::text::document::{Align, Block, Document, Line, Table};
 use crate::text::format;
-use crate::text::table::{Align, Table};
 
 /// A number as a claims file may write it: `60000000`, `6e7` or `"60M"`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -373,8 +373,10 @@ pub fn check_run(claims: &[Claim], run: &StoredRun) -> Vec<Checked> {
     out
 }
 
-/// The claims-vs-actual table and a count per status.
-pub fn render(checked: &[Checked], run_name: &str, claims_name: &str) -> String {
+/// The claims-vs-actual table and a count per status, as a document
+/// (`check-claims` prints it on the terminal, and writes it as a page with
+/// `--html`).
+pub fn document(checked: &[Checked], run_name: &str, claims_name: &str) -> Document {
     let mut t = Table::new(&[
         ("Claim", Align::Left),
         ("Axes", Align::Left),
@@ -403,15 +405,20 @@ pub fn render(checked: &[Checked], run_name: &str, claims_name: &str) -> String 
         ]);
     }
     let count = |s: ClaimStatus| checked.iter().filter(|c| c.status == s).count();
-    format!(
-        "# Claims vs actual\n\nClaims: {claims_name}\nRun: {run_name}\n\n{}\n{} checked: {} within, {} above, {} below, {} not measured.\n",
-        t.render(),
-        checked.len(),
-        count(ClaimStatus::Within),
-        count(ClaimStatus::Above),
-        count(ClaimStatus::Below),
-        count(ClaimStatus::NotMeasured)
-    )
+    let blocks = vec![
+        Block::heading(1, "Claims vs actual"),
+        Block::Paragraph(vec![Line::from("Claims: ").text(claims_name), Line::from("Run: ").text(run_name)]),
+        Block::Table(t),
+        Block::paragraph(format!(
+            "{} checked: {} within, {} above, {} below, {} not measured.",
+            format::counted(checked.len(), "claim", "claims"),
+            count(ClaimStatus::Within),
+            count(ClaimStatus::Above),
+            count(ClaimStatus::Below),
+            count(ClaimStatus::NotMeasured)
+        )),
+    ];
+    Document { title: format!("Claims vs actual: {run_name}"), blocks }
 }
 
 /// Reads and parses the claims file `path`.

@@ -157,9 +157,29 @@ max = "100M"
     assert!(checked[2].why.as_deref().unwrap().contains("no row"), "1K is 1000, not 1024");
     assert_eq!(checked[4].why.as_deref(), Some("row failed"));
     assert!(checked[6].why.as_deref().unwrap().contains("claim in ns/op"));
-    let table = render(&checked, "run-dir", "f");
-    assert!(table.contains("10 checked: 4 within, 1 above, 1 below, 4 not measured."), "{table}");
+    let table = crate::text::document::terminal::render(&document(&checked, "run-dir", "f").blocks);
+    assert!(table.contains("10 claims checked: 4 within, 1 above, 1 below, 4 not measured."), "{table}");
     assert!(table.contains("| a.x size=256 "), "{table}");
     assert!(table.contains("58M..65M ops/s"), "{table}");
     assert!(table.contains("not measured (row failed)"), "{table}");
+}
+
+#[test]
+fn a_claims_file_name_or_note_with_markup_is_escaped_by_each_output_its_own_way() {
+    const HOSTILE: &str = "<script>alert(1)</script> a|b *c* `d`";
+    let mut claims = parse("[[claim]]\nworkload = \"a.x\"\nmin = 1\n", "f").unwrap();
+    claims[0].note = Some(HOSTILE.into());
+    let run = crate::evidence::fake::run(Vec::new(), Vec::new());
+    let doc = document(&check_run(&claims, &run), "run", HOSTILE);
+    let md = crate::text::document::markdown::render(&doc.blocks);
+    assert!(!md.contains("<script"), "{md}");
+    assert!(md.contains("\nClaims: &lt;script>alert(1)&lt;/script> a|b \\*c\\* \\`d\\`\n"), "{md}");
+    assert!(md.contains(" &lt;script>alert(1)&lt;/script> a\\|b \\*c\\* \\`d\\` |"), "the note's cell: {md}");
+    assert!(md.contains("1 claim checked: 0 within"), "{md}");
+    let html = crate::text::document::html::render(&doc.blocks);
+    assert!(!html.contains("<script"), "{html}");
+    assert!(html.contains("<p>Claims: &lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`<br>"), "{html}");
+    assert!(html.contains("<td>&lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`</td></tr>"), "{html}");
+    let term = crate::text::document::terminal::render(&doc.blocks);
+    assert!(term.contains(&format!("\nClaims: {HOSTILE}\n")) && term.contains(&format!(" {HOSTILE} |")), "{term}");
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use crate::claims::{self, ClaimStatus};
 use crate::cli::CheckClaimsArgs;
-use crate::report::terminal::Out;
+use crate::text::document;
 
 use super::read_run_arg;
 
@@ -14,7 +14,8 @@ pub fn check_claims(args: &CheckClaimsArgs) -> anyhow::Result<ExitCode> {
     let claims = claims::read(&args.claims)?;
     let (run, run_name) = read_run_arg(&args.run, &args.db)?;
     let checked = claims::check_run(&claims, &run);
-    Out::new().print(&claims::render(&checked, &run_name, &args.claims.display().to_string()))?;
+    let doc = claims::document(&checked, &run_name, &args.claims.display().to_string());
+    super::show(&document::terminal::render(&doc.blocks), &doc, args.html.as_deref())?;
     if args.strict && checked.iter().any(|c| c.status != ClaimStatus::Within) {
         return Ok(ExitCode::from(1));
     }

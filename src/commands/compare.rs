@@ -4,10 +4,11 @@
 use std::process::ExitCode;
 
 use crate::cli::{CompareArgs, CompareFormat};
-use crate::compare::{self, Verdict};
+use crate::compare::{self, Notice, Verdict};
 use crate::history::floors::Floors;
 use crate::model::UsageError;
-use crate::report::{self, terminal::Out};
+use crate::report;
+use crate::text::document;
 
 use super::read_run_arg;
 
@@ -21,7 +22,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let threshold = args.threshold.unwrap_or(args.noise) / 100.0;
     let opts = compare::Options { threshold, across_machines: args.across_machines, ignore_params: args.ignore_params.clone() };
     let (base, base_name) = read_run_arg(&args.base, &args.db)?;
-    let (comparisons, warnings) = match &args.candidate {
+    let (comparisons, notices) = match &args.candidate {
         None => {
             let cs = compare::paired::compare_run(&base, &base_name, &opts);
             if cs.is_empty() {
@@ -30,7 +31,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
                 ))
                 .into());
             }
-            (cs, String::new())
+            (cs, Vec::new())
         }
         Some(cand) => {
             let (candidate, candidate_name) = read_run_arg(cand, &args.db)?;
@@ -48,9 +49,19 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     };
     // An incomplete run is said before anything else.
     let incomplete = compare::completion_warnings(&comparisons);
+    let said: Vec<String> = incomplete.iter().map(|w| format!("warning: {w}\n")).collect();
+    // The page (and markdown) holds every warning and note.
+    let (mut all_warnings, mut notes) = (incomplete.clone(), Vec::new());
+    for n in &notices {
+        match n {
+            Notice::Warning(w) => all_warnings.push(w.clone()),
+            Notice::Note(t) => notes.push(t.clone()),
+        }
+    }
+    let page = compare::document(&comparisons, &all_warnings, &notes);
     let text = match args.format {
         CompareFormat::Json => {
-            report::terminal::to_stderr(&incomplete);
+            report::terminal::to_stderr(&said.concat());
             let json = if args.candidate.is_some() {
                 serde_json::to_string_pretty(&comparisons[0])?
             } else {
@@ -58,19 +69,14 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             };
             format!("{json}\n")
         }
-        CompareFormat::Markdown => {
-            let quoted: String =
-                incomplete.lines().chain(warnings.lines()).map(|l| format!("> {}\n", crate::text::markdown::text(l))).collect();
-            let tables: Vec<String> = comparisons.iter().map(compare::render).collect();
-            if quoted.is_empty() { tables.join("\n") } else { format!("{quoted}\n{}", tables.join("\n")) }
-        }
+        CompareFormat::Markdown => document::markdown::render(&page.blocks),
         CompareFormat::Terminal => {
-            report::terminal::to_stderr(&warnings);
-            let tables = comparisons.iter().map(compare::render).collect::<Vec<_>>().join("\n");
-            if incomplete.is_empty() { tables } else { format!("{incomplete}\n{tables}") }
+            // The envelopes' notices go to stderr; the incomplete run is said on stdout first.
+            report::terminal::to_stderr(&notices.iter().map(Notice::line).collect::<String>());
+            document::terminal::render(&compare::document(&comparisons, &incomplete, &[]).blocks)
         }
     };
-    Out::new().print(&text)?;
+    super::show(&text, &page, args.html.as_deref())?;
     if !args.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }
@@ -78,9 +84,9 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let not_run: usize = comparisons.iter().map(compare::Comparison::not_run).sum();
     if not_run > 0 && !args.allow_missing {
         report::terminal::to_stderr(&format!(
-            "proofbench: {not_run} row{} could not be compared because a run is incomplete: --fail-on-regression fails on them \
+            "proofbench: {} could not be compared because a run is incomplete: --fail-on-regression fails on them \
              (--allow-missing to pass without them)\n",
-            if not_run == 1 { "" } else { "s" }
+            crate::text::format::counted(not_run, "row", "rows")
         ));
         fail = true;
     }

@@ -15,19 +15,20 @@ use crate::evidence::Row;
 use crate::history::floors::Floors;
 use crate::history::{Recorded, RunEntry, Store, regress};
 use crate::model::UsageError;
-use crate::report::plot::{Line, trend_chart};
+use crate::report::plot::{self, trend_chart};
 use crate::report::terminal::{Out, to_stderr};
-use crate::text::table::{Align, Table};
-use crate::text::{format, markdown as md};
+use crate::text::document::{self, Align, Block, Document, Line, Table};
+use crate::text::format;
 
 /// `proofbench history`.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
         HistoryCommand::Import { dirs } => import(&args.db, dirs),
         HistoryCommand::List => list(&args.db),
-        HistoryCommand::Show { workload, params, plot } => show(&args.db, workload, params, plot.as_deref()),
-        HistoryCommand::Regressions { workload, noise, across_machines, fail_on_regression } => {
-            regressions(&args.db, workload.as_deref(), *noise / 100.0, *across_machines, *fail_on_regression)
+        HistoryCommand::Show { workload, params, plot, html } => show(&args.db, workload, params, plot.as_deref(), html.as_deref()),
+        HistoryCommand::Regressions { workload, noise, across_machines, fail_on_regression, html } => {
+            let judged = Judged { threshold: *noise / 100.0, across_machines: *across_machines, fail: *fail_on_regression };
+            regressions(&args.db, workload.as_deref(), judged, html.as_deref())
         }
     }
 }
@@ -80,8 +81,11 @@ fn list(db: &Path) -> anyhow::Result<ExitCode> {
             r.name.clone(),
         ]);
     }
-    let text = format!("{}\n{} runs in {}\n", t.render(), runs.len(), store.path().display());
-    Out::new().print(&text)?;
+    let blocks = vec![
+        Block::Table(t),
+        Block::paragraph(Line::from(format::counted(runs.len(), "run", "runs")).text(" in ").text(store.path().display().to_string())),
+    ];
+    Out::new().print(&document::terminal::render(&blocks))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -127,7 +131,7 @@ fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &[(S
     Ok(rows)
 }
 
-fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> anyhow::Result<ExitCode> {
+fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html: Option<&Path>) -> anyhow::Result<ExitCode> {
     let filters = parse_filters(params)?;
     let store = Store::open_reader(db)?;
     let names = matching_workloads(&store, Some(workload))?;
@@ -187,7 +191,7 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
     }
     let unit = rows[0].1.unit.as_str();
     let ticks: Vec<String> = run_ticks.iter().map(|id| format!("h:{id}")).collect();
-    let lines: Vec<Line> = lines.into_iter().map(|(label, points)| Line { label, points }).collect();
+    let lines: Vec<plot::Line> = lines.into_iter().map(|(label, points)| plot::Line { label, points }).collect();
     // Each line's noise floor, from its newest row: a band around the
     // median of its runs.
     let floors = Floors::load(&store, &[workload.to_string()])?;
@@ -206,12 +210,12 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
             let center = crate::stats::median(&l.points.iter().map(|p| p.1).collect::<Vec<_>>());
             match found {
                 Ok(f) => {
-                    let builds = if f.builds == 1 { "1 build".to_string() } else { format!("{} builds", f.builds) };
-                    floor_notes.push(format!("{}: {} (from {} runs of {builds})", md::text(&l.label), format::percent(f.value), f.runs));
+                    let (runs, builds) = (format::counted(f.runs, "run", "runs"), format::counted(f.builds, "build", "builds"));
+                    floor_notes.push(Line::from(format!("{}: {} (from {runs} of {builds})", l.label, format::percent(f.value))));
                     Some((center / (1.0 + f.value), center * (1.0 + f.value)))
                 }
                 Err(why) => {
-                    floor_notes.push(format!("{}: {}", md::text(&l.label), md::inline(&why)));
+                    floor_notes.push(Line::from(format!("{}: ", l.label)).marked(&why));
                     None
                 }
             }
@@ -237,20 +241,33 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>) -> an
     } else {
         format!(" ({})", filters.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
     };
-    let text = format!(
-        "# {}{}: median per run\n\n{}\nNoise floor (how far the median moves between runs of one build here; the band \
-         in the plot):\n{}\nPlot: {}\n",
-        md::text(workload),
-        md::text(&filter_text),
-        t.render(),
-        floor_notes.iter().map(|n| format!("- {n}\n")).collect::<String>(),
-        plot_text
-    );
-    Out::new().print(&text)?;
+    let title = format!("{workload}{filter_text}: median per run");
+    let doc = Document {
+        title: title.clone(),
+        blocks: vec![
+            Block::heading(1, title),
+            Block::Table(t),
+            Block::Compact(vec![
+                Block::paragraph("Noise floor (how far the median moves between runs of one build here; the band in the plot):"),
+                Block::List(floor_notes),
+            ]),
+            Block::paragraph(Line::from("Plot: ").text(plot_text)),
+        ],
+    };
+    super::show(&document::terminal::render(&doc.blocks), &doc, html)?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn regressions(db: &Path, pattern: Option<&str>, threshold: f64, across_machines: bool, fail: bool) -> anyhow::Result<ExitCode> {
+/// How `history regressions` judges the steps, and whether a regressed
+/// one fails it.
+struct Judged {
+    threshold: f64,
+    across_machines: bool,
+    fail: bool,
+}
+
+fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let Judged { threshold, across_machines, fail } = judged;
     let store = Store::open_reader(db)?;
     let runs = store.runs()?;
     let mut rows = Vec::new();
@@ -271,7 +288,8 @@ fn regressions(db: &Path, pattern: Option<&str>, threshold: f64, across_machines
         None => Err("no floor: the run's envelope is unreadable".to_string()),
     };
     let steps = regress::steps(&series, &opts, &machines, &floor);
-    Out::new().print(&regress::render(&steps, threshold, floors.source()))?;
+    let doc = regress::document(&steps, threshold, floors.source());
+    super::show(&document::terminal::render(&doc.blocks), &doc, html)?;
     if fail && steps.iter().any(|s| s.judged.verdict == Verdict::Regressed) {
         return Ok(ExitCode::from(1));
     }

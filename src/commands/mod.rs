@@ -21,7 +21,8 @@ use clap::error::ErrorKind;
 use crate::cli::{Cli, Command};
 use crate::evidence::{StoredRun, read_run_or_id};
 use crate::history::Store;
-use crate::report::terminal::to_stderr;
+use crate::report::terminal::{Out, to_stderr};
+use crate::text::document::Document;
 
 /// Runs the subcommand `cli` names; returns its exit code.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -74,4 +75,49 @@ pub(crate) fn read_run_arg(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, 
         to_stderr(&format!("proofbench: warning: {w}\n"));
     }
     Ok((stored, name))
+}
+
+/// Writes `page` to FILE, as `--html FILE` asks (`report`, `compare`,
+/// `check-claims`, `history show|regressions`, `noise`): atomically, with the
+/// modes the umask allows, saying so on stderr; `-` prints it. A FILE that
+/// cannot be written (a directory that does not exist) is the flag's error:
+/// `--html FILE: ...`, exit 2.
+pub(crate) fn write_html(file: &Path, page: &str) -> anyhow::Result<()> {
+    if file == Path::new("-") {
+        Out::new().print(page)?;
+        return Ok(());
+    }
+    crate::evidence::dir::write_atomic(file, page.as_bytes()).map_err(|e| e.for_flag("--html"))?;
+    to_stderr(&format!("proofbench: wrote {}\n", file.display()));
+    Ok(())
+}
+
+/// A command's document out: `text` (the document as the terminal or
+/// markdown shows it) to stdout and, with `--html FILE`, the document as a
+/// page to FILE, written first (a FILE that cannot be written stops the
+/// command before it prints). `--html -` prints the page instead of `text`.
+pub(crate) fn show(text: &str, doc: &Document, html: Option<&Path>) -> anyhow::Result<()> {
+    if let Some(file) = html {
+        write_html(file, &crate::report::page::html(doc))?;
+        if file == Path::new("-") {
+            return Ok(());
+        }
+    }
+    Out::new().print(text)?;
+    Ok(())
+}
+
+/// Refuses, before any work, an `--html FILE` whose directory does not
+/// exist (what `noise` checks before it measures): the same error writing
+/// it would give.
+pub(crate) fn check_html_target(file: &Path) -> anyhow::Result<()> {
+    if file == Path::new("-") {
+        return Ok(());
+    }
+    let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(crate::evidence::EvidenceError::io(file, std::io::Error::from_raw_os_error(libc::ENOTDIR)).for_flag("--html").into()),
+        Err(e) => Err(crate::evidence::EvidenceError::io(file, e).for_flag("--html").into()),
+    }
 }

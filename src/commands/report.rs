@@ -43,13 +43,12 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 /// DIR/report.html without FILE, or to stdout for `-`.
 fn html(target: Option<&Path>, stored: &StoredRun) -> anyhow::Result<ExitCode> {
     let page = report::page::render(stored);
-    if target == Some(Path::new("-")) {
-        Out::new().print(&page)?;
+    if let Some(file) = target {
+        super::write_html(file, &page)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let file = target.map(Path::to_path_buf).unwrap_or_else(|| stored.dir.join("report.html"));
-    let written = crate::evidence::dir::write_atomic(&file, page.as_bytes());
-    written.map_err(|e| if target.is_some() { e.for_flag("--html") } else { e })?;
+    let file = stored.dir.join("report.html");
+    crate::evidence::dir::write_atomic(&file, page.as_bytes())?;
     report::terminal::to_stderr(&format!("proofbench: wrote {}\n", file.display()));
     Ok(ExitCode::SUCCESS)
 }

@@ -9,19 +9,30 @@ use crate::cli::RunArgs;
 use crate::evidence::RunKind;
 use crate::model::{DEFAULT_SEED, UsageError};
 use crate::plan::{CompareMode, RunOptions};
+use crate::report;
 use crate::runner::launcher::{HOST, Launcher};
 use crate::runner::{self, RunRequest};
 
 /// `proofbench run`: runs the benchmarks the arguments select, here or
 /// through `--launcher` (once per host of `--hosts`).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if let Some(file) = &args.html {
+        return Err(UsageError(format!(
+            "--html {}: for noise; a run writes report.html in its run directory (`proofbench report DIR --html FILE` writes \
+             it elsewhere)",
+            file.display()
+        ))
+        .into());
+    }
     runner::run(&request(args, RunKind::Run)?)
 }
 
 /// `proofbench noise`: the selection as two identical variants (`a` and
 /// `b`, the build as it is), interleaved in every round; the report's A/B
 /// section is then the machine's noise profile, and the history records the
-/// run as kind `noise`.
+/// run as kind `noise`. `--html FILE` writes that profile as a page once the
+/// run ends (checked before it starts; `run --html` is refused: a run writes
+/// report.html in its directory).
 pub fn noise(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(v) = args.variants.first() {
         return Err(
@@ -32,9 +43,21 @@ pub fn noise(args: &RunArgs) -> anyhow::Result<ExitCode> {
         let flag = if args.base.is_some() { "--base" } else { "--fail-on-regression" };
         return Err(UsageError(format!("{flag}: not for noise, whose two variants are identical")).into());
     }
+    if let Some(file) = &args.html {
+        if args.hosts.is_some() {
+            return Err(UsageError(format!("--html {}: one page, but --hosts makes one run per host", file.display())).into());
+        }
+        // Refused before the run, not after it.
+        super::check_html_target(file)?;
+    }
     let mut args = args.clone();
     args.variants = vec!["a=".into(), "b=".into()];
-    runner::run(&request(&args, RunKind::Noise)?)
+    let (code, dirs) = runner::run_and_say_where(&request(&args, RunKind::Noise)?)?;
+    if let (Some(file), Some(dir)) = (&args.html, dirs.first()) {
+        let stored = crate::evidence::read_run(dir)?;
+        super::write_html(file, &report::page::html(&report::sections::noise_document(&stored)))?;
+    }
+    Ok(code)
 }
 
 /// The run the arguments ask for: the flags that only make sense together

@@ -20,7 +20,7 @@ pub mod paired;
 mod render;
 mod sides;
 
-pub use render::{bands_summary, completion_warnings, render, warnings};
+pub use render::{Notice, bands_summary, completion_warnings, document, warnings};
 pub use sides::Completion;
 pub(crate) use sides::{Key, Side, cell_key, keyed, match_rows};
 
@@ -86,6 +86,12 @@ pub struct RowComparison {
     /// compared because that run is incomplete. `--fail-on-regression`
     /// fails on such rows unless `--allow-missing`.
     pub not_run: [bool; 2],
+    /// Whether the row is missing from the base's side and from the
+    /// candidate's because that run never planned it (a smaller selection):
+    /// the text output counts such rows per side instead of listing them;
+    /// the record lists them all (their reason says it).
+    #[serde(skip)]
+    pub missing: [bool; 2],
     /// Rounds that paired base and candidate trials (variants of one run);
     /// absent for two runs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -165,6 +171,7 @@ impl RowComparison {
             between: [None, None],
             disturbed: [0, 0],
             not_run: [false, false],
+            missing: [false, false],
             pairs: None,
             pair_spread: None,
             sensitivity: None,
@@ -177,6 +184,12 @@ impl RowComparison {
             verdict: Verdict::NotComparable,
             reason: String::new(),
         }
+    }
+
+    /// Whether the row is on one side only, the other side's run never
+    /// having planned it (not a row an incomplete run did not get to).
+    pub fn is_one_sided(&self) -> bool {
+        self.missing.contains(&true) && !self.not_run.contains(&true)
     }
 
     /// `2.0% noise`, `3.9% floor`: the band and where it came from.

@@ -1,57 +1,156 @@
-//! The comparison as text: the warnings said before it (an incomplete
-//! run, different machines), and its table with the summary lines that
-//! terminal and markdown output share.
+//! The comparison as a document: the warnings said before it (an
+//! incomplete run, different machines), and per comparison its runs, its
+//! table and the summary lines. The terminal, markdown and HTML renderers
+//! of `text::document` turn it into text, each escaping its own way; the
+//! JSON record is the [`Comparison`] itself.
+//!
+//! A row one side's run never planned (a full run against a small one) is
+//! not listed: each side's such rows are counted in one line, naming their
+//! groups. The record keeps every row.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use super::{BandFrom, Comparison, Completion, RowComparison, Verdict};
-use crate::text::table::{Align, Table};
-use crate::text::{format, markdown};
+use crate::text::document::{Align, Block, Document, Line, Table};
+use crate::text::format::{self, counted};
 
 /// One line per compared run that is incomplete, saying so and how many
-/// rows that left uncompared ("" when every run is complete): what
-/// `compare` says before anything else. `cs` are one comparison of two
-/// runs, or the comparisons of the variants of one run (said once).
-pub fn completion_warnings(cs: &[Comparison]) -> String {
-    let Some(first) = cs.first() else { return String::new() };
+/// rows that left uncompared (none when every run is complete), without
+/// the `warning: ` that each output puts before it: what `compare` says
+/// before anything else. `cs` are one comparison of two runs, or the
+/// comparisons of the variants of one run (said once).
+pub fn completion_warnings(cs: &[Comparison]) -> Vec<String> {
+    let Some(first) = cs.first() else { return Vec::new() };
     let sides: &[(&str, usize)] = if first.paired { &[("run", 0)] } else { &[("base run", 0), ("candidate run", 1)] };
-    let mut out = String::new();
+    let mut out = Vec::new();
     for &(name, i) in sides {
         let c = &first.completion[i];
         let Some(state) = &c.state else { continue };
         let on_side = |r: &&RowComparison| if first.paired { r.not_run.contains(&true) } else { r.not_run[i] };
         let left: usize = cs.iter().map(|c| c.rows.iter().filter(on_side).count()).sum();
-        out.push_str(&format!("warning: the {name} is {state} ({}); {left} row{} could not be compared\n", c.why(), plural(left)));
+        out.push(format!("the {name} is {state} ({}); {} could not be compared", c.why(), counted(left, "row", "rows")));
     }
     out
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
+/// A line said before a comparison of two runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Notice {
+    /// The machines differ, or so does how quiet they were.
+    Warning(String),
+    /// The envelopes differ in a setting (a kernel release): often what is
+    /// being compared.
+    Note(String),
 }
 
-/// The one-line warnings about the envelopes ("" when they agree).
-pub fn warnings(c: &Comparison, across_machines: bool) -> String {
-    let mut out = String::new();
+impl Notice {
+    /// The notice as one line of stderr: `warning: ...` or `note: ...`.
+    pub fn line(&self) -> String {
+        match self {
+            Notice::Warning(w) => format!("warning: {w}\n"),
+            Notice::Note(n) => format!("note: {n}\n"),
+        }
+    }
+}
+
+/// The notices about the envelopes (none when they agree).
+pub fn warnings(c: &Comparison, across_machines: bool) -> Vec<Notice> {
+    let mut out = Vec::new();
     if !c.machine_differences.is_empty() {
         let then = if across_machines {
             "compared anyway (--across-machines)"
         } else {
             "rows are not comparable (--across-machines to compare anyway)"
         };
-        out.push_str(&format!("warning: different machines: {}; {then}\n", c.machine_differences.join(", ")));
+        out.push(Notice::Warning(format!("different machines: {}; {then}", c.machine_differences.join(", "))));
     }
     if !c.setting_differences.is_empty() {
-        out.push_str(&format!("note: the envelopes differ in: {}\n", c.setting_differences.join(", ")));
+        out.push(Notice::Note(format!("the envelopes differ in: {}", c.setting_differences.join(", "))));
     }
     if let Some(i) = &c.interference {
-        out.push_str(&format!("warning: {i}\n"));
+        out.push(Notice::Warning(i.clone()));
     }
     out
 }
 
-/// The comparison as a table (terminal and markdown share it).
-pub fn render(c: &Comparison) -> String {
+/// The comparisons `cs` as one document: first the warnings `warnings`
+/// (those the output shows; an incomplete run's before any other) and the
+/// `notes`, then each comparison (under its candidate's name when there
+/// are several).
+pub fn document(cs: &[Comparison], warnings: &[String], notes: &[String]) -> Document {
+    let mut blocks = Vec::new();
+    if !warnings.is_empty() {
+        blocks.push(Block::Compact(warnings.iter().map(|w| Block::Warning(Line::from(w.as_str()))).collect()));
+    }
+    if !notes.is_empty() {
+        blocks.push(Block::Paragraph(notes.iter().map(|n| Line::from("note: ").text(n.as_str())).collect()));
+    }
+    blocks.push(Block::heading(1, "proofbench compare"));
+    for c in cs {
+        if cs.len() > 1 {
+            blocks.push(Block::heading(2, c.candidate.as_str()));
+        }
+        blocks.extend(comparison(c));
+    }
+    Document { title: "proofbench compare".into(), blocks }
+}
+
+/// One comparison: its runs and threshold, the table of the rows both
+/// sides have (or planned), and the summary lines.
+fn comparison(c: &Comparison) -> Vec<Block> {
+    let interval = if c.paired {
+        "with a 95% interval from the rounds that paired their trials"
+    } else {
+        "with a 95% interval from the trials of both runs"
+    };
+    let mut out = vec![Block::Paragraph(vec![
+        Line::from("Base: ").text(c.base.as_str()).text(state(&c.completion[0])),
+        Line::from("Candidate: ").text(c.candidate.as_str()).text(state(&c.completion[1])),
+        Line::from(format!(
+            "Noise threshold: {} (ratio = candidate / base, {interval}; regressed or improved only when the whole interval lies \
+             beyond the band: the noise threshold, or the row's noise floor from the history where that is larger; Between: the \
+             spread of each side's trial medians)",
+            format::percent(c.threshold)
+        )),
+    ])];
+    let t = table(c);
+    if t.is_empty() {
+        let both = if c.paired { "both variants" } else { "both runs" };
+        out.push(Block::paragraph(format!("No row is in {both}.")));
+    } else {
+        out.push(Block::Table(t));
+    }
+    let not_run = match c.not_run() {
+        0 => String::new(),
+        n => format!(" ({n} of them not run: a run is incomplete)"),
+    };
+    let mut lines = vec![Line::from(format!(
+        "{} improved, {} regressed, {} unchanged, {} not comparable{not_run}.",
+        c.count(Verdict::Improved),
+        c.count(Verdict::Regressed),
+        c.count(Verdict::Unchanged),
+        c.rows.iter().filter(|r| r.verdict == Verdict::NotComparable && !r.is_one_sided()).count()
+    ))];
+    lines.extend(one_sided_lines(c));
+    if let Some(f) = &c.floors {
+        lines.push(bands_summary(&c.rows, f));
+    }
+    let (held, checked) = c.held();
+    if checked > 0 && !c.paired {
+        lines.push(Line::from(format!(
+            "Each run's 95% interval held the other's median {} of {checked} ({:.0}%); for two runs of the same build about 95% is \
+             expected.",
+            counted(held, "time", "times"),
+            100.0 * held as f64 / checked as f64
+        )));
+    }
+    out.push(Block::Paragraph(lines));
+    out
+}
+
+/// The table of the rows both sides have, or that a side planned and did
+/// not run; the rows only one side's run planned are counted apart.
+fn table(c: &Comparison) -> Table {
     let mut t = Table::new(&[
         ("Workload", Align::Left),
         ("Axes", Align::Left),
@@ -70,7 +169,7 @@ pub fn render(c: &Comparison) -> String {
         (Some(v), None) => format::number(v),
         (None, _) => "n/a".into(),
     };
-    for r in &c.rows {
+    for r in c.rows.iter().filter(|r| !r.is_one_sided()) {
         t.push(vec![
             r.workload.clone(),
             r.axes.clone(),
@@ -91,45 +190,40 @@ pub fn render(c: &Comparison) -> String {
             r.reason.clone(),
         ]);
     }
-    let interval = if c.paired {
-        "with a 95% interval from the rounds that paired their trials"
-    } else {
-        "with a 95% interval from the trials of both runs"
-    };
-    let mut out = format!(
-        "# proofbench compare\n\nBase: {}{}\nCandidate: {}{}\nNoise threshold: {} (ratio = candidate / base, {interval}; regressed or \
-         improved only when the whole interval lies beyond the band: the noise threshold, or the row's noise floor from the history \
-         where that is larger; Between: the spread of each side's trial medians)\n\n",
-        markdown::text(&c.base),
-        state(&c.completion[0]),
-        markdown::text(&c.candidate),
-        state(&c.completion[1]),
-        format::percent(c.threshold)
-    );
-    out.push_str(&t.render());
-    let not_run = match c.not_run() {
-        0 => String::new(),
-        n => format!(" ({n} of them not run: a run is incomplete)"),
-    };
-    out.push_str(&format!(
-        "\n{} improved, {} regressed, {} unchanged, {} not comparable{not_run}.\n",
-        c.count(Verdict::Improved),
-        c.count(Verdict::Regressed),
-        c.count(Verdict::Unchanged),
-        c.count(Verdict::NotComparable)
-    ));
-    if let Some(f) = &c.floors {
-        out.push_str(&format!("{}\n", bands_summary(&c.rows, f)));
-    }
-    let (held, checked) = c.held();
-    if checked > 0 && !c.paired {
-        out.push_str(&format!(
-            "Each run's 95% interval held the other's median {held} times of {checked} ({:.0}%); for two runs of the same build about \
-             95% is expected.\n",
-            100.0 * held as f64 / checked as f64
-        ));
-    }
-    out
+    t
+}
+
+/// The most groups a one-sided line names.
+const MAX_GROUPS: usize = 8;
+
+/// Per side, one line counting the rows that side has and the other's run
+/// never planned, with their groups: `147 rows of the base are not in the
+/// candidate (not compared): cpu, npb, os groups.`
+fn one_sided_lines(c: &Comparison) -> Vec<Line> {
+    let names: [&str; 2] = if c.paired { ["base variant", "candidate variant"] } else { ["base", "candidate"] };
+    // A row missing in the candidate is one of the base's, and the other way round.
+    [(0, 1), (1, 0)]
+        .into_iter()
+        .filter_map(|(has, lacks)| {
+            let rows: Vec<&RowComparison> = c.rows.iter().filter(|r| r.is_one_sided() && r.missing[lacks]).collect();
+            if rows.is_empty() {
+                return None;
+            }
+            let groups: BTreeSet<&str> = rows.iter().map(|r| r.workload.split('.').next().unwrap_or(&r.workload)).collect();
+            let named: Vec<&str> = groups.iter().copied().take(MAX_GROUPS).collect();
+            let more = groups.len() - named.len();
+            let and_more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            let noun = if groups.len() == 1 { "group" } else { "groups" };
+            Some(Line::from(format!(
+                "{} of the {} {} not in the {} (not compared): {}{and_more} {noun}.",
+                counted(rows.len(), "row", "rows"),
+                names[has],
+                if rows.len() == 1 { "is" } else { "are" },
+                names[lacks],
+                named.join(", ")
+            )))
+        })
+        .collect()
 }
 
 /// ` (incomplete: 0 of 2 cells ran)` after a run's name, "" for a complete run.
@@ -139,7 +233,7 @@ fn state(c: &Completion) -> String {
 
 /// One line: how many rows judged against their noise floor, how many
 /// against the threshold, and why those had no floor.
-pub fn bands_summary(rows: &[RowComparison], source: &str) -> String {
+pub fn bands_summary(rows: &[RowComparison], source: &str) -> Line {
     let judged: Vec<&RowComparison> = rows.iter().filter(|r| r.ratio_ci95.is_some()).collect();
     let by_floor = judged.iter().filter(|r| r.band_from == BandFrom::Floor).count();
     let with_floor = judged.iter().filter(|r| r.floor.is_some()).count();
@@ -153,21 +247,26 @@ pub fn bands_summary(rows: &[RowComparison], source: &str) -> String {
         notes[i].1 += 1;
     }
     notes.sort_by_key(|n| std::cmp::Reverse(n.1));
-    let source = markdown::text(source);
-    let mut text = format!(
-        "Noise floors ({source}): {with_floor} of {} judged rows have one; {by_floor} were judged against their floor, {} against the \
-         noise threshold",
-        judged.len(),
+    let mut line = Line::from("Noise floors (").text(source).text(format!(
+        "): {with_floor} of {} {} one; {by_floor} {} judged against their floor, {} against the noise threshold",
+        counted(judged.len(), "judged row", "judged rows"),
+        if judged.len() == 1 { "has" } else { "have" },
+        if by_floor == 1 { "was" } else { "were" },
         judged.len() - by_floor
-    );
+    ));
     if !notes.is_empty() {
         // The commonest reasons, each with how many rows it held for.
-        let mut list: Vec<String> = notes.iter().take(3).map(|(h, k)| format!("{k} rows {}", markdown::inline(h))).collect();
-        if notes.len() > 3 {
-            list.push(format!("{} rows for other reasons", notes[3..].iter().map(|n| n.1).sum::<usize>()));
+        line = line.text(". No floor: ");
+        for (i, (why, k)) in notes.iter().take(3).enumerate() {
+            if i > 0 {
+                line = line.text("; ");
+            }
+            line = line.text(format!("{} ", counted(*k, "row", "rows"))).marked(why);
         }
-        text.push_str(&format!(". No floor: {}", list.join("; ")));
+        if notes.len() > 3 {
+            let others: usize = notes[3..].iter().map(|n| n.1).sum();
+            line = line.text(format!("; {} for other reasons", counted(others, "row", "rows")));
+        }
     }
-    text.push('.');
-    text
+    line.text(".")
 }

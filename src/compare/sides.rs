@@ -169,7 +169,10 @@ fn missing(key: &Key, rows: [Option<&Row>; 2], sides: &[Side; 2], band: f64) -> 
                 out.not_run[i] = true;
                 why.push(format!("not run in the {} ({state})", side.name));
             }
-            _ => why.push(format!("missing in the {}", side.name)),
+            _ => {
+                out.missing[i] = true;
+                why.push(format!("missing in the {}", side.name));
+            }
         }
     }
     out.reason = why.join("; ");

@@ -76,10 +76,10 @@ fn cells_a_killed_run_planned_but_never_ran_are_not_run_on_its_side() {
     assert_eq!(c.not_run(), 2);
     assert_eq!(
         completion_warnings(&[c]),
-        format!(
-            "warning: the candidate run is {state} (it has no finish record: it was killed, or it is still running); 2 rows could \
-             not be compared\n"
-        )
+        [format!(
+            "the candidate run is {state} (it has no finish record: it was killed, or it is still running); 2 rows could not be \
+             compared"
+        )]
     );
 
     // A run a signal ended early has its finish record, and says so.
@@ -89,7 +89,8 @@ fn cells_a_killed_run_planned_but_never_ran_are_not_run_on_its_side() {
     assert_eq!(c.completion[0].state.as_deref(), Some("interrupted: 2 of 3 cells ran"));
     assert_eq!(c.rows.iter().map(|r| r.not_run).collect::<Vec<_>>(), [[false, false], [false, false], [true, false]]);
     assert!(
-        completion_warnings(&[c]).starts_with("warning: the base run is interrupted: 2 of 3 cells ran (a signal ended it early); 1 row")
+        completion_warnings(&[c])[0]
+            == "the base run is interrupted: 2 of 3 cells ran (a signal ended it early); 1 row could not be compared"
     );
 }
 
@@ -120,4 +121,63 @@ fn a_verdict_given_before_the_rest_of_its_family_is_measured_stands_when_it_is()
         assert!(now.0 != Verdict::Regressed || then.0 == Verdict::Regressed);
     }
     assert!(end[..3].iter().all(|v| v.0 == Verdict::Regressed), "{end:?}");
+}
+
+/// Text with markdown and HTML special characters.
+const HOSTILE: &str = "<script>alert(1)</script> a|b *c* `d`";
+
+#[test]
+fn a_name_or_workload_with_markup_is_escaped_by_each_output_its_own_way() {
+    const SAME: [f64; 3] = [100.0, 101.0, 99.0];
+    let rows: Vec<Row> = vec![row(0, "w.x", 0, &SAME)];
+    let run = fake::run(plan(&rows), rows);
+    let mut c = compare(&run, &run, "a", "b", &opts(), &no_floor);
+    c.base = HOSTILE.into();
+    c.rows[0].workload = HOSTILE.into();
+    let doc = document(&[c], &[HOSTILE.into()], &[]);
+    let md = crate::text::document::markdown::render(&doc.blocks);
+    assert!(!md.contains("<script"), "{md}");
+    assert!(md.starts_with("> warning: &lt;script>alert(1)&lt;/script> a|b \\*c\\* \\`d\\`\n"), "{md}");
+    assert!(md.contains("\nBase: &lt;script>alert(1)&lt;/script> a|b \\*c\\* \\`d\\`\n"), "{md}");
+    assert!(md.contains("| &lt;script>alert(1)&lt;/script> a\\|b \\*c\\* \\`d\\` |"), "the cell cannot break its row: {md}");
+    let html = crate::text::document::html::render(&doc.blocks);
+    assert!(!html.contains("<script"), "{html}");
+    assert!(html.contains("<p>Base: &lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`<br>"), "{html}");
+    assert!(html.contains("<tr><td>&lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`</td>"), "{html}");
+    let term = crate::text::document::terminal::render(&doc.blocks);
+    assert!(term.starts_with(&format!("warning: {HOSTILE}\n")), "the terminal shows it as it is: {term}");
+    assert!(term.contains(&format!("\nBase: {HOSTILE}\n")) && term.contains(&format!("| {HOSTILE} |")), "{term}");
+}
+
+#[test]
+fn rows_one_side_never_planned_are_counted_per_side_in_every_output_and_kept_in_the_record() {
+    const SAME: [f64; 3] = [100.0, 101.0, 99.0];
+    let groups = ["cpu.a", "npb.b", "os.c"];
+    let full: Vec<Row> = (0..150).map(|i| row(i, groups[i % 3], i, &SAME)).collect();
+    let small: Vec<Row> = full[..3].to_vec();
+    let (big, little) = (fake::run(plan(&full), full), fake::run(plan(&small), small));
+    let c = compare(&big, &little, "full", "small", &opts(), &no_floor);
+    assert_eq!(c.rows.len(), 150, "the record keeps every row");
+    assert_eq!(c.rows.iter().filter(|r| r.reason == "missing in the candidate").count(), 147);
+    let doc = document(&[c], &[], &[]);
+    let line = "147 rows of the base are not in the candidate (not compared): cpu, npb, os groups.";
+    let outputs = [
+        crate::text::document::terminal::render(&doc.blocks),
+        crate::text::document::markdown::render(&doc.blocks),
+        crate::text::document::html::render(&doc.blocks),
+    ];
+    for out in &outputs {
+        assert_eq!(out.matches(line).count(), 1, "{out}");
+        assert!(!out.contains("missing in the candidate"), "no row of them is listed: {out}");
+        assert!(out.contains("0 improved, 0 regressed, 3 unchanged, 0 not comparable."), "{out}");
+    }
+    assert_eq!(outputs[0].matches("| unchanged ").count(), 3, "{}", outputs[0]);
+    // The other way round, and one row alone: singular.
+    let c = compare(&little, &big, "small", "full", &opts(), &no_floor);
+    let text = crate::text::document::terminal::render(&document(&[c], &[], &[]).blocks);
+    assert!(text.contains("147 rows of the candidate are not in the base (not compared): cpu, npb, os groups."), "{text}");
+    let one: Vec<Row> = vec![row(0, "cpu.a", 0, &SAME), row(1, "npb.b", 1, &SAME)];
+    let c = compare(&fake::run(plan(&one), one.clone()), &fake::run(plan(&one[..1]), one[..1].to_vec()), "a", "b", &opts(), &no_floor);
+    let text = crate::text::document::terminal::render(&document(&[c], &[], &[]).blocks);
+    assert!(text.contains("\n1 row of the base is not in the candidate (not compared): npb group.\n"), "{text}");
 }

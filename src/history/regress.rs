@@ -10,9 +10,8 @@ use std::collections::BTreeMap;
 use crate::compare::{FloorLookup, Options, RowComparison, Verdict, bands_summary, judge};
 use crate::evidence::Row;
 use crate::model::Status;
+use crate::text::document::{Align, Block, Document, Line, Table};
 use crate::text::format;
-use crate::text::markdown as md;
-use crate::text::table::{Align, Table};
 
 use super::RunEntry;
 
@@ -84,9 +83,9 @@ fn run_text(r: &RunEntry) -> String {
     format!("h:{} {}", r.id, r.short_commit())
 }
 
-/// The steps as a table, with the regressed ones listed again at the end;
-/// `floors` says where the noise floors came from.
-pub fn render(steps: &[Step], threshold: f64, floors: &str) -> String {
+/// The steps as a document: a table, with the regressed ones listed again
+/// at the end; `floors` says where the noise floors came from.
+pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
     let mut t = Table::new(&[
         ("Workload", Align::Left),
         ("Axes", Align::Left),
@@ -124,29 +123,48 @@ pub fn render(steps: &[Step], threshold: f64, floors: &str) -> String {
             if j.verdict == Verdict::NotComparable { format!("{verdict} ({})", j.reason) } else { verdict },
         ]);
     }
-    let mut out = format!(
-        "# proofbench history regressions\n\nEach step compares a row with the same row of the next run of its series (ratio = to / from, with a 95% interval from the trials of both runs; regressed only when the whole interval lies beyond the band: the noise threshold of {}, or the row's noise floor, how far its median moves between runs of one build here, where that is larger).\n\n",
-        format::percent(threshold)
-    );
+    let title = "proofbench history regressions";
+    let mut blocks = vec![
+        Block::heading(1, title),
+        Block::paragraph(format!(
+            "Each step compares a row with the same row of the next run of its series (ratio = to / from, with a 95% interval from \
+             the trials of both runs; regressed only when the whole interval lies beyond the band: the noise threshold of {}, or \
+             the row's noise floor, how far its median moves between runs of one build here, where that is larger).",
+            format::percent(threshold)
+        )),
+    ];
     if steps.is_empty() {
-        out.push_str("No series has two ok runs yet.\n");
-        return out;
+        blocks.push(Block::paragraph("No series has two ok runs yet."));
+        return Document { title: title.into(), blocks };
     }
-    out.push_str(&t.render());
+    blocks.push(Block::Table(t));
     let regressed: Vec<&Step> = steps.iter().filter(|s| s.judged.verdict == Verdict::Regressed).collect();
-    out.push_str(&format!("\n{} steps, {} regressed.\n", steps.len(), regressed.len()));
     let judged: Vec<RowComparison> = steps.iter().map(|s| s.judged.clone()).collect();
-    out.push_str(&format!("{}\n", bands_summary(&judged, floors)));
-    for s in regressed {
-        out.push_str(&format!(
-            "regressed: {} [{}] {} from {} to {}: ratio {}\n",
-            md::text(&s.judged.workload),
-            md::text(&s.judged.axes),
-            md::text(&s.label),
-            md::text(&run_text(&s.from)),
-            md::text(&run_text(&s.to)),
-            s.judged.ratio.map(|x| format!("{x:.3}")).unwrap_or_default()
-        ));
+    let summary = Block::Paragraph(vec![
+        Line::from(format!("{}, {} regressed.", format::counted(steps.len(), "step", "steps"), regressed.len())),
+        bands_summary(&judged, floors),
+    ]);
+    let listed: Vec<Line> = regressed
+        .iter()
+        .map(|s| {
+            Line::from("regressed: ")
+                .text(s.judged.workload.as_str())
+                .text(" [")
+                .text(s.judged.axes.as_str())
+                .text("] ")
+                .text(s.label.as_str())
+                .text(" from ")
+                .text(run_text(&s.from))
+                .text(" to ")
+                .text(run_text(&s.to))
+                .text(": ratio ")
+                .text(s.judged.ratio.map(|x| format!("{x:.3}")).unwrap_or_default())
+        })
+        .collect();
+    if listed.is_empty() {
+        blocks.push(summary);
+    } else {
+        blocks.push(Block::Compact(vec![summary, Block::List(listed)]));
     }
-    out
+    Document { title: title.into(), blocks }
 }

@@ -130,9 +130,31 @@ fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
     let verdicts: Vec<Verdict> = steps.iter().map(|s| s.judged.verdict).collect();
     assert_eq!(verdicts, vec![Verdict::Unchanged, Verdict::Regressed, Verdict::Unchanged]);
     assert_eq!((steps[1].from.commit.as_deref(), steps[1].to.commit.as_deref()), (Some("c1"), Some("c2")));
-    let text = regress::render(&steps, 0.02, "test");
+    let text = crate::text::document::terminal::render(&regress::document(&steps, 0.02, "test").blocks);
     assert!(text.contains("3 steps, 1 regressed."), "{text}");
     assert!(text.contains("regressed: selftest.noisy [-] box from h:2 c1 to h:3 c2"), "{text}");
+    let one = crate::text::document::terminal::render(&regress::document(&steps[..1], 0.02, "test").blocks);
+    assert!(one.contains("\n1 step, 0 regressed.\n"), "{one}");
+}
+
+#[test]
+fn a_system_label_with_markup_is_escaped_by_each_output_its_own_way() {
+    const HOSTILE: &str = "<script>alert(1)</script> a|b *c* `d`";
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(&tmp.path().join("h.sqlite")).unwrap();
+    let mut steps = series_of(&mut store, &[100.0, 150.0]);
+    steps[0].label = HOSTILE.into();
+    steps[0].judged.axes = HOSTILE.into();
+    let doc = regress::document(&steps, 0.02, "test");
+    let md = crate::text::document::markdown::render(&doc.blocks);
+    assert!(!md.contains("<script"), "{md}");
+    assert!(md.contains("| &lt;script>alert(1)&lt;/script> a\\|b \\*c\\* \\`d\\` |"), "the cell cannot break its row: {md}");
+    assert!(md.contains("- regressed: selftest.noisy \\[&lt;script>alert(1)&lt;/script> a|b \\*c\\* \\`d\\`] &lt;script>"), "{md}");
+    let html = crate::text::document::html::render(&doc.blocks);
+    assert!(!html.contains("<script"), "{html}");
+    assert!(html.contains("<li>regressed: selftest.noisy [&lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`] &lt;script&gt;"), "{html}");
+    let term = crate::text::document::terminal::render(&doc.blocks);
+    assert!(term.contains(&format!("- regressed: selftest.noisy [{HOSTILE}] {HOSTILE} from h:1 c0 to h:2 c1")), "{term}");
 }
 
 #[test]

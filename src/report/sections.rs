@@ -45,6 +45,31 @@ pub fn summary(run: &RunRecord, rows: &[Row], verdicts: &Verdicts) -> Vec<Block>
     vec![Block::heading(2, "Summary"), Block::Table(super::overview::table(&ordered, verdicts))]
 }
 
+/// The page of a `noise` run (`noise --html FILE`): the run and the
+/// machine, each workload's A/B table under its group, and the footer (the
+/// noise profile, reproducibility, the rows not ok).
+pub fn noise_document(stored: &StoredRun) -> Document {
+    let (run, rows) = (&stored.run, &stored.rows);
+    let mut blocks = header(run, rows);
+    blocks[0] = Block::heading(1, Line::from("proofbench noise ").text(&run.id));
+    let verdicts = Verdicts::of(rows);
+    for g in super::facts::groups(run, rows) {
+        let mut inner = vec![Block::heading(2, g.as_str())];
+        for w in workloads(rows, &g) {
+            let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
+            if let Some(table) = variants::table(&mine, &verdicts) {
+                inner.push(Block::heading(3, w));
+                inner.extend(table);
+            }
+        }
+        if inner.len() > 1 {
+            blocks.push(Block::Group { name: g, blocks: inner });
+        }
+    }
+    blocks.extend(footer(run, rows));
+    Document { title: format!("proofbench noise {}", run.id), blocks }
+}
+
 /// The title and the machine/run summary, and the run's warnings.
 pub fn header(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     let mut t = Table::new(&[("Field", Align::Left), ("Value", Align::Left)]);

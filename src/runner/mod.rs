@@ -80,6 +80,12 @@ fn own_peak_rss_kib() -> Option<u64> {
 /// of `--hosts`); returns the exit code (the worst of the runs). Every
 /// launcher's side must answer before anything runs.
 pub fn run(req: &RunRequest) -> anyhow::Result<ExitCode> {
+    run_and_say_where(req).map(|(code, _)| code)
+}
+
+/// [`run`], returning also the run directories written, in order (one per
+/// host of `--hosts`).
+pub fn run_and_say_where(req: &RunRequest) -> anyhow::Result<(ExitCode, Vec<PathBuf>)> {
     let launchers = req.launchers.clone();
     if !req.per_host() {
         let target = match launchers.into_iter().next() {
@@ -89,13 +95,13 @@ pub fn run(req: &RunRequest) -> anyhow::Result<ExitCode> {
                 Target::Launched(l, Box::new(envelope))
             }
         };
-        return run_on(req, target, req.label.clone()).map(|(code, _)| ExitCode::from(code));
+        return run_on(req, target, req.label.clone()).map(|(code, dir)| (ExitCode::from(code), vec![dir]));
     }
     let mut probes = Vec::new();
     for l in &launchers {
         probes.push(l.probe_envelope()?);
     }
-    let (mut worst, mut dirs) = (0u8, Vec::new());
+    let (mut worst, mut dirs, mut written) = (0u8, Vec::new(), Vec::new());
     for (i, (l, probed)) in launchers.into_iter().zip(probes).enumerate() {
         if signals::interrupted() {
             break;
@@ -106,6 +112,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<ExitCode> {
         let label = req.label.as_ref().map_or_else(|| host.clone(), |x| format!("{x}-{host}"));
         let (code, dir) = run_on(req, Target::Launched(l, Box::new(envelope)), Some(label))?;
         dirs.push(format!("  {host}  {}\n", dir.display()));
+        written.push(dir);
         worst = worse(worst, code);
         if code == EXIT_INTERRUPTED {
             break;
@@ -117,7 +124,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<ExitCode> {
     } else {
         Out::new().print(&text)?
     }
-    Ok(ExitCode::from(worst))
+    Ok((ExitCode::from(worst), written))
 }
 
 /// One run on one target: plan, run the rounds, write the records and the

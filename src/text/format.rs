@@ -26,6 +26,11 @@ pub fn count(n: u64) -> String {
     group_thousands(n as i128)
 }
 
+/// `n` with its noun, singular for one: `1 row`, `2 rows`, `0 runs`.
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn group_thousands(n: i128) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();

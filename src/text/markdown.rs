@@ -11,7 +11,9 @@
 //!   `<img src=x onerror=...>` can never be HTML) and `&` before a letter or
 //!   `#` (an entity) become `&lt;` and `&amp;`;
 //! - `` ` `` and `[` are backslash-escaped (no code span, link or image can
-//!   start with them), and so is `\` before punctuation;
+//!   start with them), and so is `\` before punctuation, and `*` or `_`
+//!   wherever it could open or close emphasis (`*b*`, `2*3`, `_x_`; not
+//!   `O_DIRECT * 2` or `base_us`);
 //! - `|` too inside a table cell (no cell can break its row);
 //! - line breaks become spaces (a value cannot start a heading, a list or a
 //!   table row), and control characters U+FFFD (no terminal escape reaches a
@@ -42,9 +44,22 @@ fn opens_tag(next: Option<char>) -> bool {
     next.is_none_or(|n| n.is_alphabetic() || matches!(n, '/' | '!' | '?'))
 }
 
-/// `c`, followed by `next`, as markdown text appended to `out`.
-fn push_text(out: &mut String, c: char, next: Option<char>) {
+/// Whether a `*` or `_` between `prev` and `next` (`None`: the edge of the
+/// value, where anything may follow) could open or close emphasis. One
+/// between blanks cannot (`O_DIRECT * 2`), nor can a `_` inside a word
+/// (`base_us`); any other can (`*b*`, `2*3`, `_x_`).
+fn emphasis(c: char, prev: Option<char>, next: Option<char>) -> bool {
+    let both = |f: fn(&char) -> bool| prev.as_ref().is_some_and(f) && next.as_ref().is_some_and(f);
+    !(both(|x| x.is_whitespace()) || (c == '_' && both(|x| x.is_alphanumeric())))
+}
+
+/// `c`, between `prev` and `next`, as markdown text appended to `out`.
+fn push_text(out: &mut String, c: char, prev: Option<char>, next: Option<char>) {
     match c {
+        '*' | '_' if emphasis(c, prev, next) => {
+            out.push('\\');
+            out.push(c);
+        }
         '<' if opens_tag(next) => out.push_str("&lt;"),
         '&' if next.is_none_or(|n| n.is_ascii_alphabetic() || n == '#') => out.push_str("&amp;"),
         '\\' if next.is_none_or(|n| n.is_ascii_punctuation()) => out.push_str("\\\\"),
@@ -61,7 +76,7 @@ fn push_text(out: &mut String, c: char, next: Option<char>) {
 /// `chars` as markdown text appended to `out`.
 fn push_all(out: &mut String, chars: &[char]) {
     for (i, &c) in chars.iter().enumerate() {
-        push_text(out, c, chars.get(i + 1).copied());
+        push_text(out, c, i.checked_sub(1).map(|p| chars[p]), chars.get(i + 1).copied());
     }
 }
 
@@ -251,6 +266,8 @@ mod tests {
         for plain in ["workers=2, O_DIRECT * 2 >= 1", "n <= 5, i < n", "a & b", "C:\\dir", "50%", "x > y"] {
             assert_eq!(text(plain), plain);
         }
+        // Emphasis cannot start or end; a lone `*` between blanks and a `_` inside a word stay.
+        assert_eq!(text("*b* 2*3 _x_ __init__ a * b base_us"), "\\*b\\* 2\\*3 \\_x\\_ \\_\\_init\\_\\_ a * b base_us");
         // A value ending where markup could start is closed off.
         assert_eq!(format!("{}{}", text("a <"), text("img")), "a &lt;img");
         assert_eq!(format!("{}{}", text("a &"), text("lt;")), "a &amp;lt;");

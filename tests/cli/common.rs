@@ -1,5 +1,7 @@
 //! Helpers: the binary, a temporary run directory, and readers of its records.
 
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -162,4 +164,27 @@ pub fn all_at_once(commands: impl IntoIterator<Item = Command>) -> Vec<Output> {
     let children: Vec<_> =
         commands.into_iter().map(|mut c| c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("proofbench starts")).collect();
     children.into_iter().map(|c| c.wait_with_output().expect("proofbench ends")).collect()
+}
+
+/// `c` set to start its process under umask 022, so that a file it makes
+/// gets the modes a usual umask allows (0644).
+pub fn umask_022(c: &mut Command) -> &mut Command {
+    // SAFETY: umask is async-signal-safe and touches only the child.
+    unsafe {
+        c.pre_exec(|| {
+            libc::umask(0o022);
+            Ok(())
+        })
+    }
+}
+
+/// The page a `--html FILE` wrote at `file` (under [`umask_022`]): one
+/// self-contained HTML page, mode 0644, whose only script is its own.
+pub fn html_page(file: &Path) -> String {
+    let page = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    assert!(page.starts_with("<!DOCTYPE html>\n") && page.trim_end().ends_with("</html>"), "{page}");
+    assert_eq!(page.matches("<script").count(), 1, "only the page's own script: {page}");
+    let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o644, "{}", file.display());
+    page
 }

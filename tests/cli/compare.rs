@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, bin, noisy_args, noisy_trials, text};
+use crate::common::{Sandbox, bin, html_page, noisy_args, noisy_trials, rows_of, text, umask_022};
 
 /// One run of [`noisy_args`] in `sb`, with `extra` arguments.
 fn noisy(sb: &Sandbox, slowdown_pct: u32, extra: &[&str]) {
@@ -224,4 +224,51 @@ fn a_killed_run_of_variants_is_said_first_and_its_missing_pairs_fail_the_gate() 
     assert!(stdout.contains("not run in the candidate variant (incomplete: 1 of 2 cells ran)"), "{stdout}");
     let out = Command::new(bin()).arg("compare").arg(&killed).args(["--fail-on-regression", "--allow-missing"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+#[test]
+fn a_bigger_run_against_a_smaller_one_counts_the_rows_the_smaller_lacks_in_one_line_and_writes_a_page_with_html() {
+    let (big, small) = (Sandbox::new(), Sandbox::new());
+    let fast = crate::common::FAST;
+    let out = big.run(&[&["selftest.noisy", "selftest.tiny", "cpu.primes", "--include-selftest", "--workers", "1"], fast].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = small.run(&[&["selftest.tiny", "--include-selftest"], fast].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = rows_of(&big.run_dir()).len();
+    assert!(rows >= 3, "{rows} rows");
+    let lacking = format!("{} rows of the base are not in the candidate (not compared): cpu, selftest groups.", rows - 1);
+
+    // One line says them; no row of them is listed; the gate is as it was.
+    let out = compare(&big.run_dir(), &small.run_dir(), &["--fail-on-regression"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(stdout.matches(&lacking).count(), 1, "{stdout}");
+    assert!(!stdout.contains("missing in the candidate"), "{stdout}");
+    assert_eq!(stdout.matches("| selftest.tiny ").count(), 1, "the row both have is in the table: {stdout}");
+    let md = text(&compare(&big.run_dir(), &small.run_dir(), &["--format", "markdown"]).stdout);
+    assert_eq!(md.matches(&lacking).count(), 1, "{md}");
+    assert!(!md.contains("missing in the candidate"), "{md}");
+    let back = text(&compare(&small.run_dir(), &big.run_dir(), &[]).stdout);
+    assert!(back.contains(&format!("{} rows of the candidate are not in the base (not compared)", rows - 1)), "{back}");
+    // The record keeps them all.
+    let c = json(&big.run_dir(), &small.run_dir(), &[]);
+    let missing = c["rows"].as_array().unwrap().iter().filter(|r| r["reason"] == "missing in the candidate").count();
+    assert_eq!(missing, rows - 1, "{c}");
+
+    // --html FILE: the same comparison as a page, beside the text.
+    let file = big.tmp.path().join("compare.html");
+    let out =
+        umask_022(Command::new(bin()).arg("compare").arg(big.run_dir()).arg(small.run_dir()).arg("--html").arg(&file)).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), stdout, "the terminal output is the same");
+    assert!(text(&out.stderr).contains(&format!("proofbench: wrote {}", file.display())), "{}", text(&out.stderr));
+    let page = html_page(&file);
+    assert!(page.contains("<title>proofbench compare</title>") && page.contains("<h1>proofbench compare</h1>"), "{page}");
+    assert!(page.contains("<tr><td>selftest.tiny</td>") && page.contains(&lacking), "{page}");
+    // Into a directory that does not exist: a usage error naming the flag, nothing printed.
+    let bad = compare(&big.run_dir(), &small.run_dir(), &["--html", big.tmp.path().join("no/such/x.html").to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).starts_with("proofbench: error: --html "), "{}", text(&bad.stderr));
+    assert_eq!(text(&bad.stderr).lines().count(), 1, "{}", text(&bad.stderr));
+    assert!(bad.stdout.is_empty());
 }

@@ -133,6 +133,9 @@ fn bad_variants_name_the_flag() {
         &["--variant b=launcher=/no/such/wrapper", "cannot start"],
     );
     refused(&["noise", "cpu.primes", "--variant", "a="], &["--variant a=", "noise runs two identical variants"]);
+    // --html FILE: noise's page, refused for run and, before it measures, into a directory that does not exist.
+    refused(&["run", "cpu.primes", "--html", "x.html"], &["--html x.html: for noise", "report DIR --html FILE"]);
+    refused(&["noise", "cpu.primes", "--html", "/no/such/dir/x.html"], &["--html /no/such/dir/x.html"]);
 }
 
 #[test]

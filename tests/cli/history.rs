@@ -7,11 +7,11 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::{all_at_once, bin, noisy_args, text};
+use crate::common::{all_at_once, bin, html_page, noisy_args, text, umask_022};
 
-/// `proofbench ARGS` in `dir`, waited for.
+/// `proofbench ARGS` in `dir` under umask 022, waited for.
 fn pb(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin()).args(args).current_dir(dir).output().expect("proofbench runs")
+    umask_022(Command::new(bin()).args(args).current_dir(dir)).output().expect("proofbench runs")
 }
 
 /// One run of selftest.noisy (1 ms sleeps scaled by `slowdown_pct`) into
@@ -46,7 +46,7 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
     let list = ok(&pb(dir, &["history", "list"]));
     assert!(list.contains("| h:1 ") && list.contains("| h:2 "), "{list}");
     assert!(list.contains("aaaaaaa111") && list.contains("bbbbbbb222"), "{list}");
-    assert!(list.contains("1/1") && list.contains("2 runs in"), "{list}");
+    assert!(list.contains("1/1") && list.contains("\n2 runs in "), "{list}");
 
     let plot = dir.join("trend.svg");
     let show = ok(&pb(dir, &["history", "show", "selftest.noisy", "--params", "base_us=1000", "--plot", plot.to_str().unwrap()]));
@@ -61,8 +61,21 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
     assert!(text(&unknown.stderr).starts_with("proofbench: error: "), "{}", text(&unknown.stderr));
 
     let reg = ok(&pb(dir, &["history", "regressions", "selftest"]));
-    assert!(reg.contains("REGRESSED") && reg.contains("1 steps, 1 regressed."), "{reg}");
+    assert!(reg.contains("REGRESSED") && reg.contains("\n1 step, 1 regressed.\n"), "{reg}");
     assert!(reg.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{reg}");
+    // --html FILE: the same steps as a page.
+    let page_file = dir.join("regressions.html");
+    assert_eq!(ok(&pb(dir, &["history", "regressions", "selftest", "--html", page_file.to_str().unwrap()])), reg);
+    let page = html_page(&page_file);
+    assert!(page.contains("<h1>proofbench history regressions</h1>") && page.contains("<td>REGRESSED</td>"), "{page}");
+    assert!(page.contains("<li>regressed: selftest.noisy [") && page.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{page}");
+    let show_file = dir.join("show.html");
+    ok(&pb(dir, &["history", "show", "selftest.noisy", "--plot", plot.to_str().unwrap(), "--html", show_file.to_str().unwrap()]));
+    let page = html_page(&show_file);
+    assert!(page.contains("<h1>selftest.noisy: median per run</h1>") && page.contains("<td>h:2</td>"), "{page}");
+    let nowhere = pb(dir, &["history", "regressions", "--html", dir.join("no/such/x.html").to_str().unwrap()]);
+    assert_eq!(nowhere.status.code(), Some(2), "{}", text(&nowhere.stderr));
+    assert!(text(&nowhere.stderr).starts_with("proofbench: error: --html "), "{}", text(&nowhere.stderr));
     assert_eq!(pb(dir, &["history", "regressions", "--fail-on-regression"]).status.code(), Some(1));
 
     let cmp = ok(&pb(dir, &["compare", "h:1", "#2", "--format", "json"]));
@@ -75,7 +88,7 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
 
     let again = ok(&pb(dir, &["history", "import", base.to_str().unwrap(), slowed.to_str().unwrap()]));
     assert!(again.contains("h:1 already held") && again.contains("h:2 already held"), "{again}");
-    assert!(ok(&pb(dir, &["history", "list"])).contains("2 runs in"));
+    assert!(ok(&pb(dir, &["history", "list"])).contains("\n2 runs in "));
 }
 
 #[test]
@@ -106,8 +119,17 @@ min = "1M"
     .unwrap();
     let out = pb(dir, &["check-claims", claims.to_str().unwrap(), run.to_str().unwrap()]);
     let table = ok(&out);
-    assert!(table.contains("3 checked: 1 within, 1 above, 0 below, 1 not measured."), "{table}");
+    assert!(table.contains("3 claims checked: 1 within, 1 above, 0 below, 1 not measured."), "{table}");
     assert!(table.contains("a millisecond sleep") && table.contains("500K..20M ns"), "{table}");
+    // --html FILE: the same table as a page.
+    let page_file = dir.join("claims.html");
+    assert_eq!(
+        ok(&pb(dir, &["check-claims", claims.to_str().unwrap(), run.to_str().unwrap(), "--html", page_file.to_str().unwrap()])),
+        table
+    );
+    let page = html_page(&page_file);
+    assert!(page.contains("<h1>Claims vs actual</h1>") && page.contains("<td>a millisecond sleep</td>"), "{page}");
+    assert!(page.contains("3 claims checked: 1 within, 1 above, 0 below, 1 not measured."), "{page}");
     let strict = pb(dir, &["check-claims", "--strict", claims.to_str().unwrap(), "h:1"]);
     assert_eq!(strict.status.code(), Some(1), "{}", text(&strict.stderr));
     assert!(text(&strict.stdout).contains("Run: h:1"));
@@ -136,7 +158,7 @@ fn a_claim_and_a_history_filter_with_range_3m_match_a_run_made_with_range_3m() {
     let claims = dir.join("claims.toml");
     std::fs::write(&claims, "[[claim]]\nworkload = \"cpu.primes\"\nparams = { range = \"3m\" }\nmin = 1\n").unwrap();
     let table = ok(&pb(dir, &["check-claims", claims.to_str().unwrap(), run.to_str().unwrap()]));
-    assert!(table.contains("1 checked: 1 within, 0 above, 0 below, 0 not measured."), "{table}");
+    assert!(table.contains("1 claim checked: 1 within, 0 above, 0 below, 0 not measured."), "{table}");
     let show = ok(&pb(dir, &["history", "show", "cpu.primes", "--params", "range=3m"]));
     assert!(show.contains("| h:1 "), "{show}");
     let other = pb(dir, &["history", "show", "cpu.primes", "--params", "range=3k"]);

@@ -186,19 +186,34 @@ fn markup_backticks_pipes_and_escapes_from_records_reach_reports_and_the_termina
     let report = proofbench(&["report", dir_arg]);
     assert_eq!(report.status.code(), Some(0));
     assert_eq!(text(&report.stdout), md, "report DIR prints report.md");
+    // compare and history print their documents as run does: on the
+    // terminal as written; as markdown escaped, every table whole; as a page
+    // escaped once.
     let compare = proofbench(&["compare", dir_arg, dir_arg]);
     assert_eq!(compare.status.code(), Some(0), "{}", text(&compare.stderr));
-    assert_no_raw_markup("compare", &text(&compare.stdout));
-    assert_tables_keep_their_columns("compare", &text(&compare.stdout));
+    let shown = text(&compare.stdout);
+    assert!(!shown.contains('\u{1b}') && shown.contains("look=<i>x</i>") && shown.contains("look=p|q"), "compare: {shown}");
+    assert!(!shown.contains("&lt;") && !shown.contains("\\[") && !shown.contains("\\`"), "compare: an escape for markdown:\n{shown}");
+    let compare_md = proofbench(&["compare", dir_arg, dir_arg, "--format", "markdown"]);
+    assert_eq!(compare_md.status.code(), Some(0), "{}", text(&compare_md.stderr));
+    assert_no_raw_markup("compare --format markdown", &text(&compare_md.stdout));
+    assert_tables_keep_their_columns("compare --format markdown", &text(&compare_md.stdout));
+    let page = proofbench(&["compare", dir_arg, dir_arg, "--html", "-"]);
+    let page = text(&page.stdout);
+    assert_eq!(page.matches("<script").count(), 1, "only the page's own script");
+    assert_no_raw_markup("compare --html", &page.replacen("<script>", "", 1).replacen("</script>", "", 1));
+    assert!(page.contains("<td>look=&lt;i&gt;x&lt;/i&gt;</td>") && !page.contains("&amp;lt;"), "{page}");
     let db = sb.tmp.path().join("history.sqlite");
     let plot = sb.tmp.path().join("trend.svg");
     for args in [&["list"][..], &["show", "shell.xss", "--plot", plot.to_str().unwrap()]] {
         let history = proofbench(&[&["history", "--db", db.to_str().unwrap()], args].concat());
         assert_eq!(history.status.code(), Some(0), "{}", text(&history.stderr));
         assert!(!history.stdout.contains(&0x1b) && !history.stderr.contains(&0x1b), "history {args:?} printed an ESC");
-        assert_no_raw_markup("history", &text(&history.stdout));
-        assert_tables_keep_their_columns("history", &text(&history.stdout));
+        let shown = text(&history.stdout);
+        assert!(!shown.contains("&lt;") && !shown.contains("\\["), "history {args:?}: an escape for markdown:\n{shown}");
     }
+    let shown = text(&proofbench(&["history", "--db", db.to_str().unwrap(), "show", "shell.xss", "--plot", plot.to_str().unwrap()]).stdout);
+    assert!(shown.contains("look=<i>x</i>"), "history show shows values as written:\n{shown}");
     assert_no_raw_markup("the trend plot", &std::fs::read_to_string(&plot).unwrap());
 
     // --update-doc copies the escaped text into the user's document.

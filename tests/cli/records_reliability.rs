@@ -113,7 +113,7 @@ fn importing_a_live_run_is_refused_and_its_partial_copy_is_replaced_when_it_fini
     let err = std::fs::read_to_string(dir.join("run.err")).unwrap();
     assert!(err.contains("recorded as h:1 "), "{err}");
     let list = ok(&pb(dir, &["history", "--db", db.to_str().unwrap(), "list"]));
-    assert!(list.contains("1 runs in") && !list.contains("h:2"), "{list}");
+    assert!(list.contains("\n1 run in ") && !list.contains("h:2"), "{list}");
     assert!(!list.contains("incomplete"), "the finished record replaced the partial one: {list}");
     let again = ok(&pb(dir, &["history", "--db", db.to_str().unwrap(), "import", copy.to_str().unwrap(), sb.run_dir().to_str().unwrap()]));
     assert_eq!(again.matches("h:1 already held").count(), 2, "{again}");

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::{FAST, Sandbox, bin, rows_of, text};
+use crate::common::{FAST, Sandbox, bin, html_page, rows_of, text, umask_022};
 
 /// A command workload that reports what its process was given: `value` is
 /// `n` times `$PB_K` (1 when unset), the metric; then the LD_PRELOAD it
@@ -273,15 +273,23 @@ fn verdicts_know_the_direction_of_each_unit_in_one_selection() {
 }
 
 #[test]
-fn noise_is_an_a_a_check_recorded_as_the_machines_noise_profile() {
+fn noise_is_an_a_a_check_recorded_as_the_machines_noise_profile_and_written_as_a_page_with_html() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let mut args = vec!["noise", "selftest.tiny", "selftest.noisy", "--include-selftest", "-p", "base_us=200", "-p", "jitter_us=20"];
     args.extend_from_slice(FAST);
-    let out = pb(dir, &args);
+    args.extend_from_slice(&["--html", "noise.html"]);
+    let out = umask_022(Command::new(bin()).args(&args).current_dir(dir)).output().unwrap();
     let stdout = ok(&out);
     assert!(stdout.contains("## Noise profile (A/A)"), "{stdout}");
     assert!(stdout.contains("Of 2 rows, ") && stdout.contains("false verdicts"), "{stdout}");
+    // The page: the run, each workload's A/B table, the noise profile.
+    assert!(text(&out.stderr).contains("proofbench: wrote noise.html"), "{}", text(&out.stderr));
+    let page = html_page(&dir.join("noise.html"));
+    assert!(page.contains("<title>proofbench noise ") && page.contains("<h2>Noise profile (A/A)</h2>"), "{page}");
+    assert!(page.contains("<h3>selftest.tiny</h3>") && page.contains("<h3>selftest.noisy</h3>"), "{page}");
+    assert_eq!(page.matches("<h4>Variants against a</h4>").count(), 2, "{page}");
+    assert!(page.contains("Of 2 rows, "), "{page}");
     let history = ok(&pb(dir, &["history", "list"]));
     assert!(history.contains("| noise "), "{history}");
     let run = std::fs::read_dir(dir.join("results")).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
