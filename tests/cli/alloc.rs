@@ -64,7 +64,7 @@ fn every_alloc_workload_is_ok_on_every_built_in_allocator() {
     }
     let md = sb.report_md();
     for want in [
-        "Statistics of the timed samples of every trial together (ops/s;",
+        "pool the timed samples of every trial (ops/s;",
         "Allocator vs system",
         "| jemalloc  |",
         "Cold start vs steady state",
