@@ -1,4 +1,5 @@
-//! Number formatting for tables: thousands separators, units, ratios.
+//! Number formatting for tables: thousands separators, units, ratios; and
+//! counts of things with the noun's right number (`1 row`, `3 rows`).
 
 use crate::model::Unit;
 
@@ -115,6 +116,11 @@ pub fn ci_relative(lo: f64, hi: f64, center: f64) -> String {
     format!("{:+.2}% / {:+.2}%", (lo - center) / center.abs() * 100.0, (hi - center) / center.abs() * 100.0)
 }
 
+/// `n` and the noun in its number: `1 row`, `0 rows`, `3 rows`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Seconds with a unit suited to their size: `850 ms`, `12.3 s`, `4 min 5 s`.
 pub fn seconds(s: f64) -> String {
     if !s.is_finite() {
@@ -176,5 +182,12 @@ mod tests {
         assert_eq!(seconds(0.25), "250 ms");
         assert_eq!(seconds(12.34), "12.3 s");
         assert_eq!(seconds(245.0), "4 min 5 s");
+    }
+
+    #[test]
+    fn a_count_takes_the_noun_in_its_number() {
+        assert_eq!(plural(1, "row", "rows"), "1 row");
+        assert_eq!(plural(0, "row", "rows"), "0 rows");
+        assert_eq!(plural(3, "cell does", "cells do"), "3 cells do");
     }
 }

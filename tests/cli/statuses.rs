@@ -20,7 +20,7 @@ fn a_crash_is_a_failed_row_with_the_signal_and_the_run_goes_on() {
     let log = std::fs::read_to_string(sb.run_dir().join(crash["log"].as_str().unwrap())).unwrap();
     assert!(log.contains("raising SIGSEGV"), "{log}");
     assert_eq!(row(&rows, "cpu.primes")["status"], "ok");
-    assert!(text(&out.stdout).contains("| selftest.crash | failed | killed by SIGSEGV"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("failed: selftest.crash: killed by SIGSEGV"), "{}", text(&out.stdout));
 }
 
 #[test]

@@ -280,8 +280,7 @@ fn noise_is_an_a_a_check_recorded_as_the_machines_noise_profile() {
     args.extend_from_slice(FAST);
     let out = pb(dir, &args);
     let stdout = ok(&out);
-    assert!(stdout.contains("## Noise profile (A/A)"), "{stdout}");
-    assert!(stdout.contains("Of 2 rows, ") && stdout.contains("false verdicts"), "{stdout}");
+    assert!(stdout.contains("Noise profile (A/A): of 2 rows judged, ") && stdout.contains("false verdict"), "{stdout}");
     let history = ok(&pb(dir, &["history", "list"]));
     assert!(history.contains("| noise "), "{history}");
     let run = std::fs::read_dir(dir.join("results")).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
