@@ -195,11 +195,14 @@ impl Observer for GroupOutputs {
             return Ok(());
         }
         let rows = read_run(dir)?.rows;
-        for g in self.order[self.printed..].to_vec() {
-            if !self.ready.contains_key(&g) && rows.iter().any(|r| r.cell.group == g) {
-                let text = self.text(&rows, &g, None);
-                self.ready.insert(g, text);
-            }
+        let partial: Vec<String> = self.order[self.printed..]
+            .iter()
+            .filter(|g| !self.ready.contains_key(*g) && rows.iter().any(|r| &r.cell.group == *g))
+            .cloned()
+            .collect();
+        for g in partial {
+            let text = self.text(&rows, &g, None);
+            self.ready.insert(g, text);
         }
         // A group with no row at all prints nothing: the summary names its cells.
         self.order.retain(|g| self.ready.contains_key(g) || rows.iter().any(|r| &r.cell.group == g));
