@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::model::{ExportFormat, MIN_TRIAL_BUDGET_MS, PinStrategy, Profile};
+use crate::model::{ColorWhen, ExportFormat, MIN_TRIAL_BUDGET_MS, PinStrategy, Profile};
 
 /// Runs systems benchmarks on Linux and writes every result as an evidence record.
 #[derive(Debug, Parser)]
@@ -199,6 +199,17 @@ pub struct RunArgs {
     /// ends (report.md always has them).
     #[arg(long)]
     pub counters: bool,
+
+    /// Print each group's full statistics tables as the group ends, and the
+    /// report's whole footer at the end (what report.md holds), instead of
+    /// one line per row and a short summary.
+    #[arg(long)]
+    pub tables: bool,
+
+    /// Colour statuses, verdicts and headings on stdout: `auto` (when stdout
+    /// is a terminal and NO_COLOR is unset or empty), `always` or `never`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
 
     /// Include the `selftest.*` workloads in the default selection.
     #[arg(long)]

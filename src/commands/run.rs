@@ -87,6 +87,8 @@ fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunRequest> {
         json: args.json,
         quiet: args.quiet,
         counters: args.counters,
+        tables: args.tables,
+        style: crate::report::terminal::stdout_style(args.color),
         launchers,
         fail_on_regression: args.fail_on_regression,
     })

@@ -33,7 +33,7 @@ fn joined(parts: &[&Reading<String>]) -> String {
     }
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
+fn counted(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
@@ -76,9 +76,9 @@ impl Envelope {
         let shape = match (cpu.sockets.ok(), cpu.physical_cores.ok(), cpu.logical_cpus.ok(), cpu.smt.ok()) {
             (Some(s), Some(c), Some(l), Some(smt)) => format!(
                 "{}, {}, {}, {}",
-                plural(*s, "socket", "sockets"),
-                plural(*c, "core", "cores"),
-                plural(*l, "logical CPU", "logical CPUs"),
+                counted(*s, "socket", "sockets"),
+                counted(*c, "core", "cores"),
+                counted(*l, "logical CPU", "logical CPUs"),
                 if *smt { "SMT on" } else { "no SMT" }
             ),
             _ => show(&cpu.logical_cpus, |_| String::new()),
@@ -97,7 +97,7 @@ impl Envelope {
                 0 => "no NUMA information".to_string(),
                 n => {
                     let lists: Vec<String> = nodes.iter().map(|(id, cpus)| format!("node{id} {}", cpulist::format(cpus))).collect();
-                    format!("{}: {}", plural(n, "node", "nodes"), lists.join("; "))
+                    format!("{}: {}", counted(n, "node", "nodes"), lists.join("; "))
                 }
             }),
         );

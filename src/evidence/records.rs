@@ -11,8 +11,8 @@ use crate::envelope::Envelope;
 use crate::measure::counters::CounterRecord;
 use crate::measure::interference::Interference;
 use crate::measure::rusage::Rusage;
-use crate::model::Status;
 use crate::model::{Cell, Direction, Profile, TableShape, TrialPlan, Unit};
+use crate::model::{SkipKind, Status};
 use crate::plan::RunOptions;
 use crate::stats::{Sample, Summary, TrialEstimate};
 
@@ -118,6 +118,12 @@ pub struct Row {
     /// The worst of its trials' statuses (ok only when every trial is ok).
     pub status: Status,
     pub reason: Option<String>,
+    /// Of a skipped row: whether its cell does not apply by design (the
+    /// report lists it apart, not among the rows that are not ok) or this
+    /// machine cannot run it; `null` for a row that is not skipped, and in
+    /// records made before the distinction (read as the machine's).
+    #[serde(default)]
+    pub skip: Option<SkipKind>,
     /// The first failing trial's verifier, else the last trial's, with the
     /// samples checked over every trial.
     pub verifier: Option<VerifierRecord>,
@@ -169,6 +175,12 @@ impl Row {
     /// `compare` and the history match rows.
     pub fn axes_text(&self) -> String {
         self.cell.axes_text_without("")
+    }
+
+    /// Whether the row was skipped because its cell does not apply by
+    /// design (not because of the machine).
+    pub fn skipped_by_design(&self) -> bool {
+        self.status == Status::Skipped && self.skip == Some(SkipKind::ByDesign)
     }
 
     /// Headline median (the median of the trial medians), for ok rows with samples.

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::worker::{MeasurementRecord, ProcessRecord, TrialFacts, WorkerReport};
 use crate::measure::rusage::Rusage;
-use crate::model::Status;
+use crate::model::{SkipKind, Status};
 
 crate::model::named_enum! {
     /// Why a row stopped adding trials.
@@ -38,6 +38,11 @@ pub struct TrialRecord {
     pub round: u32,
     pub status: Status,
     pub reason: Option<String>,
+    /// Of a skipped trial: whether its cell does not apply by design or
+    /// this machine cannot run it (`null` otherwise, and in records made
+    /// before the distinction: read as the machine's).
+    #[serde(default)]
+    pub skip: Option<SkipKind>,
     pub started_utc: String,
     pub finished_utc: String,
     /// How the worker process ended (pid, exit, wall time, rusage).
@@ -72,6 +77,8 @@ impl TrialRecord {
             round,
             status,
             reason,
+            // A skip the worker did not qualify (an older worker) is the machine's.
+            skip: (status == Status::Skipped).then(|| report.skip.unwrap_or(SkipKind::Machine)),
             started_utc: String::new(),
             finished_utc: String::new(),
             process,

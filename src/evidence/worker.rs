@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::measure::counters::CounterRecord;
 use crate::measure::interference::Interference;
 use crate::measure::rusage::Rusage;
-use crate::model::Status;
+use crate::model::{SkipKind, Status};
 
 pub const WORKER_SCHEMA: &str = "proofbench.worker-report/2";
 
@@ -101,6 +101,10 @@ pub struct WorkerReport {
     pub schema: String,
     pub status: Status,
     pub reason: Option<String>,
+    /// Of a skipped cell: whether it does not apply by design or this
+    /// machine cannot run it (absent from older workers: the machine's).
+    #[serde(default)]
+    pub skip: Option<SkipKind>,
     pub samples: Vec<SampleRecord>,
     pub verifier: Option<VerifierRecord>,
     pub measurement: Option<MeasurementRecord>,
@@ -117,11 +121,17 @@ pub struct WorkerReport {
 }
 
 impl WorkerReport {
+    /// The report of a cell skipped for `reason`, of the kind `kind`.
+    pub fn skipped(kind: SkipKind, reason: String) -> WorkerReport {
+        WorkerReport { skip: Some(kind), ..WorkerReport::new(Status::Skipped, Some(reason)) }
+    }
+
     pub fn new(status: Status, reason: Option<String>) -> WorkerReport {
         WorkerReport {
             schema: WORKER_SCHEMA.to_string(),
             status,
             reason,
+            skip: None,
             samples: Vec::new(),
             verifier: None,
             measurement: None,

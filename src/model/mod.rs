@@ -2,7 +2,8 @@
 //! strategies and CPU classes, units and directions, row statuses, enums of
 //! named values (`named_enum!`), parameters, the cell a worker measures (with the variant and the command
 //! workload it may carry), readings of the machine, the run's default seed
-//! and clock text, usage errors and the export formats.
+//! and clock text, usage errors, the export formats and when output is
+//! coloured.
 //!
 //! It depends on nothing else in the crate, so that every stage can point
 //! down to it and none has to point up to another stage for a word. It
@@ -10,6 +11,7 @@
 //! never reads the machine, measures or writes files.
 
 pub mod cell;
+pub mod color;
 pub mod command;
 pub mod error;
 pub mod export;
@@ -25,6 +27,7 @@ pub mod unit;
 pub mod variant;
 
 pub use cell::{CELL_SCHEMA, Cell, MeasureSpec, TrialPlan};
+pub use color::ColorWhen;
 pub use error::UsageError;
 pub use export::ExportFormat;
 pub use names::Named;
@@ -34,6 +37,6 @@ pub use placement::{CpuClass, PinStrategy};
 pub use profile::{MIN_TRIAL_BUDGET_MS, Profile};
 pub use reading::Reading;
 pub use run::{DEFAULT_SEED, utc_now, utc_now_millis};
-pub use status::Status;
+pub use status::{SkipKind, Status};
 pub use unit::{Direction, TableShape, Unit, Work};
 pub use variant::{SettingKey, Variant};

@@ -46,6 +46,45 @@ pub fn disturbed_text(r: &Row) -> Option<String> {
     Some(format!("{} of {} trials disturbed ({})", hit.len(), r.trials.len(), what.join(", ")))
 }
 
+/// A row's label in its workload's tables: its axis values
+/// (`mode=pair, placement=same-cpu`), or, for a workload of one row, the
+/// workload itself (`os.syscall`), never `-`.
+pub fn row_label(r: &Row) -> String {
+    if r.cell.axis_values().is_empty() { r.cell.workload.clone() } else { r.axes_text() }
+}
+
+/// The names of `rows` in one line, each workload written once for a run
+/// of its rows: `hw.smt placement=alone, placement=siblings, os.syscall`.
+pub fn names(rows: &[&Row]) -> String {
+    let mut out: Vec<String> = Vec::with_capacity(rows.len());
+    let mut last: Option<&str> = None;
+    for r in rows {
+        let name = r.cell.display_name();
+        let axes = name[r.cell.workload.len()..].trim_start();
+        if last == Some(r.cell.workload.as_str()) && !axes.is_empty() {
+            out.push(axes.to_string());
+        } else {
+            out.push(name.clone());
+        }
+        last = Some(&r.cell.workload);
+    }
+    out.join(", ")
+}
+
+/// The rows that do not apply by design, by reason, in the order first
+/// seen: each reason with its rows.
+pub fn by_design(rows: &[Row]) -> Vec<(String, Vec<&Row>)> {
+    let mut out: Vec<(String, Vec<&Row>)> = Vec::new();
+    for r in rows.iter().filter(|r| r.skipped_by_design()) {
+        let why = r.reason.clone().unwrap_or_default();
+        match out.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, list)) => list.push(r),
+            None => out.push((why, vec![r])),
+        }
+    }
+    out
+}
+
 /// A row's trials: `3`, or `2 of 3` when it has fewer than planned.
 pub fn trials_text(r: &Row) -> String {
     let n = r.trials.len();
@@ -66,11 +105,4 @@ pub fn interval_text(r: &Row) -> String {
 pub fn busy_warning(run: &RunRecord) -> Option<String> {
     let i = run.interference.as_ref().filter(|i| i.disturbed)?;
     Some(format!("the machine was busy with other work during the run: {}; its figures may not reproduce on a quiet machine", i.text()))
-}
-
-/// A row's name inside its workload's section: its axis values
-/// (`workers=2, mode=direct`), or the workload's name when it has none
-/// (never `-`).
-pub fn row_label(r: &Row) -> String {
-    if r.cell.axes.is_empty() { r.cell.workload.clone() } else { r.axes_text() }
 }

@@ -3,8 +3,11 @@
 //! byte for byte. [`sections`] builds the report as a [`document`] (typed
 //! blocks and inline nodes) from the records; one renderer per output turns
 //! it into text: markdown (report.md, `--update-doc`, `--counters`), HTML
-//! (report.html, through [`page`]) and the terminal (what `run` prints).
+//! (report.html, through [`page`]) and the terminal (what `run` prints:
+//! [`brief`]'s one line per row and short summary, or with `--tables` every
+//! group's tables and the whole footer).
 
+pub mod brief;
 pub mod counters;
 pub mod embed;
 pub mod export;
@@ -23,6 +26,7 @@ pub mod workloads;
 
 use crate::evidence::{Row, RunRecord, StoredRun};
 
+use crate::text::document::terminal::{Style, Styled};
 use crate::text::document::{self, Block, markdown};
 
 /// The whole report.md of a stored run, taking the run: its records are
@@ -41,11 +45,16 @@ pub fn render_md_and_html(stored: &StoredRun) -> (String, String) {
     (markdown::render(&doc.blocks), page::page(doc, &stored.rows))
 }
 
-/// The counters table of a group for the terminal, after a blank line (""
-/// when no row has counters).
-pub fn counters_section(rows: &[Row], group: &str) -> String {
+/// The counters table of a group for the terminal under `style`, after a
+/// blank line (nothing when no row has counters).
+pub fn counters_section(rows: &[Row], group: &str, style: Style) -> Styled {
     let blocks = sections::counters(rows, group);
-    if blocks.is_empty() { String::new() } else { format!("\n{}", document::terminal::render(&blocks)) }
+    let mut out = Styled::default();
+    if !blocks.is_empty() {
+        out.push(&Styled::plain("\n"));
+        out.push(&document::terminal::render_styled(&blocks, style));
+    }
+    out
 }
 
 /// Only the counters tables of a stored run (`report --counters`).
@@ -61,10 +70,18 @@ pub fn group_section(rows: &[Row], group: &str, verdicts: &variants::Verdicts) -
     sections::group(rows, group, verdicts)
 }
 
-/// The footer `run` prints at the end: the variants, the reproducibility
-/// summary, every row that is not ok, the run totals.
-pub fn footer(run: &RunRecord, rows: &[Row]) -> String {
-    document::terminal::render(&sections::footer(run, rows))
+/// What `run` prints at its end, its directory `dir`: the short summary
+/// ([`brief::end`]), or with `full` (`--tables`) report.md's whole footer
+/// and where the report is.
+pub fn end_of_run(run: &RunRecord, rows: &[Row], dir: &std::path::Path, full: bool, style: Style) -> Styled {
+    let blocks = if full {
+        let mut b = sections::footer(run, rows);
+        b.push(Block::Paragraph(brief::paths(dir)));
+        b
+    } else {
+        brief::end(run, rows, dir)
+    };
+    document::terminal::render_styled(&blocks, style)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
 use crate::model::{Cell, Status};
 
-use super::facts::{busy_warning, disturbed_text, interval_text, row_label, trials_text, why_not_run};
+use super::facts::{self, busy_warning, disturbed_text, interval_text, row_label, trials_text, why_not_run};
 use super::plot;
 use super::variants::{self, Verdicts};
 use super::{counters, primitive, scaling, stats_tables, strategies};
@@ -237,7 +237,14 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
 pub fn not_run(run: &RunRecord, missing: &[&Cell], group: &str) -> Option<Block> {
     let planned = run.plan.iter().filter(|c| c.group == group).count();
     let missing = missing.iter().filter(|c| c.group == group).count();
-    (missing > 0).then(|| Block::paragraph(format!("Not run: {missing} of {planned} planned cells have no row: {}.", why_not_run(run))))
+    (missing > 0).then(|| {
+        let have = if missing == 1 { "has" } else { "have" };
+        Block::paragraph(format!(
+            "Not run: {missing} of {} {have} no row: {}.",
+            format::counted(planned, "planned cell", "planned cells"),
+            why_not_run(run)
+        ))
+    })
 }
 
 /// The counters table of a group (nothing when no row has counters).
@@ -277,16 +284,17 @@ pub fn reproducibility(rows: &[Row]) -> Vec<Block> {
     ];
     if sens.is_empty() {
         out.push(Block::paragraph(format!(
-            "No row has two trials or more, so none has an interval or a sensitivity (of {ok} ok rows); run with --trials 3 or more."
+            "No row has two trials or more, so none has an interval or a sensitivity (of {}); run with --trials 3 or more.",
+            format::counted(ok, "ok row", "ok rows")
         )));
         return out;
     }
     let within = |limit: f64| sens.iter().filter(|&&s| s <= limit).count();
     out.push(Block::paragraph(
         Line::from(format!(
-            "Of {} ok rows with an interval, {} can see a 5% change on this machine, {} a 10% change and {} a 20% change; {} only a \
+            "Of {} with an interval, {} can see a 5% change on this machine, {} a 10% change and {} a 20% change; {} only a \
              larger one. (A row sees a change when ",
-            sens.len(),
+            format::counted(sens.len(), "ok row", "ok rows"),
             within(0.05),
             within(0.10),
             within(0.20),
@@ -299,8 +307,10 @@ pub fn reproducibility(rows: &[Row]) -> Vec<Block> {
     let disturbed = rows.iter().filter(|r| r.disturbed_trials() > 0).count();
     if disagree > 0 || disturbed > 0 {
         out.push(Block::paragraph(format!(
-            "{disagree} rows have trials that disagree beyond their samples' noise, and {disturbed} rows have trials that other \
-             processes disturbed (each workload's notes name them and the likely cause)."
+            "{} trials that disagree beyond their samples' noise, and {} trials that other processes disturbed (each \
+             workload's notes name them and the likely cause).",
+            format::counted(disagree, "row has", "rows have"),
+            format::counted(disturbed, "row has", "rows have"),
         )));
     }
     out
@@ -323,7 +333,8 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
         out.push(Block::paragraph(Line::from("warning: ").marked(&w).text(".")));
     }
     out.push(Block::heading(2, "Not ok"));
-    let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok).collect();
+    // Cells that do not apply by design are not rows that went wrong: one line apart, below.
+    let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok && !r.skipped_by_design()).collect();
     // Rows a signal left with fewer trials than planned.
     let cut_short = |r: &&Row| r.stop == Some(crate::evidence::RowStop::Interrupted) && (r.trials.len() as u32) < r.trials_planned;
     let short = rows.iter().any(|r| cut_short(&r));
@@ -334,10 +345,11 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     if let Some(t) = &incomplete {
         out.push(Block::paragraph(format!("{t}; {}.", why_not_run(run))));
     }
+    let every = if rows.iter().any(Row::skipped_by_design) { "Every row that applies is ok" } else { "Every row is ok" };
     if bad.is_empty() && run.not_run.is_empty() && !short && incomplete.is_none() {
-        out.push(Block::paragraph("Every row is ok."));
+        out.push(Block::paragraph(format!("{every}.")));
     } else if bad.is_empty() && run.not_run.is_empty() && !short && unfinished.is_empty() {
-        out.push(Block::paragraph("Every row is ok so far."));
+        out.push(Block::paragraph(format!("{every} so far.")));
     } else {
         let mut t = Table::new(&[("Row", Align::Left), ("Status", Align::Left), ("Reason", Align::Left)]);
         for r in bad {
@@ -359,6 +371,7 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
         }
         out.push(Block::Table(t));
     }
+    out.extend(by_design(rows).map(Block::paragraph));
     out.push(Block::heading(2, "Run totals"));
     out.push(match (run.wall_s, &run.cpu) {
         (Some(w), Some(c)) => {
@@ -378,6 +391,26 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
         _ => Block::paragraph("The run did not finish; no totals."),
     });
     out
+}
+
+/// One line for the cells that do not apply by design (skipped on any
+/// machine, by the workload's own rule), grouped by reason: `3 cells do not
+/// apply by design: os.yield mode=single placement=cross-cpu (single-thread
+/// yield has one end; ...); rt.fib runtime=spawn workers=1, ... (...).`
+pub fn by_design(rows: &[Row]) -> Option<Line> {
+    let groups = facts::by_design(rows);
+    if groups.is_empty() {
+        return None;
+    }
+    let n: usize = groups.iter().map(|(_, r)| r.len()).sum();
+    let mut l = Line::from(format!("{} not apply by design: ", format::counted(n, "cell does", "cells do")));
+    for (i, (why, list)) in groups.iter().enumerate() {
+        if i > 0 {
+            l = l.text("; ");
+        }
+        l = l.text(facts::names(list)).text(" (").marked(why).text(")");
+    }
+    Some(l.text("."))
 }
 
 /// The last lines of the worker's stderr of every row that is not ok

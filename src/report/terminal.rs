@@ -5,24 +5,33 @@
 //! than newline and tab (ESC, the rest of C0, DEL, C1): a record's text (a
 //! summary, a reason, a label, an axis value, a command's output) could hold
 //! a terminal escape that recolours, retitles or rewrites the user's
-//! terminal; each becomes U+FFFD, so what was there still shows.
+//! terminal; each becomes U+FFFD, so what was there still shows. Colour
+//! is added only by the terminal renderer, after it cleaned each piece of
+//! text ([`Styled`]), and printed by [`Out::print_styled`], which cleans
+//! nothing again.
 
-use std::borrow::Cow;
 use std::cell::Cell;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 
-/// Whether `c` may reach a terminal as it is.
-fn printable(c: char) -> bool {
-    c == '\n' || c == '\t' || !c.is_control()
+pub use crate::model::ColorWhen;
+pub use crate::text::document::terminal::{Style, Styled, clean};
+
+/// The style of stdout under `when`: colour for `always`; for `auto`,
+/// colour when `stdout_is_terminal`, `no_color` (the value of `NO_COLOR`)
+/// is absent or empty, and `term` (the value of `TERM`) is not `dumb`.
+pub fn style_for(when: ColorWhen, stdout_is_terminal: bool, no_color: Option<&str>, term: Option<&str>) -> Style {
+    let color = match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => stdout_is_terminal && no_color.is_none_or(str::is_empty) && term != Some("dumb"),
+    };
+    Style { color }
 }
 
-/// `text` with every control character but newline and tab replaced by
-/// U+FFFD (borrowed when there is none).
-pub fn clean(text: &str) -> Cow<'_, str> {
-    if text.chars().all(printable) {
-        return Cow::Borrowed(text);
-    }
-    Cow::Owned(text.chars().map(|c| if printable(c) { c } else { '\u{FFFD}' }).collect())
+/// [`style_for`] this process's stdout and environment.
+pub fn stdout_style(when: ColorWhen) -> Style {
+    let var = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
+    style_for(when, io::stdout().is_terminal(), var("NO_COLOR").as_deref(), var("TERM").as_deref())
 }
 
 /// Writes `text`, [`clean`]ed, to stderr: the warnings, errors and
@@ -59,11 +68,21 @@ impl Out {
     /// Writes `text`, [`clean`]ed, to stdout and flushes it. Errors other
     /// than a broken pipe are returned (kept, when deferring).
     pub fn print(&self, text: &str) -> io::Result<()> {
+        self.write(clean(text).as_bytes())
+    }
+
+    /// Writes text the terminal renderer made (cleaned piece by piece, its
+    /// colour codes its own) as it is, and flushes it.
+    pub fn print_styled(&self, text: &Styled) -> io::Result<()> {
+        self.write(text.as_str().as_bytes())
+    }
+
+    fn write(&self, bytes: &[u8]) -> io::Result<()> {
         if self.broken.get() {
             return Ok(());
         }
         let mut out = io::stdout().lock();
-        match out.write_all(clean(text).as_bytes()).and_then(|_| out.flush()) {
+        match out.write_all(bytes).and_then(|_| out.flush()) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                 self.broken.set(true);
                 Ok(())
@@ -86,6 +105,19 @@ pub fn deferred_error() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::borrow::Cow;
+
+    #[test]
+    fn colour_is_on_when_asked_or_when_a_terminal_allows_it() {
+        let on = |when, tty, no_color, term| style_for(when, tty, no_color, term).color;
+        assert!(on(ColorWhen::Always, false, Some("1"), Some("dumb")));
+        assert!(!on(ColorWhen::Never, true, None, None));
+        assert!(on(ColorWhen::Auto, true, None, Some("xterm")));
+        assert!(on(ColorWhen::Auto, true, Some(""), None), "an empty NO_COLOR is no request");
+        assert!(!on(ColorWhen::Auto, true, Some("1"), None), "NO_COLOR");
+        assert!(!on(ColorWhen::Auto, false, None, None), "a pipe or a file");
+        assert!(!on(ColorWhen::Auto, true, None, Some("dumb")));
+    }
 
     #[test]
     fn clean_replaces_every_control_but_newline_and_tab() {

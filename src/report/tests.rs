@@ -61,6 +61,7 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         total_window: totals.map(|_| "spawn + work + join".into()),
         status,
         reason: (status != Status::Ok).then(|| "broken".into()),
+        skip: (status == Status::Skipped).then_some(crate::model::SkipKind::Machine),
         verifier: None,
         measurement: None,
         stats: RowStats::of(&samples, crate::stats::DEFAULT_NOISE),
@@ -88,6 +89,7 @@ pub(crate) fn fake_trial(trial: u32, value: f64, status: Status) -> crate::evide
         round: trial,
         status,
         reason: None,
+        skip: (status == Status::Skipped).then_some(crate::model::SkipKind::Machine),
         started_utc: String::new(),
         finished_utc: String::new(),
         process: ProcessRecord::default(),
@@ -126,6 +128,84 @@ fn render(rows: &[Row]) -> Vec<String> {
 
 fn reproducibility(rows: &[Row]) -> String {
     md(&sections::reproducibility(rows))
+}
+
+/// report.md's footer as the terminal shows it (`run --tables`).
+fn footer(run: &RunRecord, rows: &[Row]) -> String {
+    document::terminal::render(&sections::footer(run, rows))
+}
+
+/// A skipped row of workload `w` for `reason`, by design or of the machine.
+fn skipped(index: usize, w: &str, reason: &str, kind: crate::model::SkipKind) -> Row {
+    let mut r = fake_row(index, CpuClass::Physical, &[1.0], None, Status::Skipped, Unit::Ns);
+    r.cell.workload = w.into();
+    r.reason = Some(reason.into());
+    r.skip = Some(kind);
+    r
+}
+
+#[test]
+fn cells_that_do_not_apply_by_design_are_one_line_apart_from_the_rows_not_ok() {
+    use crate::model::SkipKind::{ByDesign, Machine};
+    let rows = vec![
+        fake_row(1, CpuClass::Physical, &[1.0, 1.1], None, Status::Ok, Unit::Ns),
+        skipped(2, "os.yield", "one end; placement does not apply", ByDesign),
+        skipped(3, "rt.fib", "a thread per task", ByDesign),
+        skipped(4, "rt.fib", "a thread per task", ByDesign),
+        skipped(5, "hw.smt", "no SMT siblings", Machine),
+        skipped(6, "hw.smt", "no SMT siblings", Machine),
+    ];
+    let (stored, _) = crate::evidence::fake::fake_run("r", "2026-01-01T00:00:00Z", None, rows);
+    let (run, rows) = (&stored.run, &stored.rows);
+    let full = md(&sections::footer(run, rows));
+    let not_ok = &full[full.find("## Not ok").unwrap()..];
+    assert!(not_ok.contains("| hw.smt workers=5 | skipped | no SMT siblings"), "{full}");
+    assert!(!not_ok.contains("| os.yield") && !not_ok.contains("| rt.fib"), "{full}");
+    assert!(
+        not_ok.contains(
+            "3 cells do not apply by design: os.yield workers=2 (one end; placement does not apply); rt.fib workers=3, workers=4 (a \
+             thread per task)."
+        ),
+        "{full}"
+    );
+    let text = document::terminal::render(&brief::end(run, rows, std::path::Path::new("/runs/r")));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "6 rows: 1 ok, 5 skipped (3 by design)", "{text}");
+    assert_eq!(lines[1], "skipped: hw.smt workers=5, workers=6: no SMT siblings", "{text}");
+    assert_eq!(lines[2], "3 cells do not apply by design: os.yield workers=2, rt.fib (2) (report.md says why)", "{text}");
+    assert!(lines.contains(&"Report: /runs/r/report.md") && lines.contains(&"        /runs/r/report.html"), "{text}");
+    assert!(!text.contains(" us") && text.contains("Wall time "), "{text}");
+    // Only rows that do not apply: every row that applies is ok.
+    let design: Vec<Row> = stored.rows.iter().filter(|r| r.skip != Some(Machine)).cloned().collect();
+    assert!(md(&sections::footer(run, &design)).contains("Every row that applies is ok."));
+    let (one, _) = crate::evidence::fake::fake_run("r", "2026-01-01T00:00:00Z", None, vec![skipped(2, "os.yield", "one end", ByDesign)]);
+    let text = document::terminal::render(&brief::end(&one.run, &one.rows, std::path::Path::new("d")));
+    assert!(text.starts_with("1 row: 0 ok, 1 skipped (1 by design)\n"), "{text}");
+}
+
+#[test]
+fn a_row_recorded_before_skips_had_a_kind_reads_as_a_skip_of_the_machine() {
+    let r = skipped(2, "hw.smt", "no SMT siblings", crate::model::SkipKind::Machine);
+    let mut v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["skip"], "machine");
+    assert_eq!(v["trials"][0]["skip"], "machine");
+    v.as_object_mut().unwrap().remove("skip");
+    v["trials"][0].as_object_mut().unwrap().remove("skip");
+    let old: Row = serde_json::from_value(v).unwrap();
+    assert_eq!((old.skip, old.trials[0].skip), (None, None));
+    assert!(!old.skipped_by_design());
+}
+
+#[test]
+fn a_workload_of_one_row_is_named_by_its_workload_in_its_notes_never_dash() {
+    let mut r = fake_row(1, CpuClass::Physical, &[1.0, 1.1], None, Status::Ok, Unit::Ns);
+    r.cell.workload = "os.syscall".into();
+    r.cell.axes.clear();
+    r.disagreement = Some("trials disagree".into());
+    let text = md(&sections::workload(&[r], "os.syscall", &variants::Verdicts::of(&[])));
+    assert!(text.contains("- os.syscall: trials disagree."), "{text}");
+    assert!(text.contains("| os.syscall |"), "{text}");
+    assert!(!text.contains("- -:"), "{text}");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::evidence::{Row, RunKind, RunRecord};
 use crate::model::{Cell, Variant};
 use crate::stats::DEFAULT_NOISE;
 
-use crate::text::document::{Align, Block, Line, Table};
+use crate::text::document::{Align, Block, Line, Table, Tone};
 use crate::text::format;
 
 /// The verdicts on a run's variants: every candidate against the base over
@@ -191,6 +191,48 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
         out.push(Block::Compact(lines));
     }
     Some(out)
+}
+
+/// What `run` prints of its variants at its end: each candidate's line
+/// against the base and the rows it moved, their verdicts toned (a noise
+/// run: what its rows can see and its false verdicts); nothing without
+/// variants. No markdown: the terminal shows the names as they are.
+pub fn brief(run: &RunRecord, rows: &[Row]) -> Vec<Line> {
+    let verdicts = Verdicts::of(rows);
+    let Some((base, candidates)) = verdicts.variants.as_ref() else { return Vec::new() };
+    let cs = &verdicts.comparisons;
+    if run.kind == RunKind::Noise {
+        let Some(c) = cs.first() else { return Vec::new() };
+        let f = noise_figures(c);
+        let [c5, c10, c20] = f.can_see;
+        let tone = if f.false_verdicts == 0 { Tone::Good } else { Tone::Bad };
+        return vec![
+            Line::from(format!(
+                "Noise profile (A/A): of {} judged, {c5} can see a 5% change, {c10} a 10% change and {c20} a 20% change; ",
+                format::counted(f.judged, "row", "rows")
+            ))
+            .toned(tone, format::counted(f.false_verdicts, "false verdict", "false verdicts"))
+            .text("."),
+        ];
+    }
+    let mut out = Vec::new();
+    for (c, v) in cs.iter().zip(candidates) {
+        out.push(Line::new().marked(compare::paired::summary_line(c, &v.name, &base.name).trim_start()).text("."));
+        for r in c.rows.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)) {
+            let name = if r.axes == "-" { r.workload.clone() } else { format!("{} {}", r.workload, r.axes.replace(", ", " ")) };
+            let tone = if r.verdict == Verdict::Regressed { Tone::Bad } else { Tone::Good };
+            out.push(
+                Line::from(format!("  {name} "))
+                    .toned(tone, r.verdict.as_str())
+                    .text(": ratio ")
+                    .text(r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")))
+                    .text(" (")
+                    .text(r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}")))
+                    .text(")"),
+            );
+        }
+    }
+    out
 }
 
 /// A small p-value as text: `0.001`, `1.0e-4`.

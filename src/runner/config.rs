@@ -60,6 +60,12 @@ pub struct RunRequest {
     pub quiet: bool,
     /// `--counters`: each group's counters table on the terminal.
     pub counters: bool,
+    /// `--tables`: each group's full tables and the whole footer on the
+    /// terminal, instead of one line per row and a short summary.
+    pub tables: bool,
+    /// `--color`: how stdout is styled (resolved against the terminal and
+    /// `NO_COLOR` by the command layer).
+    pub style: crate::report::terminal::Style,
     /// The launchers of `--launcher` (one per host of `--hosts`; none: a
     /// local run), checked.
     pub launchers: Vec<Launcher>,

@@ -2,7 +2,7 @@
 //! configuration (`config`), then runs rounds of trials (`rounds`), each
 //! trial a fresh worker process (`trial`, `spawn`), each row written and
 //! flushed when its last trial is decided (`compose`) and handed to the
-//! observers (`observe`: progress, terminal tables, JSON stream, plots and
+//! observers (`observe`: progress, terminal lines, JSON stream, plots and
 //! HTML, history). A failing trial never stops the run; a stop signal ends
 //! it early with every finished trial kept and the report still written.
 
@@ -30,6 +30,7 @@ use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
 use crate::model::utc_now;
 use crate::report::{self, terminal::Out};
+use crate::text::format::counted;
 
 pub use config::RunRequest;
 use config::{RunConfig, Target};
@@ -174,11 +175,18 @@ fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Re
     dir.write_file("report.md", &md)?;
     dir.write_file("report.html", &html)?;
     observers.run_finished(dir.path())?;
-    let summary = format!("{}\nResults: {}\n", report::footer(&stored.run, &stored.rows), dir.path().display());
+    // The end: a short summary (or with --tables report.md's whole footer)
+    // and where the report is; after the groups' lines, a blank line first.
     match (req.json, req.quiet) {
         (true, true) => {}
-        (true, false) => report::terminal::to_stderr(&summary),
-        (false, _) => Out::deferring().print(&summary)?,
+        (true, false) => report::terminal::to_stderr(
+            report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, report::terminal::Style::PLAIN).as_str(),
+        ),
+        (false, quiet) => {
+            let mut text = report::terminal::Styled::plain(if quiet { "" } else { "\n" });
+            text.push(&report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, req.style));
+            Out::deferring().print_styled(&text)?
+        }
     }
     let mut code = match (run.interrupted, run.counts.as_ref().map_or(0, StatusCounts::failures)) {
         (true, _) => EXIT_INTERRUPTED,
@@ -227,7 +235,11 @@ impl Start {
 fn announce(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) {
     let through = cfg.launcher.as_ref().map(|l| format!(", through `{}`", l.display(&[]))).unwrap_or_default();
     let t = &cfg.trials;
-    let trials = if t.min == t.max { format!("{} trials each", t.min) } else { format!("{} to {} trials each", t.min, t.max) };
+    let trials = if t.min == t.max {
+        format!("{} each", counted(t.min as usize, "trial", "trials"))
+    } else {
+        format!("{} to {} trials each", t.min, t.max)
+    };
     let variants = if cfg.variants.is_empty() {
         String::new()
     } else {
@@ -235,8 +247,8 @@ fn announce(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) {
         format!(" ({} under each of the variants {}, interleaved)", cfg.groups.len(), names.join(", "))
     };
     report::terminal::to_stderr(&format!(
-        "proofbench: {} cells{variants}, {trials}, profile {}{through}, writing {}\n",
-        cfg.cells.len(),
+        "proofbench: {}{variants}, {trials}, profile {}{through}, writing {}\n",
+        counted(cfg.cells.len(), "cell", "cells"),
         req.options.profile.as_str(),
         dir.path().display()
     ));

@@ -1,15 +1,18 @@
 //! The observers of a run (`observer::Observer` implementations): progress,
-//! the JSON stream, each group's plots, HTML and terminal tables, and the
+//! the JSON stream, each group's plots, HTML and terminal lines, and the
 //! history, fanned out by [`Observers`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::evidence::{Row, RunDir, TrialRecord, read_run};
 use crate::model::Cell;
-use crate::report::{self, terminal::Out};
+use crate::report::terminal::{Out, Style, Styled};
+use crate::report::{self};
+use crate::text::document::Block;
 
 use super::config::RunRequest;
-use super::observer::Observer;
+use super::observer::{Coming, Observer};
 use super::progress::{Printer, Progress};
 
 /// Every observer of a run, called in order.
@@ -19,8 +22,8 @@ pub struct Observers {
 
 impl Observers {
     /// The observers `run` asks for: progress, the JSON stream (`--json`),
-    /// plots, HTML and terminal tables as each group's rows are all decided,
-    /// and the history at the end (unless `--no-history`).
+    /// plots, HTML and the terminal's lines (or tables) as each group's rows
+    /// are all decided, and the history at the end (unless `--no-history`).
     pub fn for_run(req: &RunRequest, cells: &[Cell]) -> Observers {
         let progress = Progress::new(req.quiet);
         let printer = progress.printer();
@@ -28,10 +31,21 @@ impl Observers {
         if req.json {
             list.push(Box::new(JsonStream { out: Out::deferring() }));
         }
+        let mut order: Vec<String> = Vec::new();
+        for c in cells {
+            if !order.contains(&c.group) {
+                order.push(c.group.clone());
+            }
+        }
         list.push(Box::new(GroupOutputs {
             cells: cells.to_vec(),
-            tables: !req.json && !req.quiet,
+            print: !req.json && !req.quiet,
+            tables: req.tables,
+            style: req.style,
             counters: req.counters,
+            order,
+            ready: HashMap::new(),
+            printed: 0,
             printer,
             out: Out::deferring(),
         }));
@@ -41,7 +55,7 @@ impl Observers {
         Observers { list }
     }
 
-    pub fn round_started(&mut self, round: u32, coming: usize) {
+    pub fn round_started(&mut self, round: u32, coming: &Coming) {
         self.list.iter_mut().for_each(|o| o.round_started(round, coming));
     }
 
@@ -76,13 +90,70 @@ impl Observer for JsonStream {
 
 /// When every row of a group is decided: its plots (as RustFiber draws them
 /// while its runs go on), report.html from the records stored so far, and
-/// the group's tables on the terminal.
+/// the group on the terminal: its name and one line per row, or with
+/// `--tables` its full tables. Groups are printed in plan order, whatever
+/// order their last rows are decided in (the rounds shuffle it): a group
+/// that ends before one planned earlier waits for it, so that the output
+/// reads the same from run to run and still comes as groups end.
 struct GroupOutputs {
     cells: Vec<Cell>,
+    /// Whether anything is printed (not `--json`, not `--quiet`).
+    print: bool,
+    /// `--tables`.
     tables: bool,
+    style: Style,
     counters: bool,
+    /// The groups in plan order.
+    order: Vec<String>,
+    /// What each decided group prints, kept until every group before it
+    /// has printed.
+    ready: HashMap<String, Styled>,
+    /// How many groups of `order` have printed.
+    printed: usize,
     printer: Printer,
     out: Out,
+}
+
+impl GroupOutputs {
+    /// What group `group` prints, from its rows so far (`rows`: every row of
+    /// the run so far; `section`: its section, when it is made already).
+    fn text(&self, rows: &[Row], group: &str, section: Option<&[Block]>) -> Styled {
+        let mut ordered: Vec<Row> = rows.iter().filter(|r| r.cell.group == group).cloned().collect();
+        ordered.sort_by_key(|r| r.cell.index);
+        let verdicts = report::variants::Verdicts::so_far(rows, &self.cells);
+        let mut text = if self.tables {
+            let made;
+            let section = match section {
+                Some(s) => s,
+                None => {
+                    made = report::group_section(&ordered, group, &verdicts);
+                    &made
+                }
+            };
+            let mut t = crate::text::document::terminal::render_styled(section, self.style);
+            if self.counters {
+                t.push(&report::counters_section(&ordered, group, self.style));
+            }
+            t.push(&Styled::plain("\n"));
+            t
+        } else {
+            report::brief::group(&ordered, group, &verdicts, self.style)
+        };
+        if !self.tables && self.counters {
+            text.push(&report::counters_section(&ordered, group, self.style));
+        }
+        text
+    }
+
+    /// Prints every ready group whose predecessors in plan order have all
+    /// printed.
+    fn flush(&mut self) -> anyhow::Result<()> {
+        while let Some(text) = self.order.get(self.printed).and_then(|g| self.ready.remove(g)) {
+            self.printer.suspend(|| self.out.print_styled(&text))?;
+            self.printed += 1;
+        }
+        Ok(())
+    }
 }
 
 impl Observer for GroupOutputs {
@@ -95,7 +166,7 @@ impl Observer for GroupOutputs {
         // Rows are decided out of plan order: tables and plots follow the plan.
         let mut ordered: Vec<Row> = rows.iter().filter(|r| &r.cell.group == group).cloned().collect();
         ordered.sort_by_key(|r| r.cell.index);
-        // One section: its figures are the plot files, its text what is printed.
+        // One section: its figures are the plot files.
         // The variants' verdicts are judged with every comparison of the run.
         let verdicts = report::variants::Verdicts::so_far(rows, &self.cells);
         let section = report::group_section(&ordered, group, &verdicts);
@@ -109,14 +180,34 @@ impl Observer for GroupOutputs {
         }
         // The page so far (the seeds' graphs drawn as results arrive).
         dir.write_file("report.html", &report::page::render(&read_run(dir.path())?))?;
-        if self.tables {
-            let mut text = crate::text::document::terminal::render(&section);
-            if self.counters {
-                text.push_str(&report::counters_section(&ordered, group));
-            }
-            self.printer.suspend(|| self.out.print(&format!("{text}\n")))?;
+        if self.print {
+            let text = self.text(rows, group, Some(&section));
+            self.ready.insert(group.clone(), text);
+            self.flush()?;
         }
         Ok(())
+    }
+
+    /// The groups still waiting print now, in plan order; so do those a
+    /// stop signal left with only some of their rows (what they have).
+    fn run_finished(&mut self, dir: &Path) -> anyhow::Result<()> {
+        if !self.print || self.printed == self.order.len() {
+            return Ok(());
+        }
+        let rows = read_run(dir)?.rows;
+        let partial: Vec<String> = self.order[self.printed..]
+            .iter()
+            .filter(|g| !self.ready.contains_key(*g) && rows.iter().any(|r| &r.cell.group == *g))
+            .cloned()
+            .collect();
+        for g in partial {
+            let text = self.text(&rows, &g, None);
+            self.ready.insert(g, text);
+        }
+        // A group with no row at all prints nothing: the summary names its cells.
+        self.order.retain(|g| self.ready.contains_key(g) || rows.iter().any(|r| &r.cell.group == g));
+        self.printed = self.printed.min(self.order.len());
+        self.flush()
     }
 }
 

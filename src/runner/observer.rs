@@ -8,11 +8,38 @@ use std::path::Path;
 use crate::evidence::{Row, RunDir, TrialRecord};
 use crate::model::Cell;
 
+/// What a round's start knows of the trials still to come.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Coming {
+    /// Trials in this round.
+    pub this_round: usize,
+    /// Trials of the plan's minimum still to run, this round's included (0
+    /// from the first round past the minimum).
+    pub planned: usize,
+    /// The most extra trials (past the minimum, for rows whose interval is
+    /// still wide) that may still run, this round's included: every cell
+    /// still measuring taken to the plan's maximum. Never more than at the
+    /// round before: cells only leave.
+    pub extra_at_most: usize,
+}
+
+impl Coming {
+    /// What round `round` (from 0) of `cells` cells, each with `round`
+    /// trials so far, leaves to come under a plan of `min` to `max` trials.
+    pub fn at(round: u32, cells: usize, min: u32, max: u32) -> Coming {
+        Coming {
+            this_round: cells,
+            planned: cells * min.saturating_sub(round) as usize,
+            extra_at_most: cells * max.saturating_sub(round.max(min)) as usize,
+        }
+    }
+}
+
 /// What happens during a run, as the observers see it. Every method does
 /// nothing unless an observer overrides it.
 pub trait Observer {
-    /// Round `round` starts; `coming` trials are now planned from here on.
-    fn round_started(&mut self, _round: u32, _coming: usize) {}
+    /// Round `round` starts, with what is still to come.
+    fn round_started(&mut self, _round: u32, _coming: &Coming) {}
     fn trial_started(&mut self, _cell: &Cell, _trial: u32, _round: u32) {}
     fn trial_finished(&mut self, _cell: &Cell, _trial: &TrialRecord) {}
     /// A row was decided and written (`rows`: every row so far, it last).

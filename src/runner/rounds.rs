@@ -25,6 +25,7 @@ use crate::stats::{LEVEL, trial_interval};
 use super::compose::{self, Finished, RowInput};
 use super::config::RunConfig;
 use super::observe::Observers;
+use super::observer::Coming;
 use super::signals;
 use super::trial;
 
@@ -165,9 +166,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
     let mut round = 0u32;
     while !active.is_empty() && !out.interrupted {
         let order = round_order(&cfg.groups, &active, cfg.seed, round);
-        let per_round: usize = active.iter().map(|&g| cfg.groups[g].len()).sum();
-        let planned_later = per_round * cfg.trials.min.saturating_sub(round + 1) as usize;
-        obs.round_started(round, order.len() + planned_later);
+        obs.round_started(round, &Coming::at(round, order.len(), cfg.trials.min, cfg.trials.max));
         let mut record = RoundRecord {
             index: round,
             order: order.iter().map(|&i| cfg.cells[i].index).collect(),

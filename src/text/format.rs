@@ -1,4 +1,5 @@
-//! Number formatting for tables: thousands separators, units, ratios.
+//! Number formatting for tables: thousands separators, units, ratios; and
+//! counts of things with the noun's right number (`1 row`, `3 rows`).
 
 use crate::model::Unit;
 
@@ -26,7 +27,7 @@ pub fn count(n: u64) -> String {
     group_thousands(n as i128)
 }
 
-/// `n` with its noun, singular for one: `1 row`, `2 rows`, `0 runs`.
+/// `n` and the noun in its number: `1 row`, `0 rows`, `3 rows`.
 pub fn counted(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -181,5 +182,12 @@ mod tests {
         assert_eq!(seconds(0.25), "250 ms");
         assert_eq!(seconds(12.34), "12.3 s");
         assert_eq!(seconds(245.0), "4 min 5 s");
+    }
+
+    #[test]
+    fn a_count_takes_the_noun_in_its_number() {
+        assert_eq!(counted(1, "row", "rows"), "1 row");
+        assert_eq!(counted(0, "row", "rows"), "0 rows");
+        assert_eq!(counted(3, "cell does", "cells do"), "3 cells do");
     }
 }

@@ -1,5 +1,7 @@
 //! One table writer: markdown pipe tables padded to column width, so the same
-//! text reads well on a terminal and renders as markdown.
+//! text reads well on a terminal and renders as markdown; and, for the
+//! terminal alone, the same cells as aligned columns without pipes
+//! ([`Table::render_aligned`]).
 //!
 //! Every cell is text unless said otherwise: [`Table::push`] escapes each
 //! one for markdown ([`super::markdown::text`]), so a label, an axis value
@@ -12,6 +14,10 @@
 //! in a variant's label) is shortened, saying how much was left out: the
 //! full value stays in the records (rows.jsonl, run.json), which tables
 //! only show.
+//!
+//! Columns are padded on what a cell shows ([`Cell::Styled`] tells it apart
+//! from the colour codes around it): pad first, colour after, so that a
+//! coloured cell lines up with a plain one.
 
 use super::markdown;
 
@@ -50,6 +56,10 @@ pub enum Cell {
     /// Plain text for the terminal, which reads no markdown: nothing
     /// escaped, line breaks shown as spaces, shortened as text is.
     Plain(String),
+    /// Terminal text with colour codes around its pieces: `shown` is
+    /// written as it is, and padded as if it were `plain` (what the reader
+    /// sees, one line, already shortened).
+    Styled { shown: String, plain: String },
 }
 
 impl Cell {
@@ -62,12 +72,14 @@ impl Cell {
     /// before it is escaped; markdown, which proofbench writes (a report
     /// cell already shortened by its document, a registry's help text), as
     /// it is.
-    fn render(self) -> String {
-        match self {
+    fn render(self) -> Shown {
+        let text = match self {
             Cell::Text(s) => markdown::cell(&markdown::text(&shorten(&s, MAX_CELL_CHARS))),
             Cell::Markdown(s) => markdown::cell(&s),
             Cell::Plain(s) => shorten(&s, MAX_CELL_CHARS).chars().map(|c| if matches!(c, '\n' | '\r' | '\t') { ' ' } else { c }).collect(),
-        }
+            Cell::Styled { shown, plain } => return Shown { width: plain.chars().count(), text: shown },
+        };
+        Shown { width: text.chars().count(), text }
     }
 }
 
@@ -83,12 +95,20 @@ impl From<&str> for Cell {
     }
 }
 
-/// A table of cells, held as the markdown they render to.
+/// A cell as it is written, and how wide it shows.
+#[derive(Clone, Debug, PartialEq)]
+struct Shown {
+    text: String,
+    /// The characters a reader sees (colour codes left out).
+    width: usize,
+}
+
+/// A table of cells, held as the text they render to.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
-    headers: Vec<String>,
+    headers: Vec<Shown>,
     align: Vec<Align>,
-    rows: Vec<Vec<String>>,
+    rows: Vec<Vec<Shown>>,
 }
 
 impl Table {
@@ -109,6 +129,16 @@ impl Table {
         }
     }
 
+    /// A table whose headers are cells of any kind (the terminal's: plain
+    /// or styled, never escaped).
+    pub fn with_cell_headers(headers: Vec<(Cell, Align)>) -> Table {
+        Table {
+            align: headers.iter().map(|h| h.1).collect(),
+            headers: headers.into_iter().map(|h| h.0.render()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
     /// Adds a row of text cells, each escaped for markdown.
     pub fn push(&mut self, row: Vec<String>) {
         self.push_cells(row.into_iter().map(Cell::Text).collect());
@@ -120,25 +150,28 @@ impl Table {
         self.rows.push(row.into_iter().map(Cell::render).collect());
     }
 
+    /// The widest cell of column `i`, its header included, and at least `min`.
+    fn width(&self, i: usize, min: usize) -> usize {
+        self.rows.iter().map(|r| r[i].width).chain([self.headers[i].width, min]).max().unwrap_or(min)
+    }
+
+    /// Cell `c` of column `i` padded to `width`, on what it shows.
+    fn padded(&self, i: usize, c: &Shown, width: usize) -> String {
+        // Padded by hand: a formatting width has a bound of its own, and
+        // would count colour codes.
+        let pad = " ".repeat(width.saturating_sub(c.width));
+        match self.align[i] {
+            Align::Left => format!("{}{pad}", c.text),
+            Align::Right => format!("{pad}{}", c.text),
+        }
+    }
+
     /// Markdown, one line per row, each ending in a newline.
     pub fn render(&self) -> String {
         let (headers, rows) = (&self.headers, &self.rows);
-        let widths: Vec<usize> = (0..headers.len())
-            .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([headers[i].chars().count(), 3]).max().unwrap_or(3))
-            .collect();
-        // Padded by hand: a formatting width has a bound of its own.
-        let line = |cells: &[String]| {
-            let parts: Vec<String> = cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let pad = " ".repeat(widths[i].saturating_sub(c.chars().count()));
-                    match self.align[i] {
-                        Align::Left => format!("{c}{pad}"),
-                        Align::Right => format!("{pad}{c}"),
-                    }
-                })
-                .collect();
+        let widths: Vec<usize> = (0..headers.len()).map(|i| self.width(i, 3)).collect();
+        let line = |cells: &[Shown]| {
+            let parts: Vec<String> = cells.iter().enumerate().map(|(i, c)| self.padded(i, c, widths[i])).collect();
             format!("| {} |\n", parts.join(" | "))
         };
         let mut out = line(headers);
@@ -156,6 +189,40 @@ impl Table {
         }
         out
     }
+
+    /// For the terminal: the header line, then each row indented by
+    /// `indent` spaces, the columns two spaces apart and no pipes; a column
+    /// empty in every row is left out (the first is always kept), and no
+    /// line ends in spaces. Each line ends in a newline.
+    pub fn render_aligned(&self, indent: usize) -> String {
+        let keep: Vec<usize> = (0..self.headers.len()).filter(|&i| i == 0 || self.rows.iter().any(|r| r[i].width > 0)).collect();
+        // The first column's width takes the rows' indent into account: the
+        // header starts at the margin, the rows `indent` further in.
+        let widths: Vec<usize> = keep
+            .iter()
+            .map(|&i| {
+                if i == 0 {
+                    self.rows.iter().map(|r| r[0].width + indent).chain([self.headers[0].width]).max().unwrap_or(0)
+                } else {
+                    self.width(i, 0)
+                }
+            })
+            .collect();
+        let line = |cells: &[Shown], lead: usize| {
+            let parts: Vec<String> = keep
+                .iter()
+                .zip(&widths)
+                .map(|(&i, &w)| if i == 0 { self.padded(i, &cells[i], w - lead) } else { self.padded(i, &cells[i], w) })
+                .collect();
+            format!("{}{}", " ".repeat(lead), parts.join("  ").trim_end())
+        };
+        let mut out = format!("{}\n", line(&self.headers, 0));
+        for r in &self.rows {
+            out.push_str(&line(r, indent));
+            out.push('\n');
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +235,27 @@ mod tests {
         t.push(vec!["linux".into(), "1,234 ns".into()]);
         t.push(vec!["a|b".into(), "5 ns".into()]);
         assert_eq!(t.render(), "| System |   median |\n| ------ | -------: |\n| linux  | 1,234 ns |\n| a\\|b   |     5 ns |\n");
+    }
+
+    #[test]
+    fn styled_cells_pad_on_what_they_show_and_aligned_columns_drop_empty_ones() {
+        let red = |s: &str| Cell::Styled { shown: format!("\u{1b}[31m{s}\u{1b}[0m"), plain: s.into() };
+        let mut t = Table::with_cell_headers(vec![
+            (Cell::Plain("group".into()), Align::Left),
+            (Cell::Plain("median".into()), Align::Right),
+            (Cell::Plain("empty".into()), Align::Right),
+            (Cell::Plain("status".into()), Align::Left),
+        ]);
+        t.push_cells(vec![Cell::Plain("a.b".into()), Cell::Plain("1.00 ms".into()), Cell::Plain(String::new()), red("failed")]);
+        t.push_cells(vec![Cell::Plain("a.c x=1".into()), red("2 ns"), Cell::Plain(String::new()), Cell::Plain("ok".into())]);
+        let text = t.render_aligned(2);
+        assert_eq!(
+            text,
+            "group       median  status\n  a.b      1.00 ms  \u{1b}[31mfailed\u{1b}[0m\n  a.c x=1     \u{1b}[31m2 ns\u{1b}[0m  ok\n"
+        );
+        let pipes = t.render();
+        let plain: Vec<String> = pipes.lines().map(|l| l.replace("\u{1b}[31m", "").replace("\u{1b}[0m", "")).collect();
+        assert!(plain.iter().all(|l| l.chars().count() == plain[0].chars().count()), "{pipes}");
     }
 
     #[test]

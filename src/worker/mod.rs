@@ -22,7 +22,7 @@ use anyhow::Context;
 use crate::evidence::{WorkerReport, dir::parse_record};
 use crate::measure::counters::Probe;
 use crate::measure::{affinity, clock};
-use crate::model::{CELL_SCHEMA, Cell, Status};
+use crate::model::{CELL_SCHEMA, Cell, SkipKind, Status};
 use crate::workloads::command::CommandWorkload;
 use crate::workloads::contract::{PrepareContext, Prepared, Workload};
 use crate::workloads::registry;
@@ -82,7 +82,8 @@ pub fn run_cell(cell: &Cell, cx: &PrepareContext) -> WorkerReport {
     let prepare_ms = (clock::now_ns() - t0) as f64 / 1e6;
     match prepared {
         Ok(Ok(Prepared::Ready(inst))) => sampling::measure(cell, &cx.allowed, &spec, inst, prepare_ms, probe),
-        Ok(Ok(Prepared::Skip(reason))) => WorkerReport::new(Status::Skipped, Some(reason)),
+        Ok(Ok(Prepared::Skip(reason))) => WorkerReport::skipped(SkipKind::Machine, reason),
+        Ok(Ok(Prepared::NotApplicable(reason))) => WorkerReport::skipped(SkipKind::ByDesign, reason),
         Ok(Err(e)) => WorkerReport::new(Status::Failed, Some(format!("prepare failed: {e:#}"))),
         Err(_) => WorkerReport::new(Status::Failed, Some("prepare panicked (see the log)".into())),
     }

@@ -299,11 +299,17 @@ impl PrepareContext {
     }
 }
 
-/// A prepared cell, or the reason it cannot run on this machine.
+/// A prepared cell, or the reason it cannot run.
 pub enum Prepared {
     /// The instance, as the harness drives it (made by [`Prepared::ready`]).
     Ready(Box<dyn Sampler>),
+    /// This machine cannot run the cell (no SMT siblings, a refused
+    /// syscall, too little memory): the reason says why.
     Skip(String),
+    /// The cell does not apply by design, on any machine (a placement for a
+    /// workload with one end): the reason says why. The report lists such
+    /// rows apart, briefly, not among the rows that are not ok.
+    NotApplicable(String),
 }
 
 impl Prepared {

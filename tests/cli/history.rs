@@ -23,8 +23,13 @@ fn noisy(dir: &Path, slowdown_pct: u32, commit: &str) -> PathBuf {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("recorded as h:"), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    let line = stdout.lines().find_map(|l| l.strip_prefix("Results: ")).expect("the run prints its directory");
-    dir.join(line.trim())
+    dir.join(run_dir_printed(&stdout))
+}
+
+/// The run directory a run's stdout names (`Report: DIR/report.md`).
+fn run_dir_printed(stdout: &str) -> PathBuf {
+    let md = stdout.lines().find_map(|l| l.strip_prefix("Report: ")).expect("the run prints where its report is");
+    Path::new(md.trim()).parent().expect("report.md's directory").to_path_buf()
 }
 
 fn ok(out: &Output) -> String {
@@ -154,7 +159,7 @@ fn a_claim_and_a_history_filter_with_range_3m_match_a_run_made_with_range_3m() {
     let dir = tmp.path();
     let args = ["run", "cpu.primes", "-p", "range=3m", "-p", "workers=1", "--runs", "1", "--trials", "1", "--warmup", "0", "--settle", "0"];
     let stdout = ok(&pb(dir, &args));
-    let run = dir.join(stdout.lines().find_map(|l| l.strip_prefix("Results: ")).expect("the run prints its directory").trim());
+    let run = dir.join(run_dir_printed(&stdout));
     let claims = dir.join("claims.toml");
     std::fs::write(&claims, "[[claim]]\nworkload = \"cpu.primes\"\nparams = { range = \"3m\" }\nmin = 1\n").unwrap();
     let table = ok(&pb(dir, &["check-claims", claims.to_str().unwrap(), run.to_str().unwrap()]));

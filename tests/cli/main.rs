@@ -28,6 +28,7 @@ mod records_reliability;
 mod rt_tasks;
 mod statuses;
 mod subcommands;
+mod terminal;
 mod trials;
 mod variants;
 mod verifiers;

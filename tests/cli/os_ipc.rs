@@ -93,6 +93,7 @@ fn yield_rows_are_ok_or_skipped_and_a_silent_peer_is_caught() {
         if mode == "single" && placement == "cross-cpu" {
             assert_eq!(r["status"], "skipped");
             assert_eq!(r["reason"], "single-thread yield has one end; placement does not apply");
+            assert_eq!(r["skip"], "by-design");
         } else if r["status"] == "ok" {
             assert_eq!(r["details"]["mode"], mode);
             assert_eq!(r["details"]["cpu_b"].is_null(), mode == "single");

@@ -136,12 +136,12 @@ fn a_killed_run_says_incomplete_in_its_reports_and_in_the_history() {
     // The cpu group has no row at all, the selftest group misses the hang.
     let cpu = md.split("\n## cpu\n").nth(1).expect("the planned group has its section");
     let cpu = cpu.split("\n## selftest\n").next().unwrap();
-    assert!(cpu.contains("Not run: 1 of 1 planned cells have no row: the run has no finish record"), "{md}");
+    assert!(cpu.contains("Not run: 1 of 1 planned cell has no row: the run has no finish record"), "{md}");
     let selftest = md.split("\n## selftest\n").nth(1).unwrap().split("\n## Reproducibility").next().unwrap();
-    assert!(selftest.contains("Not run: 1 of 3 planned cells have no row"), "{selftest}");
+    assert!(selftest.contains("Not run: 1 of 3 planned cells has no row"), "{selftest}");
     assert!(md.contains("| 000-cpu.primes-workers=1 | not run"), "{md}");
     let html = ok(&pb(sb.tmp.path(), &["report", sb.run_dir().to_str().unwrap(), "--html", "-"]));
-    assert!(html.matches(claim).count() >= 2 && html.contains("Not run: 1 of 1 planned cells have no row"), "{html}");
+    assert!(html.matches(claim).count() >= 2 && html.contains("Not run: 1 of 1 planned cell has no row"), "{html}");
     let db = sb.tmp.path().join("h.sqlite");
     let db = db.to_str().unwrap();
     let imported = ok(&pb(sb.tmp.path(), &["history", "--db", db, "import", sb.run_dir().to_str().unwrap()]));

@@ -69,6 +69,7 @@ fn every_rt_row_is_ok_or_a_fine_grained_spawn_skip() {
         if skipped_on_spawn(r) {
             assert_eq!(r["status"], "skipped", "{name}");
             assert!(s(&r["reason"]).contains("thread per task"), "{name}: {}", r["reason"]);
+            assert_eq!(r["skip"], "by-design", "{name}: on any machine");
             continue;
         }
         assert_eq!(r["status"], "ok", "{name}: {}", r["reason"]);

@@ -20,7 +20,7 @@ fn a_crash_is_a_failed_row_with_the_signal_and_the_run_goes_on() {
     let log = std::fs::read_to_string(sb.run_dir().join(crash["log"].as_str().unwrap())).unwrap();
     assert!(log.contains("raising SIGSEGV"), "{log}");
     assert_eq!(row(&rows, "cpu.primes")["status"], "ok");
-    assert!(text(&out.stdout).contains("| selftest.crash | failed | killed by SIGSEGV"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("failed: selftest.crash: killed by SIGSEGV"), "{}", text(&out.stdout));
 }
 
 #[test]
@@ -54,7 +54,8 @@ fn a_wrong_answer_is_invalid_and_stays_out_of_every_table() {
     // The sample that gave the wrong answer is kept as evidence.
     assert_eq!(wrong["samples"].as_array().unwrap().len(), 1);
     let md = sb.report_md();
-    let section = md.split("## Not ok").next().unwrap();
+    // The group's section (the summary at the top lists every row, each with its status).
+    let section = md.split("\n## selftest\n").nth(1).unwrap().split("## Not ok").next().unwrap();
     assert!(section.contains("No ok rows"), "{section}");
     // The summary names it with its status and no figure; no other table has it.
     let (summary, rest) = section.split_once("## Summary").map(|(_, s)| s.split_once("\n## ").unwrap_or((s, ""))).unwrap();

@@ -64,7 +64,7 @@ fn the_report_gives_each_rows_spread_and_sensitivity_and_the_runs_summary() {
     let sb = Sandbox::new();
     noisy(&sb, 50, &["--trials", "3"]);
     let md = sb.report_md();
-    for want in [" Trials |", " Between |", " Within |", " Sees |", "## Reproducibility", "Of 1 ok rows with an interval,"] {
+    for want in [" Trials |", " Between |", " Within |", " Sees |", "## Reproducibility", "Of 1 ok row with an interval,"] {
         assert!(md.contains(want), "report.md lacks {want}:\n{md}");
     }
     let r = row(&sb.rows(), "selftest.noisy").clone();
@@ -141,7 +141,7 @@ fn a_busy_neighbour_on_the_trials_cpu_is_recorded_and_warned_about() {
     }
     let md = busy.report_md();
     assert!(md.contains("2 of 2 trials disturbed (others took"), "{md}");
-    assert!(md.contains("rows have trials that other processes disturbed"), "{md}");
+    assert!(md.contains(" trials that other processes disturbed"), "{md}");
 
     // compare says which run was busy, and counts the disturbed trials.
     let cmp = std::process::Command::new(bin())

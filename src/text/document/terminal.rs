@@ -2,39 +2,142 @@
 //! end. A terminal reads no markdown, so nothing is escaped for it (an axis
 //! value `[-]` shows as `[-]`, a reason's `<worker report>` as it is); the
 //! layout is report.md's (headings, lists, padded tables, code spans in
-//! backticks), with line breaks inside a value shown as spaces. Control
-//! characters are `report::terminal`'s to replace as it prints.
+//! backticks), with line breaks inside a value shown as spaces, or, for a
+//! table of one line per row, aligned columns without pipes ([`columns`]).
+//!
+//! Every text node is cleaned of control characters ([`clean`]) before
+//! anything is added around it: a record's ESC becomes U+FFFD, and the
+//! colour codes of [`Style::color`] (statuses and verdicts by their tone,
+//! headings bold) are the renderer's own, added last. What comes out is
+//! [`Styled`]: text that may reach the terminal as it is. Columns are padded
+//! on what a reader sees, before colour is added, so that coloured cells
+//! line up with plain ones.
+
+use std::borrow::Cow;
+
+use anstyle::{AnsiColor, Effects};
 
 use crate::text::table::{Cell, MAX_CELL_CHARS, Table as TextTable};
 
-use super::{Block, Inline, Line, Table, one_line};
+use super::{Block, Inline, Line, Table, Tone, one_line};
 
-/// `blocks` as plain text, a blank line between them.
-pub fn render(blocks: &[Block]) -> String {
-    blocks.iter().map(block).collect::<Vec<_>>().join("\n")
+/// Whether `c` may reach a terminal as it is.
+fn printable(c: char) -> bool {
+    c == '\n' || c == '\t' || !c.is_control()
 }
 
-fn block(b: &Block) -> String {
+/// `text` with every control character but newline and tab (ESC, the rest
+/// of C0, DEL, C1) replaced by U+FFFD (borrowed when there is none): a
+/// record's text could hold a terminal escape that recolours, retitles or
+/// rewrites the user's terminal; what was there still shows.
+pub fn clean(text: &str) -> Cow<'_, str> {
+    if text.chars().all(printable) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().map(|c| if printable(c) { c } else { '\u{FFFD}' }).collect())
+}
+
+/// How the terminal shows text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Style {
+    /// Colour the toned nodes (ok green, failed red, skipped yellow, no
+    /// change dim) and bold the headings, with ANSI codes.
+    pub color: bool,
+}
+
+impl Style {
+    pub const PLAIN: Style = Style { color: false };
+    #[cfg(test)]
+    pub const COLOR: Style = Style { color: true };
+}
+
+/// Text for the terminal whose every piece from a document was
+/// [`clean`]ed before any colour code was added around it: it may be
+/// written as it is. Only this module makes one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Styled(String);
+
+impl Styled {
+    /// `text`, cleaned, with no colour.
+    pub fn plain(text: &str) -> Styled {
+        Styled(clean(text).into_owned())
+    }
+
+    /// `text`, cleaned, in `tone` under `style`.
+    pub fn toned(tone: Tone, text: &str, style: Style) -> Styled {
+        let text = clean(text);
+        Styled(if style.color { paint(tone_style(tone), &text) } else { text.into_owned() })
+    }
+
+    /// Appends `other`.
+    pub fn push(&mut self, other: &Styled) {
+        self.0.push_str(&other.0);
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The colour of a tone.
+fn tone_style(t: Tone) -> anstyle::Style {
+    match t {
+        Tone::Good => anstyle::Style::new().fg_color(Some(AnsiColor::Green.into())),
+        Tone::Bad => anstyle::Style::new().fg_color(Some(AnsiColor::Red.into())).bold(),
+        Tone::Warn => anstyle::Style::new().fg_color(Some(AnsiColor::Yellow.into())),
+        Tone::Dim => anstyle::Style::new().effects(Effects::DIMMED),
+    }
+}
+
+/// `text` between `s`'s codes and a reset (nothing around an empty text).
+fn paint(s: anstyle::Style, text: &str) -> String {
+    if text.is_empty() || s == anstyle::Style::new() { text.to_string() } else { format!("{}{text}{}", s.render(), s.render_reset()) }
+}
+
+/// `blocks` as plain text, a blank line between them (cleaned, no colour):
+/// what the commands other than `run` print, and what the tests read.
+pub fn render(blocks: &[Block]) -> String {
+    render_styled(blocks, Style::PLAIN).0
+}
+
+/// `blocks` as text for the terminal under `style`, a blank line between
+/// them.
+pub fn render_styled(blocks: &[Block], style: Style) -> Styled {
+    Styled(blocks.iter().map(|b| block(b, style)).collect::<Vec<_>>().join("\n"))
+}
+
+fn block(b: &Block, style: Style) -> String {
+    let plain = |l: &Line| painted(l, style, anstyle::Style::new()).0;
     match b {
-        Block::Heading { level, text } => format!("{} {}\n", "#".repeat(usize::from(*level)), line(text)),
-        Block::Paragraph(lines) => lines.iter().map(|l| format!("{}\n", line(l))).collect(),
-        Block::List(items) => items.iter().map(|l| format!("- {}\n", line(l))).collect(),
-        Block::Warning(text) => format!("warning: {}\n", line(text)),
-        Block::Table(t) => table(t),
+        Block::Heading { level, text } => {
+            let bold = anstyle::Style::new().bold();
+            let marks = "#".repeat(usize::from(*level));
+            if style.color {
+                format!("{} {}\n", paint(bold, &marks), painted(text, style, bold).0)
+            } else {
+                format!("{marks} {}\n", plain(text))
+            }
+        }
+        Block::Paragraph(lines) => lines.iter().map(|l| format!("{}\n", plain(l))).collect(),
+        Block::List(items) => items.iter().map(|l| format!("- {}\n", plain(l))).collect(),
+        Block::Warning(text) => format!("{} {}\n", Styled::toned(Tone::Warn, "warning:", style).0, plain(text)),
+        Block::Table(t) => table(t, style),
         Block::Figures(figures) => {
             let paths: Vec<&str> = figures.iter().map(|f| f.path.as_str()).collect();
-            format!("Plots: {}.\n", paths.join(", "))
+            format!("Plots: {}.\n", clean(&paths.join(", ")))
         }
-        Block::Group { blocks, .. } => render(blocks),
-        Block::Compact(blocks) => blocks.iter().map(block).collect(),
+        Block::Group { blocks, .. } => render_styled(blocks, style).0,
+        Block::Compact(blocks) => blocks.iter().map(|b| block(b, style)).collect(),
         Block::Details { summary, text } => {
-            let body: String = text.trim_end_matches('\n').lines().map(|l| format!("    {l}\n")).collect();
-            format!("{}\n\n{body}", line(summary))
+            let body: String = text.trim_end_matches('\n').lines().map(|l| format!("    {}\n", clean(l))).collect();
+            format!("{}\n\n{body}", plain(summary))
         }
     }
 }
 
-/// A line's nodes as they read: text as it is, code in backticks.
+/// A line's nodes as they read: text as it is, code in backticks (not
+/// cleaned): what a test compares.
+#[cfg(test)]
 pub fn line(l: &Line) -> String {
     l.0.iter()
         .map(|i| match i {
@@ -44,19 +147,80 @@ pub fn line(l: &Line) -> String {
         .collect()
 }
 
+/// A line's text under `style` with `base` around its plain nodes (a
+/// heading's bold), and the text it shows (cleaned, no colour).
+fn painted(l: &Line, style: Style, base: anstyle::Style) -> (String, String) {
+    let (mut shown, mut plain) = (String::new(), String::new());
+    for i in &l.0 {
+        let (text, s) = match i {
+            Inline::Text(t) => (clean(&one_line(t)).into_owned(), base),
+            Inline::Code(c) => (format!("`{}`", clean(&one_line(&c.text))), base),
+            Inline::Toned(tone, t) => {
+                (clean(&one_line(t)).into_owned(), tone_style(*tone).effects(tone_style(*tone).get_effects() | base.get_effects()))
+            }
+        };
+        shown.push_str(&if style.color { paint(s, &text) } else { text.clone() });
+        plain.push_str(&text);
+    }
+    (shown, plain)
+}
+
+/// A table cell under `style`, shortened, padded on what it shows.
+fn cell(l: &Line, style: Style) -> Cell {
+    let (shown, plain) = painted(&l.shortened(MAX_CELL_CHARS), style, anstyle::Style::new());
+    Cell::Styled { shown, plain }
+}
+
 /// A table padded to its columns' widths, long cells shortened.
-fn table(t: &Table) -> String {
-    let mut out = TextTable::with_headers(t.columns.clone());
+fn table(t: &Table, style: Style) -> String {
+    let headers = t.columns.iter().map(|(h, a)| (Cell::Plain(clean(h).into_owned()), *a)).collect();
+    let mut out = TextTable::with_cell_headers(headers);
     for row in &t.rows {
-        out.push_cells(row.iter().map(|c| Cell::Plain(line(&c.shortened(MAX_CELL_CHARS)))).collect());
+        out.push_cells(row.iter().map(|c| cell(c, style)).collect());
     }
     out.render()
+}
+
+/// A table of one line per row, for a person to scan: `title` (bold) at
+/// the margin heads the first column, the other columns' titles beside it
+/// (dim), then each row indented by two spaces, the columns aligned two
+/// spaces apart with no pipes; a column empty in every row is left out.
+pub fn columns(title: &str, t: &Table, style: Style) -> Styled {
+    let head = |text: &str, s: anstyle::Style| {
+        let plain = clean(text).into_owned();
+        Cell::Styled { shown: if style.color { paint(s, &plain) } else { plain.clone() }, plain }
+    };
+    let mut headers = vec![(head(title, anstyle::Style::new().bold()), t.columns.first().map_or(super::Align::Left, |c| c.1))];
+    headers.extend(t.columns.iter().skip(1).map(|(h, a)| (head(h, anstyle::Style::new().effects(Effects::DIMMED)), *a)));
+    let mut out = TextTable::with_cell_headers(headers);
+    for row in &t.rows {
+        out.push_cells(row.iter().map(|c| cell(c, style)).collect());
+    }
+    Styled(out.render_aligned(2))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::text::document::Align;
+
+    /// `s` without its colour codes (ESC `[` ... `m`).
+    fn uncoloured(s: &str) -> String {
+        let mut out = String::new();
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            if c == '\u{1b}' {
+                for d in chars.by_ref() {
+                    if d == 'm' {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
 
     #[test]
     fn the_terminal_shows_values_as_they_are_with_no_markdown_escape() {
@@ -66,5 +230,71 @@ mod tests {
         t.push(vec!["a [b] | c".into(), "x\ny".into()]);
         let text = render(&[Block::heading(2, "Not ok"), Block::Table(t)]);
         assert_eq!(text, "## Not ok\n\n| Row       | Why |\n| --------- | --- |\n| a [b] | c | x y |\n");
+    }
+
+    fn toned_table() -> Table {
+        let mut t = Table::new(&[("Row", Align::Left), ("Median", Align::Right), ("Status", Align::Left)]);
+        t.push_row(vec![Line::from("w.x workers=1"), Line::from("1.00 ms"), Line::new().toned(Tone::Good, "ok")]);
+        t.push_row(vec![
+            Line::from("w.x workers=2"),
+            Line::new().toned(Tone::Dim, "2 ns"),
+            Line::new().toned(Tone::Warn, "skipped").text(" ").toned(Tone::Bad, "(x)"),
+        ]);
+        t
+    }
+
+    #[test]
+    fn colour_is_added_after_padding_so_columns_line_up_on_what_shows() {
+        let t = toned_table();
+        for blocks in [vec![Block::Table(t.clone())], vec![Block::heading(2, "g"), Block::Table(t.clone())]] {
+            let plain = render_styled(&blocks, Style::PLAIN);
+            let colored = render_styled(&blocks, Style::COLOR);
+            assert!(!plain.as_str().contains('\u{1b}'), "{plain:?}");
+            assert!(colored.as_str().contains("\u{1b}[32mok\u{1b}[0m"), "ok is green: {colored:?}");
+            assert!(colored.as_str().contains("\u{1b}[33mskipped\u{1b}[0m"), "skipped is yellow: {colored:?}");
+            assert_eq!(uncoloured(colored.as_str()), plain.as_str(), "colour adds codes and nothing else");
+        }
+        let plain = columns("w", &t, Style::PLAIN);
+        let colored = columns("w", &t, Style::COLOR);
+        assert_eq!(uncoloured(colored.as_str()), plain.as_str());
+        assert!(colored.as_str() != plain.as_str());
+        // Every line's visible width: right-aligned medians end in one column.
+        let ends: Vec<usize> = plain.as_str().lines().map(|l| l.find("ms").or(l.find("ns")).map_or(0, |i| i + 2)).collect();
+        assert_eq!(ends[1], ends[2], "{plain:?}");
+        let colored_lines: Vec<String> = colored.as_str().lines().map(uncoloured).collect();
+        let plain_lines: Vec<&str> = plain.as_str().lines().collect();
+        for (c, p) in colored_lines.iter().zip(&plain_lines) {
+            assert_eq!(c.chars().count(), p.chars().count(), "visible widths equal: {c:?} {p:?}");
+        }
+        assert_eq!(
+            plain.as_str(),
+            "w                 Median  Status\n  w.x workers=1  1.00 ms  ok\n  w.x workers=2     2 ns  skipped (x)\n"
+        );
+    }
+
+    #[test]
+    fn a_records_escape_is_replaced_even_when_colour_is_on() {
+        let hostile = "\u{1b}[2Jgone\u{7}";
+        let mut t = Table::new(&[("Row", Align::Left), ("Status", Align::Left)]);
+        t.push_row(vec![Line::from(hostile), Line::new().toned(Tone::Bad, hostile)]);
+        let blocks = vec![
+            Block::heading(2, Line::from(hostile).toned(Tone::Warn, hostile)),
+            Block::paragraph(Line::from(hostile).code(hostile).toned(Tone::Good, hostile)),
+            Block::List(vec![Line::from(hostile)]),
+            Block::Warning(Line::from(hostile)),
+            Block::Table(t.clone()),
+            Block::Details { summary: Line::from(hostile), text: hostile.into() },
+        ];
+        for style in [Style::PLAIN, Style::COLOR] {
+            let out = render_styled(&blocks, style);
+            let from_records = uncoloured(out.as_str());
+            assert!(!from_records.contains('\u{1b}') && !from_records.contains('\u{7}'), "{out:?}");
+            assert!(from_records.contains("\u{FFFD}[2Jgone\u{FFFD}"), "{out:?}");
+            assert!(!out.as_str().contains("\u{1b}[2J"), "{out:?}");
+            let cols = columns(hostile, &t, style);
+            assert!(!cols.as_str().contains("\u{1b}[2J") && cols.as_str().contains("\u{FFFD}[2Jgone"), "{cols:?}");
+        }
+        assert_eq!(Styled::toned(Tone::Good, hostile, Style::COLOR).as_str(), "\u{1b}[32m\u{FFFD}[2Jgone\u{FFFD}\u{1b}[0m");
+        assert_eq!(Styled::plain(hostile).as_str(), "\u{FFFD}[2Jgone\u{FFFD}");
     }
 }

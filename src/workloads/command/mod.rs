@@ -222,7 +222,7 @@ value = { regex = 'sum=(\d+)', expected = 10 }
     fn instance(def: &CommandDef, n: i64) -> Box<dyn crate::workloads::contract::Sampler> {
         match (CommandWorkload { def: def.clone() }).prepare_here(&cell(n)).unwrap() {
             Prepared::Ready(i) => i,
-            Prepared::Skip(why) => panic!("skipped: {why}"),
+            Prepared::Skip(why) | Prepared::NotApplicable(why) => panic!("skipped: {why}"),
         }
     }
 

@@ -248,7 +248,7 @@ mod tests {
     fn prepared(c: &Cell) -> Box<dyn crate::workloads::contract::Sampler> {
         match Affinity.prepare_here(c).unwrap() {
             Prepared::Ready(i) => i,
-            Prepared::Skip(why) => panic!("{why}"),
+            Prepared::Skip(why) | Prepared::NotApplicable(why) => panic!("{why}"),
         }
     }
 
@@ -294,7 +294,7 @@ mod tests {
     fn more_pinned_threads_than_cores_is_a_skip() {
         let cores = Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).topology.unwrap().allowed_physical_cores();
         match Affinity.prepare_here(&cell("pinned", "private", cores + 1, None)).unwrap() {
-            Prepared::Skip(why) => assert!(why.contains("one thread per physical core"), "{why}"),
+            Prepared::Skip(why) | Prepared::NotApplicable(why) => assert!(why.contains("one thread per physical core"), "{why}"),
             Prepared::Ready(_) => panic!("{} pinned threads on {cores} cores", cores + 1),
         }
     }

@@ -107,7 +107,7 @@ pub fn test_cell(workload: &str, params: serde_json::Value, fault: Option<&str>,
 pub fn ready(p: anyhow::Result<Prepared>) -> Box<dyn crate::workloads::contract::Sampler> {
     match p {
         Ok(Prepared::Ready(i)) => i,
-        Ok(Prepared::Skip(why)) => panic!("skipped: {why}"),
+        Ok(Prepared::Skip(why) | Prepared::NotApplicable(why)) => panic!("skipped: {why}"),
         Err(e) => panic!("prepare failed: {e:#}"),
     }
 }

@@ -128,7 +128,7 @@ impl Workload for IpcRtt {
 /// `loopback`: one pipe, both ends held by the measuring thread.
 fn prepare_loopback(cell: &Cell, cx: &PrepareContext, bytes: usize) -> anyhow::Result<Prepared> {
     if cell.choice::<PairPlacement>("placement")? != PairPlacement::SameCpu {
-        return Ok(Prepared::Skip("loopback has one end; placement does not apply".into()));
+        return Ok(Prepared::NotApplicable("loopback has one end; placement does not apply".into()));
     }
     let pair = match pin_pair(cell, cx, "measuring thread")? {
         Ok(p) => p,

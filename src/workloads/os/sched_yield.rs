@@ -92,7 +92,7 @@ impl Workload for SchedYield {
         let pair_mode = cell.choice::<Mode>("mode")? == Mode::Pair;
         let placement = cell.choice::<PairPlacement>("placement")?;
         if !pair_mode && placement != PairPlacement::SameCpu {
-            return Ok(Prepared::Skip("single-thread yield has one end; placement does not apply".into()));
+            return Ok(Prepared::NotApplicable("single-thread yield has one end; placement does not apply".into()));
         }
         // A fault only the checks of another cell can see would leave this
         // row ok: such cells are skipped, saying so.

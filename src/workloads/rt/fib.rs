@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn prepare_skips_spawn_and_refuses_a_cutoff_without_tasks() {
         let cell = |rt: &str, n: u64, cutoff: u64| test_cell("rt.fib", json!({"n": n, "cutoff": cutoff, "runtime": rt}), 2, None);
-        assert!(matches!(Fib.prepare_here(&cell("spawn", 20, 3)), Ok(Prepared::Skip(s)) if s.contains("thread per task")));
+        assert!(matches!(Fib.prepare_here(&cell("spawn", 20, 3)), Ok(Prepared::NotApplicable(s)) if s.contains("thread per task")));
         assert!(Fib.prepare_here(&cell("rayon", 5, 5)).is_err());
         let mut inst = ready(Fib.prepare_here(&cell("global-queue", 16, 4)));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);

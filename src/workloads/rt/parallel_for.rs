@@ -242,7 +242,7 @@ mod tests {
     #[test]
     fn per_item_on_spawn_is_skipped_and_chunked_runs() {
         let cell = |mode: &str| test_cell("rt.parallel-for", json!({"items": 5_000, "mode": mode, "runtime": "spawn"}), 2, None);
-        assert!(matches!(ParallelFor.prepare_here(&cell("per-item")), Ok(Prepared::Skip(_))));
+        assert!(matches!(ParallelFor.prepare_here(&cell("per-item")), Ok(Prepared::NotApplicable(_))));
         let mut inst = ready(ParallelFor.prepare_here(&cell("chunked")));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         let d = inst.details();

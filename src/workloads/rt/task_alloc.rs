@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn prepare_skips_spawn() {
         let cell = |rt: &str| test_cell("rt.task-alloc", json!({"tasks": 1_000, "runtime": rt}), 1, None);
-        assert!(matches!(TaskAlloc.prepare_here(&cell("spawn")), Ok(Prepared::Skip(_))));
+        assert!(matches!(TaskAlloc.prepare_here(&cell("spawn")), Ok(Prepared::NotApplicable(_))));
         let mut inst = ready(TaskAlloc.prepare_here(&cell("rayon")));
         assert_eq!(verdicts(inst.as_mut(), 2), [true; 2]);
         assert_eq!(inst.details()["overhead_dominated"], true);

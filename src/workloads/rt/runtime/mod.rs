@@ -77,14 +77,15 @@ pub trait Maker {
 
 /// Builds the runtime the cell's `runtime` parameter names (with the cell's
 /// worker count and pinning) and the instance on it. A workload of tiny tasks
-/// (`fine_grained`) on a runtime that cannot run them is skipped with the reason.
+/// (`fine_grained`) on a runtime that cannot run them does not apply
+/// ([`Prepared::NotApplicable`], with the reason).
 pub fn prepare_with(cell: &Cell, fine_grained: bool, maker: impl Maker) -> anyhow::Result<Prepared> {
     let name = cell.str("runtime")?;
     let workers = cell.worker_count();
     let cpus = cell.placement.cpus.as_deref();
     fn go<R: Runtime>(workers: usize, cpus: Option<&[usize]>, fine_grained: bool, maker: impl Maker) -> anyhow::Result<Prepared> {
         if fine_grained && !R::FINE_GRAINED {
-            return Ok(Prepared::Skip(format!(
+            return Ok(Prepared::NotApplicable(format!(
                 "the {} runtime starts a thread per task: not meaningful for this many tiny tasks",
                 R::NAME
             )));
