@@ -45,6 +45,12 @@ pub enum Command {
     /// smallest change it can see here. Recorded in the history as the
     /// machine's noise profile.
     Noise(Box<RunArgs>),
+    /// Print the shell completion script of proofbench for SHELL (bash,
+    /// zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of proofbench, or write one page per
+    /// command to a directory with --dir.
+    Man(ManArgs),
     /// Internal: run one cell (JSON on stdin), print one report line.
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -484,6 +490,24 @@ pub struct CheckClaimsArgs {
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {}
+
+/// `proofbench completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to print the completion script for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `proofbench man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write one page per command into DIR (`proofbench.1`,
+    /// `proofbench-run.1`, ..., created if missing) instead of printing the
+    /// page of `proofbench` itself.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
 
 /// Parses `60s`, `500ms`, `1m30s`, or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {

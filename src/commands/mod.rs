@@ -10,6 +10,7 @@ pub(crate) mod env;
 pub(crate) mod history;
 pub(crate) mod internal;
 pub(crate) mod list;
+pub(crate) mod manual;
 pub(crate) mod report;
 pub(crate) mod run;
 
@@ -35,6 +36,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::compare(&args),
         Command::History(args) => history::history(&args),
         Command::CheckClaims(args) => claims::check_claims(&args),
+        Command::Completions(args) => manual::completions(&args),
+        Command::Man(args) => manual::man(&args),
         Command::Worker(_) => internal::worker(),
         Command::Noop { token } => internal::noop(&token),
         Command::MallocProvider => internal::malloc_provider(),

@@ -7,6 +7,7 @@ mod architecture;
 mod command;
 mod common;
 mod compare;
+mod completions;
 mod counters;
 mod cpu_patterns;
 mod errors;
