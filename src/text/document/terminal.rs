@@ -25,7 +25,7 @@ fn block(b: &Block) -> String {
             let paths: Vec<&str> = figures.iter().map(|f| f.path.as_str()).collect();
             format!("Plots: {}.\n", paths.join(", "))
         }
-        Block::Group { blocks, .. } => render(blocks),
+        Block::Group { blocks, .. } | Block::Fold { blocks, .. } => render(blocks),
         Block::Compact(blocks) => blocks.iter().map(block).collect(),
         Block::Details { summary, text } => {
             let body: String = text.trim_end_matches('\n').lines().map(|l| format!("    {l}\n")).collect();
@@ -38,7 +38,7 @@ fn block(b: &Block) -> String {
 pub fn line(l: &Line) -> String {
     l.0.iter()
         .map(|i| match i {
-            Inline::Text(s) | Inline::Toned(_, s) => one_line(s),
+            Inline::Text(s) | Inline::Toned(_, s) | Inline::Link { text: s, .. } => one_line(s),
             Inline::Code(c) => format!("`{}`", one_line(&c.text)),
         })
         .collect()
