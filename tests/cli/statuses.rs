@@ -54,7 +54,8 @@ fn a_wrong_answer_is_invalid_and_stays_out_of_every_table() {
     // The sample that gave the wrong answer is kept as evidence.
     assert_eq!(wrong["samples"].as_array().unwrap().len(), 1);
     let md = sb.report_md();
-    let section = md.split("## Not ok").next().unwrap();
+    // The group's section: after the rows not ok and the summary, before the footer.
+    let section = md.split("\n## selftest\n").nth(1).and_then(|g| g.split("\n## ").next()).expect("the group's section");
     assert!(section.contains("No ok rows"), "{section}");
     assert!(!section.contains("| Median"), "an invalid row reached a performance table:\n{section}");
     assert!(md.contains("| selftest.wrong | invalid | verifier failed"), "{md}");
