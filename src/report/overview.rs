@@ -10,7 +10,7 @@
 use crate::compare::{RowComparison, Verdict};
 use crate::evidence::Row;
 use crate::model::{Direction, Status};
-use crate::text::document::{Align, Line, Table, Tone};
+use crate::text::document::{Align, Line, Table, Tone, slug};
 use crate::text::format;
 
 use super::facts::interval_text;
@@ -34,7 +34,8 @@ pub fn name(r: &Row) -> String {
 }
 
 /// The overview of `rows` (in the order given), with the run's variant
-/// `verdicts`: one line per row.
+/// `verdicts`: one line per row, its name a link to its workload's section
+/// (the heading that names the workload).
 pub fn table(rows: &[&Row], verdicts: &Verdicts) -> Table {
     let mut t = Table::new(&COLUMNS);
     for r in rows {
@@ -52,7 +53,9 @@ fn line(r: &Row, all: &[&Row], verdicts: &Verdicts) -> Vec<Line> {
         None => speedup(r, all).map_or_else(Line::new, Line::from),
     };
     let sees = r.headline().and_then(|h| h.sensitivity).map_or_else(String::new, |s| format!(">= {}", format::percent(s)));
-    vec![Line::from(name(r)), Line::from(median), Line::from(interval), relative, Line::from(sees), status(r)]
+    // The name links to the workload's section (its heading's anchor).
+    let name = Line::new().link(name(r), &slug(&r.cell.workload));
+    vec![name, Line::from(median), Line::from(interval), relative, Line::from(sees), status(r)]
 }
 
 /// The tone of a status.

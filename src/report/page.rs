@@ -1,31 +1,68 @@
 //! report.html, and the page of any other document: one self-contained page (inline CSS,
-//! inline SVG plots, one small inline script that counts the drawn plots; no
-//! external file, font or network). The page's body is the report's
-//! document rendered by the HTML renderer (`document::html`), each plot drawn
-//! where the document places its figure, followed by the last lines of the
-//! worker's stderr of every row that is not ok. Every text that comes from
-//! the records is HTML-escaped there; the SVG text is escaped by plotters.
+//! inline SVG plots, one small inline script that enlarges a plot clicked,
+//! opens the folds for printing and checks the page; no external file,
+//! font or network). The page's body is a bar of links to its sections,
+//! then the report's document rendered by the HTML renderer
+//! (`document::html`), each workload's plots drawn in a grid where the
+//! document places its figures, followed by the last lines of the worker's
+//! stderr of every row that is not ok. Every text that comes from the
+//! records is HTML-escaped there; the SVG text is escaped by plotters.
 
 use crate::evidence::{Row, StoredRun};
 use crate::text::document::Document;
 use crate::text::document::html::escape;
 
-/// The page's style: readable tables, plots scaled to the page width.
-const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}\
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}\
-th,td{border:1px solid #ccc;padding:.2em .5em;vertical-align:top}\
+/// The page's style: a bar of links to the sections that stays at the top,
+/// tables that fit the page (a table wider than the page scrolls in its own
+/// box), plots in a grid of thumbnails (a click enlarges one to the page's
+/// width), folds for the records a reader opens when wanted, and a print
+/// style (no bar, folds opened by the script, no plot or table row cut
+/// across pages, each group on a new page).
+const CSS: &str = "*{box-sizing:border-box}\
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1320px;padding:0 1em 1.5em;color:#222;line-height:1.35}\
+nav{position:sticky;top:0;z-index:1;background:#fff;border-bottom:1px solid #ddd;padding:.35em 0;font-size:.9em;display:flex;flex-wrap:wrap;gap:.15em 1em}\
+a{color:#1f4e9a}nav a{text-decoration:none}h1{font-size:1.6em;margin:.5em 0 .3em;overflow-wrap:anywhere}\
+h2,h3,section{scroll-margin-top:2.6em}h2,h3{overflow-wrap:anywhere}\
+div.table{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:.6em 0;font-size:.88em}\
+th,td{border:1px solid #ccc;padding:.15em .45em;vertical-align:top;overflow-wrap:break-word}\
 th{background:#f0f0f0}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}\
+details.fold{margin:.6em 0}details.fold>summary{cursor:pointer;color:#444}details.fold table{font-size:.8em}\
 blockquote{border-left:4px solid #d62728;margin:.6em 0;padding:.2em .8em;background:#fff4f4}\
-code{background:#f4f4f4;padding:0 .2em}figure.plot{margin:1em 0}figure.plot svg{max-width:100%;height:auto}\
-figcaption{font-size:.85em;color:#555}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:.85em}\
-section.group{border-top:2px solid #ddd;margin-top:1.5em}";
+code{background:#f4f4f4;padding:0 .2em;overflow-wrap:anywhere}\
+div.plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:.6em 1em;margin:.8em 0}\
+figure.plot{margin:0;min-width:0;cursor:zoom-in}figure.plot.big{grid-column:1/-1;cursor:zoom-out}\
+figure.plot svg{display:block;width:100%;height:auto;border:1px solid #eee}\
+@media (min-width:760px){figure.plot.wide{grid-column:span 2}}\
+figcaption{font-size:.8em;color:#555;overflow-wrap:anywhere}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:.85em}\
+section.group{border-top:2px solid #ddd;margin-top:1.5em}\
+.tone-good{color:#1a7f37}.tone-bad{color:#c62828;font-weight:600}.tone-warn{color:#9a6700}.tone-dim{color:#777}\
+@media print{nav,#plot-check{display:none}body{max-width:none;padding:0}div.table{overflow:visible}\
+div.plots{grid-template-columns:repeat(2,1fr)}figure.plot{break-inside:avoid}tr{break-inside:avoid}\
+h2,h3{break-after:avoid}section.group{break-before:page}a{color:inherit;text-decoration:none}}";
 
-/// The script: counts the figures whose SVG was drawn with a size and marks
-/// the count on `#plot-check` (a headless browser test reads it back).
-const SCRIPT: &str = "(function(){var f=document.querySelectorAll('figure.plot');var n=0;\
+/// The script: a click on a plot enlarges it to the page's width (and
+/// back); the folds open for printing. Once the page has loaded, it checks
+/// the page and marks what it found on `#plot-check` (a headless browser
+/// test reads it back): the figures whose SVG was drawn with a size and
+/// text, the images loaded, the page's width with its folds closed and
+/// open against the window's, and how far down the summary table starts.
+const SCRIPT: &str = "(function(){\
+document.querySelectorAll('figure.plot').forEach(function(x){x.addEventListener('click',function(){x.classList.toggle('big');});});\
+var shut=[];window.addEventListener('beforeprint',function(){shut=[].slice.call(document.querySelectorAll('details:not([open])'));\
+shut.forEach(function(d){d.open=true;});});window.addEventListener('afterprint',function(){shut.forEach(function(d){d.open=false;});shut=[];});\
+window.addEventListener('load',function(){var f=document.querySelectorAll('figure.plot');var n=0;\
 f.forEach(function(x){var s=x.querySelector('svg');if(s&&s.getBoundingClientRect().width>0&&s.querySelector('text'))n++;});\
+var im=[].slice.call(document.images),loaded=im.filter(function(i){return i.complete&&i.naturalWidth>0;}).length;\
+var root=document.documentElement,width=root.scrollWidth;\
+var closed=[].slice.call(document.querySelectorAll('details:not([open])'));closed.forEach(function(d){d.open=true;});\
+var open=root.scrollWidth;closed.forEach(function(d){d.open=false;});\
+var top=-1,h=document.getElementById('summary'),t=h;while(t&&!(t.querySelector&&t.querySelector('table')))t=t.nextElementSibling;\
+if(h&&t)top=Math.round(t.querySelector('table').getBoundingClientRect().top+window.scrollY);\
 var e=document.getElementById('plot-check');e.setAttribute('data-rendered',String(n));\
-e.textContent=n+' of '+f.length+' plots drawn.';})();";
+e.setAttribute('data-images',String(im.length));e.setAttribute('data-images-loaded',String(loaded));\
+e.setAttribute('data-scroll-width',String(width));e.setAttribute('data-scroll-width-open',String(open));\
+e.setAttribute('data-window',window.innerWidth+'x'+window.innerHeight);e.setAttribute('data-summary-top',String(top));\
+e.textContent=n+' of '+f.length+' plots drawn.';});})();";
 
 /// The whole report.html of a stored run.
 pub fn render(stored: &StoredRun) -> String {
@@ -40,15 +77,25 @@ pub fn page(mut doc: Document, rows: &[Row]) -> String {
 }
 
 /// Any document as one self-contained page (what `run`, `report`,
-/// `compare`, `noise`, `check-claims` and `history` write with `--html`).
+/// `compare`, `noise`, `check-claims` and `history` write with `--html`):
+/// a bar of links to its sections (its level-2 headings and groups) when it
+/// has two or more, then the document.
 pub fn html(doc: &Document) -> String {
     let figures = doc.figures();
-    let body = crate::text::document::html::render(&doc.blocks);
+    let body = crate::text::document::html::body(&doc.blocks);
+    let nav = if body.outline.len() < 2 {
+        String::new()
+    } else {
+        let links: Vec<String> =
+            body.outline.iter().map(|(text, id)| format!("<a href=\"#{}\">{}</a>", escape(id), escape(text))).collect();
+        format!("<nav>{}</nav>\n", links.join(""))
+    };
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}<p id=\"plot-check\" data-expected=\"{figures}\">{figures} plots.</p>\n\
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{nav}{}<p id=\"plot-check\" data-expected=\"{figures}\">{figures} plots.</p>\n\
          <script>{SCRIPT}</script>\n</body>\n</html>\n",
-        escape(&doc.title)
+        escape(&doc.title),
+        body.html
     )
 }
 
@@ -95,7 +142,7 @@ mod tests {
 
     #[test]
     fn the_page_is_self_contained_with_every_plot_inline() {
-        let rows: Vec<Row> = [1, 2]
+        let rows: Vec<Row> = [1, 2, 4]
             .into_iter()
             .map(|k| fake_row(k, CpuClass::Physical, &[100.0 / k as f64, 101.0 / k as f64], None, Status::Ok, Unit::Ns))
             .collect();
@@ -107,10 +154,48 @@ mod tests {
         assert_eq!(page.matches("<figure").count(), 4);
         assert_eq!(page.matches("<svg").count(), 4);
         assert!(page.contains("data-expected=\"4\""));
-        assert!(page.contains("<h2>w</h2>") && page.contains("<h3>w.x</h3>") && page.contains("<h2>Not ok</h2>"));
-        for external in ["src=", "href=", "@import", "url("] {
+        assert!(
+            page.contains("<h2 id=\"w\">w</h2>")
+                && page.contains("<h3 id=\"wx\">w.x</h3>")
+                && page.contains("<h2 id=\"not-ok\">Not ok</h2>")
+        );
+        for external in ["src=", "@import", "url("] {
             assert!(!page.contains(external), "no external resource ({external})");
         }
+        // Every link is to a place on the page, and every place exists.
+        for href in page.split("href=\"").skip(1).map(|h| &h[..h.find('"').unwrap()]) {
+            let id = href.strip_prefix('#').unwrap_or_else(|| panic!("{href}: a link out of the page"));
+            assert!(page.contains(&format!(" id=\"{id}\"")), "{href} leads nowhere");
+        }
+    }
+
+    #[test]
+    fn the_page_opens_with_the_answer_and_folds_the_records() {
+        let mut rows: Vec<Row> = [1, 2]
+            .into_iter()
+            .map(|k| fake_row(k, CpuClass::Physical, &[100.0 / k as f64, 101.0 / k as f64], None, Status::Ok, Unit::Ns))
+            .collect();
+        rows.push(fake_row(4, CpuClass::Physical, &[30.0], None, Status::Failed, Unit::Ns));
+        let page = render(&stored(rows));
+        let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle} missing:\n{page}"));
+        // The bar of links first, then the title, the counts, the rows not
+        // ok, the summary whose rows link to their workload, then the groups.
+        assert!(at("<nav><a href=\"#not-ok\">Not ok</a><a href=\"#summary\">Summary</a><a href=\"#group-w\">w</a>") < at("<h1"));
+        assert!(at("<h1") < at("Rows: <span class=\"tone-good\">2 ok</span>"));
+        assert!(
+            at("Rows: ") < at("<details class=\"fold\"><summary>The run and the machine (&lt;script&gt;alert(1)&lt;/script&gt;)</summary>")
+        );
+        assert!(at("<summary>The run and the machine") < at("<td>System label</td>"), "the machine record is folded");
+        assert!(at("<td>System label</td>") < at("<h2 id=\"not-ok\">") && at("<h2 id=\"not-ok\">") < at("<h2 id=\"summary\">"));
+        assert!(at("<h2 id=\"summary\">") < at("<td><a href=\"#wx\">w.x workers=1</a></td>"));
+        assert!(at("<a href=\"#wx\">w.x workers=2</a>") < at("<section class=\"group\" id=\"group-w\">"));
+        assert!(at("<section class=\"group\" id=\"group-w\">") < at("<h3 id=\"wx\">w.x</h3>"));
+        assert!(at("<h3 id=\"wx\">") < at("<div class=\"plots\">"), "the plots in a grid");
+        assert!(at("<summary>Trials, spread and sensitivity of each row</summary>") < at("<summary>Statistics of the samples</summary>"));
+        assert!(at("<h2 id=\"run-totals\">") > at("<section class=\"group\""), "the rest of the footer after the groups");
+        assert_eq!(page.matches("<h2 id=\"not-ok\">").count(), 1, "the rows not ok once");
+        assert!(page.contains("@media print{nav"), "a print style");
+        assert!(page.contains("'beforeprint'"), "the folds open to print");
     }
 
     #[test]
@@ -129,11 +214,15 @@ mod tests {
             .collect();
         let page = render(&stored(rows));
         let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle} missing:\n{page}"));
-        let (x, y) = (at("<h3>w.x</h3>"), at("<h3>w.`y`</h3>"));
+        let (x, y) = (at("<h3 id=\"wx\">w.x</h3>"), at("<h3 id=\"wy\">w.`y`</h3>"));
         assert!(x < at("data-plot=\"w.x-median.svg\"") && at("data-plot=\"w.x-median.svg\"") < y, "w.x's plots before w.`y`'s section");
-        assert!(y < at("data-plot=\"w.`y`-median.svg\"") && at("data-plot=\"w.`y`-median.svg\"") < at("<h3>Run-to-run variance</h3>"));
-        assert_eq!(page.matches("<figure").count(), 8);
-        assert!(page.contains("data-expected=\"8\""));
+        assert!(
+            y < at("data-plot=\"w.`y`-median.svg\"")
+                && at("data-plot=\"w.`y`-median.svg\"") < at("<h3 id=\"run-to-run-variance\">Run-to-run variance</h3>")
+        );
+        assert_eq!(page.matches("<figure").count(), 4, "two worker counts: the median and samples plots");
+        assert!(page.contains("data-expected=\"4\""));
+        assert!(page.contains("<a href=\"#wy\">w.`y` workers=2</a>"), "the summary links each row to its workload");
         assert!(page.contains("<code>plots/w.`y`-median.svg</code>"), "the caption names the file");
     }
 }

@@ -2,14 +2,17 @@
 //! (speedup / workers) against workers with the ideal line, the median against workers (per-task cost for ns/op rows), bars
 //! of the median with its 95% CI per value of a categorical axis (pinning
 //! strategy, allocator, engine, runtime, ...; [`bars`]), and the distribution
-//! of every row's samples ([`distribution`]). Axes start at zero, so a small
-//! overhead is not drawn as a large one. Text is XML-escaped by plotters' SVG
-//! backend. Rendering only: the runner writes the files (SVG, and PNG through
+//! of every row's samples ([`distribution`]). Speedup and efficiency are
+//! drawn where a series has three worker counts or more. Axes start at
+//! zero, so a small overhead is not drawn as a large one; the mesh has no
+//! light lines between its labelled ones. Text is XML-escaped by plotters'
+//! SVG backend, and the SVG made small by [`svg::compact`]. Rendering only: the runner writes the files (SVG, and PNG through
 //! [`png`]) through the results directory.
 
 pub mod bars;
 pub mod distribution;
 pub mod png;
+pub mod svg;
 
 use std::collections::BTreeMap;
 
@@ -63,8 +66,13 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
     let (unit, dir) = (first.unit, first.direction);
     let lines = series(rows);
     if !lines.is_empty() {
+        // Over two worker counts a speedup is one number, which the scaling
+        // table and the summary give: the plots of speedup and efficiency
+        // are drawn from three counts on.
+        let scales = lines.iter().any(|l| l.points.len() >= 3);
         let speedups: Vec<Line> = lines
             .iter()
+            .filter(|_| scales)
             .filter_map(|l| {
                 let base = l.points.iter().find(|p| p.0 == 1.0)?;
                 let points = l
@@ -148,6 +156,7 @@ fn svg_of(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Result<(), DrawErr>)
         let _ = root.fill(&WHITE).and_then(|_| draw(&root));
         let _ = root.present();
     }
+    let mut svg = svg::compact(&svg);
     let forbidden = |c: char| c.is_control() && !matches!(c, '\n' | '\t' | '\r');
     if svg.contains(forbidden) {
         svg = svg.chars().map(|c| if forbidden(c) { '\u{FFFD}' } else { c }).collect();
@@ -273,6 +282,7 @@ fn draw_lines(
     };
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_labels(ticks)
@@ -350,8 +360,8 @@ mod tests {
         let refs: Vec<&Row> = rows.iter().collect();
         let plots = plots("w.x", &refs);
         let files: Vec<&str> = plots.iter().map(|p| p.file.as_str()).collect();
-        assert_eq!(files, ["w.x-speedup.svg", "w.x-efficiency.svg", "w.x-median.svg", "w.x-by-allocator.svg", "w.x-samples.svg"]);
-        let bars = &plots[3];
+        assert_eq!(files, ["w.x-median.svg", "w.x-by-allocator.svg", "w.x-samples.svg"], "two worker counts: no speedup plot");
+        let bars = &plots[1];
         assert_eq!(bars.title, "w.x: median by allocator");
         assert!(bars.svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !bars.svg.contains("<script"), "{}", bars.svg);
         assert!(bars.svg.contains("95% CI of the median") && bars.svg.contains("box workers=2"), "{}", bars.svg);
@@ -363,6 +373,20 @@ mod tests {
     }
 
     #[test]
+    fn speedup_and_efficiency_are_drawn_from_three_worker_counts_on() {
+        use crate::model::{CpuClass, Unit};
+        use crate::report::tests::fake_row;
+        let rows: Vec<Row> =
+            [1usize, 2, 4].iter().map(|&k| fake_row(k, CpuClass::Physical, &[100.0 / k as f64], None, Status::Ok, Unit::Ns)).collect();
+        let refs: Vec<&Row> = rows.iter().collect();
+        let files: Vec<String> = plots("w.x", &refs).into_iter().map(|p| p.file).collect();
+        assert_eq!(files, ["w.x-speedup.svg", "w.x-efficiency.svg", "w.x-median.svg", "w.x-samples.svg"]);
+        let two: Vec<&Row> = rows.iter().take(2).collect();
+        let files: Vec<String> = plots("w.x", &two).into_iter().map(|p| p.file).collect();
+        assert_eq!(files, ["w.x-median.svg", "w.x-samples.svg"]);
+    }
+
+    #[test]
     fn the_distribution_plot_has_one_box_per_row_and_marks_warmup_samples() {
         let rows = allocator_rows();
         let refs: Vec<&Row> = rows.iter().collect();
@@ -370,8 +394,9 @@ mod tests {
         let dist = plots.iter().find(|p| p.file == "w.x-samples.svg").expect("a samples plot");
         assert!(dist.svg.contains("warmup sample (kept, not in the statistics)"), "{}", dist.svg);
         assert!(dist.svg.contains("workers, allocator") || dist.svg.contains("allocator, workers"), "the x axis names the varying axes");
-        // The timed dots: 4 rows x 3 samples, plus the legend's one.
-        assert_eq!(dist.svg.matches("<circle").count(), 12 + 1, "{}", dist.svg);
+        // The timed dots: 4 rows x 3 samples in one path of round dots, plus the legend's one.
+        assert_eq!(dist.svg.matches("h0").count(), 12, "{}", dist.svg);
+        assert_eq!(dist.svg.matches("<circle").count(), 1, "{}", dist.svg);
         // Warmup crosses are drawn as paths apart from the dots; without warmup samples there are none.
         let no_warmup: Vec<Row> = rows
             .iter()
@@ -383,7 +408,7 @@ mod tests {
             .collect();
         let refs: Vec<&Row> = no_warmup.iter().collect();
         let plain = distribution::plot("w.x", &refs).unwrap();
-        assert!(plain.svg.matches("<polyline").count() < dist.svg.matches("<polyline").count());
+        assert!(plain.svg.matches('M').count() < dist.svg.matches('M').count());
         // Rows that are not ok have no box.
         let bad: Vec<Row> = rows
             .iter()

@@ -1,8 +1,9 @@
-//! The report's sections as document blocks: the header (the run and the
-//! machine), per group its workloads' prose, tables and figures, its
-//! counters, and the footer (variants, reproducibility, rows not ok, run
-//! totals). Text from the records enters as typed nodes; escaping is the
-//! renderers' business.
+//! The report's sections as document blocks: the header (the run's counts
+//! and warnings, the run and the machine folded), the rows not ok, the
+//! summary of every row, per group its workloads' prose, tables and
+//! figures (the statistics folded), its counters, and the footer (variants,
+//! reproducibility, run totals). Text from the records enters as typed
+//! nodes; escaping is the renderers' business.
 
 use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
 use crate::model::{Cell, Status};
@@ -11,14 +12,19 @@ use super::facts::{self, busy_warning, disturbed_text, interval_text, row_label,
 use super::plot;
 use super::variants::{self, Verdicts};
 use super::{counters, primitive, scaling, stats_tables, strategies};
-use crate::text::document::{Align, Block, Document, Figure, Line, Table};
+use crate::text::document::{Align, Block, Document, Figure, Line, Table, Tone};
 use crate::text::format;
 
-/// The whole report of a stored run.
+/// The whole report of a stored run: the answer first (the header's
+/// counts and warnings, the rows not ok, the summary of every row, each
+/// naming its workload's section), then the groups, then the rest of the
+/// footer.
 pub fn document(stored: &StoredRun) -> Document {
     let (run, rows) = (&stored.run, &stored.rows);
     let mut blocks = header(run, rows);
     let verdicts = Verdicts::of(rows);
+    let (not_ok, rest) = not_ok_first(footer(run, rows));
+    blocks.extend(not_ok);
     blocks.extend(summary(run, rows, &verdicts));
     let missing = run.cells_without_row(rows);
     for g in super::facts::groups(run, rows) {
@@ -27,8 +33,21 @@ pub fn document(stored: &StoredRun) -> Document {
         inner.extend(counters(rows, &g));
         blocks.push(Block::Group { name: g, blocks: inner });
     }
-    blocks.extend(footer(run, rows));
+    blocks.extend(rest);
     Document { title: format!("proofbench run {}", run.id), blocks }
+}
+
+/// The footer's "Not ok" section (its heading and the blocks up to the next
+/// level-2 heading), and the footer without it.
+fn not_ok_first(footer: Vec<Block>) -> (Vec<Block>, Vec<Block>) {
+    let is_h2 = |b: &Block| matches!(b, Block::Heading { level: 2, .. });
+    let Some(at) = footer.iter().position(|b| matches!(b, Block::Heading { level: 2, text } if *text == Line::from("Not ok"))) else {
+        return (Vec::new(), footer);
+    };
+    let end = footer[at + 1..].iter().position(is_h2).map_or(footer.len(), |n| at + 1 + n);
+    let mut rest = footer;
+    let not_ok: Vec<Block> = rest.drain(at..end).collect();
+    (not_ok, rest)
 }
 
 /// The answer first: one line per row, groups in plan order.
@@ -70,7 +89,8 @@ pub fn noise_document(stored: &StoredRun) -> Document {
     Document { title: format!("proofbench noise {}", run.id), blocks }
 }
 
-/// The title and the machine/run summary, and the run's warnings.
+/// The title, one line of the rows' counts, the run's warnings, and the
+/// machine/run record (folded in HTML).
 pub fn header(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     let mut t = Table::new(&[("Field", Align::Left), ("Value", Align::Left)]);
     let counts = StatusCounts::of(rows.iter().map(|r| &r.status));
@@ -90,7 +110,8 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     for (k, v) in run.envelope.summary() {
         t.push(vec![k, v]);
     }
-    let mut out = vec![Block::heading(1, Line::from("proofbench run ").text(&run.id)), Block::Table(t)];
+    let mut out =
+        vec![Block::heading(1, Line::from("proofbench run ").text(&run.id)), Block::paragraph(counts_line(&counts, run.plan.len()))];
     let mut warnings = Vec::new();
     if let Some(w) = run.envelope.frequency_warning() {
         warnings.push(w);
@@ -105,7 +126,23 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
         warnings.push(w);
     }
     out.extend(warnings.iter().map(|w| Block::Warning(Line::new().marked(w))));
+    let label = if run.label.is_empty() { String::new() } else { format!(" ({})", run.label) };
+    out.push(Block::Fold { summary: Line::from(format!("The run and the machine{label}")), blocks: vec![Block::Table(t)] });
     out
+}
+
+/// The rows' counts in one line, the counts that are not ok toned.
+fn counts_line(c: &StatusCounts, planned: usize) -> Line {
+    let mut l = Line::from("Rows: ").toned(if c.ok > 0 { Tone::Good } else { Tone::Dim }, format!("{} ok", c.ok));
+    for (n, what) in [(c.invalid, "invalid"), (c.failed, "failed"), (c.timeout, "timeout"), (c.skipped, "skipped")] {
+        let tone = match (n, what) {
+            (0, _) => Tone::Dim,
+            (_, "skipped") => Tone::Warn,
+            _ => Tone::Bad,
+        };
+        l = l.text(", ").toned(tone, format!("{n} {what}"));
+    }
+    l.text(format!(" (of {planned} planned)."))
 }
 
 fn counts_text(c: &StatusCounts, planned: usize) -> String {
@@ -134,7 +171,10 @@ pub fn group(rows: &[Row], group: &str, verdicts: &Verdicts) -> Vec<Block> {
     for w in names {
         out.extend(workload(rows, w, verdicts));
     }
-    out.extend(stats_tables::variance_table(&in_group).unwrap_or_default());
+    out.extend(Block::fold(
+        format!("Run-to-run variance of the rows of {group}"),
+        stats_tables::variance_table(&in_group).unwrap_or_default(),
+    ));
     out
 }
 
@@ -216,18 +256,19 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
             notes.push(Line::from(row_label(r)).text(": ").text(n).text("."));
         }
     }
-    out.push(Block::Table(t));
+    let mut table = vec![Block::Table(t)];
     if marked {
-        out.push(Block::paragraph(
+        table.push(Block::paragraph(
             "(*) overhead-dominated: too few operations or too short a window for the figure to reflect the work \
              (constant costs of starting and ending the parallel section dominate).",
         ));
     }
+    out.extend(Block::fold("Trials, spread and sensitivity of each row", table));
     if !notes.is_empty() {
         out.push(Block::List(notes));
     }
     out.extend(variants::table(&mine, verdicts).unwrap_or_default());
-    out.extend(stats_tables::workload_tables(&mine));
+    out.extend(Block::fold("Statistics of the samples", stats_tables::workload_tables(&mine)));
     out
 }
 

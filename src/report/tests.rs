@@ -447,7 +447,7 @@ fn tables(blocks: &[Block]) -> Vec<&crate::text::document::Table> {
         .iter()
         .flat_map(|b| match b {
             Block::Table(t) => vec![t],
-            Block::Group { blocks, .. } | Block::Compact(blocks) => tables(blocks),
+            Block::Group { blocks, .. } | Block::Compact(blocks) | Block::Fold { blocks, .. } => tables(blocks),
             _ => Vec::new(),
         })
         .collect()

@@ -310,6 +310,10 @@ fn compare_strategies_runs_every_strategy_and_writes_tables_and_plots() {
     let out = sb.run(&[&["cpu.primes", "--compare-cores"], FAST, SMALL_PRIMES].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(sb.rows().iter().all(|r| r["cell"]["placement"]["pin"] == "linear"));
-    assert!(sb.run_dir().join("plots/cpu.primes-speedup.svg").exists());
-    assert!(sb.report_md().contains("Plots: `plots/cpu.primes-speedup.svg`"));
+    // The median by workers always; speedup and efficiency from three worker counts on.
+    let counts: std::collections::BTreeSet<u64> = sb.rows().iter().filter_map(|r| r["cell"]["workers"].as_u64()).collect();
+    assert!(sb.run_dir().join("plots/cpu.primes-median.svg").exists());
+    assert_eq!(sb.run_dir().join("plots/cpu.primes-speedup.svg").exists(), counts.len() >= 3, "{counts:?}");
+    let plots = if counts.len() >= 3 { "Plots: `plots/cpu.primes-speedup.svg`" } else { "Plots: `plots/cpu.primes-median.svg`" };
+    assert!(sb.report_md().contains(plots), "{}", sb.report_md());
 }

@@ -99,6 +99,7 @@ fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Sampl
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .max_light_lines(0)
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_label_formatter(&|v| category_name(&names, *v))

@@ -1,9 +1,15 @@
 //! The HTML renderer: the body of report.html. Every text node is
-//! HTML-escaped ([`escape`]) exactly once, a code span is a `<code>`, a
-//! figure its SVG inline (text XML-escaped by plotters) with its caption,
-//! a group a `<section>`. Nothing else makes a tag.
+//! HTML-escaped ([`escape`]) exactly once, a code span is a `<code>`, a link
+//! an `<a>` to a fragment of the page, a heading has its [`slug`] as its id
+//! (numbered as GitHub numbers repeated ones), a table sits in a box that
+//! scrolls on its own when it is wider than the page, the figures of a
+//! workload form a grid of their SVGs inline (text XML-escaped by
+//! plotters), each with its caption, a group is a `<section>` and a fold a
+//! `<details>`. Nothing else makes a tag.
 
-use super::{Block, Figure, Inline, Line, Table, one_line};
+use std::collections::HashSet;
+
+use super::{Block, Figure, Inline, Line, Table, one_line, plain, slug};
 use crate::text::table::{Align, MAX_CELL_CHARS};
 
 /// Escapes text for HTML element content and attribute values; control
@@ -27,12 +33,89 @@ pub fn escape(s: &str) -> String {
 
 /// `blocks` as HTML, one element per block.
 pub fn render(blocks: &[Block]) -> String {
-    blocks.iter().map(block).collect()
+    body(blocks).html
 }
 
+/// A rendered body and its outline.
+pub struct Body {
+    /// The HTML of the blocks.
+    pub html: String,
+    /// The sections a reader can jump to, in order: each level-2 heading
+    /// and each group at the top level, as (text, id).
+    pub outline: Vec<(String, String)>,
+}
+
+/// `blocks` as HTML with the outline of their top level.
+pub fn body(blocks: &[Block]) -> Body {
+    let mut r = Renderer::default();
+    let html = r.blocks(blocks);
+    Body { html, outline: r.outline }
+}
+
+/// The ids given so far (so that each is given once) and the outline.
+#[derive(Default)]
+struct Renderer {
+    ids: HashSet<String>,
+    outline: Vec<(String, String)>,
+    depth: usize,
+}
+
+impl Renderer {
+    /// A new id for `slug`: the slug itself the first time, then `slug-1`,
+    /// `slug-2`, ... (GitHub's rule); `None` for an empty slug.
+    fn id(&mut self, slug: String) -> Option<String> {
+        if slug.is_empty() {
+            return None;
+        }
+        let (mut id, mut n) = (slug.clone(), 0);
+        while self.ids.contains(&id) {
+            n += 1;
+            id = format!("{slug}-{n}");
+        }
+        self.ids.insert(id.clone());
+        Some(id)
+    }
+
+    fn blocks(&mut self, blocks: &[Block]) -> String {
+        blocks.iter().map(|b| self.block(b)).collect()
+    }
+
+    fn nested(&mut self, blocks: &[Block]) -> String {
+        self.depth += 1;
+        let html = self.blocks(blocks);
+        self.depth -= 1;
+        html
+    }
+
+    fn block(&mut self, b: &Block) -> String {
+        match b {
+            Block::Heading { level, text } => {
+                let id = self.id(slug(&plain(text)));
+                if let (2, 0, Some(id)) = (level, self.depth, &id) {
+                    self.outline.push((plain(text).trim().to_string(), id.clone()));
+                }
+                let id = id.map_or_else(String::new, |id| format!(" id=\"{}\"", escape(&id)));
+                format!("<h{level}{id}>{}</h{level}>\n", line(text).trim())
+            }
+            Block::Group { name, blocks } => {
+                let id = self.id(format!("group-{}", slug(name))).unwrap_or_default();
+                if self.depth == 0 {
+                    self.outline.push((name.clone(), id.clone()));
+                }
+                format!("<section class=\"group\" id=\"{}\">\n{}</section>\n", escape(&id), self.nested(blocks))
+            }
+            Block::Compact(blocks) => self.blocks(blocks),
+            Block::Fold { summary, blocks } => {
+                format!("<details class=\"fold\"><summary>{}</summary>\n{}</details>\n", line(summary), self.nested(blocks))
+            }
+            other => block(other),
+        }
+    }
+}
+
+/// A block that holds no heading.
 fn block(b: &Block) -> String {
     match b {
-        Block::Heading { level, text } => format!("<h{level}>{}</h{level}>\n", line(text).trim()),
         Block::Paragraph(lines) => format!("<p>{}</p>\n", lines.iter().map(line).collect::<Vec<_>>().join("<br>\n")),
         Block::List(items) if items.is_empty() => String::new(),
         Block::List(items) => {
@@ -41,12 +124,12 @@ fn block(b: &Block) -> String {
         }
         Block::Warning(text) => format!("<blockquote>warning: {}</blockquote>\n", line(text)),
         Block::Table(t) => table(t),
-        Block::Figures(figures) => figures.iter().map(figure).collect(),
-        Block::Group { name, blocks } => format!("<section class=\"group\" id=\"group-{}\">\n{}</section>\n", escape(name), render(blocks)),
-        Block::Compact(blocks) => render(blocks),
+        Block::Figures(figures) if figures.is_empty() => String::new(),
+        Block::Figures(figures) => format!("<div class=\"plots\">\n{}</div>\n", figures.iter().map(figure).collect::<String>()),
         Block::Details { summary, text } => {
             format!("<details><summary>{}</summary><pre>{}</pre></details>\n", line(summary), escape(text))
         }
+        Block::Heading { .. } | Block::Group { .. } | Block::Compact(_) | Block::Fold { .. } => render(std::slice::from_ref(b)),
     }
 }
 
@@ -55,6 +138,8 @@ fn inline(i: &Inline) -> String {
         Inline::Text(s) => escape(&one_line(s)),
         Inline::Toned(tone, s) => format!("<span class=\"tone-{}\">{}</span>", tone.as_str(), escape(&one_line(s))),
         Inline::Code(c) => format!("<code>{}</code>", escape(&one_line(&c.text))),
+        Inline::Link { text, href } if href.starts_with('#') => format!("<a href=\"{}\">{}</a>", escape(href), escape(&one_line(text))),
+        Inline::Link { text, .. } => escape(&one_line(text)),
     }
 }
 
@@ -68,7 +153,7 @@ pub fn line(l: &Line) -> String {
 /// long one is shortened as in markdown.
 fn table(t: &Table) -> String {
     let class = |i: usize| if t.columns.get(i).is_some_and(|c| c.1 == Align::Right) { " class=\"r\"" } else { "" };
-    let mut out = String::from("<table>\n<thead><tr>");
+    let mut out = String::from("<div class=\"table\"><table>\n<thead><tr>");
     for (i, (title, _)) in t.columns.iter().enumerate() {
         out.push_str(&format!("<th{}>{}</th>", class(i), escape(&one_line(title)).trim()));
     }
@@ -80,15 +165,28 @@ fn table(t: &Table) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     out
+}
+
+/// How wide (in the SVG's pixels) a plot may be and still take one cell of
+/// the grid; a wider one (the samples of many rows) takes two.
+const WIDE_PLOT: u32 = 1000;
+
+/// The `width` the `<svg>` element of `svg` declares.
+fn svg_width(svg: &str) -> Option<u32> {
+    let tag = &svg[svg.find("<svg")?..];
+    let tag = &tag[..tag.find('>')?];
+    let at = tag.find(" width=\"")? + " width=\"".len();
+    tag[at..].split('"').next()?.parse().ok()
 }
 
 /// A plot as a figure: its SVG inline, its file named in the caption.
 fn figure(f: &Figure) -> String {
     let svg = f.svg.trim_start_matches(|c| c != '<').trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>").trim();
+    let class = if svg_width(svg).is_some_and(|w| w > WIDE_PLOT) { "plot wide" } else { "plot" };
     format!(
-        "<figure class=\"plot\" data-plot=\"{file}\" role=\"img\" aria-label=\"{t}\">\n{svg}\n<figcaption>{t} (<code>{path}</code>, also as PNG)</figcaption>\n</figure>\n",
+        "<figure class=\"{class}\" data-plot=\"{file}\" role=\"img\" aria-label=\"{t}\">\n{svg}\n<figcaption>{t} (<code>{path}</code>, also as PNG)</figcaption>\n</figure>\n",
         file = escape(f.file_name()),
         path = escape(&f.path),
         t = escape(&f.caption)
@@ -136,14 +234,14 @@ mod tests {
         ]);
         assert_eq!(
             html,
-            "<h1>Title &lt;x&gt;</h1>\n\
-             <table>\n<thead><tr><th>Row</th><th class=\"r\">Median</th></tr></thead>\n<tbody>\n\
+            "<h1 id=\"title-x\">Title &lt;x&gt;</h1>\n\
+             <div class=\"table\"><table>\n<thead><tr><th>Row</th><th class=\"r\">Median</th></tr></thead>\n<tbody>\n\
              <tr><td>a|b</td><td class=\"r\">&lt;img src=x onerror=alert(1)&gt;</td></tr>\n\
-             <tr><td><code>5</code></td><td class=\"r\">ns</td></tr>\n</tbody>\n</table>\n\
+             <tr><td><code>5</code></td><td class=\"r\">ns</td></tr>\n</tbody>\n</table></div>\n\
              <blockquote>warning: &lt;b&gt;</blockquote>\n\
              <p>Unit: <code>ns</code>.<br>\nsecond line</p>\n\
              <ul><li>one</li>\n<li>two &lt;i&gt;</li></ul>\n\
-             <section class=\"group\" id=\"group-g&quot;x\">\n<p>in</p>\n</section>\n\
+             <section class=\"group\" id=\"group-gx\">\n<p>in</p>\n</section>\n\
              <p>lead</p>\n\
              <details><summary>w (failed)</summary><pre>a &lt;b&gt;\n\u{FFFD}[2J</pre></details>\n"
         );
@@ -157,9 +255,40 @@ mod tests {
             svg: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg><text>x</text></svg>\n".into(),
         };
         assert_eq!(
-            render(&[Block::Figures(vec![f])]),
-            "<figure class=\"plot\" data-plot=\"w&lt;1&gt;-median.svg\" role=\"img\" aria-label=\"w&lt;1&gt;: median\">\n\
-             <svg><text>x</text></svg>\n<figcaption>w&lt;1&gt;: median (<code>plots/w&lt;1&gt;-median.svg</code>, also as PNG)</figcaption>\n</figure>\n"
+            render(&[Block::Figures(vec![f.clone()])]),
+            "<div class=\"plots\">\n<figure class=\"plot\" data-plot=\"w&lt;1&gt;-median.svg\" role=\"img\" aria-label=\"w&lt;1&gt;: median\">\n\
+             <svg><text>x</text></svg>\n<figcaption>w&lt;1&gt;: median (<code>plots/w&lt;1&gt;-median.svg</code>, also as PNG)</figcaption>\n</figure>\n</div>\n"
         );
+        // A plot wider than a cell of the grid takes two.
+        let wide = Figure { svg: "<svg width=\"1200\" height=\"480\"><text>x</text></svg>".into(), ..f };
+        assert!(render(&[Block::Figures(vec![wide])]).contains("<figure class=\"plot wide\""));
+        assert_eq!(render(&[Block::Figures(Vec::new())]), "");
+    }
+
+    #[test]
+    fn a_link_is_an_anchor_to_a_fragment_with_its_text_and_href_escaped() {
+        let l = Line::new().link("w\"<b>", "w\" onclick=\"x<");
+        assert_eq!(line(&l), "<a href=\"#w&quot; onclick=&quot;x&lt;\">w&quot;&lt;b&gt;</a>");
+        // Only a fragment makes a link: any other href leaves the text alone.
+        let out = Line(vec![Inline::Link { text: "x<".into(), href: "javascript:alert(1)".into() }]);
+        assert_eq!(line(&out), "x&lt;");
+    }
+
+    #[test]
+    fn headings_get_their_slug_as_id_once_and_the_top_level_an_outline() {
+        let b = body(&[
+            Block::heading(2, "Not ok"),
+            Block::heading(2, Line::from("w.x ").code("<y>")),
+            Block::Group { name: "cpu".into(), blocks: vec![Block::heading(2, "cpu"), Block::heading(3, "Not ok")] },
+            Block::Fold { summary: Line::from("more <b>"), blocks: vec![Block::heading(2, "Not ok"), Block::heading(2, "")] },
+        ]);
+        assert_eq!(
+            b.html,
+            "<h2 id=\"not-ok\">Not ok</h2>\n<h2 id=\"wx-y\">w.x <code>&lt;y&gt;</code></h2>\n\
+             <section class=\"group\" id=\"group-cpu\">\n<h2 id=\"cpu\">cpu</h2>\n<h3 id=\"not-ok-1\">Not ok</h3>\n</section>\n\
+             <details class=\"fold\"><summary>more &lt;b&gt;</summary>\n<h2 id=\"not-ok-2\">Not ok</h2>\n<h2></h2>\n</details>\n"
+        );
+        let outline: Vec<(&str, &str)> = b.outline.iter().map(|(t, i)| (t.as_str(), i.as_str())).collect();
+        assert_eq!(outline, [("Not ok", "not-ok"), ("w.x <y>", "wx-y"), ("cpu", "group-cpu")]);
     }
 }

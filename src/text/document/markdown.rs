@@ -26,7 +26,7 @@ fn block(b: &Block) -> String {
             let paths: Vec<String> = figures.iter().map(|f| md::code(&f.path)).collect();
             format!("Plots: {}.\n", paths.join(", "))
         }
-        Block::Group { blocks, .. } => render(blocks),
+        Block::Group { blocks, .. } | Block::Fold { blocks, .. } => render(blocks),
         Block::Compact(blocks) => blocks.iter().map(block).collect(),
         Block::Details { summary, text } => {
             let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
@@ -46,7 +46,23 @@ fn inline(i: &Inline) -> String {
             Some(w) => md::inline(w),
             None => md::code(&c.text),
         },
+        Inline::Link { text, href } if href.starts_with('#') => format!("[{}]({})", link_text(text), destination(href)),
+        Inline::Link { text, .. } => md::text(text),
     }
+}
+
+/// A link's text: markdown text (no `[` can open a nested link) with every
+/// `]` escaped too, so that none closes the link early.
+fn link_text(s: &str) -> String {
+    md::text(s).replace(']', "\\]")
+}
+
+/// A link's destination with every byte but ASCII letters, digits and
+/// `#-._~` percent-encoded: no space, parenthesis, `<` or quote can end it.
+fn destination(href: &str) -> String {
+    href.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"#-._~".contains(&b) { char::from(b).to_string() } else { format!("%{b:02X}") })
+        .collect()
 }
 
 /// A line's nodes, each escaped on its own.
@@ -176,5 +192,25 @@ mod tests {
     fn details_are_a_fenced_block_longer_than_any_backticks_inside() {
         let d = Block::Details { summary: Line::from("w (failed): last lines"), text: "a ```` b\n\u{1b}[2J\n".into() };
         assert_eq!(render(&[d]), "w (failed): last lines\n\n`````\na ```` b\n\u{FFFD}[2J\n`````\n");
+    }
+
+    #[test]
+    fn a_link_escapes_its_text_and_percent_encodes_its_fragment() {
+        let l = Line::new().link("a [b] `c` <img>", "x\" (y)<z>");
+        assert_eq!(line(&l), "[a \\[b\\] \\`c\\` &lt;img>](#x%22%20%28y%29%3Cz%3E)");
+        // Only a fragment makes a link: any other href leaves the text alone.
+        let out = Line(vec![Inline::Link { text: "[x](y)".into(), href: "javascript:alert(1)".into() }]);
+        assert_eq!(line(&out), "\\[x](y)");
+        // In a table cell, the link's pipes are escaped like any.
+        let mut t = Table::new(&[("Row", Align::Left)]);
+        t.push_row(vec![Line::new().link("a|b", "ab")]);
+        assert_eq!(render(&[Block::Table(t)]), "| Row         |\n| ----------- |\n| [a\\|b](#ab) |\n");
+    }
+
+    #[test]
+    fn a_fold_is_its_blocks_without_its_summary() {
+        let f = Block::Fold { summary: Line::from("Statistics"), blocks: vec![Block::paragraph("a"), Block::paragraph("b")] };
+        assert_eq!(render(&[Block::paragraph("x"), f]), "x\n\na\n\nb\n");
+        assert_eq!(Block::fold("s", Vec::new()), None);
     }
 }

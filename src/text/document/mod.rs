@@ -7,11 +7,14 @@
 //!
 //! Blocks: headings, paragraphs (one or more lines), lists, warnings, tables,
 //! figures (the plots of a workload), a group's section, compact runs of
-//! blocks (a sentence and the list it introduces), and details (text an
-//! output may fold away). Inline nodes are typed, so that each output
-//! escapes them its own way: [`Inline::Text`] (any text, a record's
-//! included), and [`Inline::Code`] (a code span). Each node is escaped on its own: a
-//! value that ends where markup could start is closed off before the next.
+//! blocks (a sentence and the list it introduces), details (text an
+//! output may fold away) and folds (blocks an output may fold away under a
+//! summary line). Inline nodes are typed, so that each output escapes them
+//! its own way: [`Inline::Text`] (any text, a record's included),
+//! [`Inline::Code`] (a code span), [`Inline::Toned`] (a status) and
+//! [`Inline::Link`] (a link to a section of the same document, by its
+//! heading's [`slug`]). Each node is escaped on its own: a value that ends
+//! where markup could start is closed off before the next.
 //!
 //! Text from the records that marks code with backticks (the registry's
 //! summaries, timed regions and verifiers, a row's reason) enters through
@@ -33,7 +36,7 @@ pub fn figures(blocks: &[Block]) -> Vec<&Figure> {
         .iter()
         .flat_map(|b| match b {
             Block::Figures(f) => f.iter().collect(),
-            Block::Group { blocks, .. } | Block::Compact(blocks) => figures(blocks),
+            Block::Group { blocks, .. } | Block::Compact(blocks) | Block::Fold { blocks, .. } => figures(blocks),
             _ => Vec::new(),
         })
         .collect()
@@ -90,6 +93,13 @@ pub enum Block {
         summary: Line,
         text: String,
     },
+    /// Blocks a reader opens when they want them (a machine record, the
+    /// statistics tables): folded under `summary` in HTML; markdown and the
+    /// terminal show the blocks as they are, without the summary.
+    Fold {
+        summary: Line,
+        blocks: Vec<Block>,
+    },
 }
 
 impl Block {
@@ -102,6 +112,11 @@ impl Block {
     /// A paragraph of one line.
     pub fn paragraph(line: impl Into<Line>) -> Block {
         Block::Paragraph(vec![line.into()])
+    }
+
+    /// `blocks` folded under `summary` (nothing when there are none).
+    pub fn fold(summary: impl Into<Line>, blocks: Vec<Block>) -> Option<Block> {
+        (!blocks.is_empty()).then(|| Block::Fold { summary: summary.into(), blocks })
     }
 }
 
@@ -118,6 +133,13 @@ pub enum Inline {
     /// verdict): shown as text in markdown, coloured on a terminal that
     /// allows it, a classed `<span>` in HTML.
     Toned(Tone, String),
+    /// A link to a section of the same document: `href` is a fragment,
+    /// `#` and a heading's [`slug`] (the id HTML gives the heading, and the
+    /// anchor GitHub gives it in markdown). `[text](#anchor)` in markdown,
+    /// an `<a href>` in HTML, the text alone on the terminal. A renderer
+    /// shows a link whose `href` is not a fragment as its text alone, so
+    /// that no text can become a link out of the page.
+    Link { text: String, href: String },
 }
 
 /// What a [`Inline::Toned`] text says.
@@ -178,6 +200,13 @@ impl Line {
         self
     }
 
+    /// `text` appended as a link to the section whose heading's [`slug`]
+    /// is `anchor`.
+    pub fn link(mut self, text: impl Into<String>, anchor: &str) -> Line {
+        self.0.push(Inline::Link { text: text.into(), href: format!("#{anchor}") });
+        self
+    }
+
     /// `s` appended as a code span.
     pub fn code(mut self, s: impl Into<String>) -> Line {
         self.0.push(Inline::Code(Code { text: s.into(), written: None }));
@@ -200,7 +229,7 @@ impl Line {
         self.0
             .iter()
             .map(|i| match i {
-                Inline::Text(t) | Inline::Toned(_, t) => t.chars().count(),
+                Inline::Text(t) | Inline::Toned(_, t) | Inline::Link { text: t, .. } => t.chars().count(),
                 Inline::Code(c) => c.text.chars().count(),
             })
             .sum()
@@ -225,11 +254,12 @@ impl Line {
             let kept = match node {
                 Inline::Text(t) => Inline::Text(take(t)),
                 Inline::Toned(tone, t) => Inline::Toned(*tone, take(t)),
+                Inline::Link { text, href } => Inline::Link { text: take(text), href: href.clone() },
                 Inline::Code(c) if c.text.chars().count() <= room => node.clone(),
                 Inline::Code(c) => Inline::Code(Code { text: take(&c.text), written: None }),
             };
             room -= match &kept {
-                Inline::Text(t) | Inline::Toned(_, t) => t.chars().count(),
+                Inline::Text(t) | Inline::Toned(_, t) | Inline::Link { text: t, .. } => t.chars().count(),
                 Inline::Code(c) => c.text.chars().count(),
             };
             out.0.push(kept);
@@ -303,6 +333,33 @@ impl Table {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
+}
+
+/// The anchor of a heading that says `text`, as GitHub makes it for
+/// markdown (and report.html gives the heading as its id): lower case,
+/// every space a `-`, letters, digits, `-` and `_` kept, everything else
+/// dropped (`cpu.primes` gives `cpuprimes`). A second heading with the same
+/// slug gets `-1`, a third `-2` (the HTML renderer counts them).
+pub fn slug(text: &str) -> String {
+    text.trim()
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The characters a line shows, as plain text (code without its fences).
+pub fn plain(l: &Line) -> String {
+    l.0.iter()
+        .map(|i| match i {
+            Inline::Text(t) | Inline::Toned(_, t) | Inline::Link { text: t, .. } => one_line(t),
+            Inline::Code(c) => one_line(&c.text),
+        })
+        .collect()
 }
 
 /// `s` with line breaks and tabs as spaces.

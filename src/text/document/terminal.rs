@@ -126,7 +126,7 @@ fn block(b: &Block, style: Style) -> String {
             let paths: Vec<&str> = figures.iter().map(|f| f.path.as_str()).collect();
             format!("Plots: {}.\n", clean(&paths.join(", ")))
         }
-        Block::Group { blocks, .. } => render_styled(blocks, style).0,
+        Block::Group { blocks, .. } | Block::Fold { blocks, .. } => render_styled(blocks, style).0,
         Block::Compact(blocks) => blocks.iter().map(|b| block(b, style)).collect(),
         Block::Details { summary, text } => {
             let body: String = text.trim_end_matches('\n').lines().map(|l| format!("    {}\n", clean(l))).collect();
@@ -141,7 +141,7 @@ fn block(b: &Block, style: Style) -> String {
 pub fn line(l: &Line) -> String {
     l.0.iter()
         .map(|i| match i {
-            Inline::Text(s) | Inline::Toned(_, s) => one_line(s),
+            Inline::Text(s) | Inline::Toned(_, s) | Inline::Link { text: s, .. } => one_line(s),
             Inline::Code(c) => format!("`{}`", one_line(&c.text)),
         })
         .collect()
@@ -153,7 +153,7 @@ fn painted(l: &Line, style: Style, base: anstyle::Style) -> (String, String) {
     let (mut shown, mut plain) = (String::new(), String::new());
     for i in &l.0 {
         let (text, s) = match i {
-            Inline::Text(t) => (clean(&one_line(t)).into_owned(), base),
+            Inline::Text(t) | Inline::Link { text: t, .. } => (clean(&one_line(t)).into_owned(), base),
             Inline::Code(c) => (format!("`{}`", clean(&one_line(&c.text))), base),
             Inline::Toned(tone, t) => {
                 (clean(&one_line(t)).into_owned(), tone_style(*tone).effects(tone_style(*tone).get_effects() | base.get_effects()))

@@ -63,6 +63,7 @@ fn hostile() -> Vec<Block> {
         Block::List(vec![Line::from(H).text(" [").text(H).text("]")]),
         Block::Table(t),
         Block::Group { name: H.into(), blocks: vec![Block::paragraph(H)] },
+        Block::Fold { summary: Line::from(H), blocks: vec![Block::paragraph(Line::new().link(H, &format!("{H}\" onmouseover=\"x")))] },
         Block::Details { summary: Line::from(H), text: format!("{H}\n```\n") },
     ]
 }
@@ -84,11 +85,39 @@ fn hostile_text_is_escaped_by_each_output_its_own_way() {
     let html = html::render(&blocks);
     assert!(!html.contains("<img") && !html.contains("<script") && !html.contains('\u{1b}'), "{html}");
     assert!(!html.contains("&amp;lt;") && !html.contains("\\`"), "escaped once, with no markdown escape:\n{html}");
-    assert!(html.contains("<h2>&lt;img src=x onerror=alert(1)&gt; a`b | c \u{FFFD}[31mred</h2>"), "{html}");
+    assert!(
+        html.contains("<h2 id=\"img-srcx-onerroralert1-ab--c-31mred\">&lt;img src=x onerror=alert(1)&gt; a`b | c \u{FFFD}[31mred</h2>"),
+        "{html}"
+    );
     assert!(html.contains("<td>no match for <code>a|`b`</code> and `&lt;img&gt;`: \u{FFFD}[2J</td>"), "{html}");
     assert!(html.contains("<p># <code>x</code> &lt;script&gt;.<br>\n"), "{html}");
-    assert!(html.contains("<section class=\"group\" id=\"group-&lt;img src=x onerror=alert(1)&gt; a`b | c \u{FFFD}[31mred\">"), "{html}");
+    assert!(html.contains("<section class=\"group\" id=\"group-img-srcx-onerroralert1-ab--c-31mred\">"), "{html}");
+    // A link's text and fragment are escaped like any text: no quote ends the attribute.
+    assert!(
+        html.contains(
+            "<details class=\"fold\"><summary>&lt;img src=x onerror=alert(1)&gt; a`b | c \u{FFFD}[31mred</summary>\n<p><a href=\"#&lt;img src=x \
+             onerror=alert(1)&gt; a`b | c \u{FFFD}[31mred&quot; onmouseover=&quot;x\">&lt;img src=x onerror=alert(1)&gt; a`b | c \u{FFFD}[31mred</a></p>\n</details>"
+        ),
+        "{html}"
+    );
+    assert!(
+        md.contains("\n[&lt;img src=x onerror=alert(1)> a\\`b | c \u{FFFD}\\[31mred](#%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E%20a%60b%20%7C%20c%20%1B%5B31mred%22%20onmouseover%3D%22x)\n"),
+        "a fold is its blocks in markdown, a link's destination percent-encoded:\n{md}"
+    );
+    let term = terminal::render(&blocks);
+    assert!(term.contains("\n<img src=x onerror=alert(1)> a`b | c \u{FFFD}[31mred\n"), "the terminal shows a link's text, cleaned: {term}");
     // The terminal prints the markdown: it holds no control character but
     // the newline (and printing cleans whatever else would come).
     assert!(!md.chars().any(|c| c.is_control() && c != '\n'), "{md:?}");
+}
+
+#[test]
+fn a_slug_is_githubs_anchor_of_a_heading() {
+    assert_eq!(slug("cpu.primes"), "cpuprimes");
+    assert_eq!(slug("Not ok"), "not-ok");
+    assert_eq!(slug(" Run-to-run variance "), "run-to-run-variance");
+    assert_eq!(slug("w.\"x\" <y>_Z"), "wx-y_z");
+    assert_eq!(slug("Größe 2"), "größe-2");
+    assert_eq!(slug("<>\"'&"), "");
+    assert_eq!(plain(&Line::from("a ").code("`b`").link("c", "d")), "a `b`c");
 }
