@@ -72,12 +72,12 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
     let page_file = dir.join("regressions.html");
     assert_eq!(ok(&pb(dir, &["history", "regressions", "selftest", "--html", page_file.to_str().unwrap()])), reg);
     let page = html_page(&page_file);
-    assert!(page.contains("<h1>proofbench history regressions</h1>") && page.contains("<td>REGRESSED</td>"), "{page}");
+    assert!(page.contains(">proofbench history regressions</h1>") && page.contains("<td>REGRESSED</td>"), "{page}");
     assert!(page.contains("<li>regressed: selftest.noisy [") && page.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{page}");
     let show_file = dir.join("show.html");
     ok(&pb(dir, &["history", "show", "selftest.noisy", "--plot", plot.to_str().unwrap(), "--html", show_file.to_str().unwrap()]));
     let page = html_page(&show_file);
-    assert!(page.contains("<h1>selftest.noisy: median per run</h1>") && page.contains("<td>h:2</td>"), "{page}");
+    assert!(page.contains(">selftest.noisy: median per run</h1>") && page.contains("<td>h:2</td>"), "{page}");
     let nowhere = pb(dir, &["history", "regressions", "--html", dir.join("no/such/x.html").to_str().unwrap()]);
     assert_eq!(nowhere.status.code(), Some(2), "{}", text(&nowhere.stderr));
     assert!(text(&nowhere.stderr).starts_with("proofbench: error: --html "), "{}", text(&nowhere.stderr));
@@ -133,7 +133,7 @@ min = "1M"
         table
     );
     let page = html_page(&page_file);
-    assert!(page.contains("<h1>Claims vs actual</h1>") && page.contains("<td>a millisecond sleep</td>"), "{page}");
+    assert!(page.contains(">Claims vs actual</h1>") && page.contains("<td>a millisecond sleep</td>"), "{page}");
     assert!(page.contains("3 claims checked: 1 within, 1 above, 0 below, 1 not measured."), "{page}");
     let strict = pb(dir, &["check-claims", "--strict", claims.to_str().unwrap(), "h:1"]);
     assert_eq!(strict.status.code(), Some(1), "{}", text(&strict.stderr));

@@ -356,3 +356,35 @@ fn report_html_opens_in_headless_chromium_with_every_plot_drawn_and_no_console_e
     assert!(dom.contains("&lt;script&gt;alert(1)"), "the label is shown as text");
     assert_eq!(dom.matches("<script").count(), 1, "only the page's own script element");
 }
+
+/// The pages the other commands write with `--html FILE` (`compare`,
+/// `history regressions`, `noise`) pass the checks report.html passes, and
+/// are 0644 under umask 022.
+#[test]
+fn the_pages_of_compare_history_and_noise_pass_the_same_chromium_checks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let pb = |args: &[&str]| {
+        let out = crate::common::umask_022(Command::new(bin()).args(args).current_dir(dir)).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+    };
+    for commit in ["aaaaaaa111", "bbbbbbb222"] {
+        pb(&[&["run", "cpu.primes", "--workers", "1,2", "--commit", commit, "--label", XSS, "--quiet"], FAST, SMALL_PRIMES].concat());
+    }
+    let runs = crate::common::run_dirs(&dir.join("results"));
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let (a, b) = (runs[0].to_str().unwrap(), runs[1].to_str().unwrap());
+    pb(&["compare", a, b, "--html", "compare.html"]);
+    pb(&["history", "regressions", "--html", "regressions.html"]);
+    pb(&[&["noise", "cpu.primes", "--workers", "1", "--quiet", "--no-history", "--html", "noise.html"], FAST, SMALL_PRIMES].concat());
+    for page in ["compare.html", "regressions.html", "noise.html"] {
+        let file = dir.join(page);
+        let html = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(html.starts_with("<!DOCTYPE html>") && html.contains("cpu.primes"), "{page}:\n{html}");
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o644, "{page}");
+        assert!(!html.contains("<script>alert(1)"), "{page}: the label is text, never a tag");
+        let Some(check) = check_page_in_chromium(&file) else { return };
+        eprintln!("{page}: {} px wide in a {:?} window, {} plots", check.scroll_width, check.window, check.plots);
+        check.assert_sound();
+    }
+}

@@ -285,9 +285,9 @@ fn noise_is_an_a_a_check_recorded_as_the_machines_noise_profile_and_written_as_a
     // The page: the run, each workload's A/B table, the noise profile.
     assert!(text(&out.stderr).contains("proofbench: wrote noise.html"), "{}", text(&out.stderr));
     let page = html_page(&dir.join("noise.html"));
-    assert!(page.contains("<title>proofbench noise ") && page.contains("<h2>Noise profile (A/A)</h2>"), "{page}");
-    assert!(page.contains("<h3>selftest.tiny</h3>") && page.contains("<h3>selftest.noisy</h3>"), "{page}");
-    assert_eq!(page.matches("<h4>Variants against a</h4>").count(), 2, "{page}");
+    assert!(page.contains("<title>proofbench noise ") && page.contains(">Noise profile (A/A)</h2>"), "{page}");
+    assert!(page.contains(">selftest.tiny</h3>") && page.contains(">selftest.noisy</h3>"), "{page}");
+    assert_eq!(page.matches(">Variants against a</h4>").count(), 2, "{page}");
     assert!(page.contains("Of 2 rows, "), "{page}");
     let history = ok(&pb(dir, &["history", "list"]));
     assert!(history.contains("| noise "), "{history}");
