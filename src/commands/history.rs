@@ -172,8 +172,11 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
             run_ticks.push(e.id);
         }
         let work = r.stats.as_ref().map(|s| &s.work);
-        let median = r.median().map_or_else(|| "n/a".to_string(), |m| format::value(m, r.unit));
-        let ci = r.interval().map_or_else(|| "n/a".to_string(), |(lo, hi)| format!("{}..{}", format::number(lo), format::number(hi)));
+        let median = r.median().map_or_else(|| "n/a".to_string(), |m| format::scaled(m, r.unit));
+        let ci = match (r.median(), r.interval()) {
+            (Some(m), Some((lo, hi))) => format::ci_relative(lo, hi, m),
+            _ => "n/a".to_string(),
+        };
         t.push(vec![
             format!("h:{}", e.id),
             e.started_utc.clone(),

@@ -165,7 +165,7 @@ fn table(c: &Comparison) -> Table {
         ("Why", Align::Left),
     ]);
     let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
-        (Some(v), Some(u)) => format::value(v, u),
+        (Some(v), Some(u)) => format::scaled(v, u),
         (Some(v), None) => format::number(v),
         (None, _) => "n/a".into(),
     };

@@ -101,7 +101,7 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
         ("Verdict", Align::Left),
     ]);
     let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
-        (Some(v), Some(u)) => format::value(v, u),
+        (Some(v), Some(u)) => format::scaled(v, u),
         (Some(v), None) => format::number(v),
         (None, _) => "n/a".into(),
     };

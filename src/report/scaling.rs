@@ -108,7 +108,7 @@ pub fn tables(rows: &[&Row]) -> Vec<Table> {
                 line.push(name.to_string());
             }
             for &(k, _) in &counts {
-                line.push(s.by_workers.get(&k).and_then(|r| get(r)).map(|v| format::value(v, unit)).unwrap_or_else(|| "n/a".into()));
+                line.push(s.by_workers.get(&k).and_then(|r| get(r)).map(|v| format::scaled(v, unit)).unwrap_or_else(|| "n/a".into()));
             }
             if !has_total {
                 let base = s.by_workers.get(&base_k).and_then(|r| get(r));

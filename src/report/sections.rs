@@ -235,7 +235,7 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
         let spread = |v: Option<f64>| v.map_or_else(|| "n/a".into(), format::percent);
         t.push(vec![
             if overhead { format!("{} (*)", row_label(r)) } else { row_label(r) },
-            format::value(h.median, r.unit),
+            format::scaled(h.median, r.unit),
             interval_text(r),
             trials_text(r),
             st.work.n.to_string(),

@@ -155,7 +155,7 @@ pub fn allocator_vs_system(rows: &[&Row]) -> Option<Vec<Block>> {
                 key.0.clone(),
                 key.1.clone(),
                 name,
-                format::value(median, r.unit),
+                format::scaled(median, r.unit),
                 format::speedup(faster),
                 match bounds {
                     _ if std::ptr::eq(*r, *base) => "-".into(),
@@ -207,15 +207,15 @@ pub fn cold_start(rows: &[&Row]) -> Option<Vec<Block>> {
         };
         warn |= factor > COLD_START_WARNING;
         slower |= factor < 1.0 / COLD_START_WARNING;
-        let first = short.stats.as_ref().and_then(|s| s.cold.as_ref()).map(|c| format::value(c.first_value, short.unit));
+        let first = short.stats.as_ref().and_then(|s| s.cold.as_ref()).map(|c| format::scaled(c.first_value, short.unit));
         t.push(vec![
             key.0.clone(),
             key.1.clone(),
             format!("{} iterations", format::count(iters(short).unwrap_or(0))),
-            format::value(ms, short.unit),
+            format::scaled(ms, short.unit),
             first.unwrap_or_else(|| "n/a".into()),
             format!("{} iterations", format::count(iters(long).unwrap_or(0))),
-            format::value(ml, long.unit),
+            format::scaled(ml, long.unit),
             format::speedup(factor),
         ]);
     }

@@ -51,7 +51,7 @@ pub fn table(rows: &[&Row]) -> Option<Table> {
             t.push(vec![
                 name.clone(),
                 r.cell.placement.pin.as_str().into(),
-                format::value(median, r.unit),
+                format::scaled(median, r.unit),
                 super::facts::interval_text(r),
                 vs,
                 cpus,

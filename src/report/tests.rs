@@ -224,7 +224,7 @@ fn scaling_tables_show_medians_speedups_and_labelled_counts() {
         t[0]
     );
     assert!(t[0].contains("| 1-to-2 speedup | 1-to-4 speedup | 1-to-8 speedup |"), "{}", t[0]);
-    assert!(t[0].contains("| box    |          100 ns |          50.0 ns |                40.0 ns |                           80.0 ns |         2.000x |         2.500x |         1.250x |"), "{}", t[0]);
+    assert!(t[0].contains("| box    |          100 ns |         50.00 ns |               40.00 ns |                          80.00 ns |         2.000x |         2.500x |         1.250x |"), "{}", t[0]);
 }
 
 #[test]
@@ -251,7 +251,7 @@ fn total_windows_give_the_thread_scale_shape_and_rates_invert() {
     ];
     let t = render(&rows);
     assert_eq!(t.len(), 2);
-    assert!(t[0].contains("| box    | total  |          120 ns |          80.0 ns |"), "{}", t[0]);
+    assert!(t[0].contains("| box    | total  |          120 ns |         80.00 ns |"), "{}", t[0]);
     assert!(t[1].contains("| 1-to-2 work | 1-to-2 total |") && t[1].contains("|      2.000x |       1.500x |"), "{}", t[1]);
     // Higher-is-better units: the speedup is k over 1.
     let rates = vec![
@@ -336,8 +336,8 @@ fn the_strategies_table_compares_each_strategy_with_none() {
     let refs: Vec<&Row> = rows.iter().collect();
     let t = table_md(strategies::table(&refs).unwrap());
     // Three trials with one value: no spread, so no interval (never a zero-width one).
-    assert!(t.contains("| box (workers=2) | linear   | 80.0 ns | n/a: every trial gave the same median | 1.250x (none) | 0-1  |"), "{t}");
-    assert!(t.contains("| compact  |  200 ns |") && t.contains("0.500x (none)"), "{t}");
+    assert!(t.contains("| box (workers=2) | linear   | 80.00 ns | n/a: every trial gave the same median | 1.250x (none) | 0-1  |"), "{t}");
+    assert!(t.contains("| compact  |   200 ns |") && t.contains("0.500x (none)"), "{t}");
     assert!(strategies::table(&refs[..1]).is_none(), "one strategy: no table");
     let plots = plot::plots("w.x", &refs);
     assert!(plots.iter().any(|p| p.file == "w.x-strategies.svg" && p.svg.contains("compact")), "a strategies plot");

@@ -99,7 +99,7 @@ pub fn table(rows: &[&Row], verdicts: &Verdicts) -> Option<Vec<Block>> {
         ("Verdict", Align::Left),
     ]);
     let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
-        (Some(v), Some(u)) => format::value(v, u),
+        (Some(v), Some(u)) => format::scaled(v, u),
         _ => "n/a".into(),
     };
     let mut notes = Vec::new();

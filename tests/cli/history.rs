@@ -56,7 +56,7 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
     let plot = dir.join("trend.svg");
     let show = ok(&pb(dir, &["history", "show", "selftest.noisy", "--params", "base_us=1000", "--plot", plot.to_str().unwrap()]));
     assert!(show.contains("| h:1 ") && show.contains("| h:2 ") && show.contains("bbbbbbb222"), "{show}");
-    assert!(show.contains(" ns |"), "medians with their unit: {show}");
+    assert!(show.contains(" ms |") && show.contains("% / +"), "medians scaled, with their unit and relative interval: {show}");
     let svg = std::fs::read_to_string(&plot).expect("the trend plot is written");
     assert!(svg.starts_with("<svg") && svg.contains("h:2"), "{svg}");
     let none = pb(dir, &["history", "show", "selftest.noisy", "--params", "base_us=5"]);

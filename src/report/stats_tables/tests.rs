@@ -110,12 +110,12 @@ fn allocators_are_compared_with_system_within_each_series() {
     ];
     let t = allocator_vs_system(&refs(&rows)).unwrap();
     // Welch's interval on the logs of the trial medians, scipy 1.17.1: 1.4388 .. 1.5635.
-    assert!(t.contains("| box    | size=256   | mimalloc  |  150 ops/s |    1.500x |    1.439x .. 1.563x |"), "{t}");
+    assert!(t.contains("| box    | size=256   | mimalloc  |   150 ops/s |    1.500x |    1.439x .. 1.563x |"), "{t}");
     assert!(
-        t.contains("| box    | size=512   | jemalloc  | 40.0 ops/s |    0.500x |    0.500x .. 0.500x |"),
+        t.contains("| box    | size=512   | jemalloc  | 40.00 ops/s |    0.500x |    0.500x .. 0.500x |"),
         "trials without spread: the exact ratio\n{t}"
     );
-    assert!(t.contains("| box    | size=256   | system    |  100 ops/s |    1.000x |                   - |"), "{t}");
+    assert!(t.contains("| box    | size=256   | system    |   100 ops/s |    1.000x |                   - |"), "{t}");
     // A lower-is-better unit: half the time is twice as fast (interval 1.911 .. 2.093 by scipy).
     let ns = [
         row(&[("allocator", json!("system"))], 1.0, &[10.0, 10.2, 9.8], Unit::NsPerOp, Status::Ok),
@@ -140,7 +140,7 @@ fn the_cold_start_factor_is_the_longest_runs_throughput_over_the_shortests() {
         row(&[("iterations", json!(10_000_000)), ("allocator", json!("system"))], 1.0, &[84e6; 3], Unit::OpsPerSec, Status::Ok),
     ];
     let t = cold_start(&refs(&rows)).unwrap();
-    assert!(t.contains("| allocator=hakmem | 100,000 iterations | 16,300,000 ops/s | 9,000,000 ops/s | 10,000,000 iterations | 61,000,000 ops/s |            3.742x |"), "{t}");
+    assert!(t.contains("| allocator=hakmem | 100,000 iterations | 16.30 M ops/s | 9.00 M ops/s | 10,000,000 iterations | 61.00 M ops/s |            3.742x |"), "{t}");
     assert!(t.contains("| allocator=system |"), "{t}");
     assert!(t.contains("1.050x"), "{t}");
     assert!(t.contains("do not measure the steady state"), "{t}");
