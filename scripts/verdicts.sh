@@ -33,8 +33,10 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     echo
     echo "== Part 1: noise on the default selection =="
     start=$(date +%s)
-    "$PB" noise --quiet --no-history --out "$out/noise" > "$out/noise.txt" || true
+    "$PB" noise --quiet --no-history --out "$out/noise" > "$out/noise-stdout.txt" || true
     echo "  $(( $(date +%s) - start )) s, $(newest "$out/noise")"
+    # The whole noise profile is in the run's report.md (the terminal gets its summary line).
+    cp "$(newest "$out/noise")/report.md" "$out/noise.txt" || : > "$out/noise.txt"
     line=$(grep -E "^Of [0-9]+ rows, " "$out/noise.txt" || echo "Of 0 rows, 0 false verdicts")
     echo "  $line"
     rows=$(echo "$line" | grep -oE "^Of [0-9]+" | grep -oE "[0-9]+")
