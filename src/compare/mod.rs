@@ -192,6 +192,16 @@ impl RowComparison {
         self.missing.contains(&true) && !self.not_run.contains(&true)
     }
 
+    /// One side's median `v` as a table shows it: scaled in the rows' unit
+    /// (`57.82 ms`), a bare number where the unit is unknown, `n/a` without one.
+    pub fn median_text(&self, v: Option<f64>) -> String {
+        match (v, self.unit) {
+            (Some(v), Some(u)) => format::scaled(v, u),
+            (Some(v), None) => format::number(v),
+            (None, _) => "n/a".into(),
+        }
+    }
+
     /// `2.0% noise`, `3.9% floor`: the band and where it came from.
     pub fn band_text(&self) -> String {
         let from = match self.band_from {

@@ -164,17 +164,12 @@ fn table(c: &Comparison) -> Table {
         ("Verdict", Align::Left),
         ("Why", Align::Left),
     ]);
-    let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
-        (Some(v), Some(u)) => format::scaled(v, u),
-        (Some(v), None) => format::number(v),
-        (None, _) => "n/a".into(),
-    };
     for r in c.rows.iter().filter(|r| !r.is_one_sided()) {
         t.push(vec![
             r.workload.clone(),
             r.axes.clone(),
-            value(r, r.base_median),
-            value(r, r.candidate_median),
+            r.median_text(r.base_median),
+            r.median_text(r.candidate_median),
             r.ratio.map(|x| format!("{x:.3}")).unwrap_or_else(|| "n/a".into()),
             r.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
             match r.pairs {

@@ -56,26 +56,7 @@ pub(crate) fn row(index: usize, workload: &str, axes: &[(&str, Value)], variant:
         command: None,
         variant: variant.cloned(),
     };
-    let trials = samples
-        .iter()
-        .map(|s| TrialRecord {
-            trial: s.trial,
-            round: s.trial,
-            status: Status::Ok,
-            reason: None,
-            skip: None,
-            started_utc: String::new(),
-            finished_utc: String::new(),
-            process: ProcessRecord::default(),
-            warmup_samples: 0,
-            timed_samples: 1,
-            median: Some(s.value),
-            verified: Some(true),
-            measurement: None,
-            rusage_measured: None,
-            facts: None,
-        })
-        .collect();
+    let trials = samples.iter().map(|s| trial(s.trial, s.value, Status::Ok)).collect();
     Row {
         schema: ROW_SCHEMA.into(),
         cell,
@@ -105,6 +86,28 @@ pub(crate) fn row(index: usize, workload: &str, axes: &[(&str, Value)], variant:
         raw: None,
         started_utc: String::new(),
         finished_utc: String::new(),
+    }
+}
+
+/// Trial `n` (run in round `n`) that took one timed sample of median
+/// `median`, with `status` (a skip one of the machine).
+pub(crate) fn trial(n: u32, median: f64, status: Status) -> TrialRecord {
+    TrialRecord {
+        trial: n,
+        round: n,
+        status,
+        reason: None,
+        skip: (status == Status::Skipped).then_some(crate::model::SkipKind::Machine),
+        started_utc: String::new(),
+        finished_utc: String::new(),
+        process: ProcessRecord::default(),
+        warmup_samples: 0,
+        timed_samples: 1,
+        median: Some(median),
+        verified: Some(true),
+        measurement: None,
+        rusage_measured: None,
+        facts: None,
     }
 }
 

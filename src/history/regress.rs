@@ -100,11 +100,6 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
         ("Band", Align::Right),
         ("Verdict", Align::Left),
     ]);
-    let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
-        (Some(v), Some(u)) => format::scaled(v, u),
-        (Some(v), None) => format::number(v),
-        (None, _) => "n/a".into(),
-    };
     for s in steps {
         let j = &s.judged;
         let verdict = if j.verdict == Verdict::Regressed { "REGRESSED".to_string() } else { j.verdict.as_str().to_string() };
@@ -114,8 +109,8 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
             s.label.clone(),
             run_text(&s.from),
             run_text(&s.to),
-            value(j, j.base_median),
-            value(j, j.candidate_median),
+            j.median_text(j.base_median),
+            j.median_text(j.candidate_median),
             j.ratio.map(|x| format!("{x:.3}")).unwrap_or_else(|| "n/a".into()),
             j.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
             format!("{} vs {}", j.trials[0], j.trials[1]),

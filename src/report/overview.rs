@@ -7,9 +7,11 @@
 //! see, and its status. The exact figures are in the records and in the
 //! statistics tables; the figures here are the same measurements, rounded.
 
+use std::collections::HashMap;
+
 use crate::compare::{RowComparison, Verdict};
 use crate::evidence::Row;
-use crate::model::{Direction, Status};
+use crate::model::Status;
 use crate::text::document::{Align, Line, Table, Tone, slug};
 use crate::text::format;
 
@@ -34,23 +36,47 @@ pub fn name(r: &Row) -> String {
 }
 
 /// The overview of `rows` (in the order given), with the run's variant
-/// `verdicts`: one line per row, its name a link to its workload's section
-/// (the heading that names the workload).
+/// `verdicts`: one line per row.
+///
+/// Cost: O(rows): each row's speedup is read from one map of its series'
+/// fewest workers, built once.
 pub fn table(rows: &[&Row], verdicts: &Verdicts) -> Table {
+    let fewest = fewest_workers(rows);
     let mut t = Table::new(&COLUMNS);
     for r in rows {
-        t.push_row(line(r, rows, verdicts));
+        t.push_row(line(r, &fewest, verdicts));
     }
     t
 }
 
+/// A row's series: same workload, system label and axes but `workers`
+/// (the variant is an axis).
+type SeriesKey = (String, String, String);
+
+fn series_key(r: &Row) -> SeriesKey {
+    (r.cell.workload.clone(), r.cell.label.clone(), r.cell.axes_text_without("workers"))
+}
+
+/// Per series, the ok row with the fewest workers: its count and median.
+fn fewest_workers(rows: &[&Row]) -> HashMap<SeriesKey, (usize, f64)> {
+    let mut out: HashMap<SeriesKey, (usize, f64)> = HashMap::new();
+    for r in rows {
+        let (Some(w), Some(m)) = (r.cell.workers, r.median()) else { continue };
+        let e = out.entry(series_key(r)).or_insert((w, m));
+        if w < e.0 {
+            *e = (w, m);
+        }
+    }
+    out
+}
+
 /// The cells of one row's line.
-fn line(r: &Row, all: &[&Row], verdicts: &Verdicts) -> Vec<Line> {
+fn line(r: &Row, fewest: &HashMap<SeriesKey, (usize, f64)>, verdicts: &Verdicts) -> Vec<Line> {
     let median = r.median().map_or_else(String::new, |m| format::scaled(m, r.unit));
     let interval = if r.status == Status::Ok { interval_text(r) } else { String::new() };
     let relative = match verdicts.for_row(r) {
         Some(c) => ratio(c),
-        None => speedup(r, all).map_or_else(Line::new, Line::from),
+        None => speedup(r, fewest).map_or_else(Line::new, Line::from),
     };
     let sees = r.headline().and_then(|h| h.sensitivity).map_or_else(String::new, |s| format!(">= {}", format::percent(s)));
     // The name links to the workload's section (its heading's anchor).
@@ -93,31 +119,12 @@ fn ratio(c: &RowComparison) -> Line {
     Line::from(format!("{x} ")).toned(tone, c.verdict.as_str())
 }
 
-/// `1.934x vs 1` for a row at k workers whose series (same label, variant
-/// and other axes) has an ok row at fewer workers: its speedup over the
-/// fewest; `None` otherwise.
-fn speedup(r: &Row, all: &[&Row]) -> Option<String> {
-    let k = r.cell.workers?;
-    let m = r.median()?;
-    let others = |x: &Row| {
-        let mut a = x.cell.axis_values();
-        a.retain(|(n, _)| n != "workers");
-        (x.cell.workload.clone(), x.cell.label.clone(), x.cell.variant.as_ref().map(|v| v.name.clone()), a)
-    };
-    let me = others(r);
-    let base = all
-        .iter()
-        .filter(|x| x.cell.workers.is_some_and(|w| w < k) && others(x) == me)
-        .filter_map(|x| Some((x.cell.workers?, x.median()?)))
-        .min_by_key(|&(w, _)| w)?;
-    if base.1 <= 0.0 || m <= 0.0 {
-        return None;
-    }
-    let s = match r.direction {
-        Direction::LowerIsBetter => base.1 / m,
-        Direction::HigherIsBetter => m / base.1,
-    };
-    Some(format!("{} vs {}", format::speedup(s), base.0))
+/// `1.934x vs 1` for a row at k workers whose series has an ok row at
+/// fewer workers: its speedup over the fewest; `None` otherwise.
+fn speedup(r: &Row, fewest: &HashMap<SeriesKey, (usize, f64)>) -> Option<String> {
+    let (k, m) = (r.cell.workers?, r.median()?);
+    let &(w, base) = fewest.get(&series_key(r)).filter(|(w, _)| *w < k)?;
+    (base > 0.0 && m > 0.0).then(|| format!("{} vs {w}", super::scaling::speedup(Some(base), Some(m), r.direction)))
 }
 
 #[cfg(test)]
@@ -150,5 +157,21 @@ mod tests {
         assert_eq!(failed[1..5], ["", "", "", ""]);
         assert_eq!(failed[5], "failed");
         assert!(!text.contains(" - "), "no row is named `-`:\n{text}");
+    }
+
+    #[test]
+    fn a_candidate_variant_s_line_gives_its_ratio_to_the_base_and_the_verdict() {
+        use crate::evidence::fake;
+        let (a, b) = (fake::variant("a", true), fake::variant("b", false));
+        let rows = vec![
+            fake::row(0, "w.x", &[], Some(&a), &[100.0, 101.0, 99.0, 100.5, 99.5], Unit::NsPerOp),
+            fake::row(1, "w.x", &[], Some(&b), &[150.0, 151.5, 148.5, 150.7, 149.2], Unit::NsPerOp),
+        ];
+        let verdicts = Verdicts::of(&rows);
+        let refs: Vec<&Row> = rows.iter().collect();
+        let t = table(&refs, &verdicts);
+        assert_eq!(terminal::line(&t.rows[0][3]), "", "the base has no ratio");
+        let ratio = terminal::line(&t.rows[1][3]);
+        assert!(ratio.starts_with("1.5") && ratio.ends_with("x regressed"), "{ratio}");
     }
 }

@@ -61,7 +61,8 @@ fn count_header(k: usize, class: CpuClass) -> String {
     }
 }
 
-fn speedup(base: Option<f64>, at_k: Option<f64>, dir: Direction) -> String {
+/// The speedup from `base` to `at_k` in direction `dir` (`1.934x`), or `n/a`.
+pub(super) fn speedup(base: Option<f64>, at_k: Option<f64>, dir: Direction) -> String {
     match (base, at_k) {
         (Some(b), Some(k)) if b > 0.0 && k > 0.0 => format::speedup(match dir {
             Direction::LowerIsBetter => b / k,

@@ -65,7 +65,7 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         verifier: None,
         measurement: None,
         stats: RowStats::of(&samples, crate::stats::DEFAULT_NOISE),
-        trials: samples.iter().map(|s| fake_trial(s.trial, s.value, status)).collect(),
+        trials: samples.iter().map(|s| crate::evidence::fake::trial(s.trial, s.value, status)).collect(),
         trials_planned: values.len() as u32,
         stop: Some(crate::evidence::RowStop::CiTarget),
         disagreement: None,
@@ -79,27 +79,6 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         raw: None,
         started_utc: String::new(),
         finished_utc: String::new(),
-    }
-}
-
-/// A trial that took one sample of `value`.
-pub(crate) fn fake_trial(trial: u32, value: f64, status: Status) -> crate::evidence::TrialRecord {
-    crate::evidence::TrialRecord {
-        trial,
-        round: trial,
-        status,
-        reason: None,
-        skip: (status == Status::Skipped).then_some(crate::model::SkipKind::Machine),
-        started_utc: String::new(),
-        finished_utc: String::new(),
-        process: ProcessRecord::default(),
-        warmup_samples: 0,
-        timed_samples: 1,
-        median: Some(value),
-        verified: Some(true),
-        measurement: None,
-        rusage_measured: None,
-        facts: None,
     }
 }
 
@@ -422,7 +401,8 @@ fn row_of_trials(workers: usize, shape: crate::model::TableShape, trials: &[&[f6
         })
         .collect();
     r.stats = RowStats::of(&r.samples, crate::stats::DEFAULT_NOISE);
-    r.trials = trials.iter().enumerate().map(|(t, v)| fake_trial(t as u32, crate::stats::median(v), Status::Ok)).collect();
+    r.trials =
+        trials.iter().enumerate().map(|(t, v)| crate::evidence::fake::trial(t as u32, crate::stats::median(v), Status::Ok)).collect();
     r
 }
 

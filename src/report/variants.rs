@@ -23,6 +23,9 @@ pub struct Verdicts {
     comparisons: Vec<compare::Comparison>,
     /// Per workload, its rows as (comparison, row) indexes, in order.
     by_workload: HashMap<String, Vec<(usize, usize)>>,
+    /// Per (workload, candidate, axes without the variant), its
+    /// (comparison, row) indexes: a row's comparison found in one step.
+    by_row: HashMap<(String, String, String), (usize, usize)>,
 }
 
 impl Verdicts {
@@ -40,13 +43,19 @@ impl Verdicts {
     }
 
     fn new(rows: &[Row], comparisons: Vec<compare::Comparison>) -> Verdicts {
+        let variants = compare::paired::variants(rows);
+        let candidates: &[Variant] = variants.as_ref().map_or(&[], |(_, c)| c.as_slice());
         let mut by_workload: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+        let mut by_row = HashMap::new();
         for (i, c) in comparisons.iter().enumerate() {
             for (j, r) in c.rows.iter().enumerate() {
                 by_workload.entry(r.workload.clone()).or_default().push((i, j));
+                if let Some(cand) = candidates.get(i) {
+                    by_row.insert((r.workload.clone(), cand.name.clone(), r.axes.clone()), (i, j));
+                }
             }
         }
-        Verdicts { variants: compare::paired::variants(rows), comparisons, by_workload }
+        Verdicts { variants, comparisons, by_workload, by_row }
     }
 
     /// The rows of workload `w`, each with its candidate's name.
@@ -60,8 +69,8 @@ impl Verdicts {
     /// for the base's rows and rows without variants.
     pub fn for_row(&self, r: &Row) -> Option<&RowComparison> {
         let v = r.cell.variant.as_ref()?;
-        let axes = compare::paired::axes_without_variant(r);
-        self.of_workload(&r.cell.workload).into_iter().find(|(c, rc)| *c == v.name && rc.axes == axes).map(|(_, rc)| rc)
+        let key = (r.cell.workload.clone(), v.name.clone(), compare::paired::axes_without_variant(r));
+        self.by_row.get(&key).map(|&(i, j)| &self.comparisons[i].rows[j])
     }
 
     /// Comparisons with a p-value, over every candidate: how many were
@@ -98,17 +107,13 @@ pub fn table(rows: &[&Row], verdicts: &Verdicts) -> Option<Vec<Block>> {
         ("Sees", Align::Right),
         ("Verdict", Align::Left),
     ]);
-    let value = |r: &RowComparison, v: Option<f64>| match (v, r.unit) {
-        (Some(v), Some(u)) => format::scaled(v, u),
-        _ => "n/a".into(),
-    };
     let mut notes = Vec::new();
     for (cand, r) in verdicts.of_workload(w) {
         t.push(vec![
             r.axes.clone(),
             cand.to_string(),
-            value(r, r.base_median),
-            value(r, r.candidate_median),
+            r.median_text(r.base_median),
+            r.median_text(r.candidate_median),
             r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")),
             r.ratio_ci95.map_or_else(|| "n/a".into(), |[lo, hi]| format!("{lo:.3}..{hi:.3}")),
             r.pairs.map_or_else(|| "n/a".into(), |p| p.to_string()),

@@ -377,28 +377,15 @@ mod tests {
     }
 
     fn trial(n: u32, median: f64, cpus: &[usize], huge: u64) -> TrialRecord {
-        TrialRecord {
-            trial: n,
-            round: n,
-            status: Status::Ok,
-            reason: None,
-            skip: None,
-            started_utc: String::new(),
-            finished_utc: String::new(),
-            process: ProcessRecord::default(),
-            warmup_samples: 0,
-            timed_samples: 3,
-            median: Some(median),
-            verified: Some(true),
-            measurement: None,
-            rusage_measured: None,
-            facts: Some(crate::evidence::TrialFacts {
-                allowed_cpus: vec![0, 1],
-                thread_cpus: cpus.to_vec(),
-                anon_huge_bytes: Some(huge),
-                interference: None,
-            }),
-        }
+        let mut t = crate::evidence::fake::trial(n, median, Status::Ok);
+        t.timed_samples = 3;
+        t.facts = Some(crate::evidence::TrialFacts {
+            allowed_cpus: vec![0, 1],
+            thread_cpus: cpus.to_vec(),
+            anon_huge_bytes: Some(huge),
+            interference: None,
+        });
+        t
     }
 
     fn estimate(trials: &[TrialRecord]) -> TrialEstimate {
