@@ -21,6 +21,11 @@ use super::read_run_arg;
 pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let threshold = args.threshold.unwrap_or(args.noise) / 100.0;
     let opts = compare::Options { threshold, across_machines: args.across_machines, ignore_params: args.ignore_params.clone() };
+    // An --html FILE that cannot be written stops the command before it
+    // says anything (the envelopes' notices go to stderr before the page).
+    if let Some(file) = &args.html {
+        super::check_html_target(file)?;
+    }
     let (base, base_name) = read_run_arg(&args.base, &args.db)?;
     let (comparisons, notices) = match &args.candidate {
         None => {

@@ -217,6 +217,12 @@ impl Row {
         (self.status == Status::Ok).then(|| self.stats.as_ref().and_then(|s| s.total_headline.as_ref()).map(|t| t.median)).flatten()
     }
 
+    /// Whether a signal ended the run before this row's planned trials (it
+    /// is kept with the trials that finished).
+    pub fn cut_short(&self) -> bool {
+        self.stop == Some(RowStop::Interrupted) && (self.trials.len() as u32) < self.trials_planned
+    }
+
     /// Trials whose interference made them disturbed.
     pub fn disturbed_trials(&self) -> usize {
         self.trials.iter().filter(|t| t.disturbed()).count()

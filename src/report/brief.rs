@@ -15,7 +15,7 @@ use crate::text::document::{Block, Line, Tone};
 use crate::text::format;
 use crate::text::table::MAX_CELL_CHARS;
 
-use super::facts::{self, busy_warning, why_not_run};
+use super::facts::{self, why_not_run};
 use super::overview::{self, tone};
 use super::variants::{self, Verdicts};
 
@@ -83,14 +83,18 @@ pub fn counts(run: &RunRecord, rows: &[Row]) -> Line {
 /// cells not run and the rows a signal cut short.
 fn not_ok(run: &RunRecord, rows: &[Row]) -> Vec<Line> {
     let mut groups: Vec<(Status, &str, Vec<&Row>)> = Vec::new();
+    // Where each (status, reason) is in `groups`: a run of many failures
+    // is grouped in one pass.
+    let mut at: std::collections::HashMap<(Status, &str), usize> = std::collections::HashMap::new();
     let mut bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok && !r.skipped_by_design()).collect();
     bad.sort_by_key(|r| r.cell.index);
     for r in bad {
         let why = r.reason.as_deref().unwrap_or_default();
-        match groups.iter_mut().find(|(s, w, _)| *s == r.status && *w == why) {
-            Some((_, _, list)) => list.push(r),
-            None => groups.push((r.status, why, vec![r])),
-        }
+        let i = *at.entry((r.status, why)).or_insert_with(|| {
+            groups.push((r.status, why, Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].2.push(r);
     }
     let mut out: Vec<Line> = groups
         .into_iter()
@@ -105,10 +109,7 @@ fn not_ok(run: &RunRecord, rows: &[Row]) -> Vec<Line> {
         let shown = Line::from(names.join(", ")).shortened(MAX_CELL_CHARS).into_owned();
         out.push(join(Line::new().toned(Tone::Warn, "not run").text(": "), shown).text(": ").text(why_not_run(run)));
     }
-    let cut: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.stop == Some(crate::evidence::RowStop::Interrupted) && (r.trials.len() as u32) < r.trials_planned)
-        .collect();
+    let cut: Vec<&Row> = rows.iter().filter(|r| r.cut_short()).collect();
     if !cut.is_empty() {
         out.push(
             Line::new()
@@ -153,19 +154,11 @@ fn by_design(rows: &[Row]) -> Option<Line> {
     )
 }
 
-/// The run's warnings, one line each: incomplete or interrupted, a busy
-/// machine, the CPU frequency, trials that disagree or were disturbed.
+/// The run's warnings, one line each: those report.md gives the whole run
+/// ([`facts::run_warnings`]), then the rows whose trials disagree or were
+/// disturbed.
 fn warnings(run: &RunRecord, rows: &[Row]) -> Vec<Line> {
-    let mut said: Vec<Line> = Vec::new();
-    if let Some(t) = run.incomplete(rows) {
-        said.push(Line::from(format!("{t}; {}", why_not_run(run))));
-    }
-    if let Some(w) = busy_warning(run) {
-        said.push(Line::new().marked(&w));
-    }
-    if let Some(w) = run.envelope.frequency_warning() {
-        said.push(Line::new().marked(&w));
-    }
+    let mut said: Vec<Line> = facts::run_warnings(run, rows).iter().map(|w| Line::new().marked(w)).collect();
     let disagree = rows.iter().filter(|r| r.disagreement.is_some()).count();
     let disturbed = rows.iter().filter(|r| r.disturbed_trials() > 0).count();
     if disagree > 0 {

@@ -106,3 +106,21 @@ pub fn busy_warning(run: &RunRecord) -> Option<String> {
     let i = run.interference.as_ref().filter(|i| i.disturbed)?;
     Some(format!("the machine was busy with other work during the run: {}; its figures may not reproduce on a quiet machine", i.text()))
 }
+
+/// The warnings about a whole run, in the order the report says them: the
+/// CPU frequency, a run without all its rows (and why), an interrupted run,
+/// a machine busy with other work.
+pub fn run_warnings(run: &RunRecord, rows: &[Row]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(w) = run.envelope.frequency_warning() {
+        warnings.push(w);
+    }
+    if let Some(t) = run.incomplete(rows) {
+        warnings.push(format!("{t}; {}", why_not_run(run)));
+    }
+    if run.interrupted {
+        warnings.push(format!("the run was interrupted: {} planned cells have no row", run.not_run.len()));
+    }
+    warnings.extend(busy_warning(run));
+    warnings
+}

@@ -8,7 +8,7 @@
 use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
 use crate::model::{Cell, Status};
 
-use super::facts::{self, busy_warning, disturbed_text, interval_text, row_label, trials_text, why_not_run};
+use super::facts::{self, busy_warning, disturbed_text, interval_text, row_label, run_warnings, trials_text, why_not_run};
 use super::plot;
 use super::variants::{self, Verdicts};
 use super::{counters, primitive, scaling, stats_tables, strategies};
@@ -112,20 +112,7 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     }
     let mut out =
         vec![Block::heading(1, Line::from("proofbench run ").text(&run.id)), Block::paragraph(counts_line(&counts, run.plan.len()))];
-    let mut warnings = Vec::new();
-    if let Some(w) = run.envelope.frequency_warning() {
-        warnings.push(w);
-    }
-    if let Some(t) = run.incomplete(rows) {
-        warnings.push(format!("{t}; {}", why_not_run(run)));
-    }
-    if run.interrupted {
-        warnings.push(format!("the run was interrupted: {} planned cells have no row", run.not_run.len()));
-    }
-    if let Some(w) = busy_warning(run) {
-        warnings.push(w);
-    }
-    out.extend(warnings.iter().map(|w| Block::Warning(Line::new().marked(w))));
+    out.extend(run_warnings(run, rows).iter().map(|w| Block::Warning(Line::new().marked(w))));
     let label = if run.label.is_empty() { String::new() } else { format!(" ({})", run.label) };
     out.push(Block::Fold { summary: Line::from(format!("The run and the machine{label}")), blocks: vec![Block::Table(t)] });
     out
@@ -364,10 +351,9 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     out.extend(reproducibility(rows));
     if let Some(span) = rounds_span(run) {
         out.push(Block::paragraph(format!(
-            "The trials of this run were taken {span} in {} round{}: a change of the machine slower than that (a \
+            "The trials of this run were taken {span} in {}: a change of the machine slower than that (a \
              neighbour's load over minutes, a host's turbo budget) is not in these intervals.",
-            run.rounds.len(),
-            if run.rounds.len() == 1 { "" } else { "s" }
+            format::counted(run.rounds.len(), "round", "rounds")
         )));
     }
     if let Some(w) = busy_warning(run) {
@@ -377,8 +363,7 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     // Cells that do not apply by design are not rows that went wrong: one line apart, below.
     let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok && !r.skipped_by_design()).collect();
     // Rows a signal left with fewer trials than planned.
-    let cut_short = |r: &&Row| r.stop == Some(crate::evidence::RowStop::Interrupted) && (r.trials.len() as u32) < r.trials_planned;
-    let short = rows.iter().any(|r| cut_short(&r));
+    let short = rows.iter().any(|r| r.cut_short());
     // A run without its finish record lists no cell as not run: the plan does.
     let incomplete = run.incomplete(rows);
     let unfinished: Vec<String> =
@@ -403,7 +388,7 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
         for id in &unfinished {
             t.push(vec![id.clone(), "not run".into(), "no row: the run has no finish record".into()]);
         }
-        for r in rows.iter().filter(cut_short) {
+        for r in rows.iter().filter(|r| r.cut_short()) {
             t.push(vec![
                 r.cell.display_name(),
                 format!("{} ({})", r.status.as_str(), trials_text(r)),

@@ -38,7 +38,8 @@ fn a_run_prints_one_line_per_row_and_a_short_summary_naming_its_reports() {
     for name in ["cpu.primes workers=1 ", "cpu.primes workers=2 "] {
         let mine: Vec<&&str> = lines.iter().filter(|l| l.starts_with(&format!("  {name}"))).collect();
         assert_eq!(mine.len(), 1, "one line for {name}:\n{stdout}");
-        assert!(mine[0].trim_end().ends_with("ok"), "{stdout}");
+        // ok, perhaps with a word on its trials (`ok (trials disagree)` on a busy machine).
+        assert!(mine[0].trim_end().ends_with("ok") || mine[0].contains("  ok ("), "{stdout}");
         assert!(mine[0].contains(" ms") || mine[0].contains(" µs") || mine[0].contains(" s "), "a scaled median:\n{stdout}");
     }
     assert!(lines[heading + 2].contains("x vs 1"), "the speedup over 1 worker:\n{stdout}");
