@@ -11,9 +11,9 @@ use crate::envelope::Envelope;
 use crate::measure::counters::CounterRecord;
 use crate::measure::interference::Interference;
 use crate::measure::rusage::Rusage;
+use crate::model::run::RunOptions;
 use crate::model::{Cell, Direction, Profile, TableShape, TrialPlan, Unit};
 use crate::model::{SkipKind, Status};
-use crate::plan::RunOptions;
 use crate::stats::{Sample, Summary, TrialEstimate};
 
 pub const RUN_SCHEMA: &str = "proofbench.run/2";

@@ -6,15 +6,16 @@ pub mod select;
 pub mod variant;
 pub mod workers;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use workers::WorkersSpec;
 
+pub use crate::model::run::{CompareMode, RunOptions};
+
 use crate::model::placement::Placement;
 use crate::model::profile::ProfileDefaults;
 use crate::model::variant::Variant;
-use crate::model::{Cell, MIN_TRIAL_BUDGET_MS, MeasureSpec, Params, PinStrategy, Profile, TrialPlan, value_text};
+use crate::model::{Cell, MIN_TRIAL_BUDGET_MS, MeasureSpec, Params, PinStrategy, TrialPlan, value_text};
 use crate::topology::{Topology, pin};
 use crate::workloads::contract::{ParamKind, WorkloadSpec};
 
@@ -41,62 +42,6 @@ pub enum PlanError {
     BadVariant { text: String, why: String },
     #[error("--base {name}: {why}")]
     BadBase { name: String, why: String },
-}
-
-/// What the user asked for: validated by clap, not yet resolved against the
-/// registry and the topology. `run.json` records it as `options`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunOptions {
-    pub selection: Vec<String>,
-    pub profile: Profile,
-    pub workers: Option<String>,
-    pub oversubscribe: bool,
-    /// Pinning strategies; more than one makes `pin` an axis.
-    pub pin: Vec<PinStrategy>,
-    /// `--runtime`: the values of the `runtime` axis, as typed.
-    pub runtime: Option<String>,
-    /// `--allocator`: the values of the `allocator` axis, as typed.
-    #[serde(default)]
-    pub allocator: Option<String>,
-    /// `--compare-cores` or `--compare-strategies`.
-    pub compare: Option<CompareMode>,
-    pub runs: Option<u32>,
-    /// `--trials N`: trials per cell (exactly N unless `--max-trials`).
-    #[serde(default)]
-    pub trials: Option<u32>,
-    /// `--max-trials N`: the most trials a cell may get.
-    #[serde(default)]
-    pub max_trials: Option<u32>,
-    /// `--run-budget`: no extra round starts after this much of the run, ms.
-    #[serde(default)]
-    pub run_budget_ms: Option<u64>,
-    pub time_budget_ms: Option<u64>,
-    pub timeout_ms: u64,
-    pub warmup: Option<u32>,
-    pub settle_ms: Option<u64>,
-    pub ci_target_pct: Option<f64>,
-    pub params: Vec<String>,
-    pub include_selftest: bool,
-    /// Where the cells' scratch directories go (`--io-dir`; `null`: the system temp dir).
-    pub io_dir: Option<String>,
-    /// A fault to inject into the selected workloads that have it (tests only).
-    pub inject_fault: Option<String>,
-    /// `--variant NAME=SPEC`, as typed (none: a run without variants).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub variants: Vec<String>,
-    /// `--base NAME`: the variant the others are compared with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base: Option<String>,
-}
-
-/// A preset of the worker and pinning axes (RustFiber's comparison modes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CompareMode {
-    /// One pinning strategy at every worker count.
-    Cores,
-    /// Every pinning strategy at the largest worker count (the allowed physical cores).
-    Strategies,
 }
 
 /// The ordered cells of a run and how many trials each gets.

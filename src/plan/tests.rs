@@ -1,6 +1,7 @@
 //! Planning tests on the fake sysfs topologies.
 
 use super::*;
+use crate::model::Profile;
 use crate::model::placement::CpuClass;
 use crate::topology::fixture;
 use crate::workloads::contract::ParamSpec;
