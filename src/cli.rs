@@ -61,6 +61,10 @@ pub enum Command {
     /// process (how the runner checks an `--allocator preload:` library).
     #[command(hide = true)]
     MallocProvider,
+    /// Internal: the launched side of a run through `--launcher`: read the
+    /// run on stdin, run its plan here, stream its events on stdout.
+    #[command(hide = true)]
+    RemoteRun,
 }
 
 #[derive(Clone, Debug, Args)]
@@ -227,11 +231,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub io_dir: Option<PathBuf>,
 
-    /// Run every process of the launched side through this command prefix:
-    /// `PREFIX proofbench worker` per cell, `PREFIX proofbench env --json`
-    /// for the envelope (e.g. `'ssh host'`, `'srun -N1 --exclusive'`,
-    /// `'taskset -c 2-3'`). Split into words like a shell would, never run
-    /// through one. See docs/LAUNCHERS.md.
+    /// Run the plan on the other side of this command prefix (e.g. `'ssh
+    /// host'`, `'srun -N1 --exclusive'`, `'taskset -c 2-3'`): `PREFIX
+    /// proofbench env --json` checks the version there, then `PREFIX
+    /// proofbench remote-run` runs the whole plan there and streams its rows
+    /// back. Split into words like a shell would, never run through one.
+    /// See docs/LAUNCHERS.md.
     #[arg(long, value_name = "PREFIX")]
     pub launcher: Option<String>,
 
@@ -240,10 +245,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub remote_exe: Option<String>,
 
-    /// Run the whole plan on each host in turn, through a `--launcher`
+    /// Run the whole plan on every host at once, through a `--launcher`
     /// containing `{host}`; one run directory per host, labelled by host.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub hosts: Option<Vec<String>>,
+
+    /// With `--hosts`: how many hosts run at once (default: all).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_parallel: Option<u32>,
 
     /// A TOML file of command workloads (`[[workload]]` entries, see
     /// docs/COMMAND-WORKLOADS.md); repeatable. Default: ./proofbench.toml

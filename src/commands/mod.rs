@@ -41,6 +41,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Worker(_) => internal::worker(),
         Command::Noop { token } => internal::noop(&token),
         Command::MallocProvider => internal::malloc_provider(),
+        Command::RemoteRun => crate::runner::remote::serve(),
     }
 }
 

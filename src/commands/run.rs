@@ -11,7 +11,7 @@ use crate::model::{DEFAULT_SEED, UsageError};
 use crate::plan::{CompareMode, RunOptions};
 use crate::report;
 use crate::runner::launcher::{HOST, Launcher};
-use crate::runner::{self, RunRequest};
+use crate::runner::{self, RunRequest, RunSpec};
 
 /// `proofbench run`: runs the benchmarks the arguments select, here or
 /// through `--launcher` (once per host of `--hosts`).
@@ -60,27 +60,36 @@ pub fn noise(args: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// The run the arguments ask for: the flags that only make sense together
-/// checked, the launchers built, the seed and timeout resolved.
-fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunRequest> {
+/// The run the arguments ask for, checked before any machine is contacted:
+/// the flags that only make sense together, the launchers, the command
+/// workloads' files, and the plan itself (selection, `--param`,
+/// `--workers`, `--variant`, durations), so that a typo costs no
+/// connection.
+pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunRequest> {
     if args.fail_on_regression && args.variants.is_empty() {
         return Err(UsageError("--fail-on-regression needs two or more --variant (compare gates two runs)".into()).into());
     }
+    if args.max_parallel.is_some() && args.hosts.is_none() {
+        return Err(UsageError("--max-parallel needs --hosts".into()).into());
+    }
     let launchers = launchers(args)?;
     let timeout = args.timeout.unwrap_or_else(|| args.profile.default_timeout());
-    Ok(RunRequest {
+    // A bad workload file stops the run here, before anything is contacted or created.
+    let commands = crate::workloads::command::load(&args.workloads, &crate::workloads::registry::specs())?;
+    let spec = RunSpec {
         options: options(args, timeout),
+        commands,
         kind,
         argv: std::env::args().collect(),
         seed: args.seed.unwrap_or(DEFAULT_SEED),
-        timeout,
+        label: args.label.clone(),
         timeout_given: args.timeout.is_some(),
-        settle: args.settle,
-        workloads: args.workloads.clone(),
-        io_dir: args.io_dir.clone(),
+    };
+    spec.check()?;
+    Ok(RunRequest {
+        spec,
         out: args.out.clone(),
         run_dir: args.run_dir.clone(),
-        label: args.label.clone(),
         commit: args.commit.clone(),
         history: !args.no_history,
         db: args.db.clone(),
@@ -89,6 +98,7 @@ fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunRequest> {
         counters: args.counters,
         tables: args.tables,
         style: crate::report::terminal::stdout_style(args.color),
+        max_parallel: args.max_parallel.map_or(launchers.len().max(1), |n| n as usize),
         launchers,
         fail_on_regression: args.fail_on_regression,
     })

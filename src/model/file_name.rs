@@ -32,9 +32,26 @@ pub fn bounded(s: &str, max: usize) -> String {
     format!("{}{hash}", &safe[..max.saturating_sub(hash.len())])
 }
 
+/// Whether `name` is one [`bounded`] could have made: not empty, at most
+/// [`MAX_NAME_PART`] bytes, safe characters only, and not `.` or `..`. A
+/// name read from elsewhere (a launched side's stream) must be one before
+/// it names a file.
+pub fn is_plain(name: &str) -> bool {
+    !name.is_empty() && name.len() <= MAX_NAME_PART && name != "." && name != ".." && safe(name) == name
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_names_the_planner_could_make_are_plain() {
+        assert!(is_plain("007-cpu.primes-workers=2"));
+        assert!(is_plain(&bounded(&"x".repeat(400), MAX_NAME_PART)));
+        for bad in ["", ".", "..", "../etc/passwd", "a/b", "a\0b", &"y".repeat(161)] {
+            assert!(!is_plain(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn a_long_name_is_cut_to_its_bound_and_long_names_stay_apart() {

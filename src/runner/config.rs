@@ -1,16 +1,20 @@
-//! The first stage of a run: what was asked ([`RunRequest`], which the
-//! command layer builds from the command line), checked and resolved into
-//! everything the rounds need (ripgrep's two stages). Nothing here starts a
-//! worker or writes a file; every refusal is a usage error naming its flag.
+//! The first stage of a run: what was asked, checked into one value
+//! ([`RunSpec`], what is measured, inside [`RunRequest`], which adds where
+//! it is written and shown) before any machine is contacted; then resolved
+//! against the machine that runs the plan into everything the rounds need
+//! ([`RunConfig`]; ripgrep's two stages). Nothing here starts a worker or
+//! writes a file; every refusal is a usage error naming its flag.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
+use serde::{Deserialize, Serialize};
 
 use crate::envelope::Envelope;
 use crate::evidence::RunKind;
-use crate::model::{Cell, Reading, SettingKey, TrialPlan, UsageError, Variant, utc_now};
+use crate::model::command::CommandDef;
+use crate::model::{Cell, Reading, SettingKey, TrialPlan, UsageError, Variant};
 use crate::plan::{self, Plan, RunOptions};
 use crate::workloads::contract::WorkloadSpec;
 use crate::workloads::registry;
@@ -19,35 +23,68 @@ use super::launcher::{self, Launcher};
 use super::preload::{self, Need};
 use super::spawn::{self, Invocation};
 
-/// What a run is asked to do, as the command layer resolved it from the
-/// command line (no flag types; every default that needs no machine
-/// applied). Messages still name the flags a value came from.
-#[derive(Clone, Debug)]
-pub struct RunRequest {
+/// What a run measures, checked: everything its plan is made from, and
+/// nothing of where it is written or shown. A launched run sends it to the
+/// launched side as one JSON line (`proofbench internal remote-run`), which
+/// makes the plan from it there.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunSpec {
     /// What the user asked for, as run.json records it (`options`): the
-    /// selection, profile, axes and measurement settings the plan reads.
+    /// selection, profile, axes and measurement settings the plan reads,
+    /// the per-trial timeout among them.
     pub options: RunOptions,
+    /// The command workloads of `--workloads`, read and checked (the files
+    /// stay on the launching side).
+    pub commands: Vec<CommandDef>,
     pub kind: RunKind,
     /// The command line, as the envelope records it.
     pub argv: Vec<String>,
     /// `--seed`, else the default seed.
     pub seed: u64,
-    /// The per-trial timeout: `--timeout`, else the profile's.
-    pub timeout: Duration,
+    /// `--label` (absent: the kernel release, or the host with `--hosts`).
+    pub label: Option<String>,
     /// Whether the timeout is `--timeout`'s (not the profile's).
     pub timeout_given: bool,
-    /// `--settle`.
-    pub settle: Option<Duration>,
-    /// The files of command workloads (`--workloads`).
-    pub workloads: Vec<PathBuf>,
-    /// `--io-dir`.
-    pub io_dir: Option<PathBuf>,
+}
+
+impl RunSpec {
+    /// The per-trial timeout (a worker process is killed after it).
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.options.timeout_ms)
+    }
+
+    /// The workload declarations the plan draws from: the registry's and
+    /// the command workloads'.
+    pub fn specs(&self) -> Vec<WorkloadSpec> {
+        crate::workloads::command::specs_with(registry::specs(), &self.commands)
+    }
+
+    /// Checks everything that needs no machine: the settle time against
+    /// the timeout, and the plan (selection, `--param`, `--workers`,
+    /// `--variant`, `--base`, trials, warmup, label, fault) made for this
+    /// machine's topology, or for a one-CPU machine where it cannot be
+    /// read. The plan of the machine that runs it may differ in its worker
+    /// counts, never in what is refused.
+    pub fn check(&self) -> anyhow::Result<()> {
+        check_settle(self)?;
+        let topo = crate::topology::Topology::live().unwrap_or_else(|_| crate::topology::Topology::single_cpu());
+        let label = self.label.clone().unwrap_or_else(|| "check".into());
+        plan::build(&self.options, &label, self.seed, &self.specs(), &topo)?;
+        Ok(())
+    }
+}
+
+/// A checked run: what it measures ([`RunSpec`]), where it runs (its
+/// launchers), where its records go and what the terminal shows. The
+/// command layer builds it from the command line; messages still name the
+/// flags a value came from.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    pub spec: RunSpec,
     /// The directory that receives the run directories (`--out`).
     pub out: PathBuf,
     /// Exactly this run directory (`--run-dir`).
     pub run_dir: Option<PathBuf>,
-    /// `--label`.
-    pub label: Option<String>,
     /// `--commit` as typed (`none` for none; absent: git's HEAD).
     pub commit: Option<String>,
     /// Whether the run is recorded in the history (not `--no-history`).
@@ -69,25 +106,42 @@ pub struct RunRequest {
     /// The launchers of `--launcher` (one per host of `--hosts`; none: a
     /// local run), checked.
     pub launchers: Vec<Launcher>,
+    /// `--max-parallel`: how many hosts of `--hosts` run at once.
+    pub max_parallel: usize,
     /// `--fail-on-regression`.
     pub fail_on_regression: bool,
 }
 
 impl RunRequest {
+    /// The launched side's request (`proofbench remote-run`): `spec` run
+    /// into exactly `run_dir`, nothing on the terminal, no history.
+    pub fn streamed(spec: RunSpec, run_dir: PathBuf) -> RunRequest {
+        RunRequest {
+            spec,
+            out: run_dir.clone(),
+            run_dir: Some(run_dir),
+            commit: Some("none".into()),
+            history: false,
+            db: None,
+            json: false,
+            quiet: true,
+            counters: false,
+            tables: false,
+            style: crate::report::terminal::Style::PLAIN,
+            launchers: Vec::new(),
+            max_parallel: 1,
+            fail_on_regression: false,
+        }
+    }
+
     /// Whether the run goes once per host (`--hosts`).
     pub fn per_host(&self) -> bool {
         self.launchers.iter().any(|l| l.host.is_some())
     }
 }
 
-/// Where a run's cells run: here, or through a launcher whose side's
-/// envelope has been probed.
-pub enum Target {
-    Local,
-    Launched(Launcher, Box<Envelope>),
-}
-
-/// A validated run: the plan, the machine, and how to reach it.
+/// A validated run on the machine that runs its plan: the plan, the
+/// machine, and the worker binary.
 pub struct RunConfig {
     pub seed: u64,
     /// The per-trial timeout (a worker process is killed after it).
@@ -105,7 +159,6 @@ pub struct RunConfig {
     /// The registry and the command workloads the cells come from.
     pub specs: Vec<WorkloadSpec>,
     pub envelope: Envelope,
-    pub launcher: Option<Launcher>,
     /// The worker binary (this one).
     pub exe: PathBuf,
     /// Where each trial's scratch directory is made.
@@ -123,41 +176,45 @@ pub struct ScratchRoot {
 }
 
 impl RunConfig {
-    /// Checks the request, plans the cells for `target` and reads its
-    /// envelope. `label` overrides `--label` (one per host of `--hosts`).
-    pub fn new(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Result<RunConfig> {
-        // A bad workload file stops the run here, before anything is created.
-        let commands = crate::workloads::command::load(&req.workloads, &registry::specs())?;
-        let specs = crate::workloads::command::specs_with(registry::specs(), &commands);
-        let (seed, timeout, kind) = (req.seed, req.timeout, req.kind);
-        check_settle(req)?;
-        let argv = req.argv.clone();
-        let (envelope, launcher) = match target {
-            Target::Local => (Envelope::collect(Path::new("/"), argv, seed), None),
-            Target::Launched(l, e) => {
-                // The machine is the launched side's; the run (command line,
-                // seed, start time) is this one's.
-                let envelope =
-                    Envelope { command_line: argv, seed, started_utc: utc_now(), finished_utc: None, load_avg_after: None, ..*e };
-                (envelope, Some(l))
-            }
-        };
+    /// Plans `spec` for this machine and reads its envelope; checks what
+    /// the variants and allocators need of it. `label` overrides
+    /// `--label` (one per host of `--hosts`).
+    pub fn new(spec: &RunSpec, label: Option<String>) -> anyhow::Result<RunConfig> {
+        let specs = spec.specs();
+        let (seed, kind) = (spec.seed, spec.kind);
+        check_settle(spec)?;
+        let envelope = Envelope::collect(Path::new("/"), spec.argv.clone(), seed);
         let topo = match &envelope.topology {
             Reading::Present(t) => t.clone(),
             Reading::Absent { absent } => anyhow::bail!("cannot plan without the CPU topology: {absent}"),
         };
         let release = envelope.kernel.release.ok().cloned().unwrap_or_else(|| "unknown".into());
-        let label = label.unwrap_or_else(|| format!("linux-{release}"));
-        let options = req.options.clone();
+        let label = label.or_else(|| spec.label.clone()).unwrap_or_else(|| format!("linux-{release}"));
+        let options = spec.options.clone();
         let Plan { mut cells, trials, groups, variants } = plan::build(&options, &label, seed, &specs, &topo)?;
-        crate::workloads::command::attach(&mut cells, &commands);
+        crate::workloads::command::attach(&mut cells, &spec.commands);
         let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
         for v in &variants {
-            check_variant(v, &exe, launcher.as_ref(), &cells)?;
+            check_variant(v, &exe, &cells)?;
         }
-        check_allocators(&exe, launcher.as_ref(), &cells)?;
-        let scratch_root = scratch_root(req.io_dir.as_ref(), launcher.as_ref())?;
-        Ok(RunConfig { seed, timeout, label, options, cells, trials, groups, variants, kind, specs, envelope, launcher, exe, scratch_root })
+        check_allocators(&exe, &cells)?;
+        let io_dir = options.io_dir.as_ref().map(PathBuf::from);
+        let scratch_root = scratch_root(io_dir.as_ref())?;
+        Ok(RunConfig {
+            seed,
+            timeout: spec.timeout(),
+            label,
+            options,
+            cells,
+            trials,
+            groups,
+            variants,
+            kind,
+            specs,
+            envelope,
+            exe,
+            scratch_root,
+        })
     }
 
     /// How the worker of `cell` starts: its variant's binary, environment
@@ -183,9 +240,9 @@ impl RunConfig {
 
 /// `--settle` happens inside every trial, so a settle as long as the
 /// timeout would make every trial time out before its first sample.
-fn check_settle(req: &RunRequest) -> Result<(), UsageError> {
-    match req.settle {
-        Some(settle) if settle >= req.timeout => {
+fn check_settle(req: &RunSpec) -> Result<(), UsageError> {
+    match req.options.settle_ms.map(Duration::from_millis) {
+        Some(settle) if settle >= req.timeout() => {
             let whose = if req.timeout_given {
                 "--timeout".to_string()
             } else {
@@ -194,7 +251,7 @@ fn check_settle(req: &RunRequest) -> Result<(), UsageError> {
             Err(UsageError(format!(
                 "--settle {}: must be shorter than the timeout ({}, {whose}), or every trial times out before it measures",
                 humantime::format_duration(settle),
-                humantime::format_duration(req.timeout)
+                humantime::format_duration(req.timeout())
             )))
         }
         _ => Ok(()),
@@ -217,7 +274,7 @@ fn env_preload(v: &Variant) -> Option<String> {
 /// preloads as an allocator replaces `malloc`, and that what it puts in
 /// `LD_PRELOAD` otherwise loads; and that no two of its settings set
 /// `LD_PRELOAD`. Every refusal names the variant.
-fn check_variant(v: &Variant, exe: &Path, launcher: Option<&Launcher>, cells: &[Cell]) -> anyhow::Result<()> {
+fn check_variant(v: &Variant, exe: &Path, cells: &[Cell]) -> anyhow::Result<()> {
     let text = |s: &str| format!("{}={s}", v.name);
     let refuse = |what: &str, why: String| -> anyhow::Error { UsageError(format!("--variant {}: {why}", text(what))).into() };
     let allocator = cells.iter().find(|c| c.variant.as_ref() == Some(v) && crate::workloads::alloc::allocator::preload_env(c).is_some());
@@ -236,24 +293,20 @@ fn check_variant(v: &Variant, exe: &Path, launcher: Option<&Launcher>, cells: &[
         ));
     }
     if v.one(SettingKey::Exe).is_none() && v.wrapper().is_empty() && v.env().is_empty() {
-        return preloads_ok(v, exe, launcher);
+        return preloads_ok(v, exe);
     }
     let own = exe.display().to_string();
     let how = Invocation { exe: v.one(SettingKey::Exe).map(str::to_string), env: v.env(), wrapper: v.wrapper() };
-    let shown = how.words(launcher.map_or(own.as_str(), |l| l.remote_exe.as_str()), &["--version"]).join(" ");
+    let shown = how.words(own.as_str(), &["--version"]).join(" ");
     let what = v.settings.iter().filter(|s| s.key != SettingKey::Param && s.key != SettingKey::Allocator);
     let what: Vec<String> = what.map(|s| s.to_string()).collect();
     let what = what.join(",");
     if let Some(p) = v.one(SettingKey::Exe)
-        && launcher.is_none()
         && !Path::new(p).is_file()
     {
         return Err(refuse(&what, format!("{p} is not a file")));
     }
-    let command = match launcher {
-        None => spawn::local(exe, &how, &["--version"]),
-        Some(l) => l.proofbench(&how, &["--version"]),
-    };
+    let command = spawn::local(exe, &how, &["--version"]);
     let out = match launcher::capture(command, launcher::HELPER_TIMEOUT) {
         Ok(Some(out)) => out,
         Ok(None) => return Err(refuse(&what, format!("`{shown}` gave no answer within {} s", launcher::HELPER_TIMEOUT.as_secs()))),
@@ -267,19 +320,19 @@ fn check_variant(v: &Variant, exe: &Path, launcher: Option<&Launcher>, cells: &[
         let said = if first.is_empty() { "nothing".to_string() } else { format!("'{first}'") };
         return Err(refuse(&what, format!("`{shown}` is not a proofbench of this version: it printed {said}, not '{}'", own_version())));
     }
-    preloads_ok(v, exe, launcher)
+    preloads_ok(v, exe)
 }
 
 /// Checks what a variant puts in `LD_PRELOAD` where the workers will run
 /// ([`preload::check`]): its `preload=` library must replace `malloc`, the
 /// libraries of its `env=LD_PRELOAD=` must load.
-fn preloads_ok(v: &Variant, exe: &Path, launcher: Option<&Launcher>) -> anyhow::Result<()> {
+fn preloads_ok(v: &Variant, exe: &Path) -> anyhow::Result<()> {
     let settings = [
         v.one(SettingKey::Preload).map(|lib| ("preload", lib.to_string(), Need::Malloc)),
         env_preload(v).map(|value| ("env=LD_PRELOAD", value, Need::Load)),
     ];
     for (key, value, need) in settings.into_iter().flatten() {
-        preload::check(exe, launcher, &value, need).map_err(|why| UsageError(format!("--variant {}={key}={value}: {why}", v.name)))?;
+        preload::check(exe, &value, need).map_err(|why| UsageError(format!("--variant {}={key}={value}: {why}", v.name)))?;
     }
     Ok(())
 }
@@ -287,52 +340,37 @@ fn preloads_ok(v: &Variant, exe: &Path, launcher: Option<&Launcher>) -> anyhow::
 /// Checks every `--allocator preload:LIB` library the cells name, once
 /// each, where the workers will run: it must replace `malloc`
 /// ([`preload::check`]).
-fn check_allocators(exe: &Path, launcher: Option<&Launcher>, cells: &[Cell]) -> anyhow::Result<()> {
+fn check_allocators(exe: &Path, cells: &[Cell]) -> anyhow::Result<()> {
     let mut seen: Vec<String> = Vec::new();
     for lib in cells.iter().filter_map(crate::workloads::alloc::allocator::preload_env) {
         if !seen.contains(&lib) {
-            preload::check(exe, launcher, &lib, Need::Malloc).map_err(|why| UsageError(format!("--allocator preload:{lib}: {why}")))?;
+            preload::check(exe, &lib, Need::Malloc).map_err(|why| UsageError(format!("--allocator preload:{lib}: {why}")))?;
             seen.push(lib);
         }
     }
     Ok(())
 }
 
-/// The directory each trial's scratch directory goes in, checked on the
-/// side that will use it. An `--io-dir` that is not a directory is a usage
-/// error; one that cannot be written is not (nor a `TMPDIR` that is missing
-/// or cannot be written): the rows that need files are then skipped with
-/// the reason, and the others run ([`super::trial`]).
-fn scratch_root(io_dir: Option<&PathBuf>, launcher: Option<&Launcher>) -> anyhow::Result<ScratchRoot> {
-    match launcher {
-        None => {
-            if let Some(dir) = io_dir {
-                if !dir.is_dir() {
-                    return Err(UsageError(format!("--io-dir {}: not a directory", dir.display())).into());
-                }
-                return Ok(ScratchRoot { path: dir.clone(), shown: format!("--io-dir {}", dir.display()) });
-            }
-            let root = local_temp_root(std::env::var_os("TMPDIR"));
-            if !root.path.is_dir() {
-                eprintln!(
-                    "proofbench: warning: {}: not a directory; the rows that need files will be skipped (--io-dir DIR puts them elsewhere)",
-                    root.shown
-                );
-            }
-            Ok(root)
+/// The directory each trial's scratch directory goes in. An `--io-dir`
+/// that is not a directory is a usage error; one that cannot be written is
+/// not (nor a `TMPDIR` that is missing or cannot be written): the rows that
+/// need files are then skipped with the reason, and the others run
+/// ([`super::trial`]).
+fn scratch_root(io_dir: Option<&PathBuf>) -> anyhow::Result<ScratchRoot> {
+    if let Some(dir) = io_dir {
+        if !dir.is_dir() {
+            return Err(UsageError(format!("--io-dir {}: not a directory", dir.display())).into());
         }
-        Some(l) => {
-            let root = match io_dir {
-                Some(dir) => ScratchRoot { path: dir.clone(), shown: format!("--io-dir {}", dir.display()) },
-                None => ScratchRoot {
-                    path: PathBuf::from(launcher::DEFAULT_SCRATCH_ROOT),
-                    shown: format!("{} (the launched side's default)", launcher::DEFAULT_SCRATCH_ROOT),
-                },
-            };
-            l.check_dir(&root.path.display().to_string()).map_err(|e| UsageError(format!("{}: {e}", root.shown)))?;
-            Ok(root)
-        }
+        return Ok(ScratchRoot { path: dir.clone(), shown: format!("--io-dir {}", dir.display()) });
     }
+    let root = local_temp_root(std::env::var_os("TMPDIR"));
+    if !root.path.is_dir() {
+        eprintln!(
+            "proofbench: warning: {}: not a directory; the rows that need files will be skipped (--io-dir DIR puts them elsewhere)",
+            root.shown
+        );
+    }
+    Ok(root)
 }
 
 /// The local scratch root without `--io-dir`: `TMPDIR` when it is set and

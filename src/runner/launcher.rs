@@ -1,14 +1,11 @@
-//! runner::launcher: runs the launched side of a run through a command
+//! runner::launcher: reaches the launched side of a run through a command
 //! prefix (`--launcher "ssh host"`, `"srun -N1 --exclusive"`,
-//! `"taskset -c 2-3"`...). Every process of the launched side starts as
-//! `PREFIX REMOTE_EXE ...`: the envelope probe (`env --json`), the allocator
-//! preload check (`malloc-provider`), each cell's scratch directory
-//! (`mkdir` / `rm -rf`) and each cell's `worker`.
+//! `"taskset -c 2-3"`...). Two processes start there, each as
+//! `PREFIX REMOTE_EXE ...`: the envelope probe (`env --json`, which checks
+//! that the launched proofbench is this version), then the run itself
+//! (`remote-run`, [`super::remote`]), which runs the whole plan there.
 //!
 //! The prefix is split into words shell-style and never run through a shell.
-//! Nothing here decides a row's status: workers still go through
-//! [`super::spawn::run_worker`], so a launched worker that crashes, hangs or
-//! prints no report gives the same statuses as a local one.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -16,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::envelope::{Envelope, tool_info};
 use crate::evidence::LauncherRecord;
-use crate::model::{Reading, UsageError};
+use crate::model::UsageError;
 
 use super::pipes::{self, Inbox};
 use super::spawn::Invocation;
@@ -27,10 +24,6 @@ pub const HOST: &str = "{host}";
 /// How long a launched helper command (the envelope probe, the preload
 /// check, `mkdir`, `rm`) may take before its process group is killed.
 pub const HELPER_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The launched side's scratch root when `--io-dir` is not given (the
-/// launching side's `TMPDIR` means nothing on another machine).
-pub const DEFAULT_SCRATCH_ROOT: &str = "/tmp";
 
 /// One launcher: the prefix words for one host and the proofbench binary
 /// they lead to.
@@ -165,37 +158,6 @@ impl Launcher {
         let envelope: Envelope = serde_json::from_str(out.stdout.trim())
             .map_err(|e| UsageError(format!("{}: `{shown}` did not print a proofbench envelope ({e})", self.name())))?;
         Ok(envelope)
-    }
-
-    /// The launched side's load averages now (for the envelope's
-    /// `load_avg_after`), read through a second probe; absent with the
-    /// reason when the probe fails.
-    pub fn load_avg_now(&self) -> Reading<[f64; 3]> {
-        match self.fetch_envelope() {
-            Ok(e) => e.load_avg_before,
-            Err(e) => Reading::absent(format!("not read: {e:#}")),
-        }
-    }
-
-    /// Checks that `dir` is a directory on the launched side (`PREFIX test -d DIR`).
-    pub fn check_dir(&self, dir: &str) -> Result<(), String> {
-        match capture(self.command(&["test", "-d", dir]), HELPER_TIMEOUT) {
-            Ok(Some(out)) if out.code == Some(0) => Ok(()),
-            Ok(Some(_)) => Err(format!("not a directory on the launched side ({})", self.name())),
-            Ok(None) => Err(format!("`{}` gave no answer within {} s", self.display(&["test", "-d", dir]), HELPER_TIMEOUT.as_secs())),
-            Err(e) => Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
-        }
-    }
-
-    /// Runs `PREFIX ARGS...` and succeeds when it exits 0; the error has its
-    /// last line of stderr.
-    pub fn run_helper(&self, args: &[&str]) -> Result<(), String> {
-        match capture(self.command(args), HELPER_TIMEOUT) {
-            Ok(Some(out)) if out.code == Some(0) => Ok(()),
-            Ok(Some(out)) => Err(format!("`{}` failed: {}", self.display(args), out.last_error_line())),
-            Ok(None) => Err(format!("`{}` gave no answer within {} s", self.display(args), HELPER_TIMEOUT.as_secs())),
-            Err(e) => Err(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])),
-        }
     }
 }
 

@@ -8,12 +8,14 @@
 
 pub mod compose;
 pub mod config;
+pub mod hosts;
 pub mod launcher;
 pub mod observe;
 pub mod observer;
 pub mod pipes;
 pub mod preload;
 pub mod progress;
+pub mod remote;
 pub mod rounds;
 pub mod signals;
 pub mod spawn;
@@ -28,12 +30,11 @@ use crate::evidence::{RUN_SCHEMA, RunCpu, RunDir, RunRecord, StatusCounts, read_
 use crate::measure::affinity;
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
-use crate::model::utc_now;
 use crate::report::{self, terminal::Out};
 use crate::text::format::counted;
 
-pub use config::RunRequest;
-use config::{RunConfig, Target};
+pub use config::{RunRequest, RunSpec};
+use config::RunConfig;
 use observe::Observers;
 use rounds::Outcome;
 
@@ -77,125 +78,193 @@ fn own_peak_rss_kib() -> Option<u64> {
     status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()
 }
 
-/// Runs what `req` asks for, here or through its launchers (once per host
-/// of `--hosts`); returns the exit code (the worst of the runs). Every
-/// launcher's side must answer before anything runs.
+/// Runs what `req` asks for, here or through its launchers (every host of
+/// `--hosts` at once, at most `--max-parallel`); returns the exit code (the
+/// worst of the runs).
 pub fn run(req: &RunRequest) -> anyhow::Result<ExitCode> {
     run_and_say_where(req).map(|(code, _)| code)
 }
 
 /// [`run`], returning also the run directories written, in order (one per
-/// host of `--hosts`).
+/// host of `--hosts` that started its run).
 pub fn run_and_say_where(req: &RunRequest) -> anyhow::Result<(ExitCode, Vec<PathBuf>)> {
-    let launchers = req.launchers.clone();
-    if !req.per_host() {
-        let target = match launchers.into_iter().next() {
-            None => Target::Local,
-            Some(l) => {
-                let envelope = l.probe_envelope()?;
-                Target::Launched(l, Box::new(envelope))
-            }
-        };
-        return run_on(req, target, req.label.clone()).map(|(code, dir)| (ExitCode::from(code), vec![dir]));
+    signals::install()?;
+    if req.per_host() {
+        return hosts::run_all(req);
     }
-    let mut probes = Vec::new();
-    for l in &launchers {
-        probes.push(l.probe_envelope()?);
-    }
-    let (mut worst, mut dirs, mut written) = (0u8, Vec::new(), Vec::new());
-    for (i, (l, probed)) in launchers.into_iter().zip(probes).enumerate() {
-        if signals::interrupted() {
-            break;
+    let (code, dir) = match req.launchers.first() {
+        None => run_local(req)?,
+        Some(l) => {
+            l.probe_envelope()?;
+            let (code, dir) = run_launched(req, l, req.spec.label.clone(), None)?;
+            (code, dir.expect("one launcher: a run that did not start is an error"))
         }
-        // The first probe is fresh; later hosts are read again just before they run.
-        let envelope = if i == 0 { probed } else { l.probe_envelope()? };
-        let host = l.host.clone().unwrap_or_default();
-        let label = req.label.as_ref().map_or_else(|| host.clone(), |x| format!("{x}-{host}"));
-        let (code, dir) = run_on(req, Target::Launched(l, Box::new(envelope)), Some(label))?;
-        dirs.push(format!("  {host}  {}\n", dir.display()));
-        written.push(dir);
-        worst = worse(worst, code);
-        if code == EXIT_INTERRUPTED {
-            break;
-        }
-    }
-    let text = format!("Runs by host:\n{}", dirs.concat());
-    if req.json {
-        report::terminal::to_stderr(&text)
-    } else {
-        Out::new().print(&text)?
-    }
-    Ok((ExitCode::from(worst), written))
+    };
+    Ok((ExitCode::from(code), vec![dir]))
 }
 
-/// One run on one target: plan, run the rounds, write the records and the
-/// report; returns the exit code and the run directory.
-fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Result<(u8, PathBuf)> {
-    let start = Start::now();
-    let cfg = RunConfig::new(req, target, label)?;
-    // A path that cannot be a run directory (a file, /proc) is the flag's
-    // error: exit 2, naming it; a full disk is the machine's (exit 1).
-    let mut dir = match &req.run_dir {
+/// Creates the run's directory: `--run-dir`, else a new one under `--out`
+/// named after the start time, the host and the label. A path that cannot
+/// be a run directory (a file, /proc) is the flag's error: exit 2, naming
+/// it; a full disk is the machine's (exit 1).
+fn create_run_dir(req: &RunRequest, envelope: &crate::envelope::Envelope, label: &str) -> anyhow::Result<RunDir> {
+    Ok(match &req.run_dir {
         Some(p) => RunDir::create_at(p).map_err(|e| e.for_flag("--run-dir"))?,
         None => {
-            let stamp: String = cfg.envelope.started_utc.chars().filter(|c| *c != '-' && *c != ':').collect();
-            let host = cfg.envelope.hostname.ok().map(String::as_str).unwrap_or("unknown-host");
+            let stamp: String = envelope.started_utc.chars().filter(|c| *c != '-' && *c != ':').collect();
+            let host = envelope.hostname.ok().map(String::as_str).unwrap_or("unknown-host");
             let part = |s: &str| crate::model::file_name::bounded(s, 48);
-            let name = format!("{stamp}-{}-{}", part(host), part(&cfg.label));
+            let name = format!("{stamp}-{}-{}", part(host), part(label));
             RunDir::create_in(&req.out, &name).map_err(|e| e.for_flag("--out"))?
         }
-    };
+    })
+}
+
+/// One run here: plan, run the rounds, write the records and the report;
+/// returns the exit code and the run directory.
+fn run_local(req: &RunRequest) -> anyhow::Result<(u8, PathBuf)> {
+    let start = Start::now();
+    let cfg = RunConfig::new(&req.spec, None)?;
+    let mut dir = create_run_dir(req, &cfg.envelope, &cfg.label)?;
     let mut run = run_record(&cfg, req, &dir);
     dir.write_run(&run)?;
-    signals::install()?;
     if !req.quiet {
-        announce(&cfg, req, &dir);
+        announce(&run, req, dir.path(), None);
     }
     let mut observers = Observers::for_run(req, &cfg.cells);
-    let outcome = match rounds::execute(&cfg, &mut dir, &mut observers) {
-        Ok(o) => o,
-        Err(e) => {
-            // A run that has started always finishes its record: the rows
-            // written so far, the cells without one named, the run incomplete.
-            let rows = read_run(dir.path()).map(|s| s.rows).unwrap_or_default();
-            finish_record(&mut run, &cfg, &Outcome { rows, rounds: Vec::new(), interrupted: false }, &start);
-            if let Err(w) = dir.write_run(&run) {
-                report::terminal::to_stderr(&format!("proofbench: warning: the run's record could not be finished: {w}\n"));
-            }
-            return Err(e);
-        }
-    };
+    let outcome = rounds::execute(&cfg, &mut dir, &mut observers);
+    let failed = outcome.as_ref().err().map(|e| format!("{e:#}"));
+    // A run that has started always finishes its record: the rows
+    // written so far, the cells without one named, the run incomplete.
+    let outcome = outcome.unwrap_or_else(|_| Outcome {
+        rows: read_run(dir.path()).map(|s| s.rows).unwrap_or_default(),
+        rounds: Vec::new(),
+        interrupted: false,
+    });
     finish_record(&mut run, &cfg, &outcome, &start);
+    if let Some(e) = failed {
+        if let Err(w) = dir.write_run(&run) {
+            report::terminal::to_stderr(&format!("proofbench: warning: the run's record could not be finished: {w}\n"));
+        }
+        anyhow::bail!(e);
+    }
     dir.write_run(&run)?;
+    let code = conclude(req, &dir, &mut observers, true)?;
+    Ok((code, dir.path().to_path_buf()))
+}
 
-    // The report is rendered from the records as stored, so that
-    // `proofbench report DIR` gives the same bytes.
+/// The launched side of a launched run (`proofbench remote-run`): the plan
+/// made and run here, every event streamed on stdout, nothing written but
+/// the working run directory (`req.run_dir`), which the caller removes.
+/// Returns the exit code.
+fn run_streamed(req: &RunRequest) -> anyhow::Result<u8> {
+    let start = Start::now();
+    let cfg = RunConfig::new(&req.spec, None)?;
+    let mut dir = create_run_dir(req, &cfg.envelope, &cfg.label)?;
+    let mut run = run_record(&cfg, req, &dir);
+    dir.write_run(&run)?;
+    let mut stream = remote::StreamOut::new();
+    stream.send(&remote::Event::Start { schema: remote::STREAM_SCHEMA.into(), run: Box::new(run.clone()) });
+    let mut observers = Observers::streamed();
+    let outcome = rounds::execute(&cfg, &mut dir, &mut observers);
+    let failed = outcome.as_ref().err().map(|e| format!("{e:#}"));
+    let outcome = outcome.unwrap_or_else(|_| Outcome { rows: read_run(dir.path()).map(|s| s.rows).unwrap_or_default(), rounds: Vec::new(), interrupted: false });
+    finish_record(&mut run, &cfg, &outcome, &start);
+    stream.send(&remote::Event::End { run: Box::new(run.clone()) });
+    if let Some(e) = failed {
+        anyhow::bail!(e);
+    }
+    Ok(exit_code(&run))
+}
+
+/// One run through `launcher` (its side probed): the launched side runs
+/// the plan and streams it; this side writes the run directory and the
+/// report. `view` replaces the terminal's bar and lines (one line per host
+/// with `--hosts`). Returns the exit code and the run directory (absent
+/// when the launched side never started the run; that is an error with one
+/// launcher, and `--hosts` reports it by host).
+fn run_launched(
+    req: &RunRequest,
+    launcher: &launcher::Launcher,
+    label: Option<String>,
+    view: Option<&dyn Fn(&RunRecord, &Path) -> Observers>,
+) -> anyhow::Result<(u8, Option<PathBuf>)> {
+    let received = remote::drive(req, launcher, label, &mut |run, dir| match view {
+        Some(make) => make(run, dir),
+        None => {
+            if !req.quiet {
+                announce(run, req, dir, Some(launcher));
+            }
+            Observers::for_run(req, &run.plan)
+        }
+    })?;
+    let remote::Received { dir, observers, cut, .. } = received;
+    let (Some(dir), Some(mut observers)) = (dir, observers) else { return Ok((1, None)) };
+    if let Some(why) = &cut {
+        let stored = read_run(dir.path())?;
+        let missing = &stored.run.not_run;
+        report::terminal::to_stderr(&format!(
+            "proofbench: {}: the run was cut short: {why}; {} of {} rows arrived and are kept in {}{}\n",
+            launcher.name(),
+            stored.rows.len(),
+            stored.run.plan.len(),
+            dir.path().display(),
+            if missing.is_empty() {
+                String::new()
+            } else {
+                format!("; did not arrive: {} (run.json lists them under not_run)", shortened_list(missing, 6))
+            }
+        ));
+    }
+    let code = conclude(req, &dir, &mut observers, view.is_none())?;
+    let code = if cut.is_some() { worse(code, 1) } else { code };
+    Ok((code, Some(dir.path().to_path_buf())))
+}
+
+/// The first `n` of `items`, and how many more.
+fn shortened_list(items: &[String], n: usize) -> String {
+    let shown = items.iter().take(n).cloned().collect::<Vec<_>>().join(", ");
+    if items.len() > n { format!("{shown} and {} more", items.len() - n) } else { shown }
+}
+
+/// The exit code of a finished run's record: 130 if interrupted, 1 with a
+/// failed row, else 0.
+fn exit_code(run: &RunRecord) -> u8 {
+    match (run.interrupted, run.counts.as_ref().map_or(0, StatusCounts::failures)) {
+        (true, _) => EXIT_INTERRUPTED,
+        (false, 0) => 0,
+        (false, _) => 1,
+    }
+}
+
+/// The end of a run whose records are final in `dir`: the report rendered
+/// from them as stored (so that `proofbench report DIR` gives the same
+/// bytes), the observers' end (the history), the terminal's summary when
+/// `say` (a short one, or with --tables report.md's whole footer), and the
+/// exit code (with `--fail-on-regression`, a regressed variant fails it).
+fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool) -> anyhow::Result<u8> {
     let stored = read_run(dir.path())?;
     let (md, html) = report::render_md_and_html(&stored);
     dir.write_file("report.md", &md)?;
     dir.write_file("report.html", &html)?;
     observers.run_finished(dir.path())?;
-    // The end: a short summary (or with --tables report.md's whole footer)
-    // and where the report is; after the groups' lines, a blank line first.
-    match (req.json, req.quiet) {
-        (true, true) => {}
-        (true, false) => report::terminal::to_stderr(
+    match (say, req.json, req.quiet) {
+        (false, _, _) | (true, true, true) => {}
+        (true, true, false) => report::terminal::to_stderr(
             report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, report::terminal::Style::PLAIN).as_str(),
         ),
-        (false, quiet) => {
+        (true, false, quiet) => {
+            // After the groups' lines, a blank line first.
             let mut text = report::terminal::Styled::plain(if quiet { "" } else { "\n" });
             text.push(&report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, req.style));
             Out::deferring().print_styled(&text)?
         }
     }
-    let mut code = match (run.interrupted, run.counts.as_ref().map_or(0, StatusCounts::failures)) {
-        (true, _) => EXIT_INTERRUPTED,
-        (false, 0) => 0,
-        (false, _) => 1,
-    };
+    let mut code = exit_code(&stored.run);
     if req.fail_on_regression {
         let opts = compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..compare::Options::default() };
-        let regressed: usize = compare::paired::compare_run(&stored, &run.id, &opts).iter().map(|c| c.count(Verdict::Regressed)).sum();
+        let regressed: usize =
+            compare::paired::compare_run(&stored, &stored.run.id, &opts).iter().map(|c| c.count(Verdict::Regressed)).sum();
         if regressed > 0 {
             eprintln!("proofbench: {regressed} row(s) regressed against the base variant (--fail-on-regression)");
             code = worse(code, 1);
@@ -206,7 +275,7 @@ fn run_on(req: &RunRequest, target: Target, label: Option<String>) -> anyhow::Re
     if let Some(e) = report::terminal::deferred_error() {
         anyhow::bail!("writing to stdout: {e} (the run's records are complete in {})", dir.path().display());
     }
-    Ok((code, dir.path().to_path_buf()))
+    Ok(code)
 }
 
 /// What the run's end measures against: its start.
@@ -232,25 +301,25 @@ impl Start {
 }
 
 /// One line on stderr: how many cells and trials, and where the run goes.
-fn announce(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) {
-    let through = cfg.launcher.as_ref().map(|l| format!(", through `{}`", l.display(&[]))).unwrap_or_default();
-    let t = &cfg.trials;
-    let trials = if t.min == t.max {
-        format!("{} each", counted(t.min as usize, "trial", "trials"))
-    } else {
-        format!("{} to {} trials each", t.min, t.max)
+fn announce(run: &RunRecord, req: &RunRequest, dir: &Path, launcher: Option<&launcher::Launcher>) {
+    let through = launcher.map(|l| format!(", through `{}`", l.display(&[]))).unwrap_or_default();
+    let trials = match &run.trials {
+        Some(t) if t.min == t.max => format!("{} each", counted(t.min as usize, "trial", "trials")),
+        Some(t) => format!("{} to {} trials each", t.min, t.max),
+        None => String::new(),
     };
-    let variants = if cfg.variants.is_empty() {
+    let variants = if run.variants.is_empty() {
         String::new()
     } else {
-        let names: Vec<&str> = cfg.variants.iter().map(|v| v.name.as_str()).collect();
-        format!(" ({} under each of the variants {}, interleaved)", cfg.groups.len(), names.join(", "))
+        let names: Vec<&str> = run.variants.iter().map(|v| v.name.as_str()).collect();
+        let groups = run.plan.len() / run.variants.len().max(1);
+        format!(" ({groups} under each of the variants {}, interleaved)", names.join(", "))
     };
     report::terminal::to_stderr(&format!(
         "proofbench: {}{variants}, {trials}, profile {}{through}, writing {}\n",
-        counted(cfg.cells.len(), "cell", "cells"),
-        req.options.profile.as_str(),
-        dir.path().display()
+        counted(run.plan.len(), "cell", "cells"),
+        req.spec.options.profile.as_str(),
+        dir.display()
     ));
 }
 
@@ -261,7 +330,7 @@ fn run_record(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) -> RunRecord {
         id: dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         label: cfg.label.clone(),
         commit: commit_of(req.commit.as_deref()),
-        profile: req.options.profile,
+        profile: req.spec.options.profile,
         seed: cfg.seed,
         options: cfg.options.clone(),
         envelope: cfg.envelope.clone(),
@@ -274,7 +343,7 @@ fn run_record(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) -> RunRecord {
         complete: false,
         counts: None,
         not_run: Vec::new(),
-        launcher: cfg.launcher.as_ref().map(|l| l.record()),
+        launcher: None,
         trials: Some(cfg.trials.clone()),
         rounds: Vec::new(),
         interference: None,
@@ -291,23 +360,15 @@ fn finish_record(run: &mut RunRecord, cfg: &RunConfig, outcome: &Outcome, start:
     run.rounds = outcome.rounds.clone();
     run.not_run = cfg.cells.iter().filter(|c| !outcome.rows.iter().any(|r| r.cell.index == c.index)).map(|c| c.row_id.clone()).collect();
     run.complete = run.not_run.is_empty() && !run.interrupted;
-    match &cfg.launcher {
-        None => run.envelope.finish(Path::new("/")),
-        Some(l) => {
-            run.envelope.finished_utc = Some(utc_now());
-            run.envelope.load_avg_after = Some(l.load_avg_now());
-        }
-    }
+    run.envelope.finish(Path::new("/"));
     run.finished_utc = run.envelope.finished_utc.clone();
     let wall_s = start.wall.elapsed().as_secs_f64();
     run.wall_s = Some(wall_s);
     let mut cpu = RunCpu { parent: Rusage::this_process().since(&start.cpu_self), workers: Rusage::children().since(&start.cpu_children) };
-    if cfg.launcher.is_none() {
-        // Everything the machine did that was not this run (parent and workers).
-        let cpus = affinity::current_thread().unwrap_or_default();
-        let own_ms = cpu.parent.plus(&cpu.workers).cpu_seconds() * 1e3;
-        run.interference = Some(Interference::between(&start.machine, &interference::Snapshot::read(), &cpus, own_ms, wall_s * 1e3));
-    }
+    // Everything the machine did that was not this run (parent and workers).
+    let cpus = affinity::current_thread().unwrap_or_default();
+    let own_ms = cpu.parent.plus(&cpu.workers).cpu_seconds() * 1e3;
+    run.interference = Some(Interference::between(&start.machine, &interference::Snapshot::read(), &cpus, own_ms, wall_s * 1e3));
     // Peaks are not differences: take this process's own high-water mark (reset at
     // exec) and the largest worker's.
     cpu.parent.max_rss_kib = own_peak_rss_kib().unwrap_or(0);

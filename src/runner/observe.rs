@@ -27,7 +27,23 @@ impl Observers {
     pub fn for_run(req: &RunRequest, cells: &[Cell]) -> Observers {
         let progress = Progress::new(req.quiet);
         let printer = progress.printer();
-        let mut list: Vec<Box<dyn Observer>> = vec![Box::new(progress)];
+        Observers::with(req, cells, Box::new(progress), printer, !req.json && !req.quiet)
+    }
+
+    /// The observers of one host's run of `--hosts`: `line` (its progress
+    /// line) instead of the bar, the JSON stream, plots and HTML, nothing
+    /// printed per group (the hosts run at once), and the history.
+    pub fn for_host(req: &RunRequest, cells: &[Cell], line: Box<dyn Observer>) -> Observers {
+        Observers::with(req, cells, line, Printer::none(), false)
+    }
+
+    /// The launched side's only observer: every event on stdout.
+    pub fn streamed() -> Observers {
+        Observers { list: vec![Box::new(super::remote::StreamOut::new())] }
+    }
+
+    fn with(req: &RunRequest, cells: &[Cell], progress: Box<dyn Observer>, printer: Printer, print: bool) -> Observers {
+        let mut list: Vec<Box<dyn Observer>> = vec![progress];
         if req.json {
             list.push(Box::new(JsonStream { out: Out::deferring() }));
         }
@@ -39,7 +55,7 @@ impl Observers {
         }
         list.push(Box::new(GroupOutputs {
             cells: cells.to_vec(),
-            print: !req.json && !req.quiet,
+            print,
             tables: req.tables,
             style: req.style,
             counters: req.counters,
@@ -219,6 +235,10 @@ struct History {
 
 impl Observer for History {
     fn run_finished(&mut self, dir: &Path) -> anyhow::Result<()> {
+        // The hosts of `--hosts` end at their own times, into one database:
+        // one writer at a time.
+        static ONE_WRITER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = ONE_WRITER.lock().unwrap_or_else(|e| e.into_inner());
         crate::history::record_after_run(dir, self.db.as_deref(), self.quiet);
         Ok(())
     }

@@ -9,7 +9,7 @@ use crate::evidence::{Row, RunDir, TrialRecord};
 use crate::model::Cell;
 
 /// What a round's start knows of the trials still to come.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Coming {
     /// Trials in this round.
     pub this_round: usize,

@@ -6,8 +6,8 @@
 //! (one library or several, for any purpose), which must load. Both are
 //! tried the same way, where the workers will run: `proofbench
 //! malloc-provider` (a hidden subcommand that prints the object `malloc` is
-//! bound to) with the value in `LD_PRELOAD`, here or through the launcher
-//! (`PREFIX env LD_PRELOAD=... REMOTE_EXE malloc-provider`). The loader only
+//! bound to) with the value in `LD_PRELOAD`, by the process that runs the
+//! plan (on the launched side of a launched run). The loader only
 //! warns when it cannot preload a library, and some allocators cannot be
 //! opened with dlopen at all (initial-exec TLS), so a child process is the
 //! faithful test.
@@ -16,7 +16,7 @@ use std::path::Path;
 
 use crate::workloads::alloc::allocator::same_library;
 
-use super::launcher::{self, HELPER_TIMEOUT, Launcher};
+use super::launcher::{self, HELPER_TIMEOUT};
 use super::spawn::{self, Invocation};
 
 /// What a preloaded value must do.
@@ -35,10 +35,9 @@ fn libraries(value: &str) -> Vec<&str> {
 }
 
 /// Checks that `value`, in the workers' `LD_PRELOAD`, does what `need`
-/// asks, on the side where the workers run (`launcher`, else here with the
-/// binary `exe`). The error says why not, for a message that names the
-/// setting.
-pub fn check(exe: &Path, launcher: Option<&Launcher>, value: &str, need: Need) -> Result<(), String> {
+/// asks, with the binary `exe` of the workers. The error says why not, for
+/// a message that names the setting.
+pub fn check(exe: &Path, value: &str, need: Need) -> Result<(), String> {
     let libs = libraries(value);
     if need == Need::Malloc && (libs.len() != 1 || libs[0] != value) {
         return Err("LD_PRELOAD separates libraries by spaces and colons: the path may contain neither".into());
@@ -46,41 +45,29 @@ pub fn check(exe: &Path, launcher: Option<&Launcher>, value: &str, need: Need) -
     if libs.is_empty() {
         return Ok(());
     }
-    if launcher.is_none()
-        && let Some(lib) = libs.iter().find(|l| l.contains('/') && !Path::new(l).is_file())
+    if let Some(lib) = libs.iter().find(|l| l.contains('/') && !Path::new(l).is_file())
     {
         return Err(format!("{lib} does not exist (or is not a file)"));
     }
-    let side = if launcher.is_some() { " on the launched side" } else { "" };
     let how = Invocation::preload(Some(value));
-    let command = match launcher {
-        None => spawn::local(exe, &how, &["malloc-provider"]),
-        Some(l) => l.proofbench(&how, &["malloc-provider"]),
-    };
+    let command = spawn::local(exe, &how, &["malloc-provider"]);
     let out = match launcher::capture(command, HELPER_TIMEOUT) {
         Ok(Some(out)) => out,
-        Ok(None) => return Err(format!("the check{side} gave no answer within {} s", HELPER_TIMEOUT.as_secs())),
-        Err(e) => {
-            return Err(match launcher {
-                None => format!("cannot start {} to try it: {e}", exe.display()),
-                Some(l) => format!("{}: cannot start '{}': {e}", l.name(), l.prefix[0]),
-            });
-        }
+        Ok(None) => return Err(format!("the check gave no answer within {} s", HELPER_TIMEOUT.as_secs())),
+        Err(e) => return Err(format!("cannot start {} to try it: {e}", exe.display())),
     };
     if let Some(l) = out.stderr.lines().find(|l| l.contains("LD_PRELOAD") || l.contains("ld.so")) {
-        return Err(format!("it does not load{side}: {}", l.trim()));
+        return Err(format!("it does not load: {}", l.trim()));
     }
     if out.code != Some(0) {
-        return Err(format!("a process with it preloaded failed{side}: {}", out.last_error_line()));
+        return Err(format!("a process with it preloaded failed: {}", out.last_error_line()));
     }
     let provider = out.stdout.trim();
-    // A path of the launched side may not resolve here: its file name is compared too.
-    let same_name = launcher.is_some() && !provider.is_empty() && Path::new(provider).file_name() == Path::new(value).file_name();
-    if need == Need::Load || provider == value || same_name || same_library(provider, value) {
+    if need == Need::Load || provider == value || same_library(provider, value) {
         Ok(())
     } else {
         Err(format!(
-            "it loads{side}, but malloc stays bound to {}: it does not define malloc, so preloading it would not replace the allocator \
+            "it loads, but malloc stays bound to {}: it does not define malloc, so preloading it would not replace the allocator \
              (to preload a library that is not an allocator, use a variant's env=LD_PRELOAD=...)",
             if provider.is_empty() { "(unknown)" } else { provider }
         ))
@@ -95,16 +82,16 @@ mod tests {
     fn a_library_that_is_missing_or_unusable_is_refused_before_any_process_starts() {
         let exe = Path::new("/nonexistent/proofbench");
         for need in [Need::Load, Need::Malloc] {
-            let e = check(exe, None, "/nonexistent/libnothing.so", need).unwrap_err();
+            let e = check(exe, "/nonexistent/libnothing.so", need).unwrap_err();
             assert_eq!(e, "/nonexistent/libnothing.so does not exist (or is not a file)");
-            let e = check(exe, None, "libc.so.6", need).unwrap_err();
+            let e = check(exe, "libc.so.6", need).unwrap_err();
             assert!(e.contains("cannot start"), "{e}");
         }
-        let e = check(exe, None, "/tmp/a b.so", Need::Malloc).unwrap_err();
+        let e = check(exe, "/tmp/a b.so", Need::Malloc).unwrap_err();
         assert!(e.contains("spaces and colons"), "{e}");
-        let e = check(exe, None, "libm.so.6 /nonexistent/libnothing.so", Need::Load).unwrap_err();
+        let e = check(exe, "libm.so.6 /nonexistent/libnothing.so", Need::Load).unwrap_err();
         assert!(e.starts_with("/nonexistent/libnothing.so does not exist"), "every library of a list is checked: {e}");
-        assert_eq!(check(exe, None, " : ", Need::Load), Ok(()), "an empty list preloads nothing");
+        assert_eq!(check(exe, " : ", Need::Load), Ok(()), "an empty list preloads nothing");
     }
 
     #[test]

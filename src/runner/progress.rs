@@ -117,6 +117,11 @@ pub struct Printer {
 }
 
 impl Printer {
+    /// A printer with no bar to hide.
+    pub fn none() -> Printer {
+        Printer { bar: None }
+    }
+
     /// Runs `f` (which prints) with the bar hidden.
     pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         match &self.bar {

@@ -20,18 +20,23 @@ static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
 pub fn install() -> anyhow::Result<()> {
     INSTALLED
         .get_or_init(|| {
-            ctrlc::set_handler(|| {
-                INTERRUPTED.store(true, Ordering::SeqCst);
-                if let Ok(w) = WAKER.lock()
-                    && let Some(wake) = w.as_ref()
-                {
-                    wake();
-                }
-            })
+            ctrlc::set_handler(stop)
             .map_err(|e| e.to_string())
         })
         .clone()
         .map_err(|e| anyhow::anyhow!("installing the SIGINT handler: {e}"))
+}
+
+/// Stops the run as a stop signal does: what the handler calls, and what
+/// a launched run calls when the launching side closes its stdin or its
+/// stream cannot be written.
+pub fn stop() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    if let Ok(w) = WAKER.lock()
+        && let Some(wake) = w.as_ref()
+    {
+        wake();
+    }
 }
 
 /// Whether a stop signal arrived.

@@ -34,7 +34,6 @@ use crate::workloads::process;
 
 use super::compose::{self, Finished};
 use super::config::{RunConfig, ScratchRoot};
-use super::launcher::Launcher;
 use super::spawn;
 
 /// The start of every scratch directory's name.
@@ -50,12 +49,10 @@ const MARKER_HEAD: &str = "proofbench scratch directory";
 const RANDOM_LEN: usize = 12;
 
 /// A cell's private directory, removed with everything in it when dropped:
-/// after its worker has ended, however it ended. With a launcher it lives on
-/// the launched side, made and removed through the launcher (`mkdir`, `rm -rf`).
-struct Scratch<'a> {
+/// after its worker has ended, however it ended.
+struct Scratch {
     path: PathBuf,
-    launcher: Option<&'a Launcher>,
-    /// The directory, open and locked while the run uses it (local only).
+    /// The directory, open and locked while the run uses it.
     _lock: Option<std::fs::File>,
 }
 
@@ -84,57 +81,38 @@ fn random_suffix(n: usize) -> String {
     bytes.iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
 }
 
-impl<'a> Scratch<'a> {
+impl Scratch {
     /// Makes the directory, or says why it cannot be made.
-    fn create(root: &ScratchRoot, name: &str, launcher: Option<&'a Launcher>) -> Result<Scratch<'a>, String> {
+    fn create(root: &ScratchRoot, name: &str) -> Result<Scratch, String> {
+        use std::os::unix::fs::DirBuilderExt;
         let stem = format!("{PREFIX}{}-{}-", std::process::id(), crate::model::file_name::bounded(name, 120));
-        match launcher {
-            None => {
-                use std::os::unix::fs::DirBuilderExt;
-                let mut last = None;
-                // A taken name (another process's) is never reused: another is drawn.
-                for _ in 0..16 {
-                    let path = root.path.join(format!("{stem}{}", random_suffix(RANDOM_LEN)));
-                    match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                        Ok(()) => {
-                            // A filesystem without locks still has the pid check.
-                            let lock = lock_dir(&path).ok();
-                            // Without its marker (a full disk) the directory is
-                            // only never removed by a later run's cleaner.
-                            let _ = write_marker(&path);
-                            return Ok(Scratch { path, launcher, _lock: lock });
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-                        Err(e) => return Err(format!("cannot create a scratch directory in {}: {e}", root.shown)),
-                    }
+        let mut last = None;
+        // A taken name (another process's) is never reused: another is drawn.
+        for _ in 0..16 {
+            let path = root.path.join(format!("{stem}{}", random_suffix(RANDOM_LEN)));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => {
+                    // A filesystem without locks still has the pid check.
+                    let lock = lock_dir(&path).ok();
+                    // Without its marker (a full disk) the directory is
+                    // only never removed by a later run's cleaner.
+                    let _ = write_marker(&path);
+                    return Ok(Scratch { path, _lock: lock });
                 }
-                Err(format!("cannot create a scratch directory in {}: {}", root.shown, last.expect("16 attempts")))
-            }
-            Some(l) => {
-                let path = root.path.join(format!("{stem}{}", random_suffix(RANDOM_LEN)));
-                l.run_helper(&["mkdir", "--", &path.display().to_string()])
-                    .map_err(|e| format!("cannot create a scratch directory in {} on the launched side: {e}", root.shown))?;
-                Ok(Scratch { path, launcher, _lock: None })
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(format!("cannot create a scratch directory in {}: {e}", root.shown)),
             }
         }
+        Err(format!("cannot create a scratch directory in {}: {}", root.shown, last.expect("16 attempts")))
     }
 }
 
-impl Drop for Scratch<'_> {
+impl Drop for Scratch {
     fn drop(&mut self) {
-        match self.launcher {
-            None => {
-                if let Err(e) = std::fs::remove_dir_all(&self.path)
-                    && e.kind() != std::io::ErrorKind::NotFound
-                {
-                    eprintln!("proofbench: warning: could not remove {}: {e}", self.path.display());
-                }
-            }
-            Some(l) => {
-                if let Err(e) = l.run_helper(&["rm", "-rf", "--", &self.path.display().to_string()]) {
-                    eprintln!("proofbench: warning: could not remove {} on the launched side: {e}", self.path.display());
-                }
-            }
+        if let Err(e) = std::fs::remove_dir_all(&self.path)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            eprintln!("proofbench: warning: could not remove {}: {e}", self.path.display());
         }
     }
 }
@@ -294,28 +272,26 @@ fn needs_scratch(cell: &Cell) -> bool {
 /// ended it (the trial is incomplete and is not kept).
 pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -> anyhow::Result<Option<Finished>> {
     static STALE: Once = Once::new();
-    if cfg.launcher.is_none() {
-        STALE.call_once(|| {
-            let (removed, unrecognised) = remove_stale(&cfg.scratch_root.path);
-            for p in removed {
-                eprintln!("proofbench: removed {}, left by a run that ended", p.display());
-            }
-            if !unrecognised.is_empty() {
-                let names: Vec<String> = unrecognised.iter().map(|p| p.display().to_string()).collect();
-                eprintln!(
-                    "proofbench: warning: left alone {} {} named like a scratch directory but without a proofbench marker: {}",
-                    names.len(),
-                    if names.len() == 1 { "directory" } else { "directories" },
-                    names.join(", ")
-                );
-            }
-        });
-    }
+    STALE.call_once(|| {
+        let (removed, unrecognised) = remove_stale(&cfg.scratch_root.path);
+        for p in removed {
+            eprintln!("proofbench: removed {}, left by a run that ended", p.display());
+        }
+        if !unrecognised.is_empty() {
+            let names: Vec<String> = unrecognised.iter().map(|p| p.display().to_string()).collect();
+            eprintln!(
+                "proofbench: warning: left alone {} {} named like a scratch directory but without a proofbench marker: {}",
+                names.len(),
+                if names.len() == 1 { "directory" } else { "directories" },
+                names.join(", ")
+            );
+        }
+    });
     let (mut log, log_rel) = dir.log_file(&cell.row_id)?;
     writeln!(log, "=== proofbench: trial {} of {} (round {}) ===", trial + 1, cell.row_id, round + 1)
         .with_context(|| format!("writing {log_rel}"))?;
     let started_utc = utc_now();
-    let scratch = match Scratch::create(&cfg.scratch_root, &format!("{}-t{trial}", cell.row_id), cfg.launcher.as_ref()) {
+    let scratch = match Scratch::create(&cfg.scratch_root, &format!("{}-t{trial}", cell.row_id)) {
         Ok(s) => Some(s),
         Err(why) if needs_scratch(cell) => {
             writeln!(log, "proofbench: {why}; this workload works on files: the trial is skipped")
@@ -339,10 +315,7 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
     let cell = &Cell { scratch_dir: scratch.as_ref().map(|s| s.path.display().to_string()), ..cell.clone() };
     let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
     let how = cfg.invocation(cell);
-    let command = match &cfg.launcher {
-        None => spawn::local(&cfg.exe, &how, &["worker"]),
-        Some(l) => l.proofbench(&how, &["worker"]),
-    };
+    let command = spawn::local(&cfg.exe, &how, &["worker"]);
     let report_limit = spawn::report_limit(&cell.measure, cell_json.len());
     let wr = spawn::run_worker(command, &cell_json, log, cfg.timeout, report_limit)
         .with_context(|| format!("running the worker of {}", cell.row_id))?;

@@ -122,6 +122,13 @@ impl Topology {
         Ok(topology.with_allowed(mask))
     }
 
+    /// A machine of one CPU and nothing else known: what a plan is checked
+    /// against where the live topology cannot be read.
+    pub fn single_cpu() -> Topology {
+        let cpu = Cpu { id: 0, package: 0, die: 0, core_id: 0, siblings: vec![0], l3: None, node: None };
+        Topology { cpus: vec![cpu], allowed: vec![0], l3_domains: Vec::new(), numa_nodes: Vec::new(), caches: Vec::new() }
+    }
+
     /// Replaces the allowed set (e.g. with a cgroup's cpuset). The result keeps only online
     /// CPUs, sorted and deduplicated.
     pub fn with_allowed(mut self, allowed: Vec<usize>) -> Topology {
