@@ -199,13 +199,18 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = command.spawn().map_err(|e| UsageError(format!("{}: cannot start '{}': {e}", launcher.name(), launcher.prefix[0])))?;
     let group = child.id() as i32;
-    let mut stdin = child.stdin.take();
-    if let Some(s) = stdin.as_mut() {
-        let mut line = serde_json::to_string(&spec)?;
+    // Written by a thread of its own: a launcher that never reads must not
+    // hold this side up. The handle comes back when the line is written,
+    // and is held open for the run.
+    let mut stdin = child.stdin.take().map(|mut s| {
+        let mut line = serde_json::to_string(&spec).unwrap_or_default();
         line.push('\n');
-        // A launcher that ended at once is told by its exit below.
-        let _ = s.write_all(line.as_bytes()).and_then(|_| s.flush());
-    }
+        std::thread::spawn(move || {
+            // A launcher that ended at once is told by its exit below.
+            let _ = s.write_all(line.as_bytes()).and_then(|_| s.flush());
+            s
+        })
+    });
     let (tx, rx) = mpsc::channel::<Result<Event, String>>();
     let stdout = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || read_events(stdout, tx));
@@ -225,8 +230,16 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
     let mut ended = false;
     loop {
         if signals::interrupted() && stop_asked.is_none() {
+            if state.run.is_none() {
+                cut = Some("the run was stopped before it started".into());
+                break;
+            }
             // Closing its stdin asks the launched side to stop and send what it has.
-            drop(stdin.take());
+            if let Some(writer) = stdin.take()
+                && writer.is_finished()
+            {
+                drop(writer.join());
+            }
             stop_asked = Some(Instant::now());
         }
         if stop_asked.is_some_and(|t| t.elapsed() > STOP_GRACE) {
@@ -260,8 +273,9 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    drop(stdin);
     let status = finish_child(&mut child, group, ended);
+    // The group is gone: a write still blocked has failed.
+    drop(stdin.map(std::thread::JoinHandle::join));
     let _ = reader.join();
     let _ = err_reader.join();
     let last_line = tail.lock().map(|t| t.last().cloned()).unwrap_or_default();

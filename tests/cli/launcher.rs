@@ -62,6 +62,23 @@ impl Wrapper {
     }
 }
 
+/// This process's network namespace, as the wrapper logs it.
+fn own_net() -> String {
+    std::fs::read_link("/proc/self/ns/net").unwrap().display().to_string()
+}
+
+/// This process's allowed CPUs, as /proc/self/status lists them.
+fn own_cpus() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string()
+}
+
+/// This process's user id.
+fn nix_uid() -> u32 {
+    // SAFETY: getuid cannot fail.
+    unsafe { libc::getuid() }
+}
+
 /// Whether `cmd` runs and exits 0 here (a capability probe for a skip).
 fn works(cmd: &[&str]) -> bool {
     Command::new(cmd[0]).args(&cmd[1..]).output().is_ok_and(|o| o.status.success())
@@ -88,22 +105,19 @@ fn a_wrapper_launcher_gives_the_rows_of_a_local_run_and_records_the_launcher() {
     assert_eq!(ids_and_statuses(&rows), ids_and_statuses(&local.rows()));
     assert!(rows.iter().all(|r| r["status"] == "ok"));
 
-    // One envelope probe before and one after, one worker per trial, one
-    // scratch directory made and removed per trial: all through the wrapper.
+    // Two processes through the wrapper, whatever the plan: the envelope
+    // probe, and the launched side that runs every trial of every cell.
     let exe = bin().display().to_string();
-    assert_eq!(w.calls("env --json").len(), 2, "{:#?}", w.log());
-    assert!(w.calls("env --json").iter().all(|l| l.ends_with(&format!(":: {exe} env --json"))));
-    let trials = rows.len() * FAST_TRIALS;
-    assert_eq!(w.calls("worker").len(), trials, "{:#?}", w.log());
-    assert_eq!(w.log().iter().filter(|l| l.contains(":: mkdir -- ")).count(), trials);
-    assert_eq!(w.log().iter().filter(|l| l.contains(":: rm -rf -- ")).count(), trials);
+    assert_eq!(w.log(), [format!("host=- uid=0 net={} cpus={} :: {exe} env --json", own_net(), own_cpus()), format!("host=- uid=0 net={} cpus={} :: {exe} remote-run", own_net(), own_cpus())].map(|l| if nix_uid() == 0 { l } else { l.replace("uid=0", &format!("uid={}", nix_uid())) }), "{:#?}", w.log());
+    assert!(rows.len() * FAST_TRIALS > 2, "the plan has more trials than the launcher had calls");
 
     let run = sb.run_json();
     assert_eq!(run["launcher"]["template"], w.path());
     assert_eq!(run["launcher"]["prefix"], serde_json::json!([w.path()]));
     assert_eq!(run["launcher"]["remote_exe"], exe);
     assert!(run["launcher"]["host"].is_null());
-    assert!(run["envelope"]["load_avg_after"].is_array(), "read through the launcher: {}", run["envelope"]["load_avg_after"]);
+    assert!(run["envelope"]["load_avg_after"].is_array(), "read on the launched side: {}", run["envelope"]["load_avg_after"]);
+    assert_eq!(run["complete"], true);
     assert!(local.run_json().get("launcher").is_none(), "a local run has no launcher record");
     assert!(text(&out.stderr).contains(&format!("through `{}`", w.path())), "{}", text(&out.stderr));
 }
@@ -173,9 +187,13 @@ fn under_taskset_the_plan_and_the_workers_use_the_launched_cpu_set() {
     assert_eq!(r["status"], "ok", "{}", r["reason"]);
     assert_eq!(r["cell"]["workers"], 1);
     assert_eq!(r["cell"]["placement"]["cpus"], serde_json::json!([cpu]));
-    let workers = w.calls("worker");
-    assert_eq!(workers.len(), FAST_TRIALS);
-    assert!(workers.iter().all(|w| w.contains(&format!(" cpus={cpu} "))), "the workers were launched on CPU {cpu}: {workers:#?}");
+    // The launched side ran under the CPU set, and so did every trial's worker.
+    let launched = w.calls("remote-run");
+    assert_eq!(launched.len(), 1, "{:#?}", w.log());
+    assert!(launched[0].contains(&format!(" cpus={cpu} ")), "{launched:#?}");
+    for t in r["trials"].as_array().unwrap() {
+        assert_eq!(t["facts"]["allowed_cpus"], serde_json::json!([cpu]), "{t}");
+    }
 }
 
 #[test]
@@ -192,9 +210,9 @@ fn a_launched_side_in_another_network_namespace_or_user_runs_the_rows() {
         let out = sb.run(&[TINY, FAST, SMALL_PRIMES, &["--launcher", &format!("{unshare} {}", w.path())]].concat());
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         assert!(sb.rows().iter().all(|r| r["status"] == "ok"));
-        let workers = w.calls("worker");
-        assert!(!workers.is_empty());
-        assert!(workers.iter().all(|l| l.contains(" net=net:") && !l.contains(&format!(" net={own_net} "))), "{workers:#?}");
+        let launched = w.calls("remote-run");
+        assert_eq!(launched.len(), 1, "{:#?}", w.log());
+        assert!(launched.iter().all(|l| l.contains(" net=net:") && !l.contains(&format!(" net={own_net} "))), "{launched:#?}");
     } else {
         eprintln!("skipped the network namespace: `unshare -n` does not work here");
     }
@@ -212,8 +230,7 @@ fn a_launched_side_in_another_network_namespace_or_user_runs_the_rows() {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let rows = sb.rows();
         assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:#?}");
-        assert!(!w.calls("worker").is_empty());
-        assert!(w.log().iter().any(|l| l.contains(":: rm -rf -- ")));
+        assert_eq!(w.calls("remote-run").len(), 1, "{:#?}", w.log());
         assert!(w.log().iter().all(|l| l.contains(" uid=65534 ")), "{:#?}", w.log());
         assert_eq!(std::fs::read_dir(io.path()).unwrap().count(), 0, "a scratch directory was left behind");
     } else {
@@ -243,8 +260,9 @@ fn a_crash_and_a_hang_through_a_launcher_get_the_local_statuses() {
     assert_eq!(hang["status"], "timeout");
     assert_eq!(hang["process"]["signal_name"], row(&local_rows, "selftest.hang")["process"]["signal_name"]);
     assert_eq!(row(&rows, "cpu.primes")["status"], "ok");
-    // The crash and the hang decide their rows in their first trial; the good row has every trial.
-    assert_eq!(w.calls("worker").len(), 2 + FAST_TRIALS);
+    // Every trial ran on the launched side, which started once.
+    assert_eq!(w.calls("remote-run").len(), 1, "{:#?}", w.log());
+    assert_eq!(row(&rows, "cpu.primes")["trials"].as_array().unwrap().len(), FAST_TRIALS);
 }
 
 #[test]
@@ -287,7 +305,7 @@ fn a_launcher_that_cannot_start_is_refused_before_anything_is_written() {
         assert!(text(&out.stderr).contains(says), "{extra:?}: {}", text(&out.stderr));
     }
     assert!(!out_dir.exists(), "a refused run wrote {}", out_dir.display());
-    assert!(w.calls("worker").is_empty(), "nothing may run: {:#?}", w.log());
+    assert!(w.calls("remote-run").is_empty(), "nothing may run: {:#?}", w.log());
 }
 
 #[test]
@@ -305,26 +323,22 @@ fn a_launched_proofbench_of_another_version_is_refused() {
     let err = text(&out.stderr);
     assert!(err.contains("--remote-exe") && err.contains("999.0.0") && err.contains(env!("CARGO_PKG_VERSION")), "{err}");
     assert!(!sb.run_dir().exists());
-    assert!(w.calls("worker").is_empty());
+    assert!(w.calls("remote-run").is_empty());
 }
 
 #[test]
 fn a_preload_library_is_checked_through_the_launcher() {
     let w = Wrapper::new(false);
-    for (lib, why) in [("libnot-a-library-anywhere.so.1", "does not load on the launched side"), ("libm.so.6", "malloc stays bound to")] {
+    for (lib, why) in [("libnot-a-library-anywhere.so.1", "it does not load"), ("libm.so.6", "malloc stays bound to")] {
         let sb = Sandbox::new();
         let out = sb.run(&["alloc.random-mixed", "--allocator", &format!("preload:{lib}"), "--launcher", &w.path()]);
         assert_eq!(out.status.code(), Some(2), "{lib}: {}", text(&out.stderr));
         let err = text(&out.stderr);
+        // The launched side checks the library where the workers would run, and refuses.
+        assert!(err.contains("the launched side refused the run"), "{lib}: {err}");
         assert!(err.contains(&format!("--allocator preload:{lib}: ")) && err.contains(why), "{lib}: {err}");
         assert!(!sb.run_dir().exists(), "{lib}: no run directory for a refused run");
-        assert!(
-            w.log().iter().any(|l| l.contains(&format!(":: env LD_PRELOAD={lib} ")) && l.ends_with(" malloc-provider")),
-            "{:#?}",
-            w.log()
-        );
     }
-    assert!(w.calls("worker").is_empty());
 
     // A variant's env=LD_PRELOAD= is tried the same way, and needs only to load.
     let lib = "libnot-a-library-anywhere.so.1";
@@ -341,9 +355,9 @@ fn a_preload_library_is_checked_through_the_launcher() {
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let err = text(&out.stderr);
-    assert!(err.contains(&format!("--variant b=env=LD_PRELOAD={lib}: it does not load on the launched side")), "{err}");
-    assert!(w.log().iter().any(|l| l.contains(&format!(":: env LD_PRELOAD={lib} ")) && l.ends_with(" malloc-provider")), "{:#?}", w.log());
-    assert!(w.calls("worker").is_empty());
+    assert!(err.contains(&format!("--variant b=env=LD_PRELOAD={lib}: it does not load")), "{err}");
+    assert!(err.contains("the launched side refused the run"), "{err}");
+    assert!(!sb.run_dir().exists());
 
     // A library that does replace malloc reaches the launched worker through its argv.
     let dirs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"];
@@ -363,12 +377,6 @@ fn a_preload_library_is_checked_through_the_launcher() {
         let preloaded = r["cell"]["params"]["allocator"] != "system";
         assert_eq!(provider.ends_with("libjemalloc.so.2"), preloaded, "{}: malloc from {provider}", r["cell"]["row_id"]);
     }
-    assert_eq!(
-        w.calls("worker").iter().filter(|l| l.contains(&format!(":: env LD_PRELOAD={lib} "))).count(),
-        FAST_TRIALS,
-        "{:#?}",
-        w.log()
-    );
 }
 
 #[test]
@@ -402,18 +410,18 @@ fn hosts_run_the_plan_once_per_host_into_directories_labelled_by_host() {
     assert!(stdout.contains("Runs by host:"), "{stdout}");
     for host in ["h1", "h2"] {
         let line = stdout.lines().find(|l| l.trim_start().starts_with(&format!("{host} "))).unwrap_or_else(|| panic!("{stdout}"));
-        let dir = Path::new(line.split_whitespace().nth(1).unwrap());
+        let dir = Path::new(line.split_whitespace().last().unwrap());
         let run: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
         assert_eq!(run["label"], host);
         assert_eq!(run["launcher"]["host"], host);
         assert_eq!(run["launcher"]["prefix"], serde_json::json!([w.path(), host]));
         assert!(rows_of(dir).iter().all(|r| r["status"] == "ok" && r["cell"]["label"] == host));
-        // Every process of this host's run went through its own launcher.
-        let worker_hosts: Vec<String> = w.calls("worker").iter().map(|l| l.split_whitespace().next().unwrap().to_string()).collect();
-        assert!(worker_hosts.contains(&format!("host={host}")), "{worker_hosts:?}");
+        // This host's run went through its own launcher: a probe and one launched side.
+        let mine: Vec<String> = w.log().into_iter().filter(|l| l.starts_with(&format!("host={host} "))).collect();
+        assert_eq!(mine.len(), 2, "{mine:#?}");
     }
     assert_eq!(run_dirs(&out_dir).len(), 2);
-    assert_eq!(w.calls("worker").len(), 2 * FAST_TRIALS);
+    assert_eq!(w.calls("remote-run").len(), 2);
 
     // --label prefixes the host.
     let out = Command::new(bin())

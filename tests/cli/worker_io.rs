@@ -42,10 +42,11 @@ fn big_cell_toml(dir: &Path) -> PathBuf {
     p
 }
 
-/// A launcher that runs every helper (`env --json`, `mkdir`, ...) and, for a
-/// worker, sleeps without reading its stdin (the cell).
+/// A launcher that runs the envelope probe and, for the launched run,
+/// sleeps without reading its stdin (the run's configuration, larger than
+/// a pipe with the big cell's workload).
 fn deaf_launcher(dir: &Path) -> PathBuf {
-    script(dir, "deaf-launcher.sh", "case \"$*\" in *' worker') echo 'deaf launcher waiting' >&2; exec sleep 30;; esac\nexec \"$@\"")
+    script(dir, "deaf-launcher.sh", "case \"$*\" in *' remote-run') echo \"deaf launcher waiting $$\" >&2; exec sleep 30;; esac\nexec \"$@\"")
 }
 
 /// Waits for `child` at most `limit`; kills it (and fails) when it runs longer.
@@ -81,10 +82,8 @@ fn a_worker_or_launcher_that_never_reads_a_cell_larger_than_a_pipe_times_out_wit
     let dir = sb.tmp.path();
     let toml = big_cell_toml(dir);
     let deaf = fake_worker(dir, "deaf-worker", "echo 'deaf worker waiting' >&2\nexec sleep 30");
-    let launcher = deaf_launcher(dir);
     let variants = ["--variant", &format!("a=exe={}", deaf.display()), "--variant", &format!("b=exe={},env=PB_B=1", deaf.display())];
-    let through_launcher = ["--launcher", launcher.to_str().unwrap()];
-    for (what, extra) in [("an exe= worker that never reads", &variants[..]), ("a launcher that never reads", &through_launcher[..])] {
+    for (what, extra) in [("an exe= worker that never reads", &variants[..])] {
         let _ = std::fs::remove_dir_all(sb.run_dir());
         let mut args = big_cell_args(&toml);
         args.extend(["--timeout", "1s"].map(str::to_string));
@@ -100,6 +99,35 @@ fn a_worker_or_launcher_that_never_reads_a_cell_larger_than_a_pipe_times_out_wit
         }
         assert!(!sb.rows().is_empty(), "{what}");
     }
+}
+
+#[test]
+fn a_run_whose_launcher_never_reads_the_run_ends_on_sigterm_and_leaves_nothing_running() {
+    let sb = Sandbox::new();
+    let dir = sb.tmp.path();
+    let toml = big_cell_toml(dir);
+    let launcher = deaf_launcher(dir);
+    let mut args = big_cell_args(&toml);
+    args.extend(["--timeout", "1s", "--launcher", launcher.to_str().unwrap()].map(str::to_string));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let log = dir.join("stderr");
+    let mut child = sb.command(&args).stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
+    let t = Instant::now();
+    let sleeper = loop {
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(pid) = said.lines().find_map(|l| l.split("deaf launcher waiting ").nth(1)) {
+            break pid.trim().parse::<i32>().unwrap();
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "the launcher did not start: {said}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = wait_at_most(&mut child, Duration::from_secs(10), "a deaf launcher");
+    assert_ne!(status.code(), Some(0));
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(said.contains("stopped before it started"), "{said}");
+    assert!(!Path::new(&format!("/proc/{sleeper}")).exists(), "the launcher's process {sleeper} was left running");
 }
 
 #[test]
