@@ -7,6 +7,8 @@
 //!
 //! Comments, strings and character literals are skipped, so a path named in
 //! a doc comment or a message is no dependency. std only.
+//!
+//! docs/ARCHITECTURE.md, the map of that code, names only paths that exist.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -476,4 +478,60 @@ fn every_source_file_is_declared_as_a_module() {
     }
     assert!(files.len() > 100, "the walk found the sources ({})", files.len());
     assert!(missing.is_empty(), "files no module declares (add `mod NAME;` to the parent module): {missing:?}");
+}
+
+/// The paths docs/ARCHITECTURE.md names: each inline code span (outside
+/// fenced blocks) whose first word starts with `src/`, `tests/`, `docs/`,
+/// `scripts/` or `.ci/`, cut at its first glob or placeholder character
+/// (`src/**/*.rs` names `src/`).
+fn doc_paths(markdown: &str) -> Vec<String> {
+    const ROOTS: [&str; 5] = ["src/", "tests/", "docs/", "scripts/", ".ci/"];
+    let mut in_fence = false;
+    let prose: Vec<&str> = markdown
+        .lines()
+        .filter(|l| {
+            if l.trim_start().starts_with("```") {
+                in_fence = !in_fence;
+                return false;
+            }
+            !in_fence
+        })
+        .collect();
+    let prose = prose.join("\n");
+    prose
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|span| span.split_whitespace().next())
+        .filter(|word| ROOTS.iter().any(|r| word.starts_with(r)))
+        .map(|word| word.split(['*', '?', '<', '{', '[']).next().unwrap_or(word).to_string())
+        .collect()
+}
+
+/// The paths of `markdown` that do not exist under `root`.
+fn missing_doc_paths(markdown: &str, root: &Path) -> Vec<String> {
+    let mut missing: Vec<String> = doc_paths(markdown).into_iter().filter(|p| !root.join(p).exists()).collect();
+    missing.dedup();
+    missing
+}
+
+#[test]
+fn architecture_md_names_only_paths_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).expect("docs/ARCHITECTURE.md");
+    let paths = doc_paths(&doc);
+    assert!(paths.len() > 30 && paths.iter().any(|p| p == "src/evidence/dir.rs"), "the paths were read: {paths:?}");
+    let missing = missing_doc_paths(&doc, root);
+    assert!(missing.is_empty(), "docs/ARCHITECTURE.md names paths that do not exist (update it with the code): {missing:?}");
+}
+
+#[test]
+fn the_doc_path_reader_takes_code_spans_only_and_finds_a_bogus_path() {
+    let text = "The runner (`src/runner/mod.rs`) and `src/no/such/file.rs`, not src/bare.rs;\n\
+                a span over lines `docs/LAUNCHERS.md\n(launchers)`, a glob `src/**/*.rs`, `.ci/run`,\n\
+                `cargo test` and `results/history.sqlite` are no paths here.\n\
+                ```sh\nls `src/in/a/fence.rs`\n```\n`tests/cli/main.rs`\n";
+    assert_eq!(doc_paths(text), ["src/runner/mod.rs", "src/no/such/file.rs", "docs/LAUNCHERS.md", "src/", ".ci/run", "tests/cli/main.rs"]);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert_eq!(missing_doc_paths(text, root), ["src/no/such/file.rs"]);
 }

@@ -10,6 +10,7 @@ mod compare;
 mod completions;
 mod counters;
 mod cpu_patterns;
+mod daemons;
 mod errors;
 mod history;
 mod history_db;
