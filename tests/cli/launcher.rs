@@ -436,3 +436,62 @@ fn hosts_run_the_plan_once_per_host_into_directories_labelled_by_host() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(std::fs::read_dir(&out_dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with("-base-h3")));
 }
+
+#[test]
+fn a_launched_side_killed_mid_run_keeps_the_rows_that_arrived_and_names_the_cells_that_did_not() {
+    // `timeout -s KILL 4` kills the launched side as a dropped connection
+    // would end it: its stream stops in the middle of the run.
+    let sb = Sandbox::new();
+    let args = ["selftest.tiny", "cpu.primes", "--include-selftest", "--workers", "1,2", "-p", "range=20000", "--runs", "3"];
+    let out = sb.run(&[&args[..], &["--trials", "400", "--time-budget", "20s", "--settle", "0", "--launcher", "timeout -s KILL 4"]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("the run was cut short") && err.contains("rows arrived and are kept"), "{err}");
+    let run = sb.run_json();
+    assert_eq!(run["complete"], false);
+    let not_run: Vec<&str> = run["not_run"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let rows = sb.rows();
+    assert_eq!(rows.len() + not_run.len(), 3, "every cell has its row or is named: {not_run:?}");
+    assert!(!not_run.is_empty(), "400 trials of three cells cannot end in 4 s");
+    // What arrived is whole: its raw samples and its log are here.
+    for r in &rows {
+        let id = r["cell"]["row_id"].as_str().unwrap();
+        assert!(sb.run_dir().join(format!("logs/{id}.log")).is_file(), "{id}");
+    }
+    assert!(sb.run_dir().join("report.md").is_file(), "the report is written from what arrived");
+    // Nothing of the launched side is left running (its workers die with it).
+    let ours = format!("{}", bin().display());
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.starts_with(&ours) && (c.contains(" remote-run") || c.contains(" worker")) && c.contains(&sb.tmp.path().display().to_string()))
+        .collect();
+    assert!(left.is_empty(), "{left:#?}");
+}
+
+#[test]
+fn a_typo_in_a_run_flag_costs_no_launcher_call() {
+    let w = Wrapper::new(true);
+    let launcher = format!("{} {{host}}", w.path());
+    for (typo, says) in [
+        (&["-p", "rnage=5"][..], "--param rnage=5"),
+        (&["--workers", "1,x"][..], "--workers 1,x"),
+        (&["--variant", "a=nosuch=1"][..], "--variant a=nosuch=1"),
+        (&["--max-parallel", "0"][..], "--max-parallel"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out_dir = tmp.path().join("results");
+        let out = Command::new(bin())
+            .args([&["run", "cpu.primes", "--out", out_dir.to_str().unwrap(), "--launcher", &launcher, "--hosts", "h1,h2"][..], typo].concat())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{typo:?}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(err.contains(says) || err.contains(&says.replace(' ', "=")), "{typo:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(w.log().is_empty(), "{typo:?} reached a host: {:#?}", w.log());
+        assert!(!out_dir.exists());
+    }
+}
