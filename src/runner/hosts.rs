@@ -70,7 +70,11 @@ pub fn run_all(req: &RunRequest) -> anyhow::Result<(ExitCode, Vec<PathBuf>)> {
         let dir = e.dir.as_ref().map(|d| format!("  {}", d.display())).unwrap_or_default();
         text.push_str(&format!("  {:width$}  {}{dir}\n", e.host, e.what));
     }
-    if req.json { to_stderr(&text) } else { Out::new().print(&text)? }
+    if req.json {
+        to_stderr(&text)
+    } else {
+        Out::new().print(&text)?
+    }
     let worst = ends.iter().fold(0u8, |w, e| worse(w, e.code));
     Ok((ExitCode::from(worst), ends.into_iter().filter_map(|e| e.dir).collect()))
 }

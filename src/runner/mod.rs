@@ -33,8 +33,8 @@ use crate::measure::rusage::Rusage;
 use crate::report::{self, terminal::Out};
 use crate::text::format::counted;
 
-pub use config::{RunRequest, RunSpec};
 use config::RunConfig;
+pub use config::{RunRequest, RunSpec};
 use observe::Observers;
 use rounds::Outcome;
 
@@ -168,7 +168,11 @@ fn run_streamed(req: &RunRequest) -> anyhow::Result<u8> {
     let mut observers = Observers::streamed();
     let outcome = rounds::execute(&cfg, &mut dir, &mut observers);
     let failed = outcome.as_ref().err().map(|e| format!("{e:#}"));
-    let outcome = outcome.unwrap_or_else(|_| Outcome { rows: read_run(dir.path()).map(|s| s.rows).unwrap_or_default(), rounds: Vec::new(), interrupted: false });
+    let outcome = outcome.unwrap_or_else(|_| Outcome {
+        rows: read_run(dir.path()).map(|s| s.rows).unwrap_or_default(),
+        rounds: Vec::new(),
+        interrupted: false,
+    });
     finish_record(&mut run, &cfg, &outcome, &start);
     stream.send(&remote::Event::End { run: Box::new(run.clone()) });
     if let Some(e) = failed {

@@ -45,8 +45,7 @@ pub fn check(exe: &Path, value: &str, need: Need) -> Result<(), String> {
     if libs.is_empty() {
         return Ok(());
     }
-    if let Some(lib) = libs.iter().find(|l| l.contains('/') && !Path::new(l).is_file())
-    {
+    if let Some(lib) = libs.iter().find(|l| l.contains('/') && !Path::new(l).is_file()) {
         return Err(format!("{lib} does not exist (or is not a file)"));
     }
     let how = Invocation::preload(Some(value));

@@ -59,15 +59,33 @@ pub const STOP_GRACE: Duration = Duration::from_secs(30);
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum Event {
     /// The run's record as it starts: the launched side's envelope and plan.
-    Start { schema: String, run: Box<RunRecord> },
-    RoundStarted { round: u32, coming: Coming },
-    TrialStarted { cell: usize, trial: u32, round: u32 },
-    TrialFinished { cell: usize, trial: Box<TrialRecord> },
+    Start {
+        schema: String,
+        run: Box<RunRecord>,
+    },
+    RoundStarted {
+        round: u32,
+        coming: Coming,
+    },
+    TrialStarted {
+        cell: usize,
+        trial: u32,
+        round: u32,
+    },
+    TrialFinished {
+        cell: usize,
+        trial: Box<TrialRecord>,
+    },
     /// A row as it is decided, with the text its trials' workers wrote on
     /// stderr (its log).
-    Row { row: Box<Row>, log: String },
+    Row {
+        row: Box<Row>,
+        log: String,
+    },
     /// The run's record as it ends: rounds, counts, time, the machine after.
-    End { run: Box<RunRecord> },
+    End {
+        run: Box<RunRecord>,
+    },
 }
 
 /// The launched side's observer: every event as one JSON line on stdout,
@@ -432,7 +450,11 @@ impl Replay<'_> {
     /// The plan's cell `index`.
     fn cell(&self, index: usize) -> anyhow::Result<Cell> {
         let run = self.run.as_ref().expect("started");
-        run.plan.get(index).filter(|c| c.index == index).cloned().ok_or_else(|| anyhow::anyhow!("it named cell {index}, which the plan does not have"))
+        run.plan
+            .get(index)
+            .filter(|c| c.index == index)
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("it named cell {index}, which the plan does not have"))
     }
 
     /// The run directory, named as a local run's, and its first record.

@@ -19,10 +19,7 @@ static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
 /// Installs the handler once per process.
 pub fn install() -> anyhow::Result<()> {
     INSTALLED
-        .get_or_init(|| {
-            ctrlc::set_handler(stop)
-            .map_err(|e| e.to_string())
-        })
+        .get_or_init(|| ctrlc::set_handler(stop).map_err(|e| e.to_string()))
         .clone()
         .map_err(|e| anyhow::anyhow!("installing the SIGINT handler: {e}"))
 }

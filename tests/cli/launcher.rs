@@ -108,7 +108,16 @@ fn a_wrapper_launcher_gives_the_rows_of_a_local_run_and_records_the_launcher() {
     // Two processes through the wrapper, whatever the plan: the envelope
     // probe, and the launched side that runs every trial of every cell.
     let exe = bin().display().to_string();
-    assert_eq!(w.log(), [format!("host=- uid=0 net={} cpus={} :: {exe} env --json", own_net(), own_cpus()), format!("host=- uid=0 net={} cpus={} :: {exe} remote-run", own_net(), own_cpus())].map(|l| if nix_uid() == 0 { l } else { l.replace("uid=0", &format!("uid={}", nix_uid())) }), "{:#?}", w.log());
+    assert_eq!(
+        w.log(),
+        [
+            format!("host=- uid=0 net={} cpus={} :: {exe} env --json", own_net(), own_cpus()),
+            format!("host=- uid=0 net={} cpus={} :: {exe} remote-run", own_net(), own_cpus())
+        ]
+        .map(|l| if nix_uid() == 0 { l } else { l.replace("uid=0", &format!("uid={}", nix_uid())) }),
+        "{:#?}",
+        w.log()
+    );
     assert!(rows.len() * FAST_TRIALS > 2, "the plan has more trials than the launcher had calls");
 
     let run = sb.run_json();
@@ -443,7 +452,8 @@ fn a_launched_side_killed_mid_run_keeps_the_rows_that_arrived_and_names_the_cell
     // would end it: its stream stops in the middle of the run.
     let sb = Sandbox::new();
     let args = ["selftest.tiny", "cpu.primes", "--include-selftest", "--workers", "1,2", "-p", "range=20000", "--runs", "3"];
-    let out = sb.run(&[&args[..], &["--trials", "400", "--time-budget", "20s", "--settle", "0", "--launcher", "timeout -s KILL 4"]].concat());
+    let out =
+        sb.run(&[&args[..], &["--trials", "400", "--time-budget", "20s", "--settle", "0", "--launcher", "timeout -s KILL 4"]].concat());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(err.contains("the run was cut short") && err.contains("rows arrived and are kept"), "{err}");
@@ -466,7 +476,9 @@ fn a_launched_side_killed_mid_run_keeps_the_rows_that_arrived_and_names_the_cell
         .flatten()
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.starts_with(&ours) && (c.contains(" remote-run") || c.contains(" worker")) && c.contains(&sb.tmp.path().display().to_string()))
+        .filter(|c| {
+            c.starts_with(&ours) && (c.contains(" remote-run") || c.contains(" worker")) && c.contains(&sb.tmp.path().display().to_string())
+        })
         .collect();
     assert!(left.is_empty(), "{left:#?}");
 }
@@ -484,7 +496,10 @@ fn a_typo_in_a_run_flag_costs_no_launcher_call() {
         let tmp = tempfile::tempdir().unwrap();
         let out_dir = tmp.path().join("results");
         let out = Command::new(bin())
-            .args([&["run", "cpu.primes", "--out", out_dir.to_str().unwrap(), "--launcher", &launcher, "--hosts", "h1,h2"][..], typo].concat())
+            .args(
+                [&["run", "cpu.primes", "--out", out_dir.to_str().unwrap(), "--launcher", &launcher, "--hosts", "h1,h2"][..], typo]
+                    .concat(),
+            )
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{typo:?}: {}", text(&out.stderr));

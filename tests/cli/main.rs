@@ -28,6 +28,7 @@ mod publish;
 mod records;
 mod records_reliability;
 mod rt_tasks;
+mod ssh;
 mod statuses;
 mod subcommands;
 mod terminal;

@@ -46,7 +46,11 @@ fn big_cell_toml(dir: &Path) -> PathBuf {
 /// sleeps without reading its stdin (the run's configuration, larger than
 /// a pipe with the big cell's workload).
 fn deaf_launcher(dir: &Path) -> PathBuf {
-    script(dir, "deaf-launcher.sh", "case \"$*\" in *' remote-run') echo \"deaf launcher waiting $$\" >&2; exec sleep 30;; esac\nexec \"$@\"")
+    script(
+        dir,
+        "deaf-launcher.sh",
+        "case \"$*\" in *' remote-run') echo \"deaf launcher waiting $$\" >&2; exec sleep 30;; esac\nexec \"$@\"",
+    )
 }
 
 /// Waits for `child` at most `limit`; kills it (and fails) when it runs longer.

@@ -398,10 +398,15 @@ impl Host {
 }
 
 fn write_sshd_config(sshd: &str, config: &Path, place: &Place, host_key: &Path, authorized: &Path) -> Result<(), String> {
+    // `SetEnv SHLVL=1`: bash, started by sshd as the session's shell, reads
+    // the user's ~/.bashrc only at the first shell level. The test machine's
+    // rc files are not the fixture's to run (a version manager's rehash
+    // there waits on a lock that a killed session left), so a session's
+    // shell starts one level down and reads none.
     let base = format!(
         "ListenAddress {}:{}\nHostKey {}\nPidFile none\nAuthorizedKeysFile {}\nPermitRootLogin prohibit-password\n\
          PubkeyAuthentication yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n\
-         UseDNS no\nPrintMotd no\nMaxStartups 100\nMaxSessions 100\nLogLevel INFO\n",
+         UseDNS no\nPrintMotd no\nMaxStartups 100\nMaxSessions 100\nLogLevel INFO\nSetEnv SHLVL=1\n",
         place.addr,
         place.port,
         host_key.display(),
