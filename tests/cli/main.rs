@@ -11,6 +11,7 @@ mod completions;
 mod counters;
 mod cpu_patterns;
 mod errors;
+mod fleet;
 mod history;
 mod history_db;
 mod html;
