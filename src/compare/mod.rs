@@ -370,7 +370,7 @@ fn setting_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
 }
 
 /// Parameters (not axes, not treatments, not ignored) whose values differ.
-fn parameter_differences(a: &Row, b: &Row, ignored: &[String]) -> Vec<String> {
+pub fn parameter_differences(a: &Row, b: &Row, ignored: &[String]) -> Vec<String> {
     // The treatments as the rows record them (either side's): a row
     // carries what it needs to be judged, whatever build reads it.
     let treatments: Vec<&String> = a.cell.treatment_names().iter().chain(b.cell.treatment_names()).collect();

@@ -22,7 +22,7 @@ pub use render::{document, export};
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::compare::{Verdict, verdict_of};
+use crate::compare::{Verdict, parameter_differences, verdict_of};
 use crate::envelope::Envelope;
 use crate::evidence::{Row, StoredRun};
 use crate::model::{Direction, Status, Unit};
@@ -65,6 +65,10 @@ pub enum Standing {
     InBand,
     /// No interval: fewer than two trials, or a median not above zero.
     NoInterval(String),
+    /// Measured with other parameters than the group's first host that
+    /// has the row (neither axes nor treatments): which, with both values.
+    /// Not part of the fleet median.
+    Differs(String),
     /// The row is not ok on this host (its status and reason).
     NotOk(String),
     /// The host's run has no such row.
@@ -79,6 +83,7 @@ impl Standing {
             Standing::Better => "better",
             Standing::InBand => "in band",
             Standing::NoInterval(_) => "no interval",
+            Standing::Differs(_) => "different parameters",
             Standing::NotOk(_) => "not ok",
             Standing::Missing => "missing",
         }
@@ -265,8 +270,13 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
         }
         for (k, name) in keys {
             let present: Vec<(usize, &Row)> = group.hosts.iter().filter_map(|&h| by_key[h].get(&k).map(|r| (h, *r))).collect();
-            let unit = present.iter().find(|(_, r)| r.median().is_some()).map(|(_, r)| r.unit);
-            let medians: Vec<f64> = present.iter().filter(|(_, r)| Some(r.unit) == unit).filter_map(|(_, r)| r.median()).collect();
+            // The first host with the row sets the parameters; a host that
+            // measured it with others is listed apart.
+            let reference = present.first().map(|(_, r)| *r);
+            let differs = |r: &Row| reference.map(|f| parameter_differences(f, r, &[])).unwrap_or_default();
+            let like: Vec<&Row> = present.iter().map(|(_, r)| *r).filter(|r| differs(r).is_empty()).collect();
+            let unit = like.iter().find(|r| r.median().is_some()).map(|r| r.unit);
+            let medians: Vec<f64> = like.iter().filter(|r| Some(r.unit) == unit).filter_map(|r| r.median()).collect();
             let fleet = (!medians.is_empty()).then(|| median(&medians));
             for &h in &group.hosts {
                 let blank = Entry {
@@ -297,6 +307,7 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
                     ..blank
                 };
                 e.standing = match (e.median, fleet) {
+                    _ if !differs(row).is_empty() => Standing::Differs(differs(row).join("; ")),
                     _ if row.status != Status::Ok => {
                         Standing::NotOk(row.reason.clone().map_or_else(|| e.status.clone(), |why| format!("{}: {why}", e.status)))
                     }

@@ -33,19 +33,23 @@ fn better_is(e: &Entry) -> &'static str {
 }
 
 /// The sentence of an outlier: `node17: os.syscall 1.310x the fleet median
-/// (1.220..1.400), worse (lower is better) beyond the 2.00% noise band`.
+/// (1.220..1.400): worse, beyond the 2.00% noise band (lower is better)`.
 pub fn sentence(fleet: &Fleet, e: &Entry) -> String {
     format!(
-        "{}: {} {} the fleet median ({}), {} ({}) beyond the {} noise band",
+        "{}: {} {} the fleet median ({}): {}, beyond the {} noise band ({})",
         fleet.hosts[e.host].name,
         e.row,
         e.ratio.map(format::speedup).unwrap_or_else(|| "n/a".into()),
         interval_text(e.ratio_ci95),
         e.standing.as_str(),
+        format::percent(fleet.band),
         better_is(e),
-        format::percent(fleet.band)
     )
 }
+
+/// The most outliers the first screen names one by one; the tables hold
+/// every one.
+pub const SENTENCES: usize = 20;
 
 /// The standing as a table shows it, toned.
 fn standing_line(s: &Standing) -> Line {
@@ -54,6 +58,7 @@ fn standing_line(s: &Standing) -> Line {
         Standing::Better => Line::new().toned(Tone::Good, "better"),
         Standing::InBand => Line::new().toned(Tone::Dim, "in band"),
         Standing::NoInterval(why) => Line::new().toned(Tone::Warn, format!("no interval: {why}")),
+        Standing::Differs(what) => Line::new().toned(Tone::Warn, format!("different parameters: {what}")),
         Standing::NotOk(why) => Line::new().toned(Tone::Bad, why.clone()),
         Standing::Missing => Line::new().toned(Tone::Warn, "missing: not in this host's run"),
     }
@@ -66,6 +71,7 @@ fn counts(fleet: &Fleet) -> String {
     let better = fleet.entries.iter().filter(|e| e.standing == Standing::Better).count();
     let not_ok = fleet.not_ok().count();
     let no_interval = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::NoInterval(_))).count();
+    let differs = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::Differs(_))).count();
     let mut s = format!(
         "{} in {}; {} of {} beyond the {} noise band ({worse} worse, {better} better)",
         format::counted(fleet.hosts.len(), "host", "hosts"),
@@ -80,6 +86,9 @@ fn counts(fleet: &Fleet) -> String {
     if no_interval > 0 {
         s.push_str(&format!("; {no_interval} without an interval"));
     }
+    if differs > 0 {
+        s.push_str(&format!("; {differs} measured with other parameters"));
+    }
     s.push('.');
     s
 }
@@ -89,7 +98,11 @@ fn counts(fleet: &Fleet) -> String {
 /// machine.
 pub fn document(fleet: &Fleet) -> Document {
     let mut blocks = vec![Block::heading(1, format!("Fleet of {}", format::counted(fleet.hosts.len(), "host", "hosts")))];
-    let sentences: Vec<Line> = fleet.outliers().map(|e| Line::from(sentence(fleet, e))).collect();
+    let mut sentences: Vec<Line> = fleet.outliers().take(SENTENCES).map(|e| Line::from(sentence(fleet, e))).collect();
+    let more = fleet.outliers().count().saturating_sub(SENTENCES);
+    if more > 0 {
+        sentences.push(Line::from(format!("... and {} (see the tables)", format::counted(more, "more outlier", "more outliers"))));
+    }
     if sentences.is_empty() {
         blocks.push(Block::paragraph(format!("No host lies beyond the {} noise band in any row.", format::percent(fleet.band))));
     } else {

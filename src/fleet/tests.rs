@@ -50,7 +50,7 @@ fn an_outlier_host_is_named_first_with_its_ratio_and_interval() {
     let sentences: Vec<String> = f.outliers().map(|e| render::sentence(&f, e)).collect();
     assert_eq!(sentences.len(), 1, "{sentences:?}");
     assert!(sentences[0].starts_with("node17: os.syscall 1.303x the fleet median ("), "{}", sentences[0]);
-    assert!(sentences[0].contains("worse (lower is better)"), "{}", sentences[0]);
+    assert!(sentences[0].ends_with("): worse, beyond the 2.00% noise band (lower is better)"), "{}", sentences[0]);
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn for_a_throughput_a_lower_ratio_is_worse() {
     assert_eq!(entry(&f, "slow", "io.read").standing, Standing::Worse);
     assert_eq!(entry(&f, "fast", "io.read").standing, Standing::Better);
     let s = render::sentence(&f, entry(&f, "slow", "io.read"));
-    assert!(s.contains("worse (higher is better)"), "{s}");
+    assert!(s.contains(": worse, beyond the 2.00% noise band (higher is better)"), "{s}");
     // Both outliers first; the farther one (0.7 against 1.3) leads.
     assert_eq!(f.hosts[f.entries[0].host].name, "slow");
     assert_eq!(f.hosts[f.entries[1].host].name, "fast");
@@ -162,4 +162,38 @@ fn one_trial_gives_no_interval_and_no_verdict() {
     let csv = export(&f, crate::model::ExportFormat::Csv).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(csv.lines().nth(1).unwrap().starts_with("a,a,dir,1,cpu.primes,-,ok,ns,"), "{csv}");
+}
+
+#[test]
+fn a_host_measured_with_other_parameters_is_listed_apart_and_out_of_the_fleet_median() {
+    let with = |range: i64, medians: &[f64]| {
+        let mut r = row("cpu.primes", medians, Unit::Ns);
+        r.cell.params.insert("range".into(), serde_json::json!(range));
+        r
+    };
+    let runs = vec![
+        host_run("a", "x", vec![with(1000, &[100.0, 101.0, 99.0])]),
+        host_run("b", "x", vec![with(1000, &[102.0, 103.0, 101.0])]),
+        host_run("big", "x", vec![with(5000, &[500.0, 501.0, 499.0])]),
+    ];
+    let f = fleet_of(&runs);
+    assert_eq!(entry(&f, "big", "cpu.primes").standing, Standing::Differs("range 1000 vs 5000".into()));
+    assert_eq!(entry(&f, "a", "cpu.primes").fleet_median, Some(101.0));
+    assert_eq!(f.outliers().count(), 0, "{:?}", f.entries);
+}
+
+#[test]
+fn the_first_screen_names_at_most_twenty_outliers() {
+    let mut runs: Vec<StoredRun> =
+        (0..30).map(|i| host_run(&format!("ok{i}"), "x", vec![row("cpu.primes", &[100.0, 100.5, 99.5], Unit::Ns)])).collect();
+    runs.extend((0..25).map(|i| {
+        host_run(&format!("slow{i}"), "x", vec![row("cpu.primes", &[200.0 + i as f64, 201.0 + i as f64, 199.0 + i as f64], Unit::Ns)])
+    }));
+    let f = fleet_of(&runs);
+    assert_eq!(f.outliers().count(), 25);
+    let text = crate::text::document::terminal::render(&document(&f).blocks);
+    assert_eq!(text.matches("the fleet median (").count(), render::SENTENCES, "{text}");
+    assert!(text.contains("... and 5 more outliers (see the tables)"), "{text}");
+    // The farthest first: slow24.
+    assert!(text.find("slow24: cpu.primes").unwrap() < text.find("slow23: cpu.primes").unwrap(), "{text}");
 }
