@@ -34,6 +34,10 @@ pub enum Command {
     /// Compare two stored runs row by row: ratio of medians with a 95%
     /// interval from the trials of both, and a verdict per row.
     Compare(CompareArgs),
+    /// Many hosts' runs of the same rows side by side: per row, each host's
+    /// median over the fleet's median (the median of the hosts' medians)
+    /// with its 95% interval, the hosts beyond the noise band first.
+    Fleet(FleetArgs),
     /// The SQLite history of runs: import, list, show a workload's trend,
     /// find the steps that regressed.
     History(HistoryArgs),
@@ -402,6 +406,33 @@ pub struct CompareArgs {
     pub html: Option<PathBuf>,
 }
 
+/// `proofbench fleet`.
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// Run directories, or results directories holding them (each
+    /// subdirectory with a run.json is a run): at least two hosts' runs.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+
+    /// Noise threshold in percent: a host is an outlier in a row only when
+    /// the whole 95% interval of its ratio to the fleet median lies beyond it.
+    #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_threshold)]
+    pub noise: f64,
+
+    /// Print the fleet as markdown instead of the terminal's text.
+    #[arg(long, conflicts_with = "export")]
+    pub markdown: bool,
+
+    /// Print one line per host and row in FORMAT instead of the tables.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub export: Option<ExportFormat>,
+
+    /// Also write the fleet as one self-contained HTML page to FILE (`-`:
+    /// print the page instead).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
 /// How `compare` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {
@@ -429,7 +460,9 @@ pub struct HistoryArgs {
 pub enum HistoryCommand {
     /// Record stored run directories (a run already held is skipped).
     Import {
-        /// Run directories written by `proofbench run`.
+        /// Run directories written by `proofbench run`, or results
+        /// directories holding them (each subdirectory with a run.json is a
+        /// run). All are recorded in one transaction, or none.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
     },

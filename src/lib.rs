@@ -14,6 +14,7 @@ pub mod commands;
 pub(crate) mod compare;
 pub(crate) mod envelope;
 pub(crate) mod evidence;
+pub(crate) mod fleet;
 pub(crate) mod history;
 pub(crate) mod measure;
 pub(crate) mod model;

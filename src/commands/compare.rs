@@ -45,7 +45,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             } else {
                 Floors::none(&format!("no history database at {}", args.db.display()))
             };
-            let machine = compare::machine_key(&base.run.envelope);
+            let machine = base.run.envelope.machine_key();
             let mut c = compare::compare(&base, &candidate, &base_name, &candidate_name, &opts, &|r| floors.of(r, &machine));
             c.floors = Some(floors.source().to_string());
             let warnings = compare::warnings(&c, args.across_machines);

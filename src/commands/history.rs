@@ -33,11 +33,13 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn import(db: &Path, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+/// `history import DIR...`: the run directories named, or held by the
+/// results directories named, recorded in one transaction (all or none).
+fn import(db: &Path, args: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let dirs = super::run_dirs(args)?;
     let mut store = Store::open_writer(db)?;
     let mut out = String::new();
-    for d in dirs {
-        let (recorded, warnings) = store.import_dir(d)?;
+    for (d, (recorded, warnings)) in dirs.iter().zip(store.import_dirs(&dirs)?) {
         for w in warnings {
             eprintln!("proofbench: warning: {w}");
         }
@@ -205,7 +207,7 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
             // The newest row of the line with a floor (a line may mix
             // parameters, such as a treatment), else why the newest has none.
             let mut lookups = rows.iter().rev().filter(|(_, r)| r.median().is_some() && line_key(r) == l.label).map(|(e, r)| {
-                let machine = store.envelope(e.id).map(|env| compare::machine_key(&env)).unwrap_or_default();
+                let machine = store.envelope(e.id).map(|env| env.machine_key()).unwrap_or_default();
                 floors.of(r, &machine)
             });
             let first = lookups.next()?;
@@ -281,13 +283,13 @@ fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&P
     let envelopes: RefCell<HashMap<i64, Option<Envelope>>> = RefCell::new(HashMap::new());
     let envelope = |id: i64| envelopes.borrow_mut().entry(id).or_insert_with(|| store.envelope(id).ok()).clone();
     let machines = |a: i64, b: i64| match (envelope(a), envelope(b)) {
-        (Some(x), Some(y)) => compare::machine_differences(&x, &y),
+        (Some(x), Some(y)) => x.machine_differences(&y),
         _ => vec!["envelope unreadable".to_string()],
     };
     let opts = compare::Options { threshold, across_machines, ..compare::Options::default() };
     let floors = Floors::load(&store, &[])?;
     let floor = |id: i64, row: &Row| match envelope(id) {
-        Some(e) => floors.of(row, &compare::machine_key(&e)),
+        Some(e) => floors.of(row, &e.machine_key()),
         None => Err("no floor: the run's envelope is unreadable".to_string()),
     };
     let steps = regress::steps(&series, &opts, &machines, &floor);

@@ -7,6 +7,7 @@
 pub(crate) mod claims;
 pub(crate) mod compare;
 pub(crate) mod env;
+pub(crate) mod fleet;
 pub(crate) mod history;
 pub(crate) mod internal;
 pub(crate) mod list;
@@ -22,6 +23,7 @@ use clap::error::ErrorKind;
 use crate::cli::{Cli, Command};
 use crate::evidence::{StoredRun, read_run_or_id};
 use crate::history::Store;
+use crate::model::UsageError;
 use crate::report::terminal::{Out, to_stderr};
 use crate::text::document::Document;
 
@@ -34,6 +36,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Env(args) => env::env(&args),
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Fleet(args) => fleet::fleet(&args),
         Command::History(args) => history::history(&args),
         Command::CheckClaims(args) => claims::check_claims(&args),
         Command::Completions(args) => manual::completions(&args),
@@ -79,6 +82,32 @@ pub(crate) fn read_run_arg(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, 
         to_stderr(&format!("proofbench: warning: {w}\n"));
     }
     Ok((stored, name))
+}
+
+/// The run directories `args` name: each one that holds a run.json, and
+/// for each other directory every subdirectory of it that does (a results
+/// directory), in name order. A path that is neither is a usage error
+/// naming it.
+pub(crate) fn run_dirs(args: &[std::path::PathBuf]) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let mut out = Vec::new();
+    for a in args {
+        if a.join("run.json").is_file() {
+            out.push(a.clone());
+            continue;
+        }
+        let entries = match std::fs::read_dir(a) {
+            Ok(e) => e,
+            Err(e) => return Err(UsageError(format!("{}: not a run directory ({e})", a.display())).into()),
+        };
+        let mut held: Vec<std::path::PathBuf> =
+            entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir() && p.join("run.json").is_file()).collect();
+        if held.is_empty() {
+            return Err(UsageError(format!("{}: not a run directory (no run.json), nor a directory holding any", a.display())).into());
+        }
+        held.sort();
+        out.extend(held);
+    }
+    Ok(out)
 }
 
 /// Writes `page` to FILE, as `--html FILE` asks (`report`, `compare`,

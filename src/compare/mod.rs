@@ -24,8 +24,7 @@ pub use render::{Notice, bands_summary, completion_warnings, document, warnings}
 pub use sides::Completion;
 pub(crate) use sides::{Key, Side, cell_key, keyed, match_rows};
 
-use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::collections::HashSet;
 
 use serde::Serialize;
 
@@ -359,36 +358,6 @@ fn differences(pairs: Vec<(&str, String, String)>) -> Vec<String> {
     pairs.into_iter().filter(|(_, a, b)| a != b).map(|(f, a, b)| format!("{f} ({a} vs {b})")).collect()
 }
 
-/// The machine identity: what makes two runs the same machine (hostname,
-/// CPU model, sockets, cores, logical CPUs, memory to the GiB, hypervisor),
-/// as (field, value).
-pub fn machine_identity(e: &Envelope) -> Vec<(&'static str, String)> {
-    // Total memory moves by a few MiB between boots: compare whole GiB.
-    let gib =
-        |r: &Reading<u64>| r.ok().map(|b| format!("{} GiB", (*b as f64 / (1u64 << 30) as f64).round())).unwrap_or_else(|| "absent".into());
-    vec![
-        ("hostname", reading_text(&e.hostname)),
-        ("cpu.model_name", reading_text(&e.cpu.model_name)),
-        ("cpu.sockets", reading_text(&e.cpu.sockets)),
-        ("cpu.physical_cores", reading_text(&e.cpu.physical_cores)),
-        ("cpu.logical_cpus", reading_text(&e.cpu.logical_cpus)),
-        ("memory.total_bytes", gib(&e.memory.total_bytes)),
-        ("virtualization.hypervisor", reading_text(&e.virtualization.hypervisor)),
-    ]
-}
-
-/// The machine identity as one key (equal for two runs exactly when
-/// [`machine_differences`] finds none).
-pub fn machine_key(e: &Envelope) -> String {
-    machine_identity(e).into_iter().map(|(_, v)| v).collect::<Vec<_>>().join("|")
-}
-
-/// Returns `field (a vs b)` for each machine identity field that differs
-/// (empty: same machine).
-pub fn machine_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
-    differences(machine_identity(a).into_iter().zip(machine_identity(b)).map(|((f, x), (_, y))| (f, x, y)).collect())
-}
-
 fn setting_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
     differences(vec![
         ("kernel.release", reading_text(&a.kernel.release), reading_text(&b.kernel.release)),
@@ -400,27 +369,15 @@ fn setting_differences(a: &Envelope, b: &Envelope) -> Vec<String> {
     ])
 }
 
-/// The parameters of a workload that plant a change on purpose
-/// (treatments), for every built-in workload, gathered once.
-fn treatments(workload: &str) -> &'static [&'static str] {
-    static ALL: OnceLock<HashMap<&'static str, Vec<&'static str>>> = OnceLock::new();
-    let all = ALL.get_or_init(|| {
-        crate::workloads::registry::all()
-            .iter()
-            .map(|w| w.spec())
-            .map(|s| (s.id, s.params.iter().filter(|p| p.treatment).map(|p| p.name).collect()))
-            .collect()
-    });
-    all.get(workload).map_or(&[], Vec::as_slice)
-}
-
 /// Parameters (not axes, not treatments, not ignored) whose values differ.
-fn parameter_differences(a: &Row, b: &Row, ignored: &[String]) -> Vec<String> {
-    let treatments = treatments(&a.cell.workload);
+pub fn parameter_differences(a: &Row, b: &Row, ignored: &[String]) -> Vec<String> {
+    // The treatments as the rows record them (either side's): a row
+    // carries what it needs to be judged, whatever build reads it.
+    let treatments: Vec<&String> = a.cell.treatment_names().iter().chain(b.cell.treatment_names()).collect();
     let names: std::collections::BTreeSet<&String> = a.cell.params.keys().chain(b.cell.params.keys()).collect();
     names
         .into_iter()
-        .filter(|n| !a.cell.axes.contains(n) && !treatments.contains(&n.as_str()) && !ignored.contains(n))
+        .filter(|n| !a.cell.axes.contains(n) && !treatments.contains(n) && !ignored.contains(n))
         .filter_map(|n| {
             let (x, y) = (a.cell.params.get(n).map(value_text), b.cell.params.get(n).map(value_text));
             (x != y).then(|| format!("{n} {} vs {}", x.unwrap_or_else(|| "unset".into()), y.unwrap_or_else(|| "unset".into())))
@@ -510,7 +467,7 @@ pub fn compare(
     opts: &Options,
     floor: &dyn Fn(&Row) -> FloorLookup,
 ) -> Comparison {
-    let machine = machine_differences(&base.run.envelope, &candidate.run.envelope);
+    let machine = base.run.envelope.machine_differences(&candidate.run.envelope);
     let machine_text = machine.join(", ");
     let stop = (!machine.is_empty() && !opts.across_machines).then_some(machine_text.as_str());
     let side = |name, s: &StoredRun| {

@@ -181,3 +181,21 @@ fn rows_one_side_never_planned_are_counted_per_side_in_every_output_and_kept_in_
     let text = crate::text::document::terminal::render(&document(&[c], &[], &[]).blocks);
     assert!(text.contains("\n1 row of the base is not in the candidate (not compared): npb group.\n"), "{text}");
 }
+
+#[test]
+fn a_treatment_the_rows_record_is_matched_across_whatever_the_workload() {
+    // A workload no build defines: what the rows say is all there is.
+    let with = |pad: i64, treatments: Option<Vec<String>>| {
+        let mut r = row(0, "elsewhere.made", 1, &[100.0, 101.0, 99.0]);
+        r.cell.params.insert("pad".into(), json!(pad));
+        r.cell.treatments = treatments;
+        r
+    };
+    let judged = |b: Row, c: Row| judge(&b, &c, &opts(), None, Err("no history".into()));
+    let r = judged(with(0, Some(vec!["pad".into()])), with(10, Some(vec!["pad".into()])));
+    assert_eq!(r.verdict, Verdict::Unchanged, "{}", r.reason);
+    // Without it, a differing parameter stops the pair.
+    let r = judged(with(0, Some(Vec::new())), with(10, Some(Vec::new())));
+    assert_eq!(r.verdict, Verdict::NotComparable);
+    assert!(r.reason.starts_with("different parameters: pad 0 vs 10"), "{}", r.reason);
+}

@@ -10,6 +10,7 @@
 //! malformed) becomes [`Reading::Absent`] with a reason naming the file. It only reads; it
 //! must never change a kernel setting or the process's affinity.
 
+mod identity;
 mod probe;
 mod reading;
 mod summary;

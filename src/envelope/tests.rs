@@ -269,3 +269,34 @@ fn live_machine_collects() {
     assert!(env.cpu_limits.allowed.ok().is_some_and(|a| !a.is_empty()));
     assert!(!env.summary().is_empty());
 }
+
+#[test]
+fn the_machine_identity_is_defined_once_and_the_stored_name_keeps_its_text() {
+    let env = collect("kvm-2c");
+    // The history stores this text (runs.machine): it must not change.
+    let cpus = env.cpu.logical_cpus.ok().copied().unwrap();
+    assert_eq!(env.machine_name(), format!("vm, Intel(R) Xeon(R) Processor, {cpus} CPUs"));
+    let fields: Vec<&str> = env.identity().iter().map(|(f, _)| *f).collect();
+    assert_eq!(
+        fields,
+        [
+            "hostname",
+            "cpu.model_name",
+            "cpu.sockets",
+            "cpu.physical_cores",
+            "cpu.logical_cpus",
+            "memory.total_bytes",
+            "virtualization.hypervisor"
+        ]
+    );
+    assert!(env.machine_differences(&env).is_empty());
+    let mut other = env.clone();
+    other.hostname = Reading::Present("node2".into());
+    assert_eq!(env.machine_differences(&other), ["hostname (vm vs node2)"]);
+    assert_ne!(env.machine_key(), other.machine_key());
+    // Another host of the same kind; another kernel is another kind.
+    assert_eq!(env.kind(), other.kind());
+    other.kernel.release = Reading::Present("9.9.9".into());
+    assert_ne!(env.kind(), other.kind());
+    assert!(env.machine_differences(&other).len() == 1, "the kernel is no part of the identity");
+}

@@ -46,6 +46,7 @@ pub(crate) fn row(index: usize, workload: &str, axes: &[(&str, Value)], variant:
         label: "box".into(),
         profile: Profile::Quick,
         axes: params.iter().map(|(k, _)| k.clone()).collect(),
+        treatments: Some(Vec::new()),
         params: params.into_iter().collect(),
         workers: None,
         placement: Placement { class: CpuClass::Physical, pin: PinStrategy::None, cpus: None, note: None },

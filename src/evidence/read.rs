@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -150,12 +151,38 @@ pub fn parse_row(text: &str, path: &Path, line: Option<usize>) -> Result<Row, Ev
     // A row of the current version (nearly all of them) goes straight into
     // its type; anything else takes the way through a JSON value, which
     // upgrades an old row or names what is wrong.
-    if let Ok(row) = serde_json::from_str::<Row>(text)
+    if let Ok(mut row) = serde_json::from_str::<Row>(text)
         && is_current(&row.schema, ROW_SCHEMA)
         && is_current(&row.cell.schema, crate::model::CELL_SCHEMA)
     {
+        fill_treatments(&mut row.cell);
         return Ok(row);
     }
+    let mut row = parse_old_row(text, path, line)?;
+    fill_treatments(&mut row.cell);
+    Ok(row)
+}
+
+/// A cell recorded before cells carried their treatments gets those of the
+/// built-in workload of its name, as this build defines them (none when it
+/// has no such workload): what `compare` used before the record said.
+fn fill_treatments(cell: &mut crate::model::Cell) {
+    static BUILT_IN: OnceLock<HashMap<&'static str, Vec<String>>> = OnceLock::new();
+    if cell.treatments.is_some() {
+        return;
+    }
+    let all = BUILT_IN.get_or_init(|| {
+        crate::workloads::registry::specs()
+            .into_iter()
+            .map(|s| (s.id, s.params.iter().filter(|p| p.treatment).map(|p| p.name.to_string()).collect()))
+            .collect()
+    });
+    cell.treatments = Some(all.get(cell.workload.as_str()).cloned().unwrap_or_default());
+}
+
+/// A row that is not of the current version: upgraded through a JSON value,
+/// or an error naming what is wrong.
+fn parse_old_row(text: &str, path: &Path, line: Option<usize>) -> Result<Row, EvidenceError> {
     let mut value = parse_value(text, ROW_SCHEMA, path, line)?;
     nested(&value, "cell", crate::model::CELL_SCHEMA, path, line)?;
     let major = value.get("schema").and_then(|s| s.as_str()).and_then(schema_parts).map_or(0, |(_, m)| m);
@@ -258,6 +285,23 @@ fn check_schema(value: &Value, expected: &str, path: &Path, line: Option<usize>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_recorded_before_treatments_gets_those_of_its_built_in_workload() {
+        let mut row = super::super::fake::row(0, "os.syscall", &[], None, &[1.0, 2.0], crate::model::Unit::NsPerOp);
+        let p = Path::new("rows.jsonl");
+        row.cell.treatments = None;
+        let old = serde_json::to_string(&row).unwrap();
+        assert!(!old.contains("treatments"), "an old record has no such field");
+        assert_eq!(parse_row(&old, p, None).unwrap().cell.treatments, Some(vec!["pad_pct".to_string()]));
+        // A workload no build defines has none; a recorded list is kept as it is.
+        row.cell.workload = "elsewhere.made".into();
+        let old = serde_json::to_string(&row).unwrap();
+        assert_eq!(parse_row(&old, p, None).unwrap().cell.treatments, Some(Vec::new()));
+        row.cell.treatments = Some(vec!["pad".into()]);
+        let new = serde_json::to_string(&row).unwrap();
+        assert_eq!(parse_row(&new, p, None).unwrap().cell.treatments, Some(vec!["pad".to_string()]));
+    }
 
     #[test]
     fn history_ids_parse_as_h_colon_or_hash() {

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use rusqlite::params;
 use serde_json::Value;
 
-use crate::compare::{FloorLookup, machine_key};
+use crate::compare::FloorLookup;
 use crate::evidence::{Row, RunKind};
 use crate::model::{Params, variant::AXIS};
 use crate::stats::noise_floor;
@@ -64,7 +64,7 @@ impl Floors {
                 }
                 (None, false) => None,
             };
-            runs.insert(entry.id, RunFacts { build, label: run.label.clone(), machine: machine_key(&run.envelope), noise });
+            runs.insert(entry.id, RunFacts { build, label: run.label.clone(), machine: run.envelope.machine_key(), noise });
         }
         let mut floors = Floors { by_key: HashMap::new(), source: store.path().display().to_string() };
         let mut q = store
@@ -112,7 +112,7 @@ impl Floors {
     }
 
     /// The floor of `row` measured on the machine with identity `machine`
-    /// ([`machine_key`]), or why it has none.
+    /// ([`Envelope::machine_key`](crate::envelope::Envelope::machine_key)), or why it has none.
     pub fn of(&self, row: &Row, machine: &str) -> FloorLookup {
         if !self.has_history() {
             return Err(format!("no history ({})", self.source));

@@ -210,14 +210,6 @@ fn uid_of(run: &serde_json::Value) -> String {
     format!("run-{:016x}", crate::model::file_name::fnv64(key.to_string().as_bytes()))
 }
 
-/// `hostname, CPU model, N CPUs` from an envelope.
-pub fn machine_of(e: &Envelope) -> String {
-    let host = e.hostname.ok().cloned().unwrap_or_else(|| "unknown-host".into());
-    let model = e.cpu.model_name.ok().cloned().unwrap_or_else(|| "unknown CPU".into());
-    let cpus = e.cpu.logical_cpus.ok().map(|n| format!("{n} CPUs")).unwrap_or_else(|| "? CPUs".into());
-    format!("{host}, {model}, {cpus}")
-}
-
 impl Store {
     /// Opens the database at `path` for recording runs, making it when there
     /// is none: only a file that is empty or proofbench's (see [`access`]),
@@ -375,15 +367,6 @@ impl Writer {
         self.record_stored(&stored)
     }
 
-    /// `history import`: records the run directory `dir` unless its run is
-    /// still running (its lock held); returns what was done and the
-    /// warnings of reading it.
-    pub fn import_dir(&mut self, dir: &Path) -> anyhow::Result<(Recorded, Vec<String>)> {
-        check_not_running(dir)?;
-        let stored = read_run(dir)?;
-        Ok((self.record_stored(&stored)?, stored.warnings))
-    }
-
     fn record_stored(&mut self, stored: &StoredRun) -> anyhow::Result<Recorded> {
         let p = stored.dir.join("run.json");
         let text = std::fs::read_to_string(&p).map_err(|e| EvidenceError::io(&p, e))?;
@@ -395,78 +378,108 @@ impl Writer {
     /// the record held is of the run before it finished and this one is
     /// more: then this one replaces it, under the same history id.
     pub fn record(&mut self, stored: &StoredRun, run_json: &str) -> anyhow::Result<Recorded> {
-        let uid = run_uid(run_json)?;
-        let run = &stored.run;
         let tx = self.store.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let held: Option<(i64, bool, i64)> = tx
-            .query_row("SELECT id, finished_utc IS NOT NULL, rows_total FROM runs WHERE uid = ?1", [&uid], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
-            .optional()?;
-        let replaces = match held {
-            Some((id, finished, rows)) if !finished && (run.finished_utc.is_some() || stored.rows.len() as i64 > rows) => {
-                tx.execute("DELETE FROM rows WHERE run = ?1", [id])?;
-                tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
-                Some(id)
-            }
-            Some((id, _, _)) => return Ok(Recorded::Existing(id)),
-            None => None,
-        };
-        let dir = std::fs::canonicalize(&stored.dir).unwrap_or_else(|_| stored.dir.clone());
-        let ok = stored.rows.iter().filter(|r| r.status == Status::Ok).count();
-        tx.execute(
-            "INSERT INTO runs (id, uid, name, dir, started_utc, finished_utc, label, git_commit, machine, profile, tool_version,
-                tool_commit, rows_total, rows_ok, complete, recorded_utc, run_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-            params![
-                replaces,
-                uid,
-                run.id,
-                dir.display().to_string(),
-                run.started_utc,
-                run.finished_utc,
-                run.label,
-                run.commit,
-                machine_of(&run.envelope),
-                run.profile.as_str(),
-                run.envelope.tool.version,
-                run.envelope.tool.git_commit,
-                stored.rows.len() as i64,
-                ok as i64,
-                run.complete,
-                crate::model::utc_now(),
-                run_json,
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        {
-            let mut insert = tx.prepare(
-                "INSERT INTO rows (run, row_id, workload, params, axes, status, unit, direction, median, ci_lo, ci_hi, n, row_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            )?;
-            for row in &stored.rows {
-                let work = row.stats.as_ref().map(|s| &s.work);
-                let ci = row.interval();
-                insert.execute(params![
-                    id,
-                    row.id(),
-                    row.cell.workload,
-                    serde_json::to_string(&row.cell.params)?,
-                    row.axes_text(),
-                    row.status.as_str(),
-                    row.unit.as_str(),
-                    serde_json::to_value(row.direction)?.as_str().unwrap_or_default(),
-                    row.median(),
-                    ci.map(|c| c.0),
-                    ci.map(|c| c.1),
-                    work.map(|w| w.n as i64).unwrap_or(0),
-                    serde_json::to_string(row)?,
-                ])?;
-            }
+        let recorded = record_in(&tx, stored, run_json)?;
+        tx.commit()?;
+        Ok(recorded)
+    }
+
+    /// `history import` of a set: records the run directories `dirs` in one
+    /// transaction, all or none (a run already held is skipped, as
+    /// [`Writer::record`] does). Every directory is read, and refused if its
+    /// run is still running, before anything is written. Returns, per
+    /// directory, what was done and the warnings of reading it.
+    pub fn import_dirs(&mut self, dirs: &[PathBuf]) -> anyhow::Result<Vec<(Recorded, Vec<String>)>> {
+        let mut read = Vec::new();
+        for dir in dirs {
+            check_not_running(dir)?;
+            let stored = read_run(dir)?;
+            let p = stored.dir.join("run.json");
+            let text = std::fs::read_to_string(&p).map_err(|e| EvidenceError::io(&p, e))?;
+            read.push((stored, text));
+        }
+        let tx = self.store.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut out = Vec::new();
+        for (stored, text) in read {
+            let recorded = record_in(&tx, &stored, &text).with_context(|| format!("recording {}", stored.dir.display()))?;
+            out.push((recorded, stored.warnings));
         }
         tx.commit()?;
-        Ok(if replaces.is_some() { Recorded::Replaced(id) } else { Recorded::New(id) })
+        Ok(out)
     }
+}
+
+/// [`Writer::record`] inside the transaction `tx` (which the caller commits).
+fn record_in(tx: &rusqlite::Transaction<'_>, stored: &StoredRun, run_json: &str) -> anyhow::Result<Recorded> {
+    let uid = run_uid(run_json)?;
+    let run = &stored.run;
+    let held: Option<(i64, bool, i64)> = tx
+        .query_row("SELECT id, finished_utc IS NOT NULL, rows_total FROM runs WHERE uid = ?1", [&uid], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let replaces = match held {
+        Some((id, finished, rows)) if !finished && (run.finished_utc.is_some() || stored.rows.len() as i64 > rows) => {
+            tx.execute("DELETE FROM rows WHERE run = ?1", [id])?;
+            tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
+            Some(id)
+        }
+        Some((id, _, _)) => return Ok(Recorded::Existing(id)),
+        None => None,
+    };
+    let dir = std::fs::canonicalize(&stored.dir).unwrap_or_else(|_| stored.dir.clone());
+    let ok = stored.rows.iter().filter(|r| r.status == Status::Ok).count();
+    tx.execute(
+        "INSERT INTO runs (id, uid, name, dir, started_utc, finished_utc, label, git_commit, machine, profile, tool_version,
+                tool_commit, rows_total, rows_ok, complete, recorded_utc, run_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        params![
+            replaces,
+            uid,
+            run.id,
+            dir.display().to_string(),
+            run.started_utc,
+            run.finished_utc,
+            run.label,
+            run.commit,
+            run.envelope.machine_name(),
+            run.profile.as_str(),
+            run.envelope.tool.version,
+            run.envelope.tool.git_commit,
+            stored.rows.len() as i64,
+            ok as i64,
+            run.complete,
+            crate::model::utc_now(),
+            run_json,
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    {
+        let mut insert = tx.prepare(
+            "INSERT INTO rows (run, row_id, workload, params, axes, status, unit, direction, median, ci_lo, ci_hi, n, row_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        )?;
+        for row in &stored.rows {
+            let work = row.stats.as_ref().map(|s| &s.work);
+            let ci = row.interval();
+            insert.execute(params![
+                id,
+                row.id(),
+                row.cell.workload,
+                serde_json::to_string(&row.cell.params)?,
+                row.axes_text(),
+                row.status.as_str(),
+                row.unit.as_str(),
+                serde_json::to_value(row.direction)?.as_str().unwrap_or_default(),
+                row.median(),
+                ci.map(|c| c.0),
+                ci.map(|c| c.1),
+                work.map(|w| w.n as i64).unwrap_or(0),
+                serde_json::to_string(row)?,
+            ])?;
+        }
+    }
+    Ok(if replaces.is_some() { Recorded::Replaced(id) } else { Recorded::New(id) })
 }
 
 impl Store {

@@ -111,6 +111,13 @@ pub struct Cell {
     pub params: Params,
     /// The parameters swept in this plan (a sub-list of `params`' names).
     pub axes: Vec<String>,
+    /// The parameters that plant a change on purpose (treatments, e.g. a
+    /// planted slowdown), from the workload's definition: `compare` matches
+    /// rows across their values. Absent in records written before it was
+    /// recorded; reading one fills it from the built-in workload of that
+    /// name (none when no built-in workload has the name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub treatments: Option<Vec<String>>,
     /// Worker count, for workloads with a `workers` axis.
     pub workers: Option<usize>,
     pub placement: Placement,
@@ -160,6 +167,11 @@ impl Cell {
     pub fn choice<E: Named>(&self, name: &str) -> anyhow::Result<E> {
         let word = self.str(name)?;
         E::from_name(word).ok_or_else(|| anyhow!("parameter '{name}': '{word}' is not one of {}", E::NAMES.join(", ")))
+    }
+
+    /// The names of the treatments (empty when the record has none).
+    pub fn treatment_names(&self) -> &[String] {
+        self.treatments.as_deref().unwrap_or(&[])
     }
 
     /// The worker count (1 for workloads without a `workers` axis).

@@ -326,6 +326,7 @@ fn build_one(
             columns.push((p.name.to_string(), values, is_axis));
         }
         let axes: Vec<String> = columns.iter().filter(|c| c.2).map(|c| c.0.clone()).collect();
+        let treatments: Vec<String> = spec.params.iter().filter(|p| p.treatment).map(|p| p.name.to_string()).collect();
         for combo in cartesian(&columns) {
             let params: Params = combo.iter().cloned().collect();
             let workers = params.get("workers").and_then(Value::as_u64).map(|w| w as usize);
@@ -342,6 +343,7 @@ fn build_one(
                 profile: req.profile,
                 params,
                 axes: axes.clone(),
+                treatments: Some(treatments.clone()),
                 workers,
                 placement,
                 measure: measure.clone(),

@@ -71,11 +71,11 @@ pub fn rows(stored: &StoredRun) -> Vec<ExportRow> {
 }
 
 /// RFC 4180 quoting where needed.
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
-fn opt(v: Option<f64>) -> String {
+pub(crate) fn opt(v: Option<f64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
@@ -86,7 +86,7 @@ fn bench_name(r: &ExportRow) -> String {
 
 /// The Bencher measure of a unit: `latency` (nanoseconds) for times,
 /// `throughput` for rates.
-fn measure(u: Unit) -> &'static str {
+pub(crate) fn measure(u: Unit) -> &'static str {
     match u.direction() {
         Direction::LowerIsBetter => "latency",
         Direction::HigherIsBetter => "throughput",

@@ -36,6 +36,7 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         profile: Profile::Quick,
         params: [("workers".to_string(), json!(workers))].into_iter().collect(),
         axes: vec!["workers".into()],
+        treatments: Some(Vec::new()),
         workers: Some(workers),
         placement: Placement {
             class,

@@ -12,6 +12,7 @@ mod counters;
 mod cpu_patterns;
 mod daemons;
 mod errors;
+mod fleet;
 mod history;
 mod history_db;
 mod html;

@@ -122,6 +122,7 @@ fn cell(measure: MeasureSpec) -> Cell {
         profile: Profile::Quick,
         params: Default::default(),
         axes: Vec::new(),
+        treatments: None,
         workers: None,
         placement: Placement { class: CpuClass::Physical, pin: PinStrategy::None, cpus: None, note: None },
         measure,

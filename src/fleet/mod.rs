@@ -1,0 +1,348 @@
+//! fleet: many hosts' runs of the same rows, side by side. Each host's row
+//! is set against the fleet: its median over the fleet's median (the median
+//! of the hosts' medians for that row), with the 95% interval of the host's
+//! median from its trial medians (the trial, a process, is the unit of
+//! replication, as in `compare`) divided by the fleet median. A host whose
+//! whole interval lies beyond the noise band is an outlier, worse or better
+//! as the row's unit says (`compare::verdict_of`); outliers come first,
+//! farthest first.
+//!
+//! Hosts are compared only with hosts of the same kind of machine
+//! ([`Envelope::kind`]: CPU model, cores, memory, hypervisor, kernel
+//! release): each kind is a group with its own fleet medians. Rows are
+//! matched by workload and axis values; a row that is not ok on a host, or
+//! that a host's run lacks, is listed with its status, never dropped.
+//!
+//! It judges from the records alone (any build's runs); it never measures
+//! and never writes. Pure but for what it is given.
+
+mod render;
+
+pub use render::{document, export};
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::compare::{Verdict, parameter_differences, verdict_of};
+use crate::envelope::Envelope;
+use crate::evidence::{Row, StoredRun};
+use crate::model::{Direction, Status, Unit};
+use crate::stats::{LEVEL, median, trial_interval};
+
+/// One host of the fleet: one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Host {
+    /// The name the fleet gives it: its hostname, or (when runs share a
+    /// hostname) its run's label or id.
+    pub name: String,
+    /// The hostname its envelope records (`unknown-host` without one).
+    pub hostname: String,
+    /// The run's directory, as given.
+    pub run: String,
+    /// Its group (an index into [`Fleet::groups`]).
+    pub group: usize,
+}
+
+/// Hosts of one kind of machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    /// `CPU model, N CPUs, kernel R` (the heading of its table).
+    pub title: String,
+    /// The fields of [`Envelope::kind`] that set it apart from the first
+    /// group (empty for the first group).
+    pub differs: Vec<String>,
+    /// Its hosts, indices into [`Fleet::hosts`].
+    pub hosts: Vec<usize>,
+}
+
+/// Where a host's row stands against the fleet.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Standing {
+    /// The whole interval lies beyond the noise band on the worse side.
+    Worse,
+    /// ... on the better side.
+    Better,
+    /// The interval reaches into the band.
+    InBand,
+    /// No interval: fewer than two trials, or a median not above zero.
+    NoInterval(String),
+    /// Measured with other parameters than the group's first host that
+    /// has the row (neither axes nor treatments): which, with both values.
+    /// Not part of the fleet median.
+    Differs(String),
+    /// The row is not ok on this host (its status and reason).
+    NotOk(String),
+    /// The host's run has no such row.
+    Missing,
+}
+
+impl Standing {
+    /// One word for tables and exports.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Standing::Worse => "worse",
+            Standing::Better => "better",
+            Standing::InBand => "in band",
+            Standing::NoInterval(_) => "no interval",
+            Standing::Differs(_) => "different parameters",
+            Standing::NotOk(_) => "not ok",
+            Standing::Missing => "missing",
+        }
+    }
+
+    /// Whether the host lies beyond the band, either way.
+    pub fn is_outlier(&self) -> bool {
+        matches!(self, Standing::Worse | Standing::Better)
+    }
+}
+
+/// One host's row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// Index into [`Fleet::hosts`].
+    pub host: usize,
+    /// The row: `workload name=value, ...` (its axes).
+    pub row: String,
+    pub workload: String,
+    /// The axes' values, `name=value, ...` (`-` when none).
+    pub axes: String,
+    /// The row's status on this host (`missing` when its run lacks it).
+    pub status: String,
+    pub unit: Option<Unit>,
+    pub direction: Option<Direction>,
+    /// The host's median (ok rows).
+    pub median: Option<f64>,
+    /// The median of the medians of the hosts of its group.
+    pub fleet_median: Option<f64>,
+    /// median / fleet median.
+    pub ratio: Option<f64>,
+    /// The ratio's 95% interval: the interval of the host's median from its
+    /// trial medians, over the fleet median.
+    pub ratio_ci95: Option<[f64; 2]>,
+    /// Trials with timed samples.
+    pub trials: usize,
+    pub standing: Standing,
+}
+
+impl Entry {
+    /// How far the ratio lies from 1, on the log scale (0 without one).
+    pub fn distance(&self) -> f64 {
+        self.ratio.filter(|r| *r > 0.0).map_or(0.0, |r| r.ln().abs())
+    }
+}
+
+/// The fleet: its hosts, their groups and every host's rows, outliers
+/// first (farthest first), then by row and host.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fleet {
+    pub hosts: Vec<Host>,
+    pub groups: Vec<Group>,
+    pub entries: Vec<Entry>,
+    /// The noise band (a fraction: 0.02 = 2%).
+    pub band: f64,
+    /// How hosts that share a hostname were named apart.
+    pub naming: Vec<String>,
+}
+
+impl Fleet {
+    /// The outliers, farthest first.
+    pub fn outliers(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().filter(|e| e.standing.is_outlier())
+    }
+
+    /// The rows that are not ok on their host, or missing from its run.
+    pub fn not_ok(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().filter(|e| matches!(e.standing, Standing::NotOk(_) | Standing::Missing))
+    }
+}
+
+/// The hostname of an envelope, `unknown-host` without one.
+fn hostname(e: &Envelope) -> String {
+    e.hostname.ok().cloned().unwrap_or_else(|| "unknown-host".into())
+}
+
+/// Unique names for the runs: the hostname, or where runs share one, the
+/// label (when that sets them apart), else the run's id; a name still
+/// taken gets `#2`, `#3`... Returns the names and a sentence for each
+/// hostname that needed it.
+fn host_names(runs: &[(&str, &StoredRun)]) -> (Vec<String>, Vec<String>) {
+    let hostnames: Vec<String> = runs.iter().map(|(_, s)| hostname(&s.run.envelope)).collect();
+    let mut by_host: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, h) in hostnames.iter().enumerate() {
+        by_host.entry(h).or_default().push(i);
+    }
+    let mut names = hostnames.clone();
+    let mut naming = Vec::new();
+    for (h, idx) in &by_host {
+        if idx.len() < 2 {
+            continue;
+        }
+        let labels: Vec<&str> = idx.iter().map(|&i| runs[i].1.run.label.as_str()).collect();
+        let distinct = labels.iter().collect::<std::collections::BTreeSet<_>>().len() == labels.len();
+        let by = if distinct && labels.iter().all(|l| !l.is_empty()) { "label" } else { "run id" };
+        for &i in idx {
+            let run = &runs[i].1.run;
+            let tag = if by == "label" { &run.label } else { &run.id };
+            names[i] = format!("{h}/{tag}");
+        }
+        naming.push(format!("{} runs share the hostname {h}: they are named by their {by} ({h}/...)", idx.len()));
+    }
+    // Whatever is still taken twice gets a number.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for n in &mut names {
+        let k = seen.entry(n.clone()).or_insert(0);
+        *k += 1;
+        if *k > 1 {
+            *n = format!("{n}#{k}");
+        }
+    }
+    (names, naming)
+}
+
+/// `CPU model, N CPUs, kernel R`.
+fn group_title(e: &Envelope) -> String {
+    let model = e.cpu.model_name.ok().cloned().unwrap_or_else(|| "unknown CPU".into());
+    let cpus = e.cpu.logical_cpus.ok().map(|n| format!("{n} CPUs")).unwrap_or_else(|| "? CPUs".into());
+    let kernel = e.kernel.release.ok().cloned().unwrap_or_else(|| "unknown".into());
+    format!("{model}, {cpus}, kernel {kernel}")
+}
+
+/// The row's key: workload and axis values.
+fn key(r: &Row) -> (String, String) {
+    (r.cell.workload.clone(), r.axes_text())
+}
+
+/// The interval of the ratio of `row`'s median to `fleet`, or why there is
+/// none: the t interval of its trial medians (the exact ratio when they are
+/// all equal) over the fleet median.
+fn ratio_interval(row: &Row, fleet: f64) -> Result<[f64; 2], String> {
+    let tm = row.trial_medians();
+    if tm.len() < 2 {
+        return Err(format!("{} trial: an interval needs at least 2 (--trials)", tm.len()));
+    }
+    if fleet <= 0.0 || tm.iter().any(|x| *x <= 0.0) {
+        return Err("a median is zero or negative".into());
+    }
+    Ok(match trial_interval(tm, LEVEL) {
+        Some(ci) => [ci.lo / fleet, ci.hi / fleet],
+        None => [tm[0] / fleet, tm[0] / fleet],
+    })
+}
+
+/// The fleet of `runs` (each with the name it was given by), judged
+/// against the noise band `band` (a fraction). Cost: linear in the rows,
+/// plus a sort.
+pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
+    let (names, naming) = host_names(runs);
+    // Groups by kind of machine, in the order their first host comes.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut kinds: Vec<Vec<(&'static str, String)>> = Vec::new();
+    let mut hosts = Vec::new();
+    for (i, (dir, s)) in runs.iter().enumerate() {
+        let kind = s.run.envelope.kind();
+        let g = match kinds.iter().position(|k| *k == kind) {
+            Some(g) => g,
+            None => {
+                let differs = kinds
+                    .first()
+                    .map(|first| first.iter().zip(&kind).filter(|(a, b)| a.1 != b.1).map(|(a, b)| format!("{} {}", a.0, b.1)).collect())
+                    .unwrap_or_default();
+                groups.push(Group { title: group_title(&s.run.envelope), differs, hosts: Vec::new() });
+                kinds.push(kind);
+                kinds.len() - 1
+            }
+        };
+        groups[g].hosts.push(i);
+        hosts.push(Host { name: names[i].clone(), hostname: hostname(&s.run.envelope), run: dir.to_string(), group: g });
+    }
+    // Each host's rows by key; every key of the group, in the order of the
+    // first host that has it.
+    let by_key: Vec<HashMap<(String, String), &Row>> = runs.iter().map(|(_, s)| s.rows.iter().map(|r| (key(r), r)).collect()).collect();
+    let mut entries = Vec::new();
+    for group in &groups {
+        let mut keys: Vec<((String, String), String)> = Vec::new();
+        for &h in &group.hosts {
+            for r in &runs[h].1.rows {
+                let k = key(r);
+                if !keys.iter().any(|(x, _)| *x == k) {
+                    keys.push((k, r.cell.display_name()));
+                }
+            }
+        }
+        for (k, name) in keys {
+            let present: Vec<(usize, &Row)> = group.hosts.iter().filter_map(|&h| by_key[h].get(&k).map(|r| (h, *r))).collect();
+            // The first host with the row sets the parameters; a host that
+            // measured it with others is listed apart.
+            let reference = present.first().map(|(_, r)| *r);
+            let differs = |r: &Row| reference.map(|f| parameter_differences(f, r, &[])).unwrap_or_default();
+            let like: Vec<&Row> = present.iter().map(|(_, r)| *r).filter(|r| differs(r).is_empty()).collect();
+            let unit = like.iter().find(|r| r.median().is_some()).map(|r| r.unit);
+            let medians: Vec<f64> = like.iter().filter(|r| Some(r.unit) == unit).filter_map(|r| r.median()).collect();
+            let fleet = (!medians.is_empty()).then(|| median(&medians));
+            for &h in &group.hosts {
+                let blank = Entry {
+                    host: h,
+                    row: name.clone(),
+                    workload: k.0.clone(),
+                    axes: k.1.clone(),
+                    status: "missing".into(),
+                    unit: None,
+                    direction: None,
+                    median: None,
+                    fleet_median: fleet,
+                    ratio: None,
+                    ratio_ci95: None,
+                    trials: 0,
+                    standing: Standing::Missing,
+                };
+                let Some(row) = by_key[h].get(&k) else {
+                    entries.push(blank);
+                    continue;
+                };
+                let mut e = Entry {
+                    status: row.status.as_str().into(),
+                    unit: Some(row.unit),
+                    direction: Some(row.direction),
+                    median: row.median(),
+                    trials: row.trial_medians().len(),
+                    ..blank
+                };
+                e.standing = match (e.median, fleet) {
+                    _ if !differs(row).is_empty() => Standing::Differs(differs(row).join("; ")),
+                    _ if row.status != Status::Ok => {
+                        Standing::NotOk(row.reason.clone().map_or_else(|| e.status.clone(), |why| format!("{}: {why}", e.status)))
+                    }
+                    (None, _) => Standing::NoInterval("no timed samples".into()),
+                    _ if Some(row.unit) != unit => Standing::NoInterval(format!("its unit {} is not the other hosts'", row.unit.as_str())),
+                    (Some(m), Some(f)) if f > 0.0 => {
+                        e.ratio = Some(m / f);
+                        match ratio_interval(row, f) {
+                            Ok([lo, hi]) => {
+                                e.ratio_ci95 = Some([lo, hi]);
+                                match verdict_of(row.direction, lo, hi, band, "the noise band").0 {
+                                    Verdict::Regressed => Standing::Worse,
+                                    Verdict::Improved => Standing::Better,
+                                    _ => Standing::InBand,
+                                }
+                            }
+                            Err(why) => Standing::NoInterval(why),
+                        }
+                    }
+                    _ => Standing::NoInterval("the fleet median is zero or negative".into()),
+                };
+                entries.push(e);
+            }
+        }
+    }
+    // Outliers first, farthest first; the rest keep their order (by group,
+    // row, host) as the sort is stable.
+    entries.sort_by(|a, b| {
+        b.standing
+            .is_outlier()
+            .cmp(&a.standing.is_outlier())
+            .then_with(|| if a.standing.is_outlier() { b.distance().total_cmp(&a.distance()) } else { std::cmp::Ordering::Equal })
+    });
+    Fleet { hosts, groups, entries, band, naming }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,280 @@
+//! The fleet as a document (terminal, markdown, HTML) and as an export (one
+//! line per host and row). Formatting only.
+
+use serde_json::{Map, Value, json};
+
+use super::{Entry, Fleet, Standing};
+use crate::model::{Direction, ExportFormat};
+use crate::report::export::{csv_field, measure, opt};
+use crate::text::document::{Align, Block, Document, Line, Table, Tone};
+use crate::text::format;
+use crate::text::table;
+
+/// A value scaled in the entry's unit (`n/a` without one).
+fn value_text(e: &Entry, v: Option<f64>) -> String {
+    match (v, e.unit) {
+        (Some(v), Some(u)) => format::scaled(v, u),
+        (Some(v), None) => format::number(v),
+        (None, _) => "n/a".into(),
+    }
+}
+
+/// `1.220..1.400`, as `compare` prints a ratio's interval.
+fn interval_text(ci: Option<[f64; 2]>) -> String {
+    ci.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into())
+}
+
+/// What "worse" means for the entry's unit.
+fn better_is(e: &Entry) -> &'static str {
+    match e.direction {
+        Some(Direction::HigherIsBetter) => "higher is better",
+        _ => "lower is better",
+    }
+}
+
+/// The sentence of an outlier: `node17: os.syscall 1.310x the fleet median
+/// (1.220..1.400): worse, beyond the 2.00% noise band (lower is better)`.
+pub fn sentence(fleet: &Fleet, e: &Entry) -> String {
+    format!(
+        "{}: {} {} the fleet median ({}): {}, beyond the {} noise band ({})",
+        fleet.hosts[e.host].name,
+        e.row,
+        e.ratio.map(format::speedup).unwrap_or_else(|| "n/a".into()),
+        interval_text(e.ratio_ci95),
+        e.standing.as_str(),
+        format::percent(fleet.band),
+        better_is(e),
+    )
+}
+
+/// The most outliers the first screen names one by one; the tables hold
+/// every one.
+pub const SENTENCES: usize = 20;
+
+/// The standing as a table shows it, toned.
+fn standing_line(s: &Standing) -> Line {
+    match s {
+        Standing::Worse => Line::new().toned(Tone::Bad, "worse"),
+        Standing::Better => Line::new().toned(Tone::Good, "better"),
+        Standing::InBand => Line::new().toned(Tone::Dim, "in band"),
+        Standing::NoInterval(why) => Line::new().toned(Tone::Warn, format!("no interval: {why}")),
+        Standing::Differs(what) => Line::new().toned(Tone::Warn, format!("different parameters: {what}")),
+        Standing::NotOk(why) => Line::new().toned(Tone::Bad, why.clone()),
+        Standing::Missing => Line::new().toned(Tone::Warn, "missing: not in this host's run"),
+    }
+}
+
+/// The count line: hosts, groups, outliers, rows not ok.
+fn counts(fleet: &Fleet) -> String {
+    let n = fleet.entries.len();
+    let worse = fleet.entries.iter().filter(|e| e.standing == Standing::Worse).count();
+    let better = fleet.entries.iter().filter(|e| e.standing == Standing::Better).count();
+    let not_ok = fleet.not_ok().count();
+    let no_interval = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::NoInterval(_))).count();
+    let differs = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::Differs(_))).count();
+    let mut s = format!(
+        "{} in {}; {} of {} beyond the {} noise band ({worse} worse, {better} better)",
+        format::counted(fleet.hosts.len(), "host", "hosts"),
+        format::counted(fleet.groups.len(), "kind of machine", "kinds of machine"),
+        worse + better,
+        format::counted(n, "host row", "host rows"),
+        format::percent(fleet.band),
+    );
+    if not_ok > 0 {
+        s.push_str(&format!("; {not_ok} not ok or missing"));
+    }
+    if no_interval > 0 {
+        s.push_str(&format!("; {no_interval} without an interval"));
+    }
+    if differs > 0 {
+        s.push_str(&format!("; {differs} measured with other parameters"));
+    }
+    s.push('.');
+    s
+}
+
+/// The fleet as a document: the outliers' sentences and the count first
+/// (one screen), the rows that are not ok, then one table per kind of
+/// machine.
+pub fn document(fleet: &Fleet) -> Document {
+    let mut blocks = vec![Block::heading(1, format!("Fleet of {}", format::counted(fleet.hosts.len(), "host", "hosts")))];
+    let mut sentences: Vec<Line> = fleet.outliers().take(SENTENCES).map(|e| Line::from(sentence(fleet, e))).collect();
+    let more = fleet.outliers().count().saturating_sub(SENTENCES);
+    if more > 0 {
+        sentences.push(Line::from(format!("... and {} (see the tables)", format::counted(more, "more outlier", "more outliers"))));
+    }
+    if sentences.is_empty() {
+        blocks.push(Block::paragraph(format!("No host lies beyond the {} noise band in any row.", format::percent(fleet.band))));
+    } else {
+        blocks.push(Block::Compact(vec![Block::paragraph("Outliers, farthest first:"), Block::List(sentences)]));
+    }
+    blocks.push(Block::paragraph(counts(fleet)));
+    for n in &fleet.naming {
+        blocks.push(Block::paragraph(format!("{n}.")));
+    }
+    if fleet.groups.len() > 1 {
+        blocks.push(Block::Warning(Line::from(format!(
+            "the hosts are of {} kinds of machine (CPU, memory, kernel): each host is set against the median of its own kind",
+            fleet.groups.len()
+        ))));
+    }
+    let not_ok: Vec<Line> = fleet
+        .not_ok()
+        .map(|e| {
+            let why = match &e.standing {
+                Standing::NotOk(why) => why.clone(),
+                _ => "missing: not in this host's run".into(),
+            };
+            Line::from(format!("{}: {}: {why}", fleet.hosts[e.host].name, e.row))
+        })
+        .collect();
+    if !not_ok.is_empty() {
+        blocks.push(Block::Compact(vec![Block::paragraph("Not ok:"), Block::List(not_ok)]));
+    }
+    for (g, group) in fleet.groups.iter().enumerate() {
+        let mut heading = if fleet.groups.len() > 1 { format!("Machine {}: {}", g + 1, group.title) } else { group.title.clone() };
+        if !group.differs.is_empty() {
+            heading.push_str(&format!(" (unlike machine 1: {})", group.differs.join(", ")));
+        }
+        blocks.push(Block::heading(2, heading));
+        let mut t = Table::new(&[
+            ("Row", Align::Left),
+            ("Host", Align::Left),
+            ("Median", Align::Right),
+            ("Fleet median", Align::Right),
+            ("× fleet", Align::Right),
+            ("95% interval", Align::Right),
+            ("Trials", Align::Right),
+            ("Standing", Align::Left),
+        ]);
+        for e in fleet.entries.iter().filter(|e| fleet.hosts[e.host].group == g) {
+            t.push_row(vec![
+                Line::from(e.row.clone()),
+                Line::from(fleet.hosts[e.host].name.clone()),
+                Line::from(value_text(e, e.median)),
+                Line::from(value_text(e, e.fleet_median)),
+                Line::from(e.ratio.map(format::speedup).unwrap_or_else(|| "n/a".into())),
+                Line::from(interval_text(e.ratio_ci95)),
+                Line::from(e.trials.to_string()),
+                standing_line(&e.standing),
+            ]);
+        }
+        blocks.push(Block::Table(t));
+        let hosts: Vec<String> = group.hosts.iter().map(|&h| format!("{} ({})", fleet.hosts[h].name, fleet.hosts[h].run)).collect();
+        blocks.push(Block::paragraph(format!("Hosts: {}.", hosts.join(", "))));
+    }
+    Document { title: "proofbench fleet".into(), blocks }
+}
+
+/// The fleet as `--export FORMAT`: one line (or entry) per host and row.
+pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
+    let host = |e: &Entry| &fleet.hosts[e.host];
+    let lo_hi = |e: &Entry| match (e.ratio_ci95, e.fleet_median) {
+        (Some([lo, hi]), Some(f)) => (Some(lo * f), Some(hi * f)),
+        _ => (None, None),
+    };
+    Ok(match fmt {
+        ExportFormat::Csv => {
+            let mut out = String::from(
+                "host,hostname,run,machine,workload,axes,status,unit,direction,median,fleet_median,ratio,ratio_ci95_lo,ratio_ci95_hi,trials,standing\n",
+            );
+            for e in &fleet.entries {
+                let h = host(e);
+                let fields = [
+                    csv_field(&h.name),
+                    csv_field(&h.hostname),
+                    csv_field(&h.run),
+                    (h.group + 1).to_string(),
+                    csv_field(&e.workload),
+                    csv_field(&e.axes),
+                    e.status.clone(),
+                    e.unit.map(|u| u.as_str().to_string()).unwrap_or_default(),
+                    e.direction.map(|d| d.as_str().to_string()).unwrap_or_default(),
+                    opt(e.median),
+                    opt(e.fleet_median),
+                    opt(e.ratio),
+                    opt(e.ratio_ci95.map(|c| c[0])),
+                    opt(e.ratio_ci95.map(|c| c[1])),
+                    e.trials.to_string(),
+                    e.standing.as_str().into(),
+                ];
+                out.push_str(&fields.join(","));
+                out.push('\n');
+            }
+            out
+        }
+        ExportFormat::Json => {
+            let rows: Vec<Value> = fleet
+                .entries
+                .iter()
+                .map(|e| {
+                    let h = host(e);
+                    json!({
+                        "host": h.name,
+                        "hostname": h.hostname,
+                        "run": h.run,
+                        "machine": h.group + 1,
+                        "machine_title": fleet.groups[h.group].title,
+                        "workload": e.workload,
+                        "axes": e.axes,
+                        "status": e.status,
+                        "unit": e.unit,
+                        "direction": e.direction,
+                        "median": e.median,
+                        "fleet_median": e.fleet_median,
+                        "ratio": e.ratio,
+                        "ratio_ci95": e.ratio_ci95,
+                        "trials": e.trials,
+                        "standing": e.standing.as_str(),
+                    })
+                })
+                .collect();
+            format!("{}\n", serde_json::to_string_pretty(&rows)?)
+        }
+        ExportFormat::Markdown => {
+            let mut t = table::Table::new(&[
+                ("Host", table::Align::Left),
+                ("Machine", table::Align::Right),
+                ("Row", table::Align::Left),
+                ("Status", table::Align::Left),
+                ("Median", table::Align::Right),
+                ("× fleet", table::Align::Right),
+                ("95% interval", table::Align::Right),
+                ("Standing", table::Align::Left),
+            ]);
+            for e in &fleet.entries {
+                t.push(vec![
+                    host(e).name.clone(),
+                    (host(e).group + 1).to_string(),
+                    e.row.clone(),
+                    e.status.clone(),
+                    value_text(e, e.median),
+                    e.ratio.map(format::speedup).unwrap_or_else(|| "n/a".into()),
+                    interval_text(e.ratio_ci95),
+                    e.standing.as_str().into(),
+                ]);
+            }
+            t.render()
+        }
+        ExportFormat::Bmf => {
+            let mut out = Map::new();
+            for e in fleet.entries.iter().filter(|e| e.median.is_some()) {
+                let Some(unit) = e.unit else { continue };
+                let mut m = Map::new();
+                m.insert("value".into(), json!(e.median));
+                if let (Some(lo), Some(hi)) = lo_hi(e)
+                    && lo.is_finite()
+                    && hi.is_finite()
+                {
+                    m.insert("lower_value".into(), json!(lo));
+                    m.insert("upper_value".into(), json!(hi));
+                }
+                let mut measures = Map::new();
+                measures.insert(measure(unit).into(), Value::Object(m));
+                let row = if e.axes == "-" { e.workload.clone() } else { format!("{} ({})", e.workload, e.axes) };
+                out.insert(format!("{row} @ {}", host(e).name), Value::Object(measures));
+            }
+            format!("{}\n", serde_json::to_string_pretty(&Value::Object(out))?)
+        }
+    })
+}

@@ -1,0 +1,199 @@
+use super::*;
+use crate::evidence::fake;
+use crate::model::{Reading, Status, Unit};
+use crate::stats::DEFAULT_NOISE;
+
+/// A run on `host` holding `rows`.
+fn host_run(host: &str, label: &str, rows: Vec<Row>) -> StoredRun {
+    let mut s = fake::run(Vec::new(), rows);
+    s.run.envelope.hostname = Reading::Present(host.into());
+    s.run.label = label.into();
+    s.run.id = format!("run-{host}-{label}");
+    s.run.plan = s.rows.iter().map(|r| r.cell.clone()).collect();
+    s
+}
+
+/// A row of `workload` with these trial medians.
+fn row(workload: &str, medians: &[f64], unit: Unit) -> Row {
+    fake::row(0, workload, &[], None, medians, unit)
+}
+
+fn fleet_of(runs: &[StoredRun]) -> Fleet {
+    let named: Vec<(&str, &StoredRun)> = runs.iter().map(|r| ("dir", r)).collect();
+    build(&named, DEFAULT_NOISE)
+}
+
+fn entry<'a>(f: &'a Fleet, host: &str, workload: &str) -> &'a Entry {
+    f.entries.iter().find(|e| f.hosts[e.host].name == host && e.workload == workload).expect("an entry")
+}
+
+#[test]
+fn an_outlier_host_is_named_first_with_its_ratio_and_interval() {
+    let runs = vec![
+        host_run("node1", "a", vec![row("os.syscall", &[100.0, 101.0, 99.0], Unit::NsPerOp)]),
+        host_run("node2", "a", vec![row("os.syscall", &[100.0, 100.5, 99.5], Unit::NsPerOp)]),
+        host_run("node17", "a", vec![row("os.syscall", &[130.0, 131.0, 132.0], Unit::NsPerOp)]),
+        host_run("node4", "a", vec![row("os.syscall", &[101.0, 100.0, 102.0], Unit::NsPerOp)]),
+    ];
+    let f = fleet_of(&runs);
+    let first = &f.entries[0];
+    assert_eq!(f.hosts[first.host].name, "node17");
+    assert_eq!(first.standing, Standing::Worse);
+    // The fleet median is the median of the hosts' medians (100, 100, 131, 101).
+    assert_eq!(first.fleet_median, Some(100.5));
+    let r = first.ratio.unwrap();
+    assert!((r - 131.0 / 100.5).abs() < 1e-12, "{r}");
+    let [lo, hi] = first.ratio_ci95.unwrap();
+    assert!(lo < r && r < hi && lo > 1.02, "{lo}..{hi}");
+    let want = crate::stats::trial_interval(&[130.0, 131.0, 132.0], crate::stats::LEVEL).unwrap();
+    assert!((lo - want.lo / 100.5).abs() < 1e-12 && (hi - want.hi / 100.5).abs() < 1e-12);
+    let sentences: Vec<String> = f.outliers().map(|e| render::sentence(&f, e)).collect();
+    assert_eq!(sentences.len(), 1, "{sentences:?}");
+    assert!(sentences[0].starts_with("node17: os.syscall 1.303x the fleet median ("), "{}", sentences[0]);
+    assert!(sentences[0].ends_with("): worse, beyond the 2.00% noise band (lower is better)"), "{}", sentences[0]);
+}
+
+#[test]
+fn an_in_band_host_gets_no_sentence() {
+    let runs = vec![
+        host_run("a", "x", vec![row("cpu.primes", &[100.0, 101.0, 99.0], Unit::Ns)]),
+        host_run("b", "x", vec![row("cpu.primes", &[100.5, 100.0, 101.0], Unit::Ns)]),
+        host_run("c", "x", vec![row("cpu.primes", &[99.0, 100.0, 101.0], Unit::Ns)]),
+    ];
+    let f = fleet_of(&runs);
+    assert_eq!(f.outliers().count(), 0);
+    assert!(f.entries.iter().all(|e| e.standing == Standing::InBand), "{:?}", f.entries);
+    let text = crate::text::document::terminal::render(&document(&f).blocks);
+    assert!(text.contains("No host lies beyond the 2.00% noise band"), "{text}");
+}
+
+#[test]
+fn for_a_throughput_a_lower_ratio_is_worse() {
+    let runs = vec![
+        host_run("a", "x", vec![row("io.read", &[1000.0, 1001.0, 999.0], Unit::MbPerSec)]),
+        host_run("b", "x", vec![row("io.read", &[1000.0, 1002.0, 998.0], Unit::MbPerSec)]),
+        host_run("slow", "x", vec![row("io.read", &[700.0, 701.0, 699.0], Unit::MbPerSec)]),
+        host_run("fast", "x", vec![row("io.read", &[1300.0, 1301.0, 1299.0], Unit::MbPerSec)]),
+    ];
+    let f = fleet_of(&runs);
+    assert_eq!(entry(&f, "slow", "io.read").standing, Standing::Worse);
+    assert_eq!(entry(&f, "fast", "io.read").standing, Standing::Better);
+    let s = render::sentence(&f, entry(&f, "slow", "io.read"));
+    assert!(s.contains(": worse, beyond the 2.00% noise band (higher is better)"), "{s}");
+    // Both outliers first; the farther one (0.7 against 1.3) leads.
+    assert_eq!(f.hosts[f.entries[0].host].name, "slow");
+    assert_eq!(f.hosts[f.entries[1].host].name, "fast");
+}
+
+#[test]
+fn hosts_of_different_machines_are_grouped_and_judged_within_their_group() {
+    let mut other = host_run("big1", "x", vec![row("cpu.primes", &[50.0, 50.5, 49.5], Unit::Ns)]);
+    other.run.envelope.cpu.model_name = Reading::Present("Other CPU 9000".into());
+    let mut other2 = host_run("big2", "x", vec![row("cpu.primes", &[50.0, 50.2, 49.8], Unit::Ns)]);
+    other2.run.envelope.cpu.model_name = Reading::Present("Other CPU 9000".into());
+    let runs = vec![
+        host_run("small1", "x", vec![row("cpu.primes", &[100.0, 101.0, 99.0], Unit::Ns)]),
+        other,
+        host_run("small2", "x", vec![row("cpu.primes", &[100.0, 100.5, 99.5], Unit::Ns)]),
+        other2,
+    ];
+    let f = fleet_of(&runs);
+    assert_eq!(f.groups.len(), 2);
+    assert_eq!(f.groups[0].hosts, [0, 2]);
+    assert_eq!(f.groups[1].hosts, [1, 3]);
+    assert!(f.groups[1].title.starts_with("Other CPU 9000"), "{}", f.groups[1].title);
+    assert!(f.groups[1].differs.iter().any(|d| d.starts_with("cpu.model_name")), "{:?}", f.groups[1].differs);
+    // Each against its own kind's median: twice as fast is no outlier here.
+    assert_eq!(f.outliers().count(), 0, "{:?}", f.entries);
+    assert_eq!(entry(&f, "big1", "cpu.primes").fleet_median, Some(50.0));
+    let text = crate::text::document::terminal::render(&document(&f).blocks);
+    assert!(text.contains("Machine 2: Other CPU 9000"), "{text}");
+    assert!(text.contains("2 kinds of machine"), "{text}");
+}
+
+#[test]
+fn a_failed_row_is_listed_with_its_status_and_a_missing_row_too() {
+    let mut failed = row("cpu.primes", &[100.0, 101.0], Unit::Ns);
+    failed.status = Status::Failed;
+    failed.reason = Some("exit code 3".into());
+    let runs = vec![
+        host_run("a", "x", vec![row("cpu.primes", &[100.0, 101.0, 99.0], Unit::Ns), row("os.syscall", &[5.0, 5.1], Unit::NsPerOp)]),
+        host_run("b", "x", vec![failed, row("os.syscall", &[5.0, 5.05], Unit::NsPerOp)]),
+        host_run("c", "x", vec![row("cpu.primes", &[102.0, 103.0, 101.0], Unit::Ns)]),
+    ];
+    let f = fleet_of(&runs);
+    assert_eq!(f.entries.len(), 6, "every host has every row");
+    let b = entry(&f, "b", "cpu.primes");
+    assert_eq!(b.status, "failed");
+    assert_eq!(b.standing, Standing::NotOk("failed: exit code 3".into()));
+    // The failed host's median is no part of the fleet median.
+    assert_eq!(b.fleet_median, Some(101.0));
+    assert_eq!(entry(&f, "c", "os.syscall").standing, Standing::Missing);
+    let text = crate::text::document::terminal::render(&document(&f).blocks);
+    assert!(text.contains("b: cpu.primes: failed: exit code 3"), "{text}");
+    assert!(text.contains("c: os.syscall: missing"), "{text}");
+}
+
+#[test]
+fn hosts_that_share_a_hostname_are_named_apart_and_the_fleet_says_so() {
+    let runs = vec![
+        host_run("box", "h1", vec![row("cpu.primes", &[100.0, 101.0], Unit::Ns)]),
+        host_run("box", "h2", vec![row("cpu.primes", &[100.0, 101.0], Unit::Ns)]),
+        host_run("box", "h2", vec![row("cpu.primes", &[100.0, 101.0], Unit::Ns)]),
+        host_run("other", "h1", vec![row("cpu.primes", &[100.0, 101.0], Unit::Ns)]),
+    ];
+    let f = fleet_of(&runs);
+    let names: Vec<&str> = f.hosts.iter().map(|h| h.name.as_str()).collect();
+    // Two runs share a label too: the run ids set them apart... which the
+    // fake makes equal, so the second is numbered.
+    assert_eq!(names, ["box/run-box-h1", "box/run-box-h2", "box/run-box-h2#2", "other"]);
+    assert_eq!(f.naming.len(), 1);
+    assert!(f.naming[0].contains("share the hostname box"), "{:?}", f.naming);
+}
+
+#[test]
+fn one_trial_gives_no_interval_and_no_verdict() {
+    let runs = vec![
+        host_run("a", "x", vec![row("cpu.primes", &[100.0], Unit::Ns)]),
+        host_run("b", "x", vec![row("cpu.primes", &[200.0], Unit::Ns)]),
+    ];
+    let f = fleet_of(&runs);
+    assert!(f.entries.iter().all(|e| matches!(e.standing, Standing::NoInterval(_))), "{:?}", f.entries);
+    let csv = export(&f, crate::model::ExportFormat::Csv).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("a,a,dir,1,cpu.primes,-,ok,ns,"), "{csv}");
+}
+
+#[test]
+fn a_host_measured_with_other_parameters_is_listed_apart_and_out_of_the_fleet_median() {
+    let with = |range: i64, medians: &[f64]| {
+        let mut r = row("cpu.primes", medians, Unit::Ns);
+        r.cell.params.insert("range".into(), serde_json::json!(range));
+        r
+    };
+    let runs = vec![
+        host_run("a", "x", vec![with(1000, &[100.0, 101.0, 99.0])]),
+        host_run("b", "x", vec![with(1000, &[102.0, 103.0, 101.0])]),
+        host_run("big", "x", vec![with(5000, &[500.0, 501.0, 499.0])]),
+    ];
+    let f = fleet_of(&runs);
+    assert_eq!(entry(&f, "big", "cpu.primes").standing, Standing::Differs("range 1000 vs 5000".into()));
+    assert_eq!(entry(&f, "a", "cpu.primes").fleet_median, Some(101.0));
+    assert_eq!(f.outliers().count(), 0, "{:?}", f.entries);
+}
+
+#[test]
+fn the_first_screen_names_at_most_twenty_outliers() {
+    let mut runs: Vec<StoredRun> =
+        (0..30).map(|i| host_run(&format!("ok{i}"), "x", vec![row("cpu.primes", &[100.0, 100.5, 99.5], Unit::Ns)])).collect();
+    runs.extend((0..25).map(|i| {
+        host_run(&format!("slow{i}"), "x", vec![row("cpu.primes", &[200.0 + i as f64, 201.0 + i as f64, 199.0 + i as f64], Unit::Ns)])
+    }));
+    let f = fleet_of(&runs);
+    assert_eq!(f.outliers().count(), 25);
+    let text = crate::text::document::terminal::render(&document(&f).blocks);
+    assert_eq!(text.matches("the fleet median (").count(), render::SENTENCES, "{text}");
+    assert!(text.contains("... and 5 more outliers (see the tables)"), "{text}");
+    // The farthest first: slow24.
+    assert!(text.find("slow24: cpu.primes").unwrap() < text.find("slow23: cpu.primes").unwrap(), "{text}");
+}
