@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::fs;
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -163,21 +162,19 @@ pub fn parse_row(text: &str, path: &Path, line: Option<usize>) -> Result<Row, Ev
     Ok(row)
 }
 
-/// A cell recorded before cells carried their treatments gets those of the
-/// built-in workload of its name, as this build defines them (none when it
-/// has no such workload): what `compare` used before the record said.
+/// The treatments of the built-in workloads as the builds that wrote
+/// cells without `treatments` defined them: a fixed fact of those records
+/// (like a schema upgrade), not what the reading build defines.
+const TREATMENTS_BEFORE_THE_FIELD: &[(&str, &str)] = &[("os.syscall", "pad_pct"), ("selftest.noisy", "slowdown_pct")];
+
+/// A cell recorded before cells carried their treatments gets those its
+/// workload had then ([`TREATMENTS_BEFORE_THE_FIELD`]; none for any other).
 fn fill_treatments(cell: &mut crate::model::Cell) {
-    static BUILT_IN: OnceLock<HashMap<&'static str, Vec<String>>> = OnceLock::new();
     if cell.treatments.is_some() {
         return;
     }
-    let all = BUILT_IN.get_or_init(|| {
-        crate::workloads::registry::specs()
-            .into_iter()
-            .map(|s| (s.id, s.params.iter().filter(|p| p.treatment).map(|p| p.name.to_string()).collect()))
-            .collect()
-    });
-    cell.treatments = Some(all.get(cell.workload.as_str()).cloned().unwrap_or_default());
+    let then = TREATMENTS_BEFORE_THE_FIELD.iter().filter(|(w, _)| *w == cell.workload).map(|(_, p)| p.to_string());
+    cell.treatments = Some(then.collect());
 }
 
 /// A row that is not of the current version: upgraded through a JSON value,
@@ -287,7 +284,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_row_recorded_before_treatments_gets_those_of_its_built_in_workload() {
+    fn a_row_recorded_before_treatments_gets_those_its_workload_had_then() {
         let mut row = super::super::fake::row(0, "os.syscall", &[], None, &[1.0, 2.0], crate::model::Unit::NsPerOp);
         let p = Path::new("rows.jsonl");
         row.cell.treatments = None;

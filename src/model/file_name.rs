@@ -33,11 +33,16 @@ pub fn bounded(s: &str, max: usize) -> String {
 }
 
 /// Whether `name` is one [`bounded`] could have made: not empty, at most
-/// [`MAX_NAME_PART`] bytes, safe characters only, and not `.` or `..`. A
+/// [`MAX_NAME_PART`] bytes, safe characters only (and the `~` before a
+/// hash), and not `.` or `..`. A
 /// name read from elsewhere (a launched side's stream) must be one before
 /// it names a file.
 pub fn is_plain(name: &str) -> bool {
-    !name.is_empty() && name.len() <= MAX_NAME_PART && name != "." && name != ".." && safe(name) == name
+    !name.is_empty()
+        && name.len() <= MAX_NAME_PART
+        && name != "."
+        && name != ".."
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._=-+~".contains(c))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod remote;
 pub mod rounds;
 pub mod signals;
 pub mod spawn;
+pub mod stream;
 pub mod trial;
 
 use std::path::{Path, PathBuf};

@@ -39,7 +39,7 @@ impl Observers {
 
     /// The launched side's only observer: every event on stdout.
     pub fn streamed() -> Observers {
-        Observers { list: vec![Box::new(super::remote::StreamOut::new())] }
+        Observers { list: vec![Box::new(super::stream::StreamOut::new())] }
     }
 
     fn with(req: &RunRequest, cells: &[Cell], progress: Box<dyn Observer>, printer: Printer, print: bool) -> Observers {

@@ -346,8 +346,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let root = ScratchRoot { path: tmp.path().to_path_buf(), shown: "--io-dir x".into() };
-        let a = Scratch::create(&root, "000-os.stat-t0", None).unwrap();
-        let b = Scratch::create(&root, "000-os.stat-t0", None).unwrap();
+        let a = Scratch::create(&root, "000-os.stat-t0").unwrap();
+        let b = Scratch::create(&root, "000-os.stat-t0").unwrap();
         assert_ne!(a.path, b.path);
         let name = a.path.file_name().unwrap().to_str().unwrap().to_string();
         assert!(name.starts_with(&format!("proofbench-{}-000-os.stat-t0-", std::process::id())), "{name}");
@@ -356,10 +356,10 @@ mod tests {
         drop((a, b));
         assert!(!pa.exists() && !pb.exists(), "removed when dropped");
         let missing = ScratchRoot { path: tmp.path().join("none"), shown: "TMPDIR=/none".into() };
-        let held = Scratch::create(&root, "001-os.stat-t0", None).unwrap();
+        let held = Scratch::create(&root, "001-os.stat-t0").unwrap();
         assert!(lock_dir(&held.path).is_err(), "a live run's directory is locked");
         drop(held);
-        let why = Scratch::create(&missing, "x", None).err().unwrap();
+        let why = Scratch::create(&missing, "x").err().unwrap();
         assert!(why.starts_with("cannot create a scratch directory in TMPDIR=/none: No such file"), "{why}");
     }
 
@@ -448,7 +448,7 @@ mod tests {
     fn a_scratch_directory_carries_a_marker_that_names_it_and_its_run() {
         let tmp = tempfile::tempdir().unwrap();
         let root = ScratchRoot { path: tmp.path().to_path_buf(), shown: "--io-dir x".into() };
-        let s = Scratch::create(&root, "000-os.stat-t0", None).unwrap();
+        let s = Scratch::create(&root, "000-os.stat-t0").unwrap();
         let name = s.path.file_name().unwrap().to_str().unwrap().to_string();
         assert!(scratch_shaped(&name), "{name}");
         // SAFETY: geteuid has no preconditions.
