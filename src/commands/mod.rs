@@ -13,6 +13,7 @@ pub(crate) mod list;
 pub(crate) mod manual;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod slurm;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -36,6 +37,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::compare(&args),
         Command::History(args) => history::history(&args),
         Command::CheckClaims(args) => claims::check_claims(&args),
+        Command::Slurm(args) => slurm::slurm(&args),
         Command::Completions(args) => manual::completions(&args),
         Command::Man(args) => manual::man(&args),
         Command::Worker(_) => internal::worker(),

@@ -62,7 +62,7 @@ pub fn noise(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
 /// The run the arguments ask for: the flags that only make sense together
 /// checked, the launchers built, the seed and timeout resolved.
-fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunRequest> {
+pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunRequest> {
     if args.fail_on_regression && args.variants.is_empty() {
         return Err(UsageError("--fail-on-regression needs two or more --variant (compare gates two runs)".into()).into());
     }

@@ -27,6 +27,7 @@ mod publish;
 mod records;
 mod records_reliability;
 mod rt_tasks;
+mod slurm;
 mod statuses;
 mod subcommands;
 mod terminal;
