@@ -63,7 +63,12 @@ pub fn usage_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            let mut first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
+            if first.ends_with(':') {
+                // "the following required arguments were not provided:" and the list below it, on one line.
+                let listed: Vec<&str> = rendered.lines().skip(1).map(str::trim).take_while(|l| !l.is_empty()).collect();
+                first = format!("{first} {}", listed.join(", "));
+            }
             let tip = rendered.lines().map(str::trim).find(|l| l.starts_with("tip:")).map(|t| format!(" ({t})")).unwrap_or_default();
             to_stderr(&format!("proofbench: error: {first}{tip}; see 'proofbench --help'\n"));
             ExitCode::from(2)

@@ -110,7 +110,7 @@ fn the_script_runs_the_plan_once_on_its_node_and_says_how_to_resubmit_it() {
     assert_eq!(
         *lines.last().unwrap(),
         "exec '/opt/pb bin/proofbench' run --run-dir /shared/res/\"$node-$SLURM_JOB_ID\" --no-history os.syscall --profile quick --label \
-         'it'\"'\"'s mine' -- x"
+         \"it's mine\" -- x"
     );
     // An argument with a newline cannot break out of its comment.
     assert!(lines.iter().all(|l| l.starts_with('#') || ["set -u", "node=", "exec "].iter().any(|p| l.starts_with(p))), "{text}");
