@@ -49,6 +49,9 @@ pub enum Command {
     /// smallest change it can see here. Recorded in the history as the
     /// machine's noise profile.
     Noise(Box<RunArgs>),
+    /// Run the plan on Slurm nodes, one exclusive batch job per node, and
+    /// follow the jobs: submit, status, wait (docs/LAUNCHERS.md, "Slurm").
+    Slurm(SlurmArgs),
     /// Print the shell completion script of proofbench for SHELL (bash,
     /// zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
@@ -532,6 +535,84 @@ pub struct CheckClaimsArgs {
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {}
+
+/// `proofbench slurm`.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    #[command(subcommand)]
+    pub command: SlurmCommand,
+}
+
+/// The subcommands of `proofbench slurm`.
+#[derive(Debug, Subcommand)]
+pub enum SlurmCommand {
+    /// Write an sbatch script that runs the whole plan on one node with the
+    /// node to itself, submit it once per node, and print each node's job
+    /// id. Every `run` flag is accepted and checked before anything is
+    /// submitted; each job writes its own run directory under --results.
+    Submit(Box<SlurmSubmitArgs>),
+    /// One line per job: node, job id, state, exit code, run directory.
+    Status(SlurmJobsArgs),
+    /// Wait until every job has ended, printing each end once: exit 0 when
+    /// all completed, 1 when any failed, timed out or was cancelled.
+    Wait(SlurmWaitArgs),
+}
+
+/// `proofbench slurm submit`.
+#[derive(Debug, Args)]
+pub struct SlurmSubmitArgs {
+    /// The nodes to run on, one job each: a Slurm host list (`n1,n2`,
+    /// `node[01-16]`).
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["partition", "nodes"], required_unless_present = "nodes")]
+    pub nodelist: Option<String>,
+
+    /// The partition the jobs of --nodes go to.
+    #[arg(long, value_name = "NAME", requires = "nodes")]
+    pub partition: Option<String>,
+
+    /// Submit N jobs of one node each to --partition, wherever Slurm puts
+    /// them (no node names known).
+    #[arg(long, value_name = "N", requires = "partition", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub nodes: Option<u32>,
+
+    /// The directory the jobs write into, on a filesystem every node
+    /// mounts at the same path: the script, jobs.json, each job's output
+    /// file and run directory (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub results: PathBuf,
+
+    /// One more argument for sbatch, e.g. `--sbatch-arg=--time=30`
+    /// (`--account`, `--qos`, `--constraint`...); repeatable.
+    #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub sbatch_args: Vec<String>,
+
+    /// The run options, as `proofbench run` takes them.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `proofbench slurm status`.
+#[derive(Debug, Args)]
+pub struct SlurmJobsArgs {
+    /// Results directories written by `slurm submit` (their jobs.json) or
+    /// Slurm job ids.
+    #[arg(required = true, value_name = "RESULTS_DIR|JOBID")]
+    pub jobs: Vec<String>,
+}
+
+/// `proofbench slurm wait`.
+#[derive(Debug, Args)]
+pub struct SlurmWaitArgs {
+    /// Results directories written by `slurm submit` (their jobs.json) or
+    /// Slurm job ids.
+    #[arg(required = true, value_name = "RESULTS_DIR|JOBID")]
+    pub jobs: Vec<String>,
+
+    /// Give up after this long (the jobs go on): exit 1 naming the jobs
+    /// still pending or running. Default: wait as long as they take.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+}
 
 /// `proofbench completions`.
 #[derive(Debug, Args)]

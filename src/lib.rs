@@ -21,6 +21,7 @@ pub(crate) mod model;
 pub(crate) mod plan;
 pub(crate) mod report;
 pub(crate) mod runner;
+pub(crate) mod slurm;
 pub(crate) mod stats;
 pub mod testing;
 pub(crate) mod text;

@@ -14,6 +14,7 @@ pub(crate) mod list;
 pub(crate) mod manual;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod slurm;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -39,6 +40,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fleet(args) => fleet::fleet(&args),
         Command::History(args) => history::history(&args),
         Command::CheckClaims(args) => claims::check_claims(&args),
+        Command::Slurm(args) => slurm::slurm(&args),
         Command::Completions(args) => manual::completions(&args),
         Command::Man(args) => manual::man(&args),
         Command::Worker(_) => internal::worker(),
@@ -65,7 +67,12 @@ pub fn usage_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            let mut first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
+            if first.ends_with(':') {
+                // "the following required arguments were not provided:" and the list below it, on one line.
+                let listed: Vec<&str> = rendered.lines().skip(1).map(str::trim).take_while(|l| !l.is_empty()).collect();
+                first = format!("{first} {}", listed.join(", "));
+            }
             let tip = rendered.lines().map(str::trim).find(|l| l.starts_with("tip:")).map(|t| format!(" ({t})")).unwrap_or_default();
             to_stderr(&format!("proofbench: error: {first}{tip}; see 'proofbench --help'\n"));
             ExitCode::from(2)

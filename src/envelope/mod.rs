@@ -71,6 +71,31 @@ pub struct Envelope {
     pub dmi: Dmi,
     /// How this binary was built.
     pub tool: ToolInfo,
+    /// The Slurm job this process ran in; `None` outside one (and in runs
+    /// recorded before the field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmFacts>,
+}
+
+/// The Slurm job a process runs in, from the variables Slurm sets in a
+/// job's environment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlurmFacts {
+    /// `SLURM_JOB_ID`.
+    pub job_id: Option<String>,
+    /// `SLURM_JOB_NODELIST`: every node of the job, as a host list.
+    pub job_nodelist: Option<String>,
+    /// `SLURMD_NODENAME`: the Slurm name of the node this process runs on.
+    pub node: Option<String>,
+}
+
+impl SlurmFacts {
+    /// The facts `var` gives (the process environment: `std::env::var`);
+    /// `None` when it has none of the three variables.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Option<SlurmFacts> {
+        let facts = SlurmFacts { job_id: var("SLURM_JOB_ID"), job_nodelist: var("SLURM_JOB_NODELIST"), node: var("SLURMD_NODENAME") };
+        (facts.job_id.is_some() || facts.job_nodelist.is_some() || facts.node.is_some()).then_some(facts)
+    }
 }
 
 /// Processor identity and topology summary.
@@ -232,7 +257,8 @@ pub struct Dmi {
 
 impl Envelope {
     /// Reads the machine under `root` ("/" live). Never fails: unreadable items become
-    /// [`Reading::Absent`]. With root "/", the allowed CPUs are this thread's affinity mask.
+    /// [`Reading::Absent`]. With root "/", the allowed CPUs are this thread's affinity mask
+    /// and the Slurm job is the one the process environment names.
     pub fn collect(root: &Path, command_line: Vec<String>, seed: u64) -> Envelope {
         let started_utc = utc_now();
         let files = Files::new(root);
@@ -262,6 +288,7 @@ impl Envelope {
             dmi: probe::dmi(&files),
             tool: tool_info(),
             topology,
+            slurm: if root == Path::new("/") { SlurmFacts::from_vars(|k| std::env::var(k).ok()) } else { None },
         }
     }
 

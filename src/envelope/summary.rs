@@ -165,6 +165,18 @@ impl Envelope {
         );
         push("perf_event_paranoid", plain(&tun.perf_event_paranoid));
         push("io_uring_disabled", plain(&tun.io_uring_disabled));
+        if let Some(slurm) = &self.slurm {
+            let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+            push(
+                "Slurm",
+                format!(
+                    "job {} on node {} (job nodes {})",
+                    or_unknown(&slurm.job_id),
+                    or_unknown(&slurm.node),
+                    or_unknown(&slurm.job_nodelist)
+                ),
+            );
+        }
         let limits = &self.cpu_limits;
         push("Allowed CPUs", show(&limits.allowed, |cpus| cpulist::format(cpus)));
         push(

@@ -300,3 +300,25 @@ fn the_machine_identity_is_defined_once_and_the_stored_name_keeps_its_text() {
     assert_ne!(env.kind(), other.kind());
     assert!(env.machine_differences(&other).len() == 1, "the kernel is no part of the identity");
 }
+
+#[test]
+fn a_slurm_job_is_recorded_from_its_variables_and_shown_in_the_summary() {
+    let vars = |k: &str| match k {
+        "SLURM_JOB_ID" => Some("12".to_string()),
+        "SLURMD_NODENAME" => Some("n2".to_string()),
+        _ => None,
+    };
+    let facts = SlurmFacts::from_vars(vars).expect("in a job");
+    assert_eq!(facts, SlurmFacts { job_id: Some("12".into()), job_nodelist: None, node: Some("n2".into()) });
+    assert_eq!(SlurmFacts::from_vars(|_| None), None);
+
+    // A fixture tree is not the live machine: no Slurm job, and no field in the JSON.
+    let mut env = collect("kvm-2c");
+    assert_eq!(env.slurm, None);
+    assert!(!serde_json::to_string(&env).unwrap().contains("\"slurm\""));
+    assert!(env.summary().iter().all(|(k, _)| k != "Slurm"));
+    env.slurm = Some(facts);
+    assert_eq!(summary_value(&env, "Slurm"), "job 12 on node n2 (job nodes unknown)");
+    let back: Envelope = serde_json::from_str(&serde_json::to_string(&env).unwrap()).unwrap();
+    assert_eq!(back, env);
+}

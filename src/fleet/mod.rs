@@ -161,7 +161,8 @@ fn hostname(e: &Envelope) -> String {
 }
 
 /// Unique names for the runs: the hostname, or where runs share one, the
-/// label (when that sets them apart), else the run's id; a name still
+/// Slurm node each ran on (when that sets them apart: Slurm's several
+/// nodes on one machine), else the label (likewise), else the run's id; a name still
 /// taken gets `#2`, `#3`... Returns the names and a sentence for each
 /// hostname that needed it.
 fn host_names(runs: &[(&str, &StoredRun)]) -> (Vec<String>, Vec<String>) {
@@ -176,13 +177,21 @@ fn host_names(runs: &[(&str, &StoredRun)]) -> (Vec<String>, Vec<String>) {
         if idx.len() < 2 {
             continue;
         }
-        let labels: Vec<&str> = idx.iter().map(|&i| runs[i].1.run.label.as_str()).collect();
-        let distinct = labels.iter().collect::<std::collections::BTreeSet<_>>().len() == labels.len();
-        let by = if distinct && labels.iter().all(|l| !l.is_empty()) { "label" } else { "run id" };
-        for &i in idx {
-            let run = &runs[i].1.run;
-            let tag = if by == "label" { &run.label } else { &run.id };
-            names[i] = format!("{h}/{tag}");
+        let apart = |tags: &[Option<&str>]| {
+            tags.iter().all(|t| t.is_some_and(|t| !t.is_empty()))
+                && tags.iter().collect::<std::collections::BTreeSet<_>>().len() == tags.len()
+        };
+        let nodes: Vec<Option<&str>> = idx.iter().map(|&i| runs[i].1.run.envelope.slurm.as_ref().and_then(|s| s.node.as_deref())).collect();
+        let labels: Vec<Option<&str>> = idx.iter().map(|&i| Some(runs[i].1.run.label.as_str())).collect();
+        let (by, tags): (&str, Vec<Option<&str>>) = if apart(&nodes) {
+            ("Slurm node", nodes)
+        } else if apart(&labels) {
+            ("label", labels)
+        } else {
+            ("run id", idx.iter().map(|&i| Some(runs[i].1.run.id.as_str())).collect())
+        };
+        for (&i, tag) in idx.iter().zip(tags) {
+            names[i] = format!("{h}/{}", tag.unwrap_or_default());
         }
         naming.push(format!("{} runs share the hostname {h}: they are named by their {by} ({h}/...)", idx.len()));
     }

@@ -29,6 +29,7 @@ mod publish;
 mod records;
 mod records_reliability;
 mod rt_tasks;
+mod slurm;
 mod ssh;
 mod statuses;
 mod subcommands;

@@ -1,0 +1,141 @@
+//! slurm: the pure side of running a plan as Slurm batch jobs. The text of
+//! the batch script, the host lists of `--nodelist`, the jobs file a
+//! submission leaves in its results directory, and the job states read from
+//! `squeue`, `scontrol show job -o` and `sacct` output.
+//!
+//! It never runs a command, reads the environment or touches a file: the
+//! `slurm` command (src/commands/slurm.rs) does, and hands the text here.
+
+mod parse;
+mod script;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use parse::{expand_hostlist, first_error_line, parse_sacct, parse_scontrol, parse_squeue};
+pub use script::{SCRIPT_NAME, batch_script};
+
+/// Schema name and version of [`JobsFile`].
+pub const JOBS_SCHEMA: &str = "proofbench.slurm-jobs/1";
+/// The jobs file's name in a results directory.
+pub const JOBS_FILE: &str = "jobs.json";
+
+/// What `slurm submit` left in its results directory (`jobs.json`): the
+/// script and one entry per job, so that `status` and `wait` can follow
+/// them from the directory alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobsFile {
+    /// Always [`JOBS_SCHEMA`].
+    pub schema: String,
+    /// The results directory, absolute.
+    pub results: PathBuf,
+    /// The batch script every job ran, absolute.
+    pub script: PathBuf,
+    /// UTC time of the submission, RFC 3339 to the second.
+    pub submitted_utc: String,
+    /// The command line of the submission.
+    pub command_line: Vec<String>,
+    /// One entry per job, in submission order.
+    pub jobs: Vec<SubmittedJob>,
+}
+
+/// One job of a submission.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubmittedJob {
+    /// The node it was pinned to (`--nodelist`); `None` for a job of
+    /// `--partition P --nodes N`, which runs wherever Slurm puts it.
+    pub node: Option<String>,
+    /// Slurm's job id.
+    pub job_id: String,
+    /// The file its stdout and stderr go to.
+    pub output: PathBuf,
+}
+
+/// The run directory a job writes: `RESULTS/<node>-<job id>`, as the
+/// script names it; `None` while the node is not known.
+pub fn run_dir(results: &Path, node: Option<&str>, job_id: &str) -> Option<PathBuf> {
+    node.map(|n| results.join(format!("{n}-{job_id}")))
+}
+
+/// A Slurm job state (`squeue %T`, `scontrol JobState`, `sacct State`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobState {
+    /// Waiting for resources, or held.
+    Pending,
+    /// Running, or suspended, configuring, completing: not ended yet.
+    Running(String),
+    /// Ended with exit code 0.
+    Completed,
+    /// Ended another way: FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
+    /// OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, PREEMPTED...
+    Ended(String),
+    /// Not known to squeue, scontrol or sacct (the reason says which were
+    /// asked).
+    Unknown(String),
+}
+
+impl JobState {
+    /// The state Slurm names: `sacct` adds `by UID` to CANCELLED, and a
+    /// state may carry a `+` of flags (`CANCELLED+`); both are dropped.
+    pub fn from_slurm(text: &str) -> JobState {
+        let name = text.split_whitespace().next().unwrap_or("").trim_end_matches('+').to_ascii_uppercase();
+        match name.as_str() {
+            "PENDING" | "PD" | "REQUEUED" | "REQUEUE_HOLD" | "REQUEUE_FED" | "RESV_DEL_HOLD" => JobState::Pending,
+            "COMPLETED" | "CD" => JobState::Completed,
+            "RUNNING" | "R" | "COMPLETING" | "CG" | "CONFIGURING" | "CF" | "SUSPENDED" | "S" | "STOPPED" | "ST" | "SIGNALING"
+            | "STAGE_OUT" | "RESIZING" => JobState::Running(name),
+            "" => JobState::Unknown("an empty state".into()),
+            _ => JobState::Ended(name),
+        }
+    }
+
+    /// Whether the job has ended (whatever way).
+    pub fn has_ended(&self) -> bool {
+        matches!(self, JobState::Completed | JobState::Ended(_))
+    }
+
+    /// The state's name as Slurm writes it.
+    pub fn name(&self) -> &str {
+        match self {
+            JobState::Pending => "PENDING",
+            JobState::Running(s) | JobState::Ended(s) => s,
+            JobState::Completed => "COMPLETED",
+            JobState::Unknown(_) => "UNKNOWN",
+        }
+    }
+}
+
+/// What one of Slurm's commands says about a job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobInfo {
+    /// The job id (`123`, or `123_4` for an array element).
+    pub id: String,
+    /// Its state.
+    pub state: JobState,
+    /// The nodes it runs or ran on, as a host list; `None` before it starts.
+    pub nodes: Option<String>,
+    /// `scontrol`'s and `squeue`'s reason (`NonZeroExitCode`, `TimeLimit`,
+    /// `Resources`...); `None` for `None`.
+    pub reason: Option<String>,
+    /// The exit code of the batch script, `EXIT:SIGNAL` (`0:0`, `1:0`,
+    /// `0:9`); `None` where the command does not say (`squeue`).
+    pub exit_code: Option<String>,
+    /// The batch script (`scontrol`'s `Command`).
+    pub command: Option<String>,
+}
+
+impl JobInfo {
+    /// The exit code as a reader wants it: `exit 3`, `signal 9`, `-` when
+    /// not known.
+    pub fn exit_text(&self) -> String {
+        match self.exit_code.as_deref().map(|c| c.split_once(':').unwrap_or((c, "0"))) {
+            Some((_, sig)) if sig != "0" => format!("signal {sig}"),
+            Some((code, _)) => format!("exit {code}"),
+            None => "-".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
