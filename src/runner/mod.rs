@@ -182,6 +182,9 @@ fn run_streamed(req: &RunRequest) -> anyhow::Result<u8> {
     Ok(exit_code(&run))
 }
 
+/// Makes the observers of one host's run of `--hosts` at its start.
+type HostObservers<'a> = dyn Fn(&RunRecord, &Path) -> Observers + 'a;
+
 /// One run through `launcher` (its side probed): the launched side runs
 /// the plan and streams it; this side writes the run directory and the
 /// report. `view` replaces the terminal's bar and lines (one line per host
@@ -192,7 +195,7 @@ fn run_launched(
     req: &RunRequest,
     launcher: &launcher::Launcher,
     label: Option<String>,
-    view: Option<&dyn Fn(&RunRecord, &Path) -> Observers>,
+    view: Option<&HostObservers>,
 ) -> anyhow::Result<(u8, Option<PathBuf>)> {
     let received = remote::drive(req, launcher, label, &mut |run, dir| match view {
         Some(make) => make(run, dir),
