@@ -124,32 +124,20 @@ fn create_run_dir(req: &RunRequest, envelope: &crate::envelope::Envelope, label:
 /// One run here: plan, run the rounds, write the records and the report;
 /// returns the exit code and the run directory.
 fn run_local(req: &RunRequest) -> anyhow::Result<(u8, PathBuf)> {
-    let start = Start::now();
-    let cfg = RunConfig::new(&req.spec, None)?;
-    let mut dir = create_run_dir(req, &cfg.envelope, &cfg.label)?;
-    let mut run = run_record(&cfg, req, &dir);
-    dir.write_run(&run)?;
-    if !req.quiet {
-        announce(&run, req, dir.path(), None);
-    }
-    let mut observers = Observers::for_run(req, &cfg.cells);
-    let outcome = rounds::execute(&cfg, &mut dir, &mut observers);
-    let failed = outcome.as_ref().err().map(|e| format!("{e:#}"));
-    // A run that has started always finishes its record: the rows
-    // written so far, the cells without one named, the run incomplete.
-    let outcome = outcome.unwrap_or_else(|_| Outcome {
-        rows: read_run(dir.path()).map(|s| s.rows).unwrap_or_default(),
-        rounds: Vec::new(),
-        interrupted: false,
-    });
-    finish_record(&mut run, &cfg, &outcome, &start);
+    let (dir, run, mut observers, failed) = run_here(req, |run, dir| {
+        if !req.quiet {
+            announce(run, req, dir, None);
+        }
+        Observers::for_run(req, &run.plan)
+    })?;
+    let written = dir.write_run(&run);
     if let Some(e) = failed {
-        if let Err(w) = dir.write_run(&run) {
+        if let Err(w) = written {
             report::terminal::to_stderr(&format!("proofbench: warning: the run's record could not be finished: {w}\n"));
         }
         anyhow::bail!(e);
     }
-    dir.write_run(&run)?;
+    written?;
     let code = conclude(req, &dir, &mut observers, true)?;
     Ok((code, dir.path().to_path_buf()))
 }
@@ -159,14 +147,33 @@ fn run_local(req: &RunRequest) -> anyhow::Result<(u8, PathBuf)> {
 /// the working run directory (`req.run_dir`), which the caller removes.
 /// Returns the exit code.
 fn run_streamed(req: &RunRequest) -> anyhow::Result<u8> {
+    let (_dir, run, _observers, failed) = run_here(req, |run, _| {
+        stream::StreamOut::new().send(&stream::Event::Start { schema: stream::STREAM_SCHEMA.into(), run: Box::new(run.clone()) });
+        Observers::streamed()
+    })?;
+    stream::StreamOut::new().send(&stream::Event::End { run: Box::new(run.clone()) });
+    if let Some(e) = failed {
+        anyhow::bail!(e);
+    }
+    Ok(exit_code(&run))
+}
+
+/// Plans `req` on this machine, opens its run directory with the run's
+/// first record, hands that to `started` for the observers, and runs the
+/// rounds. Returns the directory, the run's record finished (not yet
+/// written), the observers, and the rounds' error if they failed: a run
+/// that has started always finishes its record, with the rows written so
+/// far and the cells without one named.
+fn run_here(
+    req: &RunRequest,
+    started: impl FnOnce(&RunRecord, &Path) -> Observers,
+) -> anyhow::Result<(RunDir, RunRecord, Observers, Option<String>)> {
     let start = Start::now();
     let cfg = RunConfig::new(&req.spec, None)?;
     let mut dir = create_run_dir(req, &cfg.envelope, &cfg.label)?;
     let mut run = run_record(&cfg, req, &dir);
     dir.write_run(&run)?;
-    let mut stream = remote::StreamOut::new();
-    stream.send(&remote::Event::Start { schema: remote::STREAM_SCHEMA.into(), run: Box::new(run.clone()) });
-    let mut observers = Observers::streamed();
+    let mut observers = started(&run, dir.path());
     let outcome = rounds::execute(&cfg, &mut dir, &mut observers);
     let failed = outcome.as_ref().err().map(|e| format!("{e:#}"));
     let outcome = outcome.unwrap_or_else(|_| Outcome {
@@ -175,11 +182,7 @@ fn run_streamed(req: &RunRequest) -> anyhow::Result<u8> {
         interrupted: false,
     });
     finish_record(&mut run, &cfg, &outcome, &start);
-    stream.send(&remote::Event::End { run: Box::new(run.clone()) });
-    if let Some(e) = failed {
-        anyhow::bail!(e);
-    }
-    Ok(exit_code(&run))
+    Ok((dir, run, observers, failed))
 }
 
 /// Makes the observers of one host's run of `--hosts` at its start.

@@ -33,7 +33,7 @@ use super::config::{RunRequest, RunSpec};
 use super::launcher::Launcher;
 use super::observe::Observers;
 use super::signals;
-pub use super::stream::{Event, STREAM_SCHEMA, StreamOut};
+use super::stream::{Event, STREAM_SCHEMA};
 
 /// The longest line of the stream: a row with every raw sample of a
 /// `--runs 40000` cell and its log is a few MiB.
