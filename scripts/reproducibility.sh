@@ -53,8 +53,8 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     echo
     echo "  Per row (the 15 that moved most; ratio = b / a; spread = between trials of a / of b):"
     # Rows of the compare table with a ratio, sorted by how far it is from 1:
-    # | Workload | Axes | Base | Candidate | Ratio | 95% CI | Trials | Between | Verdict | Why |
-    awk -F'|' 'NF > 9 && $6 ~ /[0-9]/ { r = $6 + 0; d = (r > 1 ? r : 1 / r); printf "%.4f|%s|%s|%s|%s|%s|%s\n", d, $2, $3, $6, $7, $9, $10 }' \
+    # | Workload | Axes | Base | Candidate | Ratio | 95% CI | Trials | Between | Band | Verdict | Why |
+    awk -F'|' 'NF > 11 && $6 ~ /[0-9]/ { r = $6 + 0; d = (r > 1 ? r : 1 / r); printf "%.4f|%s|%s|%s|%s|%s|%s\n", d, $2, $3, $6, $7, $9, $11 }' \
         "$out/aa-compare.md" | sort -t'|' -k1,1 -gr | head -n 15 |
         while IFS='|' read -r _ w axes ratio ci spread verdict; do
             printf "    %-18s %-44s ratio %s  CI %-13s spread %-15s %s\n" "$(echo $w)" "$(echo $axes)" "$(echo $ratio)" "$(echo $ci)" "$(echo $spread)" "$(echo $verdict)"
@@ -73,8 +73,8 @@ if [ "$part" = all ] || [ "$part" = 2 ]; then
             "$PB" run --quiet --no-history --out "$out/$name-$i-base" $base > /dev/null || true
             "$PB" run --quiet --no-history --out "$out/$name-$i-cand" $cand > /dev/null || true
             "$PB" compare "$(newest "$out/$name-$i-base")" "$(newest "$out/$name-$i-cand")" $extra > "$out/$name-$i.md" || true
-            # Every matched row: | Workload | Axes | Base | Candidate | Ratio | 95% CI | Trials | Between | Verdict | Why |
-            while IFS='|' read -r _ _ axes _ _ ratio ci _ _ verdict _; do
+            # Every matched row: | Workload | Axes | Base | Candidate | Ratio | 95% CI | Trials | Between | Band | Verdict | Why |
+            while IFS='|' read -r _ _ axes _ _ ratio ci _ _ _ verdict _; do
                 verdict=$(echo $verdict)
                 echo "  $name repeat $i $(echo $axes): ratio $(echo $ratio), CI $(echo $ci): $verdict"
                 [ "$verdict" = regressed ] || fail "$name repeat $i was not called regressed"
