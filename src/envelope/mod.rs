@@ -65,7 +65,7 @@ pub struct Envelope {
     pub load_avg_before: Reading<[f64; 3]>,
     /// Load averages at [`Envelope::finish`]; `None` until then.
     pub load_avg_after: Option<Reading<[f64; 3]>>,
-    /// Which CPUs the run may use, and its cgroup v2 limits.
+    /// Which CPUs the run may use, and its cgroup's limits (v2, else v1).
     pub cpu_limits: CpuLimits,
     /// Firmware identity from `sys/class/dmi/id`.
     pub dmi: Dmi,
@@ -221,9 +221,12 @@ pub struct CpuLimits {
     pub allowed: Reading<Vec<usize>>,
     /// The cgroup v2 path from `proc/self/cgroup` (the `0::` line).
     pub cgroup: Reading<String>,
-    /// `cpuset.cpus.effective` of that cgroup.
+    /// `cpuset.cpus.effective` of that cgroup, else the v1 cpuset
+    /// controller's `cpuset.effective_cpus`.
     pub cpuset_effective: Reading<Vec<usize>>,
-    /// `cpu.max` of that cgroup (the leaf only; ancestors may limit further).
+    /// `cpu.max` of that cgroup, else the v1 cpu controller's
+    /// `cpu.cfs_quota_us` and `cpu.cfs_period_us` (the leaf only; ancestors
+    /// may limit further).
     pub cpu_max: Reading<CpuMax>,
 }
 

@@ -352,12 +352,61 @@ pub(super) fn cpu_limits(files: &Files, topology: &Reading<Topology>) -> CpuLimi
         }
     };
     let file = |name: &str| dir.as_ref().map(|d| format!("{d}/{name}"));
-    CpuLimits {
-        allowed: topology.as_ref().map(|t| t.allowed.clone()),
-        cpuset_effective: file("cpuset.cpus.effective").and_then(|rel| read_reason(files, &rel, cpulist::parse)),
-        cpu_max: file("cpu.max").and_then(|rel| read_reason(files, &rel, parse_cpu_max)),
-        cgroup,
+    let v2_cpuset = file("cpuset.cpus.effective").and_then(|rel| read_reason(files, &rel, cpulist::parse));
+    let v2_cpu_max = file("cpu.max").and_then(|rel| read_reason(files, &rel, parse_cpu_max));
+    // Where the v2 hierarchy lacks a controller (the v1 and hybrid layouts),
+    // the v1 controller's own files say the same.
+    let v1 = |controller: &str| v1_dir(files, SELF_CGROUP, controller);
+    let cpuset_effective =
+        or_v1(v2_cpuset, || v1("cpuset").and_then(|d| read_reason(files, &format!("{d}/cpuset.effective_cpus"), cpulist::parse)));
+    let cpu_max = or_v1(v2_cpu_max, || {
+        let d = v1("cpu")?;
+        let quota = read_reason(files, &format!("{d}/cpu.cfs_quota_us"), |t| t.trim().parse::<i64>().map_err(|e| e.to_string()))?;
+        let period = read_reason(files, &format!("{d}/cpu.cfs_period_us"), |t| t.trim().parse::<u64>().map_err(|e| e.to_string()))?;
+        Ok(CpuMax { quota_us: u64::try_from(quota).ok(), period_us: period })
+    });
+    CpuLimits { allowed: topology.as_ref().map(|t| t.allowed.clone()), cpuset_effective, cpu_max, cgroup }
+}
+
+/// The v2 reading, else the v1 one; absent with both reasons when neither
+/// can be read.
+fn or_v1<T>(v2: Reading<T>, v1: impl FnOnce() -> Result<T, String>) -> Reading<T> {
+    match v2 {
+        Reading::Present(v) => Reading::Present(v),
+        Reading::Absent { absent } => match v1() {
+            Ok(v) => Reading::Present(v),
+            Err(why) => Reading::absent(format!("{absent}; cgroup v1: {why}")),
+        },
     }
+}
+
+/// The directory of this process's cgroup in the v1 hierarchy of
+/// `controller`: its line of `proc/self/cgroup` (`3:cpuset:/path`,
+/// `1:cpu,cpuacct:/path`) joined to the hierarchy's mount, named after the
+/// line's controller list (`sys/fs/cgroup/cpu,cpuacct`) or the controller
+/// alone (`sys/fs/cgroup/cpu`).
+fn v1_dir(files: &Files, self_cgroup: &str, controller: &str) -> Result<String, String> {
+    let text = match files.text(self_cgroup) {
+        Reading::Present(t) => t,
+        Reading::Absent { absent } => return Err(absent),
+    };
+    let (list, path) = text
+        .lines()
+        .find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, list, path) = (parts.next()?, parts.next()?, parts.next()?);
+            list.split(',').any(|c| c == controller).then(|| (list.to_string(), path.to_string()))
+        })
+        .ok_or_else(|| format!("no {controller} controller in {}", Files::show(self_cgroup)))?;
+    let rel = path.trim_matches('/');
+    if rel.split('/').any(|part| part == "..") {
+        return Err(format!("cgroup {path:?} lies outside this cgroup namespace"));
+    }
+    let mount = [format!("sys/fs/cgroup/{list}"), format!("sys/fs/cgroup/{controller}")]
+        .into_iter()
+        .find(|m| files.exists(m))
+        .ok_or_else(|| format!("no {controller} hierarchy at {}", Files::show(&format!("sys/fs/cgroup/{controller}"))))?;
+    Ok(if rel.is_empty() { mount } else { format!("{mount}/{rel}") })
 }
 
 /// Reads and parses `rel`, flattening the Reading into a Result for `and_then`.

@@ -58,8 +58,12 @@ fn kvm_2c() {
     assert_eq!(env.tunables.io_uring_disabled, Reading::Present(0));
     assert_eq!(env.cpu_limits.allowed, Reading::Present(vec![0, 1]));
     assert_eq!(env.cpu_limits.cgroup, Reading::Present("/".into()));
-    // Hybrid cgroup setup with no cpu or cpuset controller in the v2 hierarchy.
-    assert_eq!(env.cpu_limits.cpuset_effective.reason(), Some("not found: /sys/fs/cgroup/unified/cpuset.cpus.effective"));
+    // Hybrid cgroup setup with no cpu or cpuset controller in the v2 hierarchy,
+    // and a fixture that kept no v1 hierarchy: both reasons.
+    assert_eq!(
+        env.cpu_limits.cpuset_effective.reason(),
+        Some("not found: /sys/fs/cgroup/unified/cpuset.cpus.effective; cgroup v1: no cpuset hierarchy at /sys/fs/cgroup/cpuset")
+    );
     // This guest exposes no DMI at all.
     assert_eq!(env.dmi.sys_vendor.reason(), Some("not found: /sys/class/dmi/id/sys_vendor"));
     assert!(env.load_avg_before.is_present());
@@ -321,4 +325,66 @@ fn a_slurm_job_is_recorded_from_its_variables_and_shown_in_the_summary() {
     assert_eq!(summary_value(&env, "Slurm"), "job 12 on node n2 (job nodes unknown)");
     let back: Envelope = serde_json::from_str(&serde_json::to_string(&env).unwrap()).unwrap();
     assert_eq!(back, env);
+}
+
+/// A tree of `(path, text)` files under a temporary root.
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let p = root.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    root
+}
+
+fn limits(root: &tempfile::TempDir) -> CpuLimits {
+    super::probe::cpu_limits(&super::reading::Files::new(root.path()), &Reading::absent("not read"))
+}
+
+#[test]
+fn cpu_limits_are_read_on_cgroup_v2_v1_and_hybrid_layouts() {
+    // Pure v2: the leaf's own files.
+    let v2 = tree(&[
+        ("proc/self/cgroup", "0::/bench/job\n"),
+        ("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids"),
+        ("sys/fs/cgroup/bench/job/cpuset.cpus.effective", "2-3\n"),
+        ("sys/fs/cgroup/bench/job/cpu.max", "150000 100000\n"),
+    ]);
+    let l = limits(&v2);
+    assert_eq!(l.cgroup, Reading::Present("/bench/job".into()));
+    assert_eq!(l.cpuset_effective, Reading::Present(vec![2, 3]));
+    assert_eq!(l.cpu_max, Reading::Present(CpuMax { quota_us: Some(150_000), period_us: 100_000 }));
+
+    // Pure v1 (RHEL 8, many HPC nodes): no 0:: line; the controllers' own
+    // hierarchies, cpu mounted as `cpu,cpuacct`.
+    let v1 = tree(&[
+        ("proc/self/cgroup", "7:cpuset:/slurm/uid_0/job_12\n4:cpu,cpuacct:/slurm/uid_0/job_12\n1:name=systemd:/\n"),
+        ("sys/fs/cgroup/cpuset/slurm/uid_0/job_12/cpuset.effective_cpus", "0,4\n"),
+        ("sys/fs/cgroup/cpu,cpuacct/slurm/uid_0/job_12/cpu.cfs_quota_us", "200000\n"),
+        ("sys/fs/cgroup/cpu,cpuacct/slurm/uid_0/job_12/cpu.cfs_period_us", "100000\n"),
+    ]);
+    let l = limits(&v1);
+    assert!(l.cgroup.reason().unwrap().contains("no cgroup v2"), "{:?}", l.cgroup);
+    assert_eq!(l.cpuset_effective, Reading::Present(vec![0, 4]));
+    assert_eq!(l.cpu_max, Reading::Present(CpuMax { quota_us: Some(200_000), period_us: 100_000 }));
+
+    // Hybrid (this kind of machine): v2 at unified without cpu or cpuset; the
+    // v1 controllers at the root, no quota (-1).
+    let hybrid = tree(&[
+        ("proc/self/cgroup", "3:cpuset:/\n1:cpu:/\n0::/\n"),
+        ("sys/fs/cgroup/unified/cgroup.controllers", ""),
+        ("sys/fs/cgroup/cpuset/cpuset.effective_cpus", "0-1\n"),
+        ("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n"),
+        ("sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n"),
+    ]);
+    let l = limits(&hybrid);
+    assert_eq!(l.cgroup, Reading::Present("/".into()));
+    assert_eq!(l.cpuset_effective, Reading::Present(vec![0, 1]));
+    assert_eq!(l.cpu_max, Reading::Present(CpuMax { quota_us: None, period_us: 100_000 }));
+
+    // A v1 path that climbs out of the namespace is refused, with both reasons.
+    let outside = tree(&[("proc/self/cgroup", "3:cpuset:/../other\n"), ("sys/fs/cgroup/cpuset/cpuset.effective_cpus", "0\n")]);
+    let why = limits(&outside).cpuset_effective.reason().unwrap().to_string();
+    assert!(why.contains("cgroup v1: cgroup \"/../other\" lies outside this cgroup namespace"), "{why}");
 }
