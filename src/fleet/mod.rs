@@ -26,7 +26,7 @@ use crate::compare::{Verdict, parameter_differences, verdict_of};
 use crate::envelope::Envelope;
 use crate::evidence::{Row, StoredRun};
 use crate::model::{Direction, Status, Unit};
-use crate::stats::{LEVEL, median, trial_interval};
+use crate::stats::median;
 
 /// One host of the fleet: one run.
 #[derive(Clone, Debug, PartialEq)]
@@ -221,8 +221,9 @@ fn key(r: &Row) -> (String, String) {
 }
 
 /// The interval of the ratio of `row`'s median to `fleet`, or why there is
-/// none: the t interval of its trial medians (the exact ratio when they are
-/// all equal) over the fleet median.
+/// none: the row's own 95% interval over trials (as its report prints it;
+/// the exact ratio when its trial medians are all equal) over the fleet
+/// median.
 fn ratio_interval(row: &Row, fleet: f64) -> Result<[f64; 2], String> {
     let tm = row.trial_medians();
     if tm.len() < 2 {
@@ -231,10 +232,8 @@ fn ratio_interval(row: &Row, fleet: f64) -> Result<[f64; 2], String> {
     if fleet <= 0.0 || tm.iter().any(|x| *x <= 0.0) {
         return Err("a median is zero or negative".into());
     }
-    Ok(match trial_interval(tm, LEVEL) {
-        Some(ci) => [ci.lo / fleet, ci.hi / fleet],
-        None => [tm[0] / fleet, tm[0] / fleet],
-    })
+    let (lo, hi) = row.interval().unwrap_or((tm[0], tm[0]));
+    Ok([lo / fleet, hi / fleet])
 }
 
 /// The fleet of `runs` (each with the name it was given by), judged
@@ -269,10 +268,11 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
     let mut entries = Vec::new();
     for group in &groups {
         let mut keys: Vec<((String, String), String)> = Vec::new();
+        let mut seen: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
         for &h in &group.hosts {
             for r in &runs[h].1.rows {
                 let k = key(r);
-                if !keys.iter().any(|(x, _)| *x == k) {
+                if seen.insert(k.clone()) {
                     keys.push((k, r.cell.display_name()));
                 }
             }
@@ -315,8 +315,9 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
                     trials: row.trial_medians().len(),
                     ..blank
                 };
+                let differences = differs(row);
                 e.standing = match (e.median, fleet) {
-                    _ if !differs(row).is_empty() => Standing::Differs(differs(row).join("; ")),
+                    _ if !differences.is_empty() => Standing::Differs(differences.join("; ")),
                     _ if row.status != Status::Ok => {
                         Standing::NotOk(row.reason.clone().map_or_else(|| e.status.clone(), |why| format!("{}: {why}", e.status)))
                     }
