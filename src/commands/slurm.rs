@@ -15,6 +15,7 @@ use crate::evidence::RunKind;
 use crate::model::{UsageError, utc_now};
 use crate::report::terminal::{Out, to_stderr};
 use crate::slurm::{self, JOBS_FILE, JOBS_SCHEMA, JobInfo, JobState, JobsFile, SCRIPT_NAME, SubmittedJob};
+use crate::text::format::counted;
 
 /// The flags of `slurm submit` that are not `run`'s and take a value: left
 /// out of the words the script passes to `proofbench run`.
@@ -114,10 +115,6 @@ fn submit(args: &SlurmSubmitArgs) -> anyhow::Result<ExitCode> {
         results.display()
     ));
     Ok(ExitCode::SUCCESS)
-}
-
-fn counted(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The run flags checked for what a Slurm job can do: no launcher (the job
