@@ -16,7 +16,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::evidence::{Row, RunDir, RunRecord, TrialRecord};
 use crate::model::{Cell, Status, UsageError};
 use crate::report::terminal::{Out, to_stderr};
-use crate::text::format::counted;
+use crate::text::format::{counted, seconds};
 
 use super::config::RunRequest;
 use super::launcher::Launcher;
@@ -105,26 +105,13 @@ fn one_host(req: &RunRequest, l: &Launcher, lines: &Lines) -> HostEnd {
         Observers::for_host(req, &run.plan, Box::new(line.clone()))
     };
     match super::run_launched(req, l, Some(label), Some(&make)) {
-        Ok((code, dir)) => {
-            let stored = dir.as_ref().and_then(|d| crate::evidence::read_run(d).ok());
-            let what = match &stored {
-                Some(s) => {
-                    let counts = crate::text::document::plain(&crate::report::brief::counts(&s.run, &s.rows));
-                    format!("{counts}, {}", duration(started.elapsed()))
-                }
-                None => "no run directory".into(),
-            };
+        Ok((code, dir, counts)) => {
+            let what = format!("{counts}, {}", seconds(started.elapsed().as_secs_f64()));
             line.end(&what);
             HostEnd { host: host.clone(), code, dir, what }
         }
         Err(e) => failed(e, &line),
     }
-}
-
-/// `2 min 31 s`, `12.3 s`.
-fn duration(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 60.0 { format!("{s:.1} s") } else { format!("{} min {} s", d.as_secs() / 60, d.as_secs() % 60) }
 }
 
 /// The hosts' progress lines: one bar each on a terminal, plain lines

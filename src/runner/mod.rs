@@ -97,7 +97,7 @@ pub fn run_and_say_where(req: &RunRequest) -> anyhow::Result<(ExitCode, Vec<Path
         None => run_local(req)?,
         Some(l) => {
             l.probe_envelope()?;
-            let (code, dir) = run_launched(req, l, req.spec.label.clone(), None)?;
+            let (code, dir, _) = run_launched(req, l, req.spec.label.clone(), None)?;
             (code, dir.expect("one launcher: a run that did not start is an error"))
         }
     };
@@ -138,7 +138,7 @@ fn run_local(req: &RunRequest) -> anyhow::Result<(u8, PathBuf)> {
         anyhow::bail!(e);
     }
     written?;
-    let code = conclude(req, &dir, &mut observers, true)?;
+    let (code, _) = conclude(req, &dir, &mut observers, true)?;
     Ok((code, dir.path().to_path_buf()))
 }
 
@@ -191,15 +191,15 @@ type HostObservers<'a> = dyn Fn(&RunRecord, &Path) -> Observers + 'a;
 /// One run through `launcher` (its side probed): the launched side runs
 /// the plan and streams it; this side writes the run directory and the
 /// report. `view` replaces the terminal's bar and lines (one line per host
-/// with `--hosts`). Returns the exit code and the run directory (absent
+/// with `--hosts`). Returns the exit code, the run directory (absent
 /// when the launched side never started the run; that is an error with one
-/// launcher, and `--hosts` reports it by host).
+/// launcher, and `--hosts` reports it by host) and its rows by status.
 fn run_launched(
     req: &RunRequest,
     launcher: &launcher::Launcher,
     label: Option<String>,
     view: Option<&HostObservers>,
-) -> anyhow::Result<(u8, Option<PathBuf>)> {
+) -> anyhow::Result<(u8, Option<PathBuf>, String)> {
     let received = remote::drive(req, launcher, label, &mut |run, dir| match view {
         Some(make) => make(run, dir),
         None => {
@@ -209,16 +209,14 @@ fn run_launched(
             Observers::for_run(req, &run.plan)
         }
     })?;
-    let remote::Received { dir, observers, cut, .. } = received;
-    let (Some(dir), Some(mut observers)) = (dir, observers) else { return Ok((1, None)) };
+    let remote::Received { dir, observers, run, rows, cut } = received;
+    let (Some(dir), Some(mut observers), Some(run)) = (dir, observers, run) else { return Ok((1, None, "the run did not start".into())) };
     if let Some(why) = &cut {
-        let stored = read_run(dir.path())?;
-        let missing = &stored.run.not_run;
+        let missing = &run.not_run;
         report::terminal::to_stderr(&format!(
-            "proofbench: {}: the run was cut short: {why}; {} of {} rows arrived and are kept in {}{}\n",
+            "proofbench: {}: the run was cut short: {why}; {rows} of {} rows arrived and are kept in {}{}\n",
             launcher.name(),
-            stored.rows.len(),
-            stored.run.plan.len(),
+            run.plan.len(),
             dir.path().display(),
             if missing.is_empty() {
                 String::new()
@@ -227,9 +225,9 @@ fn run_launched(
             }
         ));
     }
-    let code = conclude(req, &dir, &mut observers, view.is_none())?;
+    let (code, counts) = conclude(req, &dir, &mut observers, view.is_none())?;
     let code = if cut.is_some() { worse(code, 1) } else { code };
-    Ok((code, Some(dir.path().to_path_buf())))
+    Ok((code, Some(dir.path().to_path_buf()), counts))
 }
 
 /// The first `n` of `items`, and how many more.
@@ -252,8 +250,9 @@ fn exit_code(run: &RunRecord) -> u8 {
 /// from them as stored (so that `proofbench report DIR` gives the same
 /// bytes), the observers' end (the history), the terminal's summary when
 /// `say` (a short one, or with --tables report.md's whole footer), and the
-/// exit code (with `--fail-on-regression`, a regressed variant fails it).
-fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool) -> anyhow::Result<u8> {
+/// exit code (with `--fail-on-regression`, a regressed variant fails it),
+/// with the rows by status in one line (`3 rows: 3 ok`).
+fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool) -> anyhow::Result<(u8, String)> {
     let stored = read_run(dir.path())?;
     let (md, html) = report::render_md_and_html(&stored);
     dir.write_file("report.md", &md)?;
@@ -286,7 +285,7 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
     if let Some(e) = report::terminal::deferred_error() {
         anyhow::bail!("writing to stdout: {e} (the run's records are complete in {})", dir.path().display());
     }
-    Ok(code)
+    Ok((code, crate::text::document::plain(&report::brief::counts(&stored.run, &stored.rows))))
 }
 
 /// What the run's end measures against: its start.

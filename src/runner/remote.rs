@@ -106,6 +106,10 @@ pub struct Received {
     pub dir: Option<RunDir>,
     /// The observers that replayed the run, for its end.
     pub observers: Option<Observers>,
+    /// The run's record as written (absent: the run never started).
+    pub run: Option<RunRecord>,
+    /// How many rows arrived.
+    pub rows: usize,
     /// Why the stream ended before the run's end, when it did.
     pub cut: Option<String>,
 }
@@ -143,12 +147,7 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
     let reader = std::thread::spawn(move || read_events(stdout, tx));
     let host = launcher.host.clone().unwrap_or_else(|| launcher.prefix.join(" "));
     let stderr = child.stderr.take().expect("piped");
-    let tail = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let err_reader = {
-        let tail = tail.clone();
-        let host = host.clone();
-        std::thread::spawn(move || forward_stderr(stderr, &host, &tail))
-    };
+    let err_reader = std::thread::spawn(move || forward_stderr(stderr, &host));
     let mut state = Replay { req, launcher, dir: None, run: None, rows: Vec::new(), observers: None, received: Vec::new() };
     let silence = req.spec.timeout() + SILENCE_GRACE;
     let mut last = Instant::now();
@@ -161,12 +160,9 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
                 cut = Some("the run was stopped before it started".into());
                 break;
             }
-            // Closing its stdin asks the launched side to stop and send what it has.
-            if let Some(writer) = stdin.take()
-                && writer.is_finished()
-            {
-                drop(writer.join());
-            }
+            // Closing its stdin asks the launched side to stop and send what
+            // it has. It started, so it has read the line: the writer is done.
+            drop(stdin.take().map(std::thread::JoinHandle::join));
             stop_asked = Some(Instant::now());
         }
         if stop_asked.is_some_and(|t| t.elapsed() > STOP_GRACE) {
@@ -204,19 +200,18 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
     // The group is gone: a write still blocked has failed.
     drop(stdin.map(std::thread::JoinHandle::join));
     let _ = reader.join();
-    let _ = err_reader.join();
-    let last_line = tail.lock().map(|t| t.last().cloned()).unwrap_or_default();
+    let last_line = err_reader.join().unwrap_or_default();
     let how = match status {
         Some(st) if st.code().is_some() => format!("`{}` exited with code {}", launcher.display(&[]), st.code().unwrap_or_default()),
         Some(_) => format!("`{}` was killed by a signal", launcher.display(&[])),
         None => format!("`{}` did not end", launcher.display(&[])),
     };
-    let said = last_line.map(|l| format!(": {l}")).unwrap_or_default();
+    let said = last_line.as_ref().map(|l| format!(": {l}")).unwrap_or_default();
     if state.run.is_none() {
         let refused = status.and_then(|s| s.code()) == Some(2);
         let why = cut.unwrap_or_else(|| format!("{how}{said}"));
         return Err(if refused {
-            UsageError(format!("{}: the launched side refused the run: {}", launcher.name(), last_or(&tail, &why))).into()
+            UsageError(format!("{}: the launched side refused the run: {}", launcher.name(), last_line.unwrap_or(why))).into()
         } else {
             anyhow::anyhow!("{}: the run did not start: {why}", launcher.name())
         });
@@ -225,11 +220,6 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
         cut = Some(format!("the stream ended before the run's end ({how}{said})"));
     }
     Ok(state.finish(cut))
-}
-
-/// The last line the launched side wrote on stderr, else `why`.
-fn last_or(tail: &std::sync::Mutex<Vec<String>>, why: &str) -> String {
-    tail.lock().ok().and_then(|t| t.last().cloned()).unwrap_or_else(|| why.to_string())
 }
 
 /// Waits for the launcher to end (it should, once the stream ended): a
@@ -283,24 +273,35 @@ fn read_events(stdout: impl Read, tx: mpsc::Sender<Result<Event, String>>) {
     }
 }
 
+/// The most of the launched side's stderr passed on; past it, what it
+/// writes is read and dropped (a side blocked on a full pipe would stall
+/// its run).
+const STDERR_SHOWN: usize = 1 << 20;
+
 /// Passes the launched side's stderr on, each line after the host's name,
-/// keeping the last lines for messages.
-fn forward_stderr(stderr: impl Read, host: &str, tail: &std::sync::Mutex<Vec<String>>) {
-    let r = BufReader::new(stderr.take(64 << 20));
-    for line in r.lines().map_while(Result::ok) {
-        let line = line.trim_end().to_string();
+/// until its end; returns its last non-empty line, for messages.
+fn forward_stderr(stderr: impl Read, host: &str) -> Option<String> {
+    let (mut shown, mut last) = (0usize, None);
+    let mut r = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        // A line is read 64 KiB at most at a time: one without an end takes no more memory.
+        match (&mut r).take(64 << 10).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let line = String::from_utf8_lossy(&buf).trim_end().to_string();
         if line.is_empty() {
             continue;
         }
-        to_stderr(&format!("[{host}] {}\n", line.chars().take(2000).collect::<String>()));
-        if let Ok(mut t) = tail.lock() {
-            t.push(line);
-            let n = t.len();
-            if n > 20 {
-                t.drain(..n - 20);
-            }
+        if shown < STDERR_SHOWN {
+            shown += line.len();
+            to_stderr(&format!("[{host}] {}\n", line.chars().take(2000).collect::<String>()));
         }
+        last = Some(line);
     }
+    last
 }
 
 /// The launching side's state while the events of one run arrive.
@@ -422,6 +423,6 @@ impl Replay<'_> {
         {
             to_stderr(&format!("proofbench: warning: the run's record could not be finished: {e}\n"));
         }
-        Received { dir: self.dir, observers: self.observers, cut }
+        Received { dir: self.dir, observers: self.observers, run: self.run, rows: self.rows.len(), cut }
     }
 }

@@ -510,3 +510,36 @@ fn a_typo_in_a_run_flag_costs_no_launcher_call() {
         assert!(!out_dir.exists());
     }
 }
+
+#[test]
+fn a_launched_side_that_floods_its_stderr_is_drained_and_shown_only_in_part() {
+    // 8 MiB on stderr before the launched side starts: far more than a pipe
+    // holds and than is passed on (1 MiB); the run must not stall on it.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("loud.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncase \"$*\" in *' remote-run') head -c 8388608 /dev/zero | tr '\\0' 'x' | fold -w 1000 >&2;; esac\nexec \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sb = Sandbox::new();
+    let started = std::time::Instant::now();
+    let out = sb.run(&[
+        "selftest.tiny",
+        "--include-selftest",
+        "--trials",
+        "2",
+        "--runs",
+        "3",
+        "--settle",
+        "0",
+        "--launcher",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr).chars().take(400).collect::<String>());
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "the run stalled: {:?}", started.elapsed());
+    assert!(out.stderr.len() < (2 << 20), "passed on {} bytes of the launched side's stderr", out.stderr.len());
+    assert!(out.stderr.len() > (1 << 20) - 4096, "the first MiB is passed on: {} bytes", out.stderr.len());
+    assert!(sb.rows().iter().all(|r| r["status"] == "ok"));
+}
