@@ -108,16 +108,8 @@ fn a_wrapper_launcher_gives_the_rows_of_a_local_run_and_records_the_launcher() {
     // Two processes through the wrapper, whatever the plan: the envelope
     // probe, and the launched side that runs every trial of every cell.
     let exe = bin().display().to_string();
-    assert_eq!(
-        w.log(),
-        [
-            format!("host=- uid=0 net={} cpus={} :: {exe} env --json", own_net(), own_cpus()),
-            format!("host=- uid=0 net={} cpus={} :: {exe} remote-run", own_net(), own_cpus())
-        ]
-        .map(|l| if nix_uid() == 0 { l } else { l.replace("uid=0", &format!("uid={}", nix_uid())) }),
-        "{:#?}",
-        w.log()
-    );
+    let here = format!("host=- uid={} net={} cpus={}", nix_uid(), own_net(), own_cpus());
+    assert_eq!(w.log(), [format!("{here} :: {exe} env --json"), format!("{here} :: {exe} remote-run")], "{:#?}", w.log());
     assert!(rows.len() * FAST_TRIALS > 2, "the plan has more trials than the launcher had calls");
 
     let run = sb.run_json();
