@@ -14,6 +14,7 @@ use crate::cli::{RunArgs, SlurmArgs, SlurmCommand, SlurmJobsArgs, SlurmSubmitArg
 use crate::evidence::RunKind;
 use crate::model::{UsageError, utc_now};
 use crate::report::terminal::{Out, to_stderr};
+use crate::runner::launcher::{HELPER_TIMEOUT, capture};
 use crate::slurm::{self, JOBS_FILE, JOBS_SCHEMA, JobInfo, JobState, JobsFile, SCRIPT_NAME, SubmittedJob};
 use crate::text::format::counted;
 
@@ -188,14 +189,23 @@ fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs a Slurm client; returns its stdout, or its error line.
+/// Runs a Slurm client as the launcher's helpers run (its own process
+/// group, bounded output, killed after [`HELPER_TIMEOUT`]: a controller that
+/// does not answer cannot hold `wait` past its timeout); returns its
+/// stdout, or its error line.
 fn slurm_command(program: &str, args: &[String]) -> Result<String, String> {
-    let out = Command::new(program).args(args).output().map_err(|e| format!("{program}: cannot run it: {e} (is Slurm installed?)"))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    let mut command = Command::new(program);
+    command.args(args);
+    let out = match capture(command, HELPER_TIMEOUT) {
+        Ok(Some(out)) => out,
+        Ok(None) => return Err(format!("{program} gave no answer within {} s", HELPER_TIMEOUT.as_secs())),
+        Err(e) => return Err(format!("{program}: cannot run it: {e} (is Slurm installed?)")),
+    };
+    if out.code == Some(0) {
+        return Ok(out.stdout);
     }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    Err(slurm::first_error_line(&stderr).unwrap_or_else(|| format!("{program} exited with {}", out.status)))
+    let how = out.code.map_or_else(|| "was killed by a signal".to_string(), |c| format!("exited with code {c}"));
+    Err(slurm::first_error_line(&out.stderr).unwrap_or_else(|| format!("{program} {how}")))
 }
 
 /// `sbatch --parsable` of the script for one node (or the partition);
