@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::evidence::dir::parse_record;
 use crate::evidence::{ProcessRecord, ROW_SCHEMA, Row, RowStats, RowStop, TrialRecord, VerifierRecord, WORKER_SCHEMA, WorkerReport};
 use crate::measure::interference::cpu_list;
-use crate::model::{Cell, Status};
+use crate::model::{Cell, Direction, Status};
 use crate::stats::{DEFAULT_NOISE, TrialEstimate};
 use crate::workloads::contract::WorkloadSpec;
 
@@ -198,7 +198,7 @@ pub fn row(input: RowInput) -> Row {
     let samples: Vec<_> = trials.iter().flat_map(|t| t.report.samples.iter().cloned()).collect();
     let stats = RowStats::of(&samples, DEFAULT_NOISE);
     let records: Vec<TrialRecord> = trials.iter().map(|t| t.record.clone()).collect();
-    let disagreement = stats.as_ref().and_then(|s| disagreement(&records, &s.headline));
+    let disagreement = stats.as_ref().and_then(|s| disagreement(&records, &s.headline, spec.direction()));
     Row {
         schema: ROW_SCHEMA.to_string(),
         cell: cell.clone(),
@@ -236,14 +236,19 @@ pub fn row(input: RowInput) -> Row {
 /// low group around the geometric middle of their medians; a recorded fact
 /// (the CPUs their threads ran on, their transparent huge page backing,
 /// whether other processes disturbed them) is named as the likely cause when
-/// it separates the groups: no value of it is shared between them.
-pub fn disagreement(trials: &[TrialRecord], est: &TrialEstimate) -> Option<String> {
+/// it separates the groups: no value of it is shared between them. Time is
+/// named first when the high and the low trials, in the order of their
+/// rounds, form fewer runs than a random order would give
+/// ([`crate::stats::runs::time_ordered`]): the machine changed state for a
+/// stretch of the run.
+pub fn disagreement(trials: &[TrialRecord], est: &TrialEstimate, dir: Direction) -> Option<String> {
     if !est.disagree {
         return None;
     }
-    let ok: Vec<&TrialRecord> = trials.iter().filter(|t| t.median.is_some()).collect();
-    let (lo, hi) = ok.iter().filter_map(|t| t.median).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), m| (a.min(m), b.max(m)));
-    let middle = (lo * hi).sqrt();
+    let mut ok: Vec<&TrialRecord> = trials.iter().filter(|t| t.median.is_some()).collect();
+    ok.sort_by_key(|t| (t.round, t.trial));
+    let medians: Vec<f64> = ok.iter().filter_map(|t| t.median).collect();
+    let (lo, hi) = medians.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &m| (a.min(m), b.max(m)));
     let mut text = format!(
         "trials disagree: their medians span {:.0}% ({} to {})",
         100.0 * (hi / lo - 1.0),
@@ -253,14 +258,21 @@ pub fn disagreement(trials: &[TrialRecord], est: &TrialEstimate) -> Option<Strin
     if let Some(w) = est.within {
         text.push_str(&format!(" while the samples of one trial spread {:.1}%", 100.0 * w));
     }
-    let high = |t: &&TrialRecord| t.median.is_some_and(|m| m >= middle);
+    let high = crate::stats::runs::high_low(&medians);
+    let (up, down): (Vec<&TrialRecord>, Vec<&TrialRecord>) = (
+        ok.iter().zip(&high).filter(|(_, h)| **h).map(|(t, _)| *t).collect(),
+        ok.iter().zip(&high).filter(|(_, h)| !**h).map(|(t, _)| *t).collect(),
+    );
+    let numbers = |ts: &[&TrialRecord], word: &str, n: fn(&TrialRecord) -> u32| -> String {
+        let n: Vec<usize> = ts.iter().map(|t| n(t) as usize + 1).collect();
+        format!("{word}{} {}", if n.len() == 1 { "" } else { "s" }, cpu_list(&n))
+    };
     let names = |ts: &[&TrialRecord]| -> String {
         let n: Vec<String> = ts.iter().map(|t| (t.trial + 1).to_string()).collect();
         format!("{} {}", if n.len() == 1 { "trial" } else { "trials" }, n.join(", "))
     };
     // "trials 1, 3 (high): CPUs 1; trial 2 (low): CPUs 0" when the fact separates the groups.
     let separates = |fact: &dyn Fn(&TrialRecord) -> Option<String>| -> Option<String> {
-        let (up, down): (Vec<&TrialRecord>, Vec<&TrialRecord>) = ok.iter().copied().partition(high);
         let values = |g: &[&TrialRecord]| -> Option<Vec<String>> { g.iter().map(|t| fact(t)).collect() };
         let (a, b) = (values(&up)?, values(&down)?);
         if a.iter().any(|v| b.contains(v)) {
@@ -274,6 +286,15 @@ pub fn disagreement(trials: &[TrialRecord], est: &TrialEstimate) -> Option<Strin
         Some(format!("{} (high): {}; {} (low): {}", names(&up), list(&a), names(&down), list(&b)))
     };
     let mut causes = Vec::new();
+    if let Some(p) = crate::stats::runs::time_ordered(&medians) {
+        let (slow, fast) = if dir == Direction::LowerIsBetter { (&up, &down) } else { (&down, &up) };
+        causes.push(format!(
+            "time: {} were slow and {} fast, so the machine changed state during the run (trials in a random order \
+             split into so few stretches with probability {p:.3})",
+            numbers(slow, "round", |t| t.round),
+            numbers(fast, "round", |t| t.round)
+        ));
+    }
     if let Some(g) = separates(&|t| t.facts.as_ref().map(|f| format!("CPUs {}", cpu_list(&f.thread_cpus)))) {
         causes.push(format!("their threads ran on different CPUs ({g})"));
     }
@@ -286,7 +307,8 @@ pub fn disagreement(trials: &[TrialRecord], est: &TrialEstimate) -> Option<Strin
     if causes.is_empty() {
         text.push_str(
             "; likely cause: process-level state (memory layout, physical pages, a neighbour's cache use): what the trials \
-             recorded (CPUs, huge page backing, interference) does not separate the high ones from the low",
+             recorded (CPUs, huge page backing, interference, the order they ran in) does not separate the high ones from \
+             the low",
         );
     } else {
         text.push_str(&format!("; likely cause: {}", causes.join("; ")));
@@ -399,14 +421,14 @@ mod tests {
     fn a_cause_is_named_only_when_it_separates_the_high_trials_from_the_low() {
         // Two modes, and the CPUs the threads ran on split exactly along them.
         let trials = [trial(0, 100.0, &[0], 0), trial(1, 200.0, &[0, 1], 0), trial(2, 101.0, &[0], 0)];
-        let why = disagreement(&trials, &estimate(&trials)).unwrap();
+        let why = disagreement(&trials, &estimate(&trials), Direction::LowerIsBetter).unwrap();
         assert!(why.starts_with("trials disagree: their medians span 100% (100 to 200)"), "{why}");
         assert!(why.contains("their threads ran on different CPUs (trial 2 (high): CPUs 0-1; trials 1, 3 (low): CPUs 0)"), "{why}");
         assert!(!why.contains("huge page"), "the same backing everywhere is no cause: {why}");
 
         // The CPUs differ, but not along the modes: not named; huge pages are.
         let trials = [trial(0, 100.0, &[1], 0), trial(1, 200.0, &[0], 1 << 30), trial(2, 101.0, &[0], 0)];
-        let why = disagreement(&trials, &estimate(&trials)).unwrap();
+        let why = disagreement(&trials, &estimate(&trials), Direction::LowerIsBetter).unwrap();
         assert!(!why.contains("different CPUs"), "{why}");
         assert!(
             why.contains(
@@ -417,10 +439,43 @@ mod tests {
 
         // Nothing recorded separates them: process-level state.
         let trials = [trial(0, 100.0, &[0], 0), trial(1, 200.0, &[0], 0), trial(2, 101.0, &[0], 0)];
-        assert!(disagreement(&trials, &estimate(&trials)).unwrap().contains("likely cause: process-level state"));
+        assert!(disagreement(&trials, &estimate(&trials), Direction::LowerIsBetter).unwrap().contains("likely cause: process-level state"));
 
         // Trials that agree: nothing to say.
         let trials = [trial(0, 100.0, &[0], 0), trial(1, 101.0, &[1], 0), trial(2, 100.5, &[0], 0)];
-        assert_eq!(disagreement(&trials, &estimate(&trials)), None);
+        assert_eq!(disagreement(&trials, &estimate(&trials), Direction::LowerIsBetter), None);
+    }
+
+    #[test]
+    fn trials_slow_for_a_stretch_of_rounds_are_explained_by_time() {
+        // os.syscall as seen on a busy machine: rounds 1-5 at 215-235 ns, then
+        // rounds 6-9 at 167 ns; every trial on the same CPUs, none disturbed.
+        let slow = [215.0, 228.0, 235.0, 221.0, 219.0];
+        let medians: Vec<f64> = slow.iter().copied().chain([167.0, 166.5, 167.2, 166.8]).collect();
+        let trials: Vec<TrialRecord> = medians.iter().enumerate().map(|(i, &m)| trial(i as u32, m, &[0], 0)).collect();
+        let why = disagreement(&trials, &estimate(&trials), Direction::LowerIsBetter).unwrap();
+        assert!(
+            why.contains(
+                "likely cause: time: rounds 1-5 were slow and rounds 6-9 fast, so the machine changed state during the run \
+                 (trials in a random order split into so few stretches with probability 0.016)"
+            ),
+            "{why}"
+        );
+        assert!(!why.contains("process-level state"), "{why}");
+
+        // A rate (higher is better): the high trials are the fast ones.
+        let why = disagreement(&trials, &estimate(&trials), Direction::HigherIsBetter).unwrap();
+        assert!(why.contains("time: rounds 6-9 were slow and rounds 1-5 fast"), "{why}");
+
+        // The same trials in an order with no stretch: not time.
+        let order = [0, 5, 1, 6, 2, 7, 3, 8, 4];
+        let shuffled: Vec<TrialRecord> = order.iter().enumerate().map(|(i, &k)| trial(i as u32, medians[k], &[0], 0)).collect();
+        let why = disagreement(&shuffled, &estimate(&shuffled), Direction::LowerIsBetter).unwrap();
+        assert!(!why.contains("time:") && why.contains("process-level state"), "{why}");
+
+        // Three trials cannot show an order: never time.
+        let few = [trial(0, 230.0, &[0], 0), trial(1, 167.0, &[0], 0), trial(2, 166.0, &[0], 0)];
+        let why = disagreement(&few, &estimate(&few), Direction::LowerIsBetter).unwrap();
+        assert!(!why.contains("time:"), "{why}");
     }
 }

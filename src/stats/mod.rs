@@ -17,6 +17,8 @@
 //! - `summary`: [`Summary`] and [`summary::VarianceClass`];
 //! - `trials`: the headline of a row over its trials ([`estimate`]), the
 //!   ratio of two rows ([`ratio`]), [`trials::sensitivity`], [`trials::t_quantile`];
+//! - `runs`: the runs test, [`runs::time_ordered`] (whether disagreeing trials
+//!   split by the time they ran);
 //! - `change`: variants paired by round ([`paired`]) and a row's noise
 //!   floor from repeated runs of one build ([`noise_floor`]).
 //!
@@ -25,12 +27,14 @@
 //! input (for example an empty slice) gives NaN, as each function documents.
 //!
 //! Reference values for the tests come from numpy and scipy through
-//! `src/stats/reference.py`, never from this module itself.
+//! `src/stats/reference.py`, never from this module itself; the runs test's come from
+//! arrangements counted by hand.
 
 mod bootstrap;
 mod change;
 mod estimators;
 mod outliers;
+pub mod runs;
 mod summary;
 #[cfg(test)]
 pub(crate) mod testdata;
