@@ -58,7 +58,7 @@ fn exactly(r: usize, n1: usize, n2: usize) -> f64 {
         return 0.0;
     }
     let k = r / 2;
-    let ways = if r % 2 == 0 {
+    let ways = if r.is_multiple_of(2) {
         2.0 * choose(n1 - 1, k - 1) * choose(n2 - 1, k - 1)
     } else {
         choose(n1 - 1, k - 1) * choose(n2 - 1, k) + choose(n1 - 1, k) * choose(n2 - 1, k - 1)
