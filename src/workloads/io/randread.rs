@@ -169,6 +169,7 @@ impl Workload for RandRead {
         let blocks = size.bytes / BLOCK as u64;
         Ok(Prepared::ready(RandReadInstance {
             in_flight: engine.in_flight(),
+            ring_setup: engine.setup().map(str::to_string),
             engine,
             engine_name,
             direct,
@@ -214,6 +215,8 @@ struct RandReadInstance {
     engine_name: ReadEngineKind,
     direct: bool,
     in_flight: usize,
+    /// io_uring's setup flags (details `ring_setup`).
+    ring_setup: Option<String>,
     path: PathBuf,
     blocks: u64,
     reads: usize,
@@ -267,6 +270,9 @@ impl Instance for RandReadInstance {
         m.insert("engine".into(), self.engine_name.as_str().into());
         m.insert("mode".into(), (if self.direct { "direct" } else { "buffered" }).into());
         m.insert("in_flight".into(), self.in_flight.into());
+        if let Some(setup) = &self.ring_setup {
+            m.insert("ring_setup".into(), setup.as_str().into());
+        }
         m.insert("block_bytes".into(), BLOCK.into());
         m.insert("file_blocks".into(), self.blocks.into());
         m.insert("reads_per_sample".into(), self.reads.into());

@@ -126,6 +126,7 @@ impl Workload for SeqWrite {
         super::drop_cached(&reader).context("dropping the file's cached pages")?;
         Ok(Prepared::ready(SeqWriteInstance {
             in_flight: engine.in_flight(),
+            ring_setup: engine.setup().map(str::to_string),
             fsync_call: engine.fsync_call(),
             engine,
             reader,
@@ -175,6 +176,8 @@ struct SeqWriteInstance {
     blocks: u64,
     block_bytes: usize,
     in_flight: usize,
+    /// io_uring's setup flags (details `ring_setup`).
+    ring_setup: Option<String>,
     fsync_call: &'static str,
     time_fsync: bool,
     /// The fault: this block is left out of every sample's writes.
@@ -255,6 +258,9 @@ impl Instance for SeqWriteInstance {
         let mut d = self.facts.clone();
         let m = d.as_object_mut().expect("facts is an object");
         m.insert("in_flight".into(), self.in_flight.into());
+        if let Some(setup) = &self.ring_setup {
+            m.insert("ring_setup".into(), setup.as_str().into());
+        }
         m.insert("fsync_call".into(), self.fsync_call.into());
         m.insert("generations".into(), self.generation.into());
         m.insert("last_sample_write_ns".into(), last.map(|l| l.write_ns).into());

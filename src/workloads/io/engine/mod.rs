@@ -83,6 +83,11 @@ pub trait ReadEngine {
     fn run(&mut self) -> io::Result<Tally>;
     /// Reads in flight at most.
     fn in_flight(&self) -> usize;
+    /// How the engine's kernel interface was set up, where that can differ
+    /// from machine to machine (io_uring's setup flags).
+    fn setup(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// An engine writing a file's blocks in order, then flushing them.
@@ -98,6 +103,10 @@ pub trait WriteEngine {
     fn in_flight(&self) -> usize;
     /// The call that flushes, in words.
     fn fsync_call(&self) -> &'static str;
+    /// As [`ReadEngine::setup`].
+    fn setup(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A file of `blocks` stamped blocks (generation 0) in a temp dir, for tests.

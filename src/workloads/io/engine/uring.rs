@@ -2,9 +2,10 @@
 //! what an unprivileged program gets everywhere), the file registered
 //! (`IORING_REGISTER_FILES`) and one fixed buffer per slot
 //! (`IORING_REGISTER_BUFFERS`), so that a request names both by index and
-//! the kernel maps neither per request. Up to `depth` requests are in
-//! flight; the engine submits and waits for at least one completion in one
-//! `io_uring_enter`, checks each completed block, and refills the queue.
+//! the kernel maps neither per request. The ring is set up with fio's flags
+//! (see [`setup`]). Up to `depth` requests are in flight; the engine submits
+//! and waits for at least one completion in one `io_uring_enter`, checks each
+//! completed block, and refills the queue.
 
 use std::fs::File;
 use std::io;
@@ -52,13 +53,49 @@ struct Ring {
     bufs: AlignedBuf,
     slot_bytes: usize,
     slots: usize,
+    /// The setup flags the kernel accepted, in words.
+    setup: String,
     _file: File,
+}
+
+/// The setup flags tried, in turn, until the kernel accepts a set: an older
+/// kernel refuses a flag it does not know with EINVAL, and fio's io_uring
+/// engine drops flags in this order.
+const SETUPS: [&[&str]; 4] = [&["CQSIZE", "COOP_TASKRUN", "SINGLE_ISSUER", "DEFER_TASKRUN"], &["CQSIZE", "COOP_TASKRUN"], &["CQSIZE"], &[]];
+
+/// A ring of `entries` set up as fio's io_uring engine sets up its own: the
+/// completion queue as long as the submission queue (`IORING_SETUP_CQSIZE`),
+/// completion work run when this thread enters the kernel to wait, instead of
+/// interrupting it (`COOP_TASKRUN`, `DEFER_TASKRUN`), and one thread
+/// submitting (`SINGLE_ISSUER`, which `DEFER_TASKRUN` needs). Returns the ring
+/// and the flags it got, in words.
+fn setup(entries: u32) -> io::Result<(IoUring, String)> {
+    for (i, flags) in SETUPS.iter().enumerate() {
+        let mut b = IoUring::builder();
+        for flag in *flags {
+            match *flag {
+                "CQSIZE" => b.setup_cqsize(entries),
+                "COOP_TASKRUN" => b.setup_coop_taskrun(),
+                "SINGLE_ISSUER" => b.setup_single_issuer(),
+                _ => b.setup_defer_taskrun(),
+            };
+        }
+        match b.build(entries) {
+            Ok(ring) => {
+                let words: Vec<String> = flags.iter().map(|f| format!("IORING_SETUP_{f}")).collect();
+                return Ok((ring, if words.is_empty() { "none".into() } else { words.join(" | ") }));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && i + 1 < SETUPS.len() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("the last set has no flag and returns")
 }
 
 impl Ring {
     fn new(file: File, slots: usize, slot_bytes: usize) -> Result<Ring, SetupError> {
         let entries = u32::try_from(slots.max(1)).unwrap_or(u32::MAX);
-        let ring = IoUring::new(entries).map_err(|error| SetupError { stage: "io_uring_setup", error })?;
+        let (ring, setup) = setup(entries).map_err(|error| SetupError { stage: "io_uring_setup", error })?;
         ring.submitter().register_files(&[file.as_raw_fd()]).map_err(|error| SetupError { stage: "registering the file", error })?;
         let mut bufs = AlignedBuf::new(slots * slot_bytes);
         let base = bufs.as_mut_ptr();
@@ -70,7 +107,7 @@ impl Ring {
         // freed memory.
         unsafe { ring.submitter().register_buffers(&iovecs) }
             .map_err(|error| SetupError { stage: "registering the fixed buffers", error })?;
-        Ok(Ring { ring, bufs, slot_bytes, slots, _file: file })
+        Ok(Ring { ring, bufs, slot_bytes, slots, setup, _file: file })
     }
 
     fn slot_ptr(&mut self, slot: usize) -> *mut u8 {
@@ -151,6 +188,10 @@ impl ReadEngine for UringReader {
 
     fn in_flight(&self) -> usize {
         self.ring.slots
+    }
+
+    fn setup(&self) -> Option<&str> {
+        Some(&self.ring.setup)
     }
 }
 
@@ -236,6 +277,10 @@ impl WriteEngine for UringWriter {
 
     fn fsync_call(&self) -> &'static str {
         "IORING_OP_FSYNC"
+    }
+
+    fn setup(&self) -> Option<&str> {
+        Some(&self.ring.setup)
     }
 }
 
