@@ -13,18 +13,30 @@
 //! - context switches and page faults: `getrusage(RUSAGE_SELF)` plus
 //!   `RUSAGE_CHILDREN` (every thread, also those that exited in the window,
 //!   and the children the worker reaped in it);
-//! - per thread: `/proc/self/task/<tid>/{stat,status,schedstat,sched}` for
+//! - per thread: `/proc/<pid>/task/<tid>/{stat,status,schedstat,sched}` for
 //!   faults, context switches, run time, run-queue wait (time runnable but
 //!   not running), time slices and CPU migrations (`se.nr_migrations`, only
-//!   where the kernel has scheduler debug info); only threads alive when the
-//!   window closes are listed, and the sums of run time, wait and migrations
-//!   are over those threads.
+//!   where the kernel has scheduler debug info), for the threads of this
+//!   process and of its live descendants (a workload's worker processes, such
+//!   as `cpu.primes`'s, found through `/proc/<pid>/task/<tid>/children`);
+//!   only threads alive when the window closes are listed, and the sums of
+//!   run time, wait and migrations are over those threads. The descendants'
+//!   context switches and faults are added to the getrusage figures (which
+//!   count a child only once it has been reaped). Children born and reaped
+//!   inside a window are not listed: their CPU time is kept
+//!   ([`SoftwareCounters::reaped_children_cpu_ns`]) so that a reader knows
+//!   what the run time and wait leave out.
+//!
+//! `stat`, `status` and `schedstat` are parsed by `procfs-core`; `sched`
+//! (one field, `se.nr_migrations`) and `children` (a list of pids) have no
+//! parser there and are read here.
 
 use std::collections::BTreeMap;
 use std::io;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::measure::interrupts::InterruptCounts;
 use crate::measure::rusage::Rusage;
 use crate::model::Reading;
 
@@ -46,6 +58,10 @@ crate::model::named_enum! {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThreadCounters {
     pub tid: u32,
+    /// The process the thread belongs to (0 in records written before it
+    /// was kept).
+    #[serde(default)]
+    pub pid: u32,
     /// The thread's name (`comm`).
     pub name: String,
     pub voluntary_ctx_switches: u64,
@@ -77,6 +93,25 @@ pub struct SoftwareCounters {
     /// Threads seen when a window opened and gone when it closed (their
     /// run time, wait and migrations are not in the sums).
     pub threads_exited: u32,
+    /// The most processes whose threads a window listed: this one and its
+    /// live descendants (0 in records written before it was kept).
+    #[serde(default)]
+    pub processes: u32,
+    /// CPU time (user + system) of children reaped inside the windows, ns:
+    /// processes born and gone within a window, whose threads are not
+    /// listed (their run time and wait are not in the sums).
+    #[serde(default)]
+    pub reaped_children_cpu_ns: u64,
+}
+
+impl SoftwareCounters {
+    /// Whether run-queue wait over run time describes the work: false when
+    /// children reaped inside the windows used more CPU than the listed
+    /// threads ran (the work ran in processes that are not listed, and the
+    /// ratio would describe the threads that waited for them).
+    pub fn wait_ratio_meaningful(&self) -> bool {
+        self.run_ns > 0 && self.reaped_children_cpu_ns <= self.run_ns
+    }
 }
 
 /// Hardware events over the timed samples (scaled when multiplexed).
@@ -100,6 +135,67 @@ pub struct HardwareCounters {
     pub unavailable: Vec<String>,
 }
 
+/// Interrupts on the trial's CPUs (`/proc/interrupts`) over its timed
+/// samples, and over an idle pause after them. System-wide: every process's
+/// activity on those CPUs counts, not only the trial's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InterruptCounters {
+    /// The CPUs summed: those the trial could use that have a column in
+    /// `/proc/interrupts`.
+    pub cpus: Vec<usize>,
+    /// Timed samples the counts cover.
+    pub samples: u32,
+    /// From the reading before the first timed sample to the one after the
+    /// last, ns: the samples and what runs between them (the verifier, the
+    /// counter snapshots).
+    pub span_ns: u64,
+    /// Interrupts in that span.
+    pub counts: InterruptCounts,
+    /// The idle pause after the samples, ns: as long as the span, at most
+    /// [`BASELINE_MAX_NS`].
+    pub baseline_ns: u64,
+    /// Interrupts in the idle pause (not scaled); absent when no pause was
+    /// taken (the trial did not end well).
+    pub baseline: Option<InterruptCounts>,
+}
+
+/// The longest idle pause taken for the interrupts' baseline: 1 s (longer
+/// spans have their baseline scaled up from it).
+pub const BASELINE_MAX_NS: u64 = 1_000_000_000;
+
+impl InterruptCounters {
+    /// The counts per timed sample: RES, CAL, TLB, LOC.
+    pub fn per_sample(&self) -> [Option<f64>; 4] {
+        let n = f64::from(self.samples.max(1));
+        self.counts.kinds().map(|k| k.map(|v| v as f64 / n))
+    }
+
+    /// The idle pause's counts at the span's length, per timed sample: what
+    /// the same CPUs received in the same time with the trial idle.
+    pub fn baseline_per_sample(&self) -> [Option<f64>; 4] {
+        let Some(b) = self.baseline.filter(|_| self.baseline_ns > 0) else { return [None; 4] };
+        let scale = self.span_ns as f64 / self.baseline_ns as f64 / f64::from(self.samples.max(1));
+        b.kinds().map(|k| k.map(|v| v as f64 * scale))
+    }
+
+    /// Two trials' counts as one: sums of spans, counts and pauses (the
+    /// baseline's rate is then the pauses' together), the CPUs of both.
+    pub fn merged(&self, other: &InterruptCounters) -> InterruptCounters {
+        let mut cpus = self.cpus.clone();
+        cpus.extend(other.cpus.iter().copied());
+        cpus.sort_unstable();
+        cpus.dedup();
+        InterruptCounters {
+            cpus,
+            samples: self.samples + other.samples,
+            span_ns: self.span_ns + other.span_ns,
+            counts: self.counts.plus(&other.counts),
+            baseline_ns: self.baseline_ns + other.baseline_ns,
+            baseline: self.baseline.zip(other.baseline).map(|(a, b)| a.plus(&b)),
+        }
+    }
+}
+
 /// The counters of a row.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CounterRecord {
@@ -110,6 +206,11 @@ pub struct CounterRecord {
     pub threads: Vec<ThreadCounters>,
     /// `{"absent": "<reason>"}` where the kernel or hypervisor refuses.
     pub hardware: Reading<HardwareCounters>,
+    /// Interrupts on the trial's CPUs (system-wide); absent where
+    /// `/proc/interrupts` could not be read, and in records written before
+    /// they were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<InterruptCounters>,
 }
 
 impl CounterRecord {
@@ -135,6 +236,8 @@ impl CounterRecord {
             run_queue_wait_ns: a.run_queue_wait_ns + b.run_queue_wait_ns,
             timeslices: a.timeslices + b.timeslices,
             threads_exited: a.threads_exited + b.threads_exited,
+            processes: a.processes.max(b.processes),
+            reaped_children_cpu_ns: a.reaped_children_cpu_ns + b.reaped_children_cpu_ns,
         };
         let hardware = match (self.hardware, &other.hardware) {
             (Reading::Present(x), Reading::Present(y)) => {
@@ -167,7 +270,13 @@ impl CounterRecord {
         };
         let mut threads = self.threads;
         threads.extend(other.threads.iter().cloned());
-        CounterRecord { window, samples: self.samples + other.samples, software, threads, hardware }
+        // Both trials' interrupts, or none (a sum over one trial would pass
+        // for the row's).
+        let interrupts = match (&self.interrupts, &other.interrupts) {
+            (Some(a), Some(b)) => Some(a.merged(b)),
+            _ => None,
+        };
+        CounterRecord { window, samples: self.samples + other.samples, software, threads, hardware, interrupts }
     }
 }
 
@@ -258,6 +367,8 @@ pub struct Snapshot {
     rusage: Rusage,
     children: Rusage,
     threads: BTreeMap<u32, ThreadCounters>,
+    /// Processes whose threads were read (this one and its live descendants).
+    processes: u32,
     /// (event, count, enabled ns, running ns)
     hw: Vec<(Hw, u64, u64, u64)>,
 }
@@ -297,7 +408,8 @@ impl Probe {
                 hw.push((*kind, d.count(), ns(d.time_enabled()), ns(d.time_running())));
             }
         }
-        Snapshot { rusage: Rusage::this_process(), children: Rusage::children(), threads: read_threads(), hw }
+        let (threads, processes) = read_threads();
+        Snapshot { rusage: Rusage::this_process(), children: Rusage::children(), threads, processes, hw }
     }
 
     fn hardware(&self, acc: &BTreeMap<&'static str, (f64, f64)>) -> Reading<HardwareCounters> {
@@ -323,49 +435,55 @@ impl Probe {
     }
 }
 
-/// Reads the fields of one `/proc/self/task/<tid>` directory.
-fn read_thread(dir: &std::path::Path, tid: u32) -> Option<ThreadCounters> {
-    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
-    let name = stat.get(open + 1..close)?.to_string();
-    let fields: Vec<&str> = stat.get(close + 1..)?.split_whitespace().collect();
-    // After the name: field 3 (state) is index 0; minflt is field 10, majflt 12.
-    let num = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
-    let mut t = ThreadCounters { tid, name, minor_faults: num(7)?, major_faults: num(9)?, ..ThreadCounters::default() };
-    let status = std::fs::read_to_string(dir.join("status")).ok()?;
-    for line in status.lines() {
-        let value = |l: &str| l.split(':').nth(1).and_then(|v| v.trim().parse::<u64>().ok());
-        if line.starts_with("voluntary_ctxt_switches:") {
-            t.voluntary_ctx_switches = value(line)?;
-        } else if line.starts_with("nonvoluntary_ctxt_switches:") {
-            t.involuntary_ctx_switches = value(line)?;
-        }
-    }
-    let sched = std::fs::read_to_string(dir.join("schedstat")).ok()?;
-    let s: Vec<u64> = sched.split_whitespace().filter_map(|f| f.parse().ok()).collect();
-    (t.run_ns, t.run_queue_wait_ns, t.timeslices) = (*s.first()?, *s.get(1)?, *s.get(2)?);
-    t.cpu_migrations = std::fs::read_to_string(dir.join("sched")).ok().and_then(|text| {
-        text.lines()
-            .find(|l| l.trim_start().starts_with("se.nr_migrations"))
-            .and_then(|l| l.split(':').nth(1))
-            .and_then(|v| v.trim().parse().ok())
-    });
-    Some(t)
+/// Reads the fields of one `/proc/<pid>/task/<tid>` directory.
+fn read_thread(dir: &std::path::Path, pid: u32, tid: u32) -> Option<ThreadCounters> {
+    use procfs_core::FromRead;
+    use procfs_core::process::{Schedstat, Stat, Status};
+    let stat = Stat::from_file(dir.join("stat")).ok()?;
+    let status = Status::from_file(dir.join("status")).ok()?;
+    let sched = Schedstat::from_file(dir.join("schedstat")).ok()?;
+    Some(ThreadCounters {
+        tid,
+        pid,
+        name: stat.comm,
+        voluntary_ctx_switches: status.voluntary_ctxt_switches?,
+        involuntary_ctx_switches: status.nonvoluntary_ctxt_switches?,
+        minor_faults: stat.minflt,
+        major_faults: stat.majflt,
+        cpu_migrations: std::fs::read_to_string(dir.join("sched")).ok().and_then(|text| nr_migrations(&text)),
+        run_ns: sched.sum_exec_runtime,
+        run_queue_wait_ns: sched.run_delay,
+        timeslices: sched.pcount,
+    })
 }
 
-/// Every thread of this process now (threads that exit while being read are
-/// left out).
-fn read_threads() -> BTreeMap<u32, ThreadCounters> {
+/// `se.nr_migrations` of a `/proc/<pid>/task/<tid>/sched` file (scheduler
+/// debug output, which procfs-core does not parse).
+fn nr_migrations(sched: &str) -> Option<u64> {
+    sched
+        .lines()
+        .find(|l| l.trim_start().starts_with("se.nr_migrations"))
+        .and_then(|l| l.split(':').nth(1))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Every thread of this process and of its live descendants now (threads
+/// that exit while being read are left out), and how many processes were
+/// read.
+fn read_threads() -> (BTreeMap<u32, ThreadCounters>, u32) {
     let mut out = BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return out };
-    for e in entries.flatten() {
-        if let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok())
-            && let Some(t) = read_thread(&e.path(), tid)
-        {
-            out.insert(tid, t);
+    let pids: Vec<u32> = std::iter::once(std::process::id()).chain(crate::measure::interference::descendants()).collect();
+    for &pid in &pids {
+        let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        for e in entries.flatten() {
+            if let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok())
+                && let Some(t) = read_thread(&e.path(), pid, tid)
+            {
+                out.insert(tid, t);
+            }
         }
     }
-    out
+    (out, pids.len() as u32)
 }
 
 fn thread_delta(end: &ThreadCounters, begin: Option<&ThreadCounters>) -> ThreadCounters {
@@ -373,6 +491,7 @@ fn thread_delta(end: &ThreadCounters, begin: Option<&ThreadCounters>) -> ThreadC
     let b = begin.unwrap_or(&zero);
     ThreadCounters {
         tid: end.tid,
+        pid: end.pid,
         name: end.name.clone(),
         voluntary_ctx_switches: end.voluntary_ctx_switches.saturating_sub(b.voluntary_ctx_switches),
         involuntary_ctx_switches: end.involuntary_ctx_switches.saturating_sub(b.involuntary_ctx_switches),
@@ -426,10 +545,24 @@ impl Accumulator {
         s.minor_faults += me.minor_faults + kids.minor_faults;
         s.major_faults += me.major_faults + kids.major_faults;
         s.threads_exited += begin.threads.keys().filter(|t| !end.threads.contains_key(t)).count() as u32;
+        s.processes = s.processes.max(begin.processes).max(end.processes);
+        s.reaped_children_cpu_ns += (kids.user_us + kids.sys_us) * 1000;
+        let me_pid = std::process::id();
         for (tid, t) in &end.threads {
             let d = thread_delta(t, begin.threads.get(tid));
-            let into =
-                self.threads.entry(*tid).or_insert_with(|| ThreadCounters { tid: *tid, name: t.name.clone(), ..ThreadCounters::default() });
+            if t.pid != me_pid {
+                // A live descendant's thread: not in either getrusage figure.
+                s.voluntary_ctx_switches += d.voluntary_ctx_switches;
+                s.involuntary_ctx_switches += d.involuntary_ctx_switches;
+                s.minor_faults += d.minor_faults;
+                s.major_faults += d.major_faults;
+            }
+            let into = self.threads.entry(*tid).or_insert_with(|| ThreadCounters {
+                tid: *tid,
+                pid: t.pid,
+                name: t.name.clone(),
+                ..ThreadCounters::default()
+            });
             into.name = t.name.clone();
             add_thread(into, &d);
         }
@@ -461,6 +594,7 @@ impl Accumulator {
             software,
             threads,
             hardware: probe.hardware(&self.hw),
+            interrupts: None,
         })
     }
 }
@@ -473,7 +607,8 @@ mod tests {
     fn this_thread_is_read_with_its_name_and_schedstat() {
         // The kernel updates a thread's schedstat when it leaves the CPU.
         std::thread::sleep(std::time::Duration::from_millis(2));
-        let threads = read_threads();
+        let (threads, processes) = read_threads();
+        assert!(processes >= 1);
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() } as u32;
         let me = threads.get(&tid).expect("the calling thread is listed");
@@ -594,6 +729,7 @@ mod tests {
                 unavailable: vec!["branch-misses: no".into()],
                 ..HardwareCounters::default()
             }),
+            interrupts: None,
         };
         let m = rec(3, 7, Some(400), CounterWindow::Work).merged(&rec(2, 5, Some(100), CounterWindow::Work));
         assert_eq!((m.window, m.samples, m.software.minor_faults, m.software.run_ns), (CounterWindow::Work, 5, 12, 20));
@@ -608,5 +744,92 @@ mod tests {
         assert_eq!((m.window, hw.cycles), (CounterWindow::Sample, None));
         let refused = CounterRecord { hardware: Reading::absent("counters: unavailable (no PMU)"), ..rec(1, 0, None, CounterWindow::Work) };
         assert!(matches!(rec(1, 0, Some(1), CounterWindow::Work).merged(&refused).hardware, Reading::Absent { .. }));
+    }
+
+    #[test]
+    fn interrupts_per_sample_baseline_and_merge() {
+        let counts = |res, loc| InterruptCounts { res: Some(res), cal: Some(0), tlb: None, loc: Some(loc) };
+        let a = InterruptCounters {
+            cpus: vec![0, 1],
+            samples: 4,
+            span_ns: 400_000_000,
+            counts: counts(40, 800),
+            baseline_ns: 200_000_000,
+            baseline: Some(counts(2, 100)),
+        };
+        assert_eq!(a.per_sample(), [Some(10.0), Some(0.0), None, Some(200.0)]);
+        // 2 and 100 in 200 ms: 4 and 200 in the 400 ms span, over 4 samples.
+        assert_eq!(a.baseline_per_sample(), [Some(1.0), Some(0.0), None, Some(50.0)]);
+        let b = InterruptCounters {
+            cpus: vec![1, 2],
+            samples: 1,
+            span_ns: 100_000_000,
+            counts: counts(10, 200),
+            baseline_ns: 100_000_000,
+            baseline: Some(counts(4, 50)),
+        };
+        let m = a.merged(&b);
+        assert_eq!((m.cpus.clone(), m.samples, m.span_ns, m.baseline_ns), (vec![0, 1, 2], 5, 500_000_000, 300_000_000));
+        assert_eq!(m.per_sample(), [Some(10.0), Some(0.0), None, Some(200.0)]);
+        // 6 and 150 in 300 ms: 10 and 250 in 500 ms, over 5 samples.
+        let close = |got: [Option<f64>; 4], want: [Option<f64>; 4]| {
+            got.iter().zip(want).all(|(g, w)| match (g, w) {
+                (Some(g), Some(w)) => (g - w).abs() < 1e-9,
+                (g, w) => g.is_none() && w.is_none(),
+            })
+        };
+        assert!(close(m.baseline_per_sample(), [Some(2.0), Some(0.0), None, Some(50.0)]), "{:?}", m.baseline_per_sample());
+        let no_pause = InterruptCounters { baseline: None, baseline_ns: 0, ..b.clone() };
+        assert_eq!(a.merged(&no_pause).baseline, None);
+        assert_eq!(no_pause.baseline_per_sample(), [None; 4]);
+        // A record with interrupts merged with one without: none (one trial's would pass for the row's).
+        let rec = |i: Option<InterruptCounters>| CounterRecord {
+            window: CounterWindow::Work,
+            samples: 1,
+            software: SoftwareCounters::default(),
+            threads: Vec::new(),
+            hardware: Reading::absent("no"),
+            interrupts: i,
+        };
+        assert_eq!(rec(Some(a.clone())).merged(&rec(Some(b.clone()))).interrupts, Some(m));
+        assert_eq!(rec(Some(a)).merged(&rec(None)).interrupts, None);
+        // Old records, without the field, still load.
+        let old = r#"{"window":"work","samples":2,"software":{"voluntary_ctx_switches":1,"involuntary_ctx_switches":0,"minor_faults":0,"major_faults":0,"cpu_migrations":null,"run_ns":5,"run_queue_wait_ns":1,"timeslices":1,"threads_exited":0},"threads":[{"tid":7,"name":"x","voluntary_ctx_switches":1,"involuntary_ctx_switches":0,"minor_faults":0,"major_faults":0,"cpu_migrations":null,"run_ns":5,"run_queue_wait_ns":1,"timeslices":1}],"hardware":{"absent":"no"}}"#;
+        let r: CounterRecord = serde_json::from_str(old).unwrap();
+        assert_eq!((r.interrupts, r.software.processes, r.software.reaped_children_cpu_ns, r.threads[0].pid), (None, 0, 0, 0));
+    }
+
+    #[test]
+    fn wait_over_run_is_meaningful_only_when_the_listed_threads_did_the_work() {
+        let s = |run_ns, reaped_children_cpu_ns| SoftwareCounters { run_ns, reaped_children_cpu_ns, ..SoftwareCounters::default() };
+        assert!(s(10, 0).wait_ratio_meaningful());
+        assert!(s(10, 10).wait_ratio_meaningful());
+        assert!(!s(10, 11).wait_ratio_meaningful());
+        assert!(!s(0, 0).wait_ratio_meaningful());
+    }
+
+    #[test]
+    fn a_live_child_process_threads_are_listed() {
+        // SAFETY: gettid takes no arguments and cannot fail.
+        let tid = unsafe { libc::gettid() };
+        if !std::path::Path::new(&format!("/proc/self/task/{tid}/children")).exists() {
+            eprintln!("skipped: this kernel has no /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN)");
+            return;
+        }
+        let mut probe = Probe::open();
+        // A child that spins until killed: alive and running at both snapshots.
+        let mut child = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+        let begin = probe.snapshot();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let end = probe.snapshot();
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut acc = Accumulator::new();
+        acc.add(&begin, &end, false);
+        let rec = acc.finish(&probe).unwrap();
+        let kid = rec.threads.iter().find(|t| t.pid == child.id()).unwrap_or_else(|| panic!("the child is listed: {rec:?}"));
+        assert!(kid.run_ns > 0, "{kid:?}");
+        assert!(rec.software.processes >= 2, "{rec:?}");
+        assert!(rec.software.run_ns >= kid.run_ns);
     }
 }

@@ -40,25 +40,39 @@ pub struct Snapshot {
     pub ticks_per_s: u64,
 }
 
-/// Parses the `cpuN ...` lines of `/proc/stat` (the aggregate `cpu` line
-/// is left out).
-pub fn parse_stat(text: &str) -> Vec<(usize, CpuTicks)> {
-    text.lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let cpu: usize = f.next()?.strip_prefix("cpu")?.parse().ok()?;
-            let v: Vec<u64> = f.map(|x| x.parse().unwrap_or(0)).collect();
-            let at = |i: usize| v.get(i).copied().unwrap_or(0);
-            // user nice system idle iowait irq softirq steal ...
-            Some((cpu, CpuTicks { busy: at(0) + at(1) + at(2), steal: at(7) }))
-        })
+/// The `cpuN` lines of `/proc/stat` (the aggregate `cpu` line is left out),
+/// with their CPU numbers; empty when the text is not a whole `/proc/stat`.
+///
+/// The figures come from `procfs_core::KernelStats`, which lists the CPUs in
+/// the order of their lines but without their numbers: the numbers are taken
+/// from the same lines here, since a CPU that is offline leaves a gap (the
+/// trial's CPUs are chosen by number).
+pub fn parse_stat(text: &str, ticks_per_s: u64) -> Vec<(usize, CpuTicks)> {
+    use procfs_core::FromBufReadSI;
+    let info = procfs_core::ExplicitSystemInfo {
+        boot_time_secs: 0,
+        ticks_per_second: ticks_per_s.max(1),
+        page_size: 4096,
+        is_little_endian: true,
+    };
+    let Ok(stats) = procfs_core::KernelStats::from_buf_read(text.as_bytes(), &info) else { return Vec::new() };
+    // The lines KernelStats takes as CPUs: every `cpu...` line but `cpu `.
+    let numbers = text
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .map(|l| l.split_whitespace().next().and_then(|w| w.strip_prefix("cpu")).and_then(|n| n.parse::<usize>().ok()));
+    numbers
+        .zip(stats.cpu_time)
+        .filter_map(|(n, t)| Some((n?, CpuTicks { busy: t.user + t.nice + t.system, steal: t.steal.unwrap_or(0) })))
         .collect()
 }
 
-/// Parses the "some" total of `/proc/pressure/cpu`, microseconds.
+/// The "some" total of `/proc/pressure/cpu`, microseconds (through
+/// `procfs_core::parse_pressure_record`; the "full" line, absent before Linux 5.13, is
+/// not needed).
 pub fn parse_pressure(text: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("some "))?;
-    line.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
+    procfs_core::parse_pressure_record(line).ok().map(|r| r.total)
 }
 
 impl Snapshot {
@@ -66,10 +80,11 @@ impl Snapshot {
     pub fn read() -> Snapshot {
         // SAFETY: sysconf only reads a configuration value.
         let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let ticks_per_s = if tck > 0 { tck as u64 } else { 100 };
         Snapshot {
-            cpus: std::fs::read_to_string("/proc/stat").map(|t| parse_stat(&t)).unwrap_or_default(),
+            cpus: std::fs::read_to_string("/proc/stat").map(|t| parse_stat(&t, ticks_per_s)).unwrap_or_default(),
             pressure_us: std::fs::read_to_string("/proc/pressure/cpu").ok().and_then(|t| parse_pressure(&t)),
-            ticks_per_s: if tck > 0 { tck as u64 } else { 100 },
+            ticks_per_s,
         }
     }
 
@@ -187,7 +202,7 @@ pub fn cpu_list(cpus: &[usize]) -> String {
 /// `/proc/self/task/<tid>/stat`), sorted and without repeats.
 pub fn thread_cpus() -> Vec<usize> {
     let mut cpus: Vec<usize> = std::fs::read_dir("/proc/self/task")
-        .map(|d| d.flatten().filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok()).filter_map(|s| last_cpu(&s)).collect())
+        .map(|d| d.flatten().filter_map(|e| std::fs::read(e.path().join("stat")).ok()).filter_map(|s| last_cpu(&s)).collect())
         .unwrap_or_default();
     cpus.sort_unstable();
     cpus.dedup();
@@ -201,20 +216,25 @@ pub fn thread_cpus() -> Vec<usize> {
 pub fn descendants_cpu_ms() -> f64 {
     // SAFETY: sysconf only reads a configuration value.
     let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let ticks: u64 =
+        descendants().iter().filter_map(|pid| std::fs::read(format!("/proc/{pid}/stat")).ok()).filter_map(|s| cpu_ticks(&s)).sum();
+    ticks as f64 * 1e3 / tck
+}
+
+/// The live processes descending from this one (children, their children...),
+/// through `/proc/<pid>/task/<tid>/children`: empty where the kernel has no
+/// such file (`CONFIG_PROC_CHILDREN`).
+pub fn descendants() -> Vec<u32> {
     let mut stack = children_of(std::process::id());
-    let mut ticks = 0u64;
-    let mut seen = 0;
+    let mut out = Vec::new();
     while let Some(pid) = stack.pop() {
-        seen += 1;
-        if seen > 100_000 {
+        if out.len() >= 100_000 {
             break;
         }
-        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            ticks += cpu_ticks(&stat).unwrap_or(0);
-        }
+        out.push(pid);
         stack.extend(children_of(pid));
     }
-    ticks as f64 * 1e3 / tck
+    out
 }
 
 /// The children of every thread of `pid`.
@@ -227,41 +247,43 @@ fn children_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// utime + stime + cutime + cstime (fields 14 to 17) of a `stat` line, ticks.
-fn cpu_ticks(stat: &str) -> Option<u64> {
-    let f: Vec<&str> = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().collect();
-    // Field 3 is index 0: fields 14..=17 are indices 11..=14.
-    (11..=14).map(|i| f.get(i)?.parse::<i64>().ok().map(|v| v.max(0) as u64)).sum()
+/// utime + stime + cutime + cstime of a `stat` file, ticks.
+fn cpu_ticks(stat: &[u8]) -> Option<u64> {
+    let s = <procfs_core::process::Stat as procfs_core::FromRead>::from_read(stat).ok()?;
+    Some(s.utime + s.stime + s.cutime.max(0) as u64 + s.cstime.max(0) as u64)
 }
 
-/// The `processor` field of a `stat` line.
-fn last_cpu(stat: &str) -> Option<usize> {
-    // After the command name: field 3 (state) is index 0, field 39 index 36.
-    stat.get(stat.rfind(')')? + 1..)?.split_whitespace().nth(36)?.parse().ok()
+/// The `processor` field (39) of a `stat` file.
+fn last_cpu(stat: &[u8]) -> Option<usize> {
+    let s = <procfs_core::process::Stat as procfs_core::FromRead>::from_read(stat).ok()?;
+    usize::try_from(s.processor?).ok()
 }
 
-/// AnonHugePages of this whole process (`/proc/self/smaps_rollup`), bytes.
+/// AnonHugePages of this whole process (`/proc/self/smaps_rollup`, through
+/// `procfs_core::process::SmapsRollup`), bytes.
 pub fn anon_huge_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
-    let kib: u64 = text.lines().find_map(|l| l.strip_prefix("AnonHugePages:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kib * 1024)
+    let rollup = <procfs_core::process::SmapsRollup as procfs_core::FromRead>::from_file("/proc/self/smaps_rollup").ok()?;
+    rollup.memory_map_rollup.0.iter().find_map(|m| m.extension.map.get("AnonHugePages").copied())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const STAT_A: &str = "cpu  100 0 50 1000 0 0 0 0 0 0\ncpu0 60 0 30 500 1 0 0 2 0 0\ncpu2 40 0 20 500 0 0 0 0 0 0\nintr 1\n";
-    const STAT_B: &str = "cpu  300 0 90 1100 0 0 0 0 0 0\ncpu0 150 5 35 510 1 0 0 12 0 0\ncpu2 90 0 60 520 0 0 0 0 0 0\nintr 1\n";
+    // As the kernel writes it: CPU 1 is offline.
+    const STAT_A: &str = "cpu  100 0 50 1000 0 0 0 0 0 0\ncpu0 60 0 30 500 1 0 0 2 0 0\ncpu2 40 0 20 500 0 0 0 0 0 0\nintr 1\nctxt 9\nbtime 1700000000\nprocesses 12\n";
+    const STAT_B: &str = "cpu  300 0 90 1100 0 0 0 0 0 0\ncpu0 150 5 35 510 1 0 0 12 0 0\ncpu2 90 0 60 520 0 0 0 0 0 0\nintr 1\nctxt 19\nbtime 1700000000\nprocesses 14\n";
 
     fn snap(text: &str, pressure: Option<u64>) -> Snapshot {
-        Snapshot { cpus: parse_stat(text), pressure_us: pressure, ticks_per_s: 100 }
+        Snapshot { cpus: parse_stat(text, 100), pressure_us: pressure, ticks_per_s: 100 }
     }
 
     #[test]
     fn stat_lines_keep_their_cpu_numbers_and_skip_the_total() {
-        let cpus = parse_stat(STAT_A);
+        let cpus = parse_stat(STAT_A, 100);
         assert_eq!(cpus, vec![(0, CpuTicks { busy: 90, steal: 2 }), (2, CpuTicks { busy: 60, steal: 0 })]);
+        // Not a whole /proc/stat (no ctxt, btime, processes): nothing.
+        assert!(parse_stat("cpu  1 0 0 0\ncpu0 1 0 0 0\n", 100).is_empty());
     }
 
     #[test]
@@ -289,8 +311,8 @@ mod tests {
         let i = Interference::between(&snap(STAT_A, None), &snap(STAT_B, None), &[2], 900.0, 1_000.0);
         assert!(!i.disturbed && i.others_cpu_ms == 0.0 && i.pressure_ms.is_none());
         // Two ticks of others in a 20 ms window is 50%, but rounding could make it.
-        let a = snap("cpu0 0 0 0 0 0 0 0 0\n", None);
-        let b = snap("cpu0 2 0 0 0 0 0 0 0\n", None);
+        let a = snap("cpu  0 0 0 0\ncpu0 0 0 0 0 0 0 0 0\nctxt 1\nbtime 1\nprocesses 1\n", None);
+        let b = snap("cpu  2 0 0 0\ncpu0 2 0 0 0 0 0 0 0\nctxt 1\nbtime 1\nprocesses 1\n", None);
         let short = Interference::between(&a, &b, &[0], 0.0, 40.0);
         assert!(short.others_share >= 0.5 && !short.disturbed);
     }
@@ -304,9 +326,9 @@ mod tests {
     #[test]
     fn this_process_threads_and_backing_are_read() {
         let stat = "12 (a (b) c) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 1 0 0";
-        assert_eq!(last_cpu(stat), Some(1));
+        assert_eq!(last_cpu(stat.as_bytes()), Some(1));
         // utime 11, stime 12, cutime 13, cstime 14 in that line.
-        assert_eq!(cpu_ticks(stat), Some(11 + 12 + 13 + 14));
+        assert_eq!(cpu_ticks(stat.as_bytes()), Some(11 + 12 + 13 + 14));
         let cpus = thread_cpus();
         let allowed = crate::measure::affinity::current_thread().unwrap();
         assert!(!cpus.is_empty() && cpus.iter().all(|c| allowed.contains(c)), "{cpus:?} not within {allowed:?}");

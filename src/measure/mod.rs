@@ -6,4 +6,5 @@ pub mod affinity;
 pub mod clock;
 pub mod counters;
 pub mod interference;
+pub mod interrupts;
 pub mod rusage;

@@ -75,8 +75,7 @@ pub fn commit_of(flag: Option<&str>) -> Option<String> {
 
 /// This process's peak resident set since its last exec (VmHWM), KiB.
 fn own_peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()
+    <procfs_core::process::Status as procfs_core::FromRead>::from_file("/proc/self/status").ok()?.vmhwm
 }
 
 /// Runs what `req` asks for, here or through its launchers (every host of

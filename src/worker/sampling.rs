@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use crate::evidence::{MeasurementRecord, SampleRecord, TrialFacts, VerifierRecord, WorkerReport};
 use crate::measure::clock;
-use crate::measure::counters::{Accumulator, Probe, Snapshot};
+use crate::measure::counters::{Accumulator, BASELINE_MAX_NS, CounterRecord, InterruptCounters, Probe, Snapshot};
 use crate::measure::interference::{self, Interference};
+use crate::measure::interrupts::Interrupts;
 use crate::measure::rusage::Rusage;
 use crate::model::Cell;
 use crate::model::Status;
@@ -235,6 +236,8 @@ fn measure_with<C: Clock>(
         ci_rel_half_width_at_stop: None,
     };
     let mut watch: Option<Watch> = None;
+    // `/proc/interrupts` before the first timed sample (and the real clock).
+    let mut irq_begin: Option<(Interrupts, u64)> = None;
     let outcome = (|| -> Result<(), Halt> {
         if spec.batched {
             // Grow the batch until one sample lasts the target and the clock's
@@ -280,6 +283,8 @@ fn measure_with<C: Clock>(
                 rec.iters_grown_after_warmup = true;
             }
         }
+        // Outside every sample: one read costs tens of microseconds.
+        irq_begin = Interrupts::read().map(|i| (i, clock::now_ns()));
         let t0 = clk.now_ns();
         let mut values: Vec<f64> = Vec::new();
         loop {
@@ -297,7 +302,16 @@ fn measure_with<C: Clock>(
             }
         }
     })();
+    // Right after the last timed sample, before anything else the trial does.
+    let irq_end = irq_begin.as_ref().and_then(|_| Interrupts::read().map(|i| (i, clock::now_ns())));
+    let trial_cpus = watch.as_ref().map(|w| w.cpus.clone()).unwrap_or_default();
     let (facts, rusage_measured) = watch.map(Watch::finish).unzip();
+    let interrupts = match (irq_begin, irq_end) {
+        (Some(begin), Some(end)) if rec.timed_samples > 0 => {
+            Some(interrupt_counters(&trial_cpus, begin, end, rec.timed_samples, outcome.is_ok()))
+        }
+        _ => None,
+    };
     let (status, reason) = match outcome {
         Ok(()) => (Status::Ok, None),
         Err(Halt::Invalid) => {
@@ -312,7 +326,7 @@ fn measure_with<C: Clock>(
     let details = catch_unwind(AssertUnwindSafe(|| lp.inst.details())).unwrap_or(serde_json::Value::Null);
     let counters = {
         let probe = lp.probe.lock().unwrap_or_else(|p| p.into_inner());
-        std::mem::take(&mut lp.counters).finish(&probe)
+        std::mem::take(&mut lp.counters).finish(&probe).map(|c| CounterRecord { interrupts, ..c })
     };
     WorkerReport {
         samples: std::mem::take(&mut lp.samples),
@@ -323,6 +337,38 @@ fn measure_with<C: Clock>(
         counters,
         facts,
         ..WorkerReport::new(status, reason)
+    }
+}
+
+/// The interrupts on `cpus` between the readings around the timed samples,
+/// and (when `idle_pause`: the trial ended well) over an idle pause after
+/// them, as long as the span between the readings and at most
+/// [`BASELINE_MAX_NS`]: the worker sleeps, the workload's threads have no
+/// work, so what the CPUs receive then is the rest of the machine's.
+fn interrupt_counters(
+    cpus: &[usize],
+    (begin, t0): (Interrupts, u64),
+    (end, t1): (Interrupts, u64),
+    samples: u32,
+    idle_pause: bool,
+) -> InterruptCounters {
+    let span_ns = t1.saturating_sub(t0);
+    let baseline = idle_pause
+        .then(|| {
+            let pause = span_ns.clamp(1, BASELINE_MAX_NS);
+            let p0 = clock::now_ns();
+            std::thread::sleep(Duration::from_nanos(pause));
+            let after = Interrupts::read()?;
+            Some((clock::now_ns() - p0, end.sum(cpus).until(&after.sum(cpus))))
+        })
+        .flatten();
+    InterruptCounters {
+        cpus: end.present(cpus),
+        samples,
+        span_ns,
+        counts: begin.sum(cpus).until(&end.sum(cpus)),
+        baseline_ns: baseline.map_or(0, |(ns, _)| ns),
+        baseline: baseline.map(|(_, b)| b),
     }
 }
 

@@ -41,10 +41,25 @@ fn every_timed_row_carries_software_counters_and_says_why_hardware_ones_are_miss
     let sum: u64 = threads.iter().map(|t| u(&t["run_ns"])).sum();
     assert_eq!(u(&fib["software"]["run_ns"]), sum);
 
-    // Process workers time themselves: the counters cover the sample call.
+    // Process workers time themselves: the counters cover the sample call,
+    // and the worker processes' threads (which do the work) are listed.
     let primes = &row(&rows, "cpu.primes")["counters"];
     assert_eq!(primes["window"], "sample");
-    assert_eq!(primes["threads"].as_array().map(Vec::len), Some(FAST_TRIALS), "one thread in each trial's process: {primes}");
+    let threads = primes["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 3 * FAST_TRIALS, "each trial's worker thread and its two worker processes: {primes}");
+    assert_eq!(u(&primes["software"]["processes"]), 3, "the worker and its two children: {primes}");
+    let pids: std::collections::BTreeSet<u64> = threads.iter().map(|t| u(&t["pid"])).collect();
+    assert_eq!(pids.len(), 3 * FAST_TRIALS, "one process per thread: {primes}");
+    assert_eq!(u(&primes["software"]["run_ns"]), threads.iter().map(|t| u(&t["run_ns"])).sum::<u64>());
+
+    // Interrupts on the trial's CPUs, over the timed samples, with an idle baseline.
+    for r in [syscall, fib, primes] {
+        let Some(irq) = r.get("interrupts") else { panic!("no interrupts (is /proc/interrupts readable?): {r}") };
+        assert_eq!(irq["samples"], r["samples"], "{irq}");
+        assert!(!irq["cpus"].as_array().unwrap().is_empty() && u(&irq["span_ns"]) > 0, "{irq}");
+        assert!(irq["counts"]["loc"].is_u64() || irq["counts"]["loc"].is_null(), "{irq}");
+        assert!(u(&irq["baseline_ns"]) > 0 && irq["baseline"].is_object(), "{irq}");
+    }
 
     for r in [syscall, fib, primes] {
         match r["hardware"].get("absent") {
@@ -68,4 +83,6 @@ fn every_timed_row_carries_software_counters_and_says_why_hardware_ones_are_miss
     let only = text(&out.stdout);
     assert!(only.starts_with("### Counters (cpu)"), "{only}");
     assert!(only.contains("rt.fib workers=2") && !only.contains("## Not ok"), "{only}");
+    assert!(only.contains("RES/CAL/TLB/LOC per sample") && only.contains("Idle baseline") && only.contains("system-wide"), "{only}");
+    assert!(only.contains("Steals/sample") && only.contains("rayon does not expose steals"), "{only}");
 }

@@ -90,6 +90,11 @@ impl Windows {
         }
     }
 
+    /// The samples that recorded a window.
+    pub fn samples(&self) -> usize {
+        self.0.len()
+    }
+
     /// The median window (the lower middle for an even count).
     pub fn median_ns(&self) -> Option<u64> {
         let mut v = self.0.clone();

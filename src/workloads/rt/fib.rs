@@ -140,6 +140,7 @@ impl<R: Runtime> Instance for FibInstance<R> {
     fn details(&self, _: Option<&u64>) -> serde_json::Value {
         let c = &self.cfg;
         json!({
+            "runtime_counters": self.rt.counters().details(self.windows.samples()),
             "runtime": R::NAME,
             "pool_workers": self.rt.workers(),
             "n": c.n,

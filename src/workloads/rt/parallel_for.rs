@@ -191,6 +191,7 @@ impl<R: Runtime> Instance for ForInstance<R> {
         let c = &self.cfg;
         let tasks = c.tasks(self.rt.workers());
         json!({
+            "runtime_counters": self.rt.counters().details(self.windows.samples()),
             "runtime": R::NAME,
             "pool_workers": self.rt.workers(),
             "items": c.items,

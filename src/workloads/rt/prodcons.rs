@@ -192,6 +192,7 @@ impl<R: Runtime> Instance for ProdConsInstance<R> {
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         let (producers, consumers) = roles(self.rt.workers());
         json!({
+            "runtime_counters": self.rt.counters().details(self.windows.samples()),
             "runtime": R::NAME,
             "pool_workers": self.rt.workers(),
             "items": self.cfg.items,

@@ -211,6 +211,7 @@ impl<R: Runtime> Instance for SortInstance<R> {
     fn details(&self, last: Option<&Stats>) -> serde_json::Value {
         let len = self.cfg.data.len() as u64;
         json!({
+            "runtime_counters": self.rt.counters().details(self.windows.samples()),
             "runtime": R::NAME,
             "pool_workers": self.rt.workers(),
             "len": len,

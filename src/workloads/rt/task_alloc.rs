@@ -143,6 +143,7 @@ impl<R: Runtime> Instance for AllocInstance<R> {
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {
         json!({
+            "runtime_counters": self.rt.counters().details(self.windows.samples()),
             "runtime": R::NAME,
             "pool_workers": self.rt.workers(),
             "tasks": self.cfg.tasks,

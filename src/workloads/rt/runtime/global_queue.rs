@@ -14,21 +14,28 @@
 //! Tasks are closures living on the stack of the thread that queued them (as
 //! in rayon's `StackJob`): the queue holds type-erased pointers to them, and
 //! the queuing thread never returns before they are done.
+//!
+//! The queue counts, under its own lock (no atomic added): its longest
+//! length, the acquisitions of the lock and those that found it held
+//! (`try_lock` failed, then `lock`), and the tasks run by a thread other than
+//! the one that queued them (steals, in a work-stealing runtime's words).
 
 use std::any::Any;
 use std::cell::{Cell, UnsafeCell};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 
-use super::{Runtime, pin_worker};
+use super::{Runtime, RuntimeCounters, pin_worker};
 
 /// A type-erased pointer to a task that stays valid until it has run.
 struct JobRef {
     data: *const (),
     run: unsafe fn(*const ()),
+    /// The thread that queued it ([`thread_number`]).
+    owner: usize,
 }
 
 // SAFETY: a JobRef is only created for tasks whose closures are `Send`, and the
@@ -57,7 +64,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     }
 
     fn as_job_ref(&self) -> JobRef {
-        JobRef { data: self as *const Self as *const (), run: Self::run }
+        JobRef { data: self as *const Self as *const (), run: Self::run, owner: thread_number() }
     }
 
     /// # Safety
@@ -95,7 +102,7 @@ struct BatchJob<'a> {
 
 impl BatchJob<'_> {
     fn as_job_ref(&self) -> JobRef {
-        JobRef { data: self as *const Self as *const (), run: Self::run }
+        JobRef { data: self as *const Self as *const (), run: Self::run, owner: thread_number() }
     }
 
     /// # Safety
@@ -119,11 +126,53 @@ const MAX_HELP_DEPTH: usize = 64;
 thread_local! {
     /// Tasks this thread is running inside waits, nested.
     static HELP_DEPTH: Cell<usize> = const { Cell::new(0) };
+    /// This thread's number for the steal count (0: not yet given one).
+    static THREAD_NUMBER: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The numbers given to threads so far.
+static THREAD_NUMBERS: AtomicUsize = AtomicUsize::new(0);
+
+/// A number for the calling thread, the same on every call, different from
+/// every other thread's.
+fn thread_number() -> usize {
+    THREAD_NUMBER.with(|n| {
+        if n.get() == 0 {
+            n.set(THREAD_NUMBERS.fetch_add(1, Ordering::Relaxed) + 1);
+        }
+        n.get()
+    })
 }
 
 struct State {
     jobs: VecDeque<JobRef>,
     shutdown: bool,
+    /// What the runtime counts, kept under the lock.
+    counts: Counts,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    max_len: u64,
+    acquisitions: u64,
+    waits: u64,
+    steals: u64,
+}
+
+impl State {
+    /// Takes a task off the queue (`pop` chooses which) and counts it as a
+    /// steal when another thread queued it.
+    fn take(&mut self, pop: impl FnOnce(&mut VecDeque<JobRef>) -> Option<JobRef>) -> Option<JobRef> {
+        let job = pop(&mut self.jobs)?;
+        if job.owner != thread_number() {
+            self.counts.steals += 1;
+        }
+        Some(job)
+    }
+
+    fn queued(&mut self) {
+        self.counts.max_len = self.counts.max_len.max(self.jobs.len() as u64);
+    }
 }
 
 struct Shared {
@@ -136,17 +185,35 @@ struct Shared {
 }
 
 impl Shared {
+    /// Takes the lock, counting the acquisition and whether it found the
+    /// lock held.
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        let mut g = match self.state.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                g.counts.waits += 1;
+                g
+            }
+        };
+        g.counts.acquisitions += 1;
+        g
     }
 
     fn push(&self, job: JobRef) {
-        self.lock().jobs.push_back(job);
+        let mut st = self.lock();
+        st.jobs.push_back(job);
+        st.queued();
+        drop(st);
         self.cond.notify_one();
     }
 
     fn push_all(&self, jobs: impl Iterator<Item = JobRef>) {
-        self.lock().jobs.extend(jobs);
+        let mut st = self.lock();
+        st.jobs.extend(jobs);
+        st.queued();
+        drop(st);
         self.cond.notify_all();
     }
 
@@ -179,9 +246,9 @@ impl Shared {
             }
             let depth = HELP_DEPTH.with(Cell::get);
             let job = if depth < MAX_HELP_DEPTH {
-                st.jobs.pop_back()
+                st.take(VecDeque::pop_back)
             } else {
-                st.jobs.iter().rposition(|j| mine(j.data)).and_then(|i| st.jobs.remove(i))
+                st.take(|jobs| jobs.iter().rposition(|j| mine(j.data)).and_then(|i| jobs.remove(i)))
             };
             if let Some(job) = job {
                 drop(st);
@@ -215,7 +282,7 @@ fn worker_loop(shared: &Shared) {
         let job = {
             let mut st = shared.lock();
             loop {
-                if let Some(j) = st.jobs.pop_front() {
+                if let Some(j) = st.take(VecDeque::pop_front) {
                     break j;
                 }
                 if st.shutdown {
@@ -235,7 +302,7 @@ impl Runtime for GlobalQueue {
 
     fn build(workers: usize, cpus: Option<&[usize]>) -> anyhow::Result<Self> {
         let shared = Arc::new(Shared {
-            state: Mutex::new(State { jobs: VecDeque::new(), shutdown: false }),
+            state: Mutex::new(State { jobs: VecDeque::new(), shutdown: false, counts: Counts::default() }),
             cond: Condvar::new(),
             waiters: AtomicUsize::new(0),
         });
@@ -309,6 +376,23 @@ impl Runtime for GlobalQueue {
         if let Some(p) = panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
             resume_unwind(p);
         }
+    }
+
+    fn counters(&self) -> RuntimeCounters {
+        let c = self.counts();
+        RuntimeCounters {
+            steals: Some(c.steals),
+            queue_max_len: Some(c.max_len),
+            lock_acquisitions: Some(c.acquisitions),
+            lock_waits: Some(c.waits),
+            note: None,
+        }
+    }
+}
+
+impl GlobalQueue {
+    fn counts(&self) -> Counts {
+        self.shared.state.lock().unwrap_or_else(|e| e.into_inner()).counts
     }
 }
 

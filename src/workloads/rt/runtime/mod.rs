@@ -50,6 +50,45 @@ pub trait Runtime: Send + Sync + Sized + 'static {
     /// Runs `f(i)` for every `i` in `0..n`, one task each, and returns when all
     /// have run. Tasks may block on each other only when `n <= workers()`.
     fn for_each_task(&self, n: usize, f: &(dyn Fn(usize) + Sync));
+
+    /// What the runtime counted since it was built.
+    fn counters(&self) -> RuntimeCounters;
+}
+
+/// What a runtime counts of its own scheduling, since it was built. Counted
+/// where it costs nothing extra (under a lock the runtime takes anyway),
+/// absent where the runtime cannot say (`note` says why).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeCounters {
+    /// Tasks run by a thread other than the one that queued them.
+    pub steals: Option<u64>,
+    /// The longest the shared queue was, in tasks.
+    pub queue_max_len: Option<u64>,
+    /// Acquisitions of the queue's lock (not counting the re-acquisitions of
+    /// a condition variable's wake-up).
+    pub lock_acquisitions: Option<u64>,
+    /// Of those, acquisitions that found the lock held and had to wait.
+    pub lock_waits: Option<u64>,
+    /// What is not counted, and why.
+    pub note: Option<&'static str>,
+}
+
+impl RuntimeCounters {
+    /// The row's `runtime_counters` detail: per-sample averages over
+    /// `samples` (every sample the instance ran: calibration, warmup and
+    /// timed, since the runtime counts them all), the queue's longest
+    /// length as is.
+    pub fn details(&self, samples: usize) -> serde_json::Value {
+        let per = |v: Option<u64>| v.map(|v| v as f64 / samples.max(1) as f64);
+        serde_json::json!({
+            "samples": samples,
+            "steals_per_sample": per(self.steals),
+            "queue_max_len": self.queue_max_len,
+            "lock_acquisitions_per_sample": per(self.lock_acquisitions),
+            "lock_waits_per_sample": per(self.lock_waits),
+            "note": self.note,
+        })
+    }
 }
 
 /// The runtimes, in axis order.

@@ -1,6 +1,6 @@
 //! `rayon`: work stealing, the runtime a Rust user would reach for.
 
-use super::{Runtime, pin_worker};
+use super::{Runtime, RuntimeCounters, pin_worker};
 
 pub struct Rayon {
     pool: ::rayon::ThreadPool,
@@ -37,5 +37,9 @@ impl Runtime for Rayon {
                 s.spawn(move |_| f(i));
             }
         });
+    }
+
+    fn counters(&self) -> RuntimeCounters {
+        RuntimeCounters { note: Some("rayon does not expose steals (nor its deques' lengths)"), ..RuntimeCounters::default() }
     }
 }

@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{Runtime, pin_worker};
+use super::{Runtime, RuntimeCounters, pin_worker};
 
 pub struct Spawn {
     workers: usize,
@@ -91,5 +91,9 @@ impl Runtime for Spawn {
                 });
             }
         });
+    }
+
+    fn counters(&self) -> RuntimeCounters {
+        RuntimeCounters { note: Some("spawn starts a thread per task: no queue, no steals"), ..RuntimeCounters::default() }
     }
 }

@@ -136,3 +136,26 @@ fn deep_fork_join_on_the_global_queue_does_not_overflow_a_stack() {
         assert_eq!(rt.install(|| fib_fine(&rt, 30)), 832_040);
     }
 }
+
+#[test]
+fn the_global_queue_counts_its_queue_and_lock_and_the_others_say_why_not() {
+    let rt = GlobalQueue::build(1, None).unwrap();
+    assert_eq!(rt.counters().queue_max_len, Some(0), "nothing queued yet");
+    // One worker: the install hands the root to it (queued by this thread,
+    // run by the worker: one steal); fib(13) joins (queuing fib(11)) and its
+    // first half fib(12) joins again (queuing fib(10)): two queued at once,
+    // both run by the worker that queued them.
+    assert_eq!(rt.install(|| fib(&rt, 13)), 233);
+    let c = rt.counters();
+    assert_eq!((c.steals, c.queue_max_len), (Some(1), Some(2)), "{c:?}");
+    assert!(c.lock_acquisitions.is_some_and(|a| a >= 3) && c.lock_waits.is_some(), "{c:?}");
+    // A batch of 100 queued at once by the worker that runs them: the queue holds 100.
+    rt.install(|| rt.for_each_task(100, &|_| {}));
+    let c = rt.counters();
+    assert_eq!((c.steals, c.queue_max_len), (Some(2), Some(100)), "{c:?}");
+    let d = c.details(4);
+    assert_eq!((d["steals_per_sample"].as_f64(), d["queue_max_len"].as_u64()), (Some(0.5), Some(100)), "{d}");
+    let r = Rayon::build(1, None).unwrap().counters();
+    assert!(r.steals.is_none() && r.note.is_some_and(|n| n.contains("rayon does not expose steals")), "{r:?}");
+    assert!(Spawn::build(1, None).unwrap().counters().note.is_some());
+}
