@@ -136,8 +136,9 @@ pub struct HardwareCounters {
 }
 
 /// Interrupts on the trial's CPUs (`/proc/interrupts`) over its timed
-/// samples, and over an idle pause after them. System-wide: every process's
-/// activity on those CPUs counts, not only the trial's.
+/// samples, and what the same CPUs received in the run's idle window.
+/// System-wide: every process's activity on those CPUs counts, not only the
+/// trial's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InterruptCounters {
     /// The CPUs summed: those the trial could use that have a column in
@@ -151,17 +152,13 @@ pub struct InterruptCounters {
     pub span_ns: u64,
     /// Interrupts in that span.
     pub counts: InterruptCounts,
-    /// The idle pause after the samples, ns: as long as the span, at most
-    /// [`BASELINE_MAX_NS`].
+    /// The run's idle window, ns ([`crate::measure::interrupts::Idle`]:
+    /// before the first round, no worker running); 0 without one.
     pub baseline_ns: u64,
-    /// Interrupts in the idle pause (not scaled); absent when no pause was
-    /// taken (the trial did not end well).
+    /// Interrupts on the same CPUs in that window (not scaled); absent when
+    /// the run took none.
     pub baseline: Option<InterruptCounts>,
 }
-
-/// The longest idle pause taken for the interrupts' baseline: 1 s (longer
-/// spans have their baseline scaled up from it).
-pub const BASELINE_MAX_NS: u64 = 1_000_000_000;
 
 impl InterruptCounters {
     /// The counts per timed sample: RES, CAL, TLB, LOC.
@@ -170,16 +167,16 @@ impl InterruptCounters {
         self.counts.kinds().map(|k| k.map(|v| v as f64 / n))
     }
 
-    /// The idle pause's counts at the span's length, per timed sample: what
-    /// the same CPUs received in the same time with the trial idle.
+    /// The idle window's counts at the span's length, per timed sample: what
+    /// the same CPUs received in the same time with nothing of the run running.
     pub fn baseline_per_sample(&self) -> [Option<f64>; 4] {
         let Some(b) = self.baseline.filter(|_| self.baseline_ns > 0) else { return [None; 4] };
         let scale = self.span_ns as f64 / self.baseline_ns as f64 / f64::from(self.samples.max(1));
         b.kinds().map(|k| k.map(|v| v as f64 * scale))
     }
 
-    /// Two trials' counts as one: sums of spans, counts and pauses (the
-    /// baseline's rate is then the pauses' together), the CPUs of both.
+    /// Two trials' counts as one: sums of spans, counts and idle windows (the
+    /// baseline's rate is then the windows' together), the CPUs of both.
     pub fn merged(&self, other: &InterruptCounters) -> InterruptCounters {
         let mut cpus = self.cpus.clone();
         cpus.extend(other.cpus.iter().copied());

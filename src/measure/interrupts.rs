@@ -127,6 +127,35 @@ impl Interrupts {
     }
 }
 
+/// What the CPUs received while nothing of a run ran: two readings of
+/// `/proc/interrupts` around a sleep of the runner, before the first round.
+/// A row's interrupts are shown beside these counts scaled to the row's span
+/// (the idle baseline); one window serves every row of the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Idle {
+    /// How long the window lasted, ns.
+    pub window_ns: u64,
+    begin: Interrupts,
+    end: Interrupts,
+}
+
+impl Idle {
+    /// Reads `/proc/interrupts`, sleeps `window`, reads it again; None where
+    /// it cannot be read.
+    pub fn take(window: std::time::Duration) -> Option<Idle> {
+        let begin = Interrupts::read()?;
+        let t0 = std::time::Instant::now();
+        std::thread::sleep(window);
+        let end = Interrupts::read()?;
+        Some(Idle { window_ns: u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX), begin, end })
+    }
+
+    /// The window's counts summed over `cpus`.
+    pub fn counts(&self, cpus: &[usize]) -> InterruptCounts {
+        self.begin.sum(cpus).until(&self.end.sum(cpus))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,6 +177,16 @@ mod tests {
         let d = a.sum(&[0, 2]).until(&b.sum(&[0, 2]));
         assert_eq!(d, InterruptCounts { res: Some(13), cal: Some(10), tlb: Some(3), loc: Some(350) });
         assert_eq!(d.plus(&d).kinds(), [Some(26), Some(20), Some(6), Some(700)]);
+    }
+
+    #[test]
+    fn an_idle_window_counts_between_its_readings() {
+        let idle = Idle { window_ns: 250_000_000, begin: Interrupts::parse(X86_A).unwrap(), end: Interrupts::parse(X86_B).unwrap() };
+        assert_eq!(idle.counts(&[3]), InterruptCounts { res: Some(0), cal: Some(63), tlb: Some(0), loc: Some(999) });
+        let live = Idle::take(std::time::Duration::from_millis(20));
+        if let Some(live) = live {
+            assert!(live.window_ns >= 20_000_000, "{}", live.window_ns);
+        }
     }
 
     #[test]

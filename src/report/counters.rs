@@ -132,8 +132,8 @@ pub fn section(rows: &[&Row], group: &str) -> Option<Vec<Block>> {
                 .text(
                     ", per timed sample, on the CPUs the trial could use. They are system-wide counts: every process on those CPUs \
                      adds to them, not only the measured one. They span the timed samples and the gaps between them; the idle \
-                     baseline is what the same CPUs received in a pause of the same length (at most 1 s, scaled) after the samples, \
-                     with the trial idle.",
+                     baseline is what the same CPUs received in the run's idle window (250 ms before the first round, no worker \
+                     running), scaled to the same length.",
                 ),
         ));
     }

@@ -179,6 +179,7 @@ fn run_here(
         rows: read_run(dir.path()).map(|s| s.rows).unwrap_or_default(),
         rounds: Vec::new(),
         interrupted: false,
+        idle: None,
     });
     finish_record(&mut run, &cfg, &outcome, &start);
     Ok((dir, run, observers, failed))

@@ -19,6 +19,7 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
 use crate::evidence::{RoundRecord, Row, RowStop, RunDir};
+use crate::measure::interrupts::Idle;
 use crate::model::{Status, TrialPlan, utc_now_millis};
 use crate::stats::{LEVEL, trial_interval};
 
@@ -36,7 +37,13 @@ pub struct Outcome {
     pub rounds: Vec<RoundRecord>,
     /// A stop signal ended the run early.
     pub interrupted: bool,
+    /// The run's idle window, the baseline of every row's interrupts.
+    pub idle: Option<Idle>,
 }
+
+/// How long the runner sleeps before the first round to count what the CPUs
+/// receive with nothing of the run running.
+pub const IDLE_WINDOW: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// The order of a round: `cells` shuffled by a generator seeded from the
 /// run's seed and the round's number.
@@ -162,7 +169,8 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
     // Cells whose row is written.
     let mut written = vec![false; n];
     let mut active: Vec<usize> = (0..cfg.groups.len()).collect();
-    let mut out = Outcome { rows: Vec::new(), rounds: Vec::new(), interrupted: false };
+    let idle = if signals::interrupted() { None } else { Idle::take(IDLE_WINDOW) };
+    let mut out = Outcome { rows: Vec::new(), rounds: Vec::new(), interrupted: false, idle };
     let mut round = 0u32;
     while !active.is_empty() && !out.interrupted {
         let order = round_order(&cfg.groups, &active, cfg.seed, round);
@@ -189,7 +197,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
             runs[i].push(done);
             if !ok {
                 // A failed, invalid, timed-out or skipped trial decides the row.
-                finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), RowStop::NotOk)?;
+                finish(cfg, dir, obs, &mut out, i, std::mem::take(&mut runs[i]), RowStop::NotOk)?;
                 written[i] = true;
             }
         }
@@ -208,7 +216,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
         for g in broken {
             for &i in &cfg.groups[g] {
                 if !written[i] {
-                    finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), RowStop::VariantNotOk)?;
+                    finish(cfg, dir, obs, &mut out, i, std::mem::take(&mut runs[i]), RowStop::VariantNotOk)?;
                     written[i] = true;
                 }
             }
@@ -223,7 +231,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
         let (more, stops) = decide(&cfg.trials, &standings, started.elapsed().as_secs_f64() * 1e3);
         for (g, why) in stops {
             for &i in &cfg.groups[g] {
-                finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), why)?;
+                finish(cfg, dir, obs, &mut out, i, std::mem::take(&mut runs[i]), why)?;
                 written[i] = true;
             }
         }
@@ -234,7 +242,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
     for g in active {
         for &i in &cfg.groups[g] {
             if !written[i] && !runs[i].is_empty() {
-                finish(cfg, dir, obs, &mut out.rows, i, std::mem::take(&mut runs[i]), RowStop::Interrupted)?;
+                finish(cfg, dir, obs, &mut out, i, std::mem::take(&mut runs[i]), RowStop::Interrupted)?;
             }
         }
     }
@@ -246,13 +254,18 @@ fn finish(
     cfg: &RunConfig,
     dir: &mut RunDir,
     obs: &mut Observers,
-    rows: &mut Vec<Row>,
+    out: &mut Outcome,
     i: usize,
     trials: Vec<Finished>,
     stop: RowStop,
 ) -> anyhow::Result<()> {
     let cell = &cfg.cells[i];
     let mut row = compose::row(RowInput { cell, spec: cfg.spec(cell), trials, planned: cfg.trials.min, stop });
+    if let (Some(idle), Some(irq)) = (&out.idle, row.counters.as_mut().and_then(|c| c.interrupts.as_mut())) {
+        irq.baseline_ns = idle.window_ns;
+        irq.baseline = Some(idle.counts(&irq.cpus));
+    }
+    let rows = &mut out.rows;
     if !row.samples.is_empty() {
         row.raw = Some(dir.write_raw(&row)?);
     }

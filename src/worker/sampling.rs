@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::evidence::{MeasurementRecord, SampleRecord, TrialFacts, VerifierRecord, WorkerReport};
 use crate::measure::clock;
-use crate::measure::counters::{Accumulator, BASELINE_MAX_NS, CounterRecord, InterruptCounters, Probe, Snapshot};
+use crate::measure::counters::{Accumulator, CounterRecord, InterruptCounters, Probe, Snapshot};
 use crate::measure::interference::{self, Interference};
 use crate::measure::interrupts::Interrupts;
 use crate::measure::rusage::Rusage;
@@ -307,9 +307,7 @@ fn measure_with<C: Clock>(
     let trial_cpus = watch.as_ref().map(|w| w.cpus.clone()).unwrap_or_default();
     let (facts, rusage_measured) = watch.map(Watch::finish).unzip();
     let interrupts = match (irq_begin, irq_end) {
-        (Some(begin), Some(end)) if rec.timed_samples > 0 => {
-            Some(interrupt_counters(&trial_cpus, begin, end, rec.timed_samples, outcome.is_ok()))
-        }
+        (Some(begin), Some(end)) if rec.timed_samples > 0 => Some(interrupt_counters(&trial_cpus, begin, end, rec.timed_samples)),
         _ => None,
     };
     let (status, reason) = match outcome {
@@ -340,35 +338,17 @@ fn measure_with<C: Clock>(
     }
 }
 
-/// The interrupts on `cpus` between the readings around the timed samples,
-/// and (when `idle_pause`: the trial ended well) over an idle pause after
-/// them, as long as the span between the readings and at most
-/// [`BASELINE_MAX_NS`]: the worker sleeps, the workload's threads have no
-/// work, so what the CPUs receive then is the rest of the machine's.
-fn interrupt_counters(
-    cpus: &[usize],
-    (begin, t0): (Interrupts, u64),
-    (end, t1): (Interrupts, u64),
-    samples: u32,
-    idle_pause: bool,
-) -> InterruptCounters {
-    let span_ns = t1.saturating_sub(t0);
-    let baseline = idle_pause
-        .then(|| {
-            let pause = span_ns.clamp(1, BASELINE_MAX_NS);
-            let p0 = clock::now_ns();
-            std::thread::sleep(Duration::from_nanos(pause));
-            let after = Interrupts::read()?;
-            Some((clock::now_ns() - p0, end.sum(cpus).until(&after.sum(cpus))))
-        })
-        .flatten();
+/// The interrupts on `cpus` between the readings around the timed samples.
+/// The idle baseline is the runner's to add (one idle window per run, not a
+/// pause per trial).
+fn interrupt_counters(cpus: &[usize], (begin, t0): (Interrupts, u64), (end, t1): (Interrupts, u64), samples: u32) -> InterruptCounters {
     InterruptCounters {
         cpus: end.present(cpus),
         samples,
-        span_ns,
+        span_ns: t1.saturating_sub(t0),
         counts: begin.sum(cpus).until(&end.sum(cpus)),
-        baseline_ns: baseline.map_or(0, |(ns, _)| ns),
-        baseline: baseline.map(|(_, b)| b),
+        baseline_ns: 0,
+        baseline: None,
     }
 }
 
