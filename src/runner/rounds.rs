@@ -253,6 +253,8 @@ fn finish(
 ) -> anyhow::Result<()> {
     let cell = &cfg.cells[i];
     let mut row = compose::row(RowInput { cell, spec: cfg.spec(cell), trials, planned: cfg.trials.min, stop });
+    // The profiling pass: after the row's trials, outside its samples.
+    row.profile = super::perf::pass(cfg, dir, &row);
     if !row.samples.is_empty() {
         row.raw = Some(dir.write_raw(&row)?);
     }
