@@ -116,9 +116,4 @@ impl ProfileRecord {
             guest: None,
         }
     }
-
-    /// The path of its file of `kind`, if it left one.
-    pub fn file(&self, kind: &str) -> Option<&str> {
-        self.files.iter().find(|f| f.kind == kind).map(|f| f.path.as_str())
-    }
 }
