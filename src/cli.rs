@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::model::{ColorWhen, ExportFormat, MIN_TRIAL_BUDGET_MS, PinStrategy, Profile};
+use crate::model::{ColorWhen, ExportFormat, MIN_TRIAL_BUDGET_MS, PerfPass, PinStrategy, Profile};
 
 /// Runs systems benchmarks on Linux and writes every result as an evidence record.
 #[derive(Debug, Parser)]
@@ -286,6 +286,17 @@ pub struct RunArgs {
     /// With --variant: exit 1 when a variant regressed against the base.
     #[arg(long)]
     pub fail_on_regression: bool,
+
+    /// After each row's timed trials, run its worker once more under perf,
+    /// outside the timed samples and their statistics: `stat` (`perf stat`
+    /// on software events where the machine has no PMU) or `record` (`perf
+    /// record -g`, with a `perf report` top 20 and a flame graph SVG). The
+    /// artifacts go to `profiles/<row>/`; a command workload's
+    /// `[workload.profile]` command runs once too. Where perf is missing or
+    /// not permitted the pass is skipped, with the reason, and the rows are
+    /// unaffected.
+    #[arg(long, value_enum, value_name = "stat|record")]
+    pub perf_pass: Option<PerfPass>,
 
     /// noise only: once the run ends, also write its noise profile (the
     /// A/B tables and the A/A summary) as one self-contained HTML page to

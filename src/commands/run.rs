@@ -137,6 +137,7 @@ fn options(args: &RunArgs, timeout: Duration) -> RunOptions {
         inject_fault: args.inject_fault.clone(),
         variants: args.variants.clone(),
         base: args.base.clone(),
+        perf_pass: args.perf_pass,
     }
 }
 

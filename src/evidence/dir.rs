@@ -114,6 +114,23 @@ impl RunDir {
         Ok((f, rel))
     }
 
+    /// Makes `profiles/<row id>/` for a row's profiling pass and returns
+    /// it, and its path relative to the run directory. Only perf (which
+    /// writes its own output files there) and this writer put files in it.
+    pub fn profile_dir(&self, row_id: &str) -> Result<(PathBuf, String), EvidenceError> {
+        let rel = format!("profiles/{row_id}");
+        let p = self.path.join(&rel);
+        fs::create_dir_all(&p).map_err(|e| EvidenceError::io(&p, e))?;
+        Ok((p, rel))
+    }
+
+    /// Opens (creating or truncating) a file of a row's profiling pass
+    /// (`rel`, under `profiles/`), for a process's stderr.
+    pub fn profile_log(&self, rel: &str) -> Result<File, EvidenceError> {
+        let p = self.path.join(rel);
+        File::create(&p).map_err(|e| EvidenceError::io(&p, e))
+    }
+
     /// Writes a whole file (report.md, ...) atomically.
     pub fn write_file(&self, rel: &str, text: &str) -> Result<(), EvidenceError> {
         write_atomic(&self.path.join(rel), text.as_bytes())

@@ -87,6 +87,7 @@ pub(crate) fn row(index: usize, workload: &str, axes: &[(&str, Value)], variant:
         raw: None,
         started_utc: String::new(),
         finished_utc: String::new(),
+        profile: None,
     }
 }
 

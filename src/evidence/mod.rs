@@ -5,6 +5,7 @@ pub mod dir;
 pub mod error;
 #[cfg(test)]
 pub(crate) mod fake;
+pub mod profile;
 pub mod read;
 pub mod records;
 pub mod trials;
@@ -12,6 +13,7 @@ pub mod worker;
 
 pub use dir::{RunDir, check_not_running};
 pub use error::EvidenceError;
+pub use profile::{GuestProfile, PerfCounter, ProfileFile, ProfileRecord, ProfileStatus};
 pub use read::{StoredRun, read_run, read_run_or_id};
 pub use records::*;
 pub use trials::*;

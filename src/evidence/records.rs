@@ -164,6 +164,9 @@ pub struct Row {
     pub raw: Option<String>,
     pub started_utc: String,
     pub finished_utc: String,
+    /// The profiling pass (`run --perf-pass`): absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<super::profile::ProfileRecord>,
 }
 
 impl Row {

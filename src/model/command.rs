@@ -75,6 +75,15 @@ pub struct CommandDef {
     /// `None`: a sample is the wall time of one run of the command.
     pub metric: Option<MetricDef>,
     pub verify: VerifyDef,
+    /// `[workload.profile]`: the command of the guest-side pass of `run
+    /// --perf-pass` (the system under test's own counters), run once per
+    /// row outside the timed samples, with the same placeholders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Vec<String>>,
+    /// Each run's output is copied to the worker's stderr (the guest-side
+    /// pass, whose output is kept); false in every planned cell.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub echo_output: bool,
 }
 
 impl VerifyDef {

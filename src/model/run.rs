@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use super::names::named_enum;
 use super::{PinStrategy, Profile};
 
 /// The seed of a run unless `--seed` is given (fixed, so that runs repeat).
@@ -66,6 +67,24 @@ pub struct RunOptions {
     /// `--base NAME`: the variant the others are compared with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
+    /// `--perf-pass`: one extra run of each ok row's worker under perf,
+    /// outside the timed samples (absent: no profiling pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perf_pass: Option<PerfPass>,
+}
+
+named_enum! {
+    /// The profiling pass of `run --perf-pass`: how perf watches the one
+    /// extra run of each row's worker.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+    pub enum PerfPass {
+        /// `perf stat`: counts of events (software events where the machine
+        /// has no PMU).
+        Stat = "stat",
+        /// `perf record -g`: sampled call stacks, with a `perf report` top
+        /// and a flame graph.
+        Record = "record",
+    }
 }
 
 /// A preset of the worker and pinning axes (RustFiber's comparison modes).

@@ -32,6 +32,7 @@ fn request(selection: &[&str]) -> RunOptions {
         inject_fault: None,
         variants: Vec::new(),
         base: None,
+        perf_pass: None,
     }
 }
 

@@ -16,6 +16,7 @@ pub mod overview;
 pub mod page;
 pub mod plot;
 pub mod primitive;
+pub mod profiles;
 pub mod scaling;
 pub mod sections;
 pub mod stats_tables;

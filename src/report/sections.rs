@@ -359,6 +359,7 @@ pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     if let Some(w) = busy_warning(run) {
         out.push(Block::paragraph(Line::from("warning: ").marked(&w).text(".")));
     }
+    out.extend(super::profiles::section(run, rows));
     out.push(Block::heading(2, "Not ok"));
     // Cells that do not apply by design are not rows that went wrong: one line apart, below.
     let bad: Vec<&Row> = rows.iter().filter(|r| r.status != Status::Ok && !r.skipped_by_design()).collect();

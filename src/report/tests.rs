@@ -80,6 +80,7 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         raw: None,
         started_utc: String::new(),
         finished_utc: String::new(),
+        profile: None,
     }
 }
 

@@ -228,6 +228,7 @@ pub fn row(input: RowInput) -> Row {
         raw: None,
         started_utc: trials[0].record.started_utc.clone(),
         finished_utc: last.record.finished_utc.clone(),
+        profile: None,
     }
 }
 

@@ -163,6 +163,9 @@ pub struct RunConfig {
     pub exe: PathBuf,
     /// Where each trial's scratch directory is made.
     pub scratch_root: ScratchRoot,
+    /// The profiling pass (`--perf-pass`), checked once on this machine;
+    /// `None` without one.
+    pub perf: Option<super::perf::Setup>,
 }
 
 /// The directory each trial's scratch directory is made in, and what chose
@@ -214,6 +217,7 @@ impl RunConfig {
             envelope,
             exe,
             scratch_root,
+            perf: None,
         })
     }
 

@@ -8,10 +8,12 @@
 
 pub mod compose;
 pub mod config;
+pub mod flame;
 pub mod hosts;
 pub mod launcher;
 pub mod observe;
 pub mod observer;
+pub mod perf;
 pub mod pipes;
 pub mod preload;
 pub mod progress;
@@ -123,7 +125,7 @@ fn create_run_dir(req: &RunRequest, envelope: &crate::envelope::Envelope, label:
 /// One run here: plan, run the rounds, write the records and the report;
 /// returns the exit code and the run directory.
 fn run_local(req: &RunRequest) -> anyhow::Result<(u8, PathBuf)> {
-    let (dir, run, mut observers, failed) = run_here(req, |run, dir| {
+    let (dir, run, mut observers, failed) = run_here(req, false, |run, dir| {
         if !req.quiet {
             announce(run, req, dir, None);
         }
@@ -146,7 +148,7 @@ fn run_local(req: &RunRequest) -> anyhow::Result<(u8, PathBuf)> {
 /// the working run directory (`req.run_dir`), which the caller removes.
 /// Returns the exit code.
 fn run_streamed(req: &RunRequest) -> anyhow::Result<u8> {
-    let (_dir, run, _observers, failed) = run_here(req, |run, _| {
+    let (_dir, run, _observers, failed) = run_here(req, true, |run, _| {
         stream::StreamOut::new().send(&stream::Event::Start { schema: stream::STREAM_SCHEMA.into(), run: Box::new(run.clone()) });
         Observers::streamed()
     })?;
@@ -162,13 +164,27 @@ fn run_streamed(req: &RunRequest) -> anyhow::Result<u8> {
 /// rounds. Returns the directory, the run's record finished (not yet
 /// written), the observers, and the rounds' error if they failed: a run
 /// that has started always finishes its record, with the rows written so
-/// far and the cells without one named.
+/// far and the cells without one named. `launched`: this is the launched
+/// side of a run through `--launcher`, whose profiling pass is skipped.
 fn run_here(
     req: &RunRequest,
+    launched: bool,
     started: impl FnOnce(&RunRecord, &Path) -> Observers,
 ) -> anyhow::Result<(RunDir, RunRecord, Observers, Option<String>)> {
     let start = Start::now();
-    let cfg = RunConfig::new(&req.spec, None)?;
+    let mut cfg = RunConfig::new(&req.spec, None)?;
+    cfg.perf = cfg.options.perf_pass.map(|mode| {
+        if launched {
+            return perf::Setup::Unavailable { mode, reason: perf::LAUNCHED.into(), version: None };
+        }
+        let setup = perf::setup(mode, cfg.timeout);
+        if let Some(why) = setup.unavailable()
+            && !req.quiet
+        {
+            report::terminal::to_stderr(&format!("proofbench: --perf-pass {}: skipped on every row: {why}\n", mode.as_str()));
+        }
+        setup
+    });
     let mut dir = create_run_dir(req, &cfg.envelope, &cfg.label)?;
     let mut run = run_record(&cfg, req, &dir);
     dir.write_run(&run)?;

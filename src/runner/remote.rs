@@ -395,6 +395,9 @@ impl Replay<'_> {
         if std::mem::replace(&mut self.received[planned.index], true) {
             anyhow::bail!("it sent the row {} twice", planned.row_id);
         }
+        // The launched side's profiling pass left no file here: whatever
+        // it says of one, the pass is skipped.
+        row.profile = row.profile.map(|p| crate::evidence::ProfileRecord::skipped(p.mode, super::perf::LAUNCHED));
         let dir = self.dir.as_mut().expect("started");
         let (mut file, _) = dir.log_file(&planned.row_id)?;
         file.write_all(log.as_bytes())?;

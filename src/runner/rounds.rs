@@ -266,6 +266,8 @@ fn finish(
         irq.baseline = Some(idle.counts(&irq.cpus));
     }
     let rows = &mut out.rows;
+    // The profiling pass: after the row's trials, outside its samples.
+    row.profile = super::perf::pass(cfg, dir, &row);
     if !row.samples.is_empty() {
         row.raw = Some(dir.write_raw(&row)?);
     }

@@ -328,6 +328,46 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
     Ok(Some(Finished { record, report, log_rel, stderr_tail }))
 }
 
+/// How a run of a cell's worker outside its trials ended ([`run_outside`]).
+pub enum Outside {
+    /// It ran: its trial-like record (never one of the row's trials) and
+    /// the worker's run.
+    Ran(Box<TrialRecord>),
+    /// It could not start, and why (its scratch directory could not be made).
+    NotRun(String),
+    /// A stop signal ended it.
+    Interrupted,
+}
+
+/// One more run of `cell`'s worker outside its trials (the profiling pass
+/// of `run --perf-pass`), made like a trial's: in a scratch directory of its
+/// own (`tag` in its name) when the workload works on files, under the
+/// variant's invocation with `prefix` (perf's words) in front, its stderr
+/// into `log`, killed after the run's per-trial timeout. Nothing of it goes
+/// into the row.
+pub fn run_outside(cfg: &RunConfig, cell: &Cell, tag: &str, prefix: &[String], log: std::fs::File) -> anyhow::Result<Outside> {
+    let started_utc = utc_now();
+    let scratch = match Scratch::create(&cfg.scratch_root, &format!("{}-{tag}", cell.row_id)) {
+        Ok(s) => Some(s),
+        Err(why) if needs_scratch(cell) => return Ok(Outside::NotRun(why)),
+        Err(_) => None,
+    };
+    let cell = &Cell { scratch_dir: scratch.as_ref().map(|s| s.path.display().to_string()), ..cell.clone() };
+    let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
+    let mut how = cfg.invocation(cell);
+    how.wrapper = prefix.iter().cloned().chain(how.wrapper).collect();
+    let command = spawn::local(&cfg.exe, &how, &["worker"]);
+    let report_limit = spawn::report_limit(&cell.measure, cell_json.len());
+    let wr = spawn::run_worker(command, &cell_json, log, cfg.timeout, report_limit)
+        .with_context(|| format!("running the worker of {} ({tag})", cell.row_id))?;
+    drop(scratch);
+    if wr.interrupted {
+        return Ok(Outside::Interrupted);
+    }
+    let (record, _) = compose::trial(&wr, cfg.timeout, "", 0, 0, started_utc, utc_now());
+    Ok(Outside::Ran(Box::new(record)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

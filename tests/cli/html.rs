@@ -110,7 +110,7 @@ fn chromium() -> Option<PathBuf> {
 
 /// Whether the tests run in CI (`CI=true`, as CI services set it), where a
 /// missing Chromium fails a test instead of skipping it.
-fn in_ci() -> bool {
+pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
@@ -167,7 +167,7 @@ fn chromium_run(browser: &Path, page: &Path, profile: &Path, args: &[&str]) -> (
 
 /// Opens `page` in headless Chromium; returns the DOM after its scripts ran
 /// and the browser's log.
-fn dump_dom(browser: &Path, page: &Path, profile: &Path) -> (String, String) {
+pub fn dump_dom(browser: &Path, page: &Path, profile: &Path) -> (String, String) {
     chromium_run(browser, page, profile, &["--dump-dom"])
 }
 

@@ -25,6 +25,7 @@ mod npb_ep_cg;
 mod npb_mg;
 mod os_fs;
 mod os_ipc;
+mod perf_pass;
 mod publish;
 mod records;
 mod records_reliability;

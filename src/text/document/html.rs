@@ -139,6 +139,7 @@ fn inline(i: &Inline) -> String {
         Inline::Toned(tone, s) => format!("<span class=\"tone-{}\">{}</span>", tone.as_str(), escape(&one_line(s))),
         Inline::Code(c) => format!("<code>{}</code>", escape(&one_line(&c.text))),
         Inline::Link { text, href } if href.starts_with('#') => format!("<a href=\"{}\">{}</a>", escape(href), escape(&one_line(text))),
+        Inline::Link { text, href } if super::is_run_file(href) => format!("<a href=\"{}\">{}</a>", escape(href), escape(&one_line(text))),
         Inline::Link { text, .. } => escape(&one_line(text)),
     }
 }
@@ -272,6 +273,15 @@ mod tests {
         // Only a fragment makes a link: any other href leaves the text alone.
         let out = Line(vec![Inline::Link { text: "x<".into(), href: "javascript:alert(1)".into() }]);
         assert_eq!(line(&out), "x&lt;");
+    }
+
+    #[test]
+    fn a_file_link_is_an_anchor_only_inside_the_run_directory() {
+        let l = Line::new().file_link("flame <graph>", "profiles/000-x=1/flame.svg");
+        assert_eq!(line(&l), "<a href=\"profiles/000-x=1/flame.svg\">flame &lt;graph&gt;</a>");
+        for bad in ["../x.svg", "/etc/passwd", "javascript:alert(1)", "a\"b/c", ""] {
+            assert_eq!(line(&Line::new().file_link("t", bad)), "t", "{bad}");
+        }
     }
 
     #[test]

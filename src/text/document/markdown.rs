@@ -47,6 +47,10 @@ fn inline(i: &Inline) -> String {
             None => md::code(&c.text),
         },
         Inline::Link { text, href } if href.starts_with('#') => format!("[{}]({})", link_text(text), destination(href)),
+        Inline::Link { text, href } if super::is_run_file(href) => {
+            let path: Vec<String> = href.split('/').map(destination).collect();
+            format!("[{}]({})", link_text(text), path.join("/"))
+        }
         Inline::Link { text, .. } => md::text(text),
     }
 }
@@ -205,6 +209,15 @@ mod tests {
         let mut t = Table::new(&[("Row", Align::Left)]);
         t.push_row(vec![Line::new().link("a|b", "ab")]);
         assert_eq!(render(&[Block::Table(t)]), "| Row         |\n| ----------- |\n| [a\\|b](#ab) |\n");
+    }
+
+    #[test]
+    fn a_file_link_stays_in_the_run_directory() {
+        let l = Line::new().file_link("flame graph", "profiles/000-cpu.primes-workers=1/flame.svg");
+        assert_eq!(line(&l), "[flame graph](profiles/000-cpu.primes-workers%3D1/flame.svg)");
+        for bad in ["../x.svg", "/etc/passwd", "profiles/../../x", "https://x.example/a", "a b/c", "profiles//x"] {
+            assert_eq!(line(&Line::new().file_link("t", bad)), "t", "{bad}");
+        }
     }
 
     #[test]

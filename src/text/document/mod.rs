@@ -135,10 +135,11 @@ pub enum Inline {
     Toned(Tone, String),
     /// A link to a section of the same document: `href` is a fragment,
     /// `#` and a heading's [`slug`] (the id HTML gives the heading, and the
-    /// anchor GitHub gives it in markdown). `[text](#anchor)` in markdown,
+    /// anchor GitHub gives it in markdown), or a file of the run directory
+    /// ([`is_run_file`]: a profile's files). `[text](#anchor)` in markdown,
     /// an `<a href>` in HTML, the text alone on the terminal. A renderer
-    /// shows a link whose `href` is not a fragment as its text alone, so
-    /// that no text can become a link out of the page.
+    /// shows a link whose `href` is neither as its text alone, so that no
+    /// text can become a link out of the run directory.
     Link { text: String, href: String },
 }
 
@@ -178,6 +179,14 @@ pub struct Code {
     pub written: Option<String>,
 }
 
+/// Whether `href` names a file inside the run directory the page is in: a
+/// relative path each of whose parts is a plain file name
+/// (`crate::model::file_name::is_plain`: no `..`, no scheme, no query). Such
+/// a link, and a fragment, are the only links a renderer writes.
+pub fn is_run_file(href: &str) -> bool {
+    !href.is_empty() && href.split('/').all(crate::model::file_name::is_plain)
+}
+
 /// A run of inline nodes: a line of a paragraph, a heading, a list item, a
 /// table cell.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -204,6 +213,14 @@ impl Line {
     /// is `anchor`.
     pub fn link(mut self, text: impl Into<String>, anchor: &str) -> Line {
         self.0.push(Inline::Link { text: text.into(), href: format!("#{anchor}") });
+        self
+    }
+
+    /// `text` appended as a link to a file of the run directory, `path`
+    /// relative to it (a profile's flame graph): a link only when every
+    /// part of `path` is a plain file name ([`is_run_file`]).
+    pub fn file_link(mut self, text: impl Into<String>, path: &str) -> Line {
+        self.0.push(Inline::Link { text: text.into(), href: path.to_string() });
         self
     }
 

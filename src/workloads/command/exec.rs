@@ -387,6 +387,8 @@ struct CommandInstance {
     last_left: Vec<String>,
     /// Runs whose output was still open after the command exited.
     unclosed_runs: u32,
+    /// Each run's output goes to stderr too (the guest-side pass).
+    echo_output: bool,
 }
 
 fn regex(s: &str) -> anyhow::Result<Regex> {
@@ -425,6 +427,7 @@ pub fn prepare(def: &CommandDef, cell: &Cell) -> anyhow::Result<Prepared> {
         left_runs: 0,
         last_left: Vec::new(),
         unclosed_runs: 0,
+        echo_output: def.echo_output,
     };
     if let Some(p) = def.prepare.as_deref().map(fill) {
         eprintln!("prepare: {}", shown(&p.argv));
@@ -445,6 +448,9 @@ impl Instance for CommandInstance {
         timer.start();
         let out = self.ctx.run(&self.command, Leftovers::Kill, || timer.stop())?;
         self.runs += 1;
+        if self.echo_output {
+            eprintln!("{}", out.text.trim_end());
+        }
         if !out.left_running.is_empty() {
             self.left_runs += 1;
             self.last_left = out.left_running.clone();

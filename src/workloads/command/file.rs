@@ -55,10 +55,19 @@ struct RawWorkload {
     metric: Option<Spanned<RawMetric>>,
     #[serde(default)]
     verify: Option<RawVerify>,
+    #[serde(default)]
+    profile: Option<RawProfile>,
+}
+
+/// `[workload.profile]`: the guest-side pass of `run --perf-pass`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    command: Spanned<RawCommand>,
 }
 
 /// An argument list, or one string for `sh -c` (only with `shell = true`).
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(untagged)]
 enum RawCommand {
     Args(Vec<String>),
@@ -362,6 +371,7 @@ fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: 
     };
     let prepare = extra(&w.prepare, "prepare")?;
     let cleanup = extra(&w.cleanup, "cleanup")?;
+    let profile = extra(&w.profile.as_ref().map(|p| p.command.clone()), "profile.command")?;
     let cwd_fixed = placeholder::names(&cwd.display().to_string()).is_empty();
     for (key, s, a) in &commands {
         let program = &a[0];
@@ -390,6 +400,8 @@ fn check(src: &Source, dir: &Path, span: Range<usize>, w: RawWorkload, builtin: 
         axes,
         metric,
         verify,
+        profile,
+        echo_output: false,
     })
 }
 

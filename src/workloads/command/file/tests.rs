@@ -157,3 +157,20 @@ fn env_names_must_be_shell_names_and_values_free_of_nul() {
     assert!(e.contains("key `env.DEMO_N`: the value contains a NUL byte"), "{e}");
     assert!(parse_text(&with("DEMO_N = ", "_DEMO_2 = ")).is_ok());
 }
+
+#[test]
+fn a_profile_command_is_checked_like_the_others() {
+    let good = format!("{GOOD}\n[workload.profile]\ncommand = [\"sh\", \"-c\", \"echo guest {{n}}\"]\n");
+    let d = &parse_text(&good).unwrap()[0];
+    assert_eq!(d.profile.as_deref(), Some(&["sh".to_string(), "-c".into(), "echo guest {n}".into()][..]));
+    assert!(!d.echo_output);
+    assert_eq!(parse_text(GOOD).unwrap()[0].profile, None, "none without the table");
+    let e = err(&format!("{GOOD}\n[workload.profile]\ncommand = [\"sh\", \"-c\", \"echo {{cpus}}\"]\n"));
+    assert!(e.contains("key `profile.command`: placeholder `{cpus}` is not an axis"), "{e}");
+    let e = err(&format!("{GOOD}\n[workload.profile]\ncommand = [\"no-such-guest-probe\"]\n"));
+    assert!(e.contains("key `profile.command`: program `no-such-guest-probe`: not found on PATH"), "{e}");
+    let e = err(&format!("{GOOD}\n[workload.profile]\ncommand = [\"true\"]\nruns = 2\n"));
+    assert!(e.contains("`runs`"), "{e}");
+    let e = err(&format!("{GOOD}\n[workload.profile]\ncommand = \"echo x\"\n"));
+    assert!(e.contains("key `profile.command`: a string runs through a shell only with `shell = true`"), "{e}");
+}
