@@ -18,18 +18,23 @@
 //! - `trials`: the headline of a row over its trials ([`estimate`]), the
 //!   ratio of two rows ([`ratio`]), [`trials::sensitivity`], [`trials::t_quantile`];
 //! - `change`: variants paired by round ([`paired`]) and a row's noise
-//!   floor from repeated runs of one build ([`noise_floor`]).
+//!   floor from repeated runs of one build ([`noise_floor`]);
+//! - `karp_flatt`: the serial fraction of a speedup
+//!   ([`karp_flatt::serial_fraction`]), with the interval of the quotient of
+//!   two headlines ([`karp_flatt::quotient`]).
 //!
 //! The free functions over `&[f64]` assume finite input (no NaN, no infinity);
 //! build a [`Sample`] to have that checked. None of them panics: degenerate
 //! input (for example an empty slice) gives NaN, as each function documents.
 //!
 //! Reference values for the tests come from numpy and scipy through
-//! `src/stats/reference.py`, never from this module itself.
+//! `src/stats/reference.py` (the serial fraction's, a closed form, from
+//! arithmetic written out in its tests), never from this module itself.
 
 mod bootstrap;
 mod change;
 mod estimators;
+pub mod karp_flatt;
 mod outliers;
 mod summary;
 #[cfg(test)]
