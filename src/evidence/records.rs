@@ -220,6 +220,11 @@ impl Row {
         (self.status == Status::Ok).then(|| self.stats.as_ref().and_then(|s| s.total_headline.as_ref()).map(|t| t.median)).flatten()
     }
 
+    /// The total window's 95% interval, for ok rows that have one.
+    pub fn total_interval(&self) -> Option<(f64, f64)> {
+        (self.status == Status::Ok).then(|| self.stats.as_ref().and_then(|s| s.total_headline.as_ref()).and_then(|t| t.bounds())).flatten()
+    }
+
     /// Whether a signal ended the run before this row's planned trials (it
     /// is kept with the trials that finished).
     pub fn cut_short(&self) -> bool {

@@ -87,8 +87,21 @@ fn profiles_choose_the_parameter_values() {
     assert_eq!(plan(&r, "kvm-2c").unwrap().cells[0].int("range").unwrap(), 1_000_000);
     let mut r = request(&["cpu.checksum"]);
     r.profile = Profile::Seed;
-    let c = &plan(&r, "kvm-2c").unwrap().cells[0];
+    let p = plan(&r, "kvm-2c").unwrap();
+    let c = &p.cells[0];
     assert_eq!((c.int("blocks").unwrap(), c.int("work_rounds").unwrap(), c.str("parent_wait").unwrap()), (262_144, 64, "join"));
+    // The seed profile sweeps capOS's default size and its Amdahl row, each
+    // at 1 and 2 workers on 2 CPUs; the worker count varies fastest.
+    let cells: Vec<(i64, usize)> = p.cells.iter().map(|c| (c.int("blocks").unwrap(), c.worker_count())).collect();
+    assert_eq!(cells, [(262_144, 1), (262_144, 2), (1_048_576, 1), (1_048_576, 2)]);
+    assert_eq!(c.axes, ["blocks", "workers"]);
+    // Quick and full keep one size: blocks is no axis there.
+    for (profile, blocks) in [(Profile::Quick, 65_536), (Profile::Full, 1_048_576)] {
+        r.profile = profile;
+        let p = plan(&r, "kvm-2c").unwrap();
+        assert!(p.cells.iter().all(|c| c.int("blocks").unwrap() == blocks && c.axes == ["workers"]), "{profile:?}");
+        assert_eq!(p.cells.len(), 2, "{profile:?}");
+    }
 }
 
 #[test]

@@ -1,15 +1,18 @@
 //! Scaling tables in the capOS shape: per system label (and per value of the
 //! other axes), the median at each worker count and the speedups 1-to-k;
-//! for workloads with a total window, work and total speedups side by side.
-//! Only `ok` rows enter these tables.
+//! for workloads with a total window, work and total speedups side by side;
+//! after the speedups, Karp-Flatt's serial fraction at each count with its
+//! interval, and under the tables a note for each series whose serial
+//! fraction grows with the worker count. Only `ok` rows enter these tables.
 
 use std::collections::BTreeMap;
 
 use crate::evidence::Row;
 use crate::model::{CpuClass, Direction, Status, value_text};
+use crate::stats::karp_flatt::{self, Bounded};
 use crate::topology::cpulist;
 
-use crate::text::document::{Align, Table};
+use crate::text::document::{Align, Block, Line, Table};
 use crate::text::format;
 
 /// One line of a scaling table: a system label and the other axes' values.
@@ -26,8 +29,11 @@ struct Series<'a> {
 /// Series in first-seen order, and every worker count with its class.
 type Grouped<'a> = (Vec<(SeriesKey, Series<'a>)>, Vec<(usize, CpuClass)>);
 
-/// A window of a row: its name and how to read its median.
-type Window = (&'static str, fn(&Row) -> Option<f64>);
+/// A window of a row: its name and how to read its median with its interval.
+type Window = (&'static str, fn(&Row) -> Option<Bounded>);
+
+const WORK: Window = ("work", |r| Some(Bounded::new(r.median()?, r.interval())));
+const TOTAL: Window = ("total", |r| Some(Bounded::new(r.total_median()?, r.total_interval())));
 
 /// The ok rows of one workload that have a `workers` axis, grouped into series.
 fn series<'a>(rows: &[&'a Row]) -> Grouped<'a> {
@@ -72,13 +78,34 @@ pub(super) fn speedup(base: Option<f64>, at_k: Option<f64>, dir: Direction) -> S
     }
 }
 
+/// The speedup from `base` to `at_k` in direction `dir`, with the
+/// conservative interval of the quotient of the two headlines' intervals.
+fn bounded_speedup(base: Option<Bounded>, at_k: Option<Bounded>, dir: Direction) -> Option<Bounded> {
+    let (b, k) = (base?, at_k?);
+    match dir {
+        Direction::LowerIsBetter => karp_flatt::quotient(b, k),
+        Direction::HigherIsBetter => karp_flatt::quotient(k, b),
+    }
+}
+
+/// Karp-Flatt's serial fraction of the speedup from `base` to `at_k` at `p`
+/// workers relative to the base count, with its interval.
+fn serial_fraction(base: Option<Bounded>, at_k: Option<Bounded>, dir: Direction, p: f64) -> Option<Bounded> {
+    bounded_speedup(base, at_k, dir).and_then(|s| karp_flatt::serial_fraction_of(s, p))
+}
+
+/// A serial fraction as a table shows it: `0.031 (0.012..0.052)`, or `n/a`.
+fn serial_text(e: Option<Bounded>) -> String {
+    e.map_or_else(|| "n/a".into(), |e| format::fraction_in(e.value, e.bounds))
+}
+
 fn system(key: &SeriesKey) -> String {
     if key.mode.is_empty() { key.label.clone() } else { format!("{} ({})", key.label, key.mode) }
 }
 
-/// The scaling tables of one workload's rows, or nothing when fewer than two
-/// worker counts are ok.
-pub fn tables(rows: &[&Row]) -> Vec<Table> {
+/// The scaling tables of one workload's rows and the note under them, or
+/// nothing when fewer than two worker counts are ok.
+pub fn tables(rows: &[&Row]) -> Vec<Block> {
     let (series, counts) = series(rows);
     if counts.len() < 2 || series.is_empty() {
         return Vec::new();
@@ -89,6 +116,10 @@ pub fn tables(rows: &[&Row]) -> Vec<Table> {
     let base_k = counts[0].0;
     let speedup_counts: Vec<usize> = counts.iter().map(|c| c.0).filter(|&k| k != base_k).collect();
     let speedup_header = |k: usize| format!("{base_k}-to-{k}");
+    // Karp-Flatt's p: the worker count relative to the base count (2 for
+    // 1-to-2 and for 2-to-4), the base's time standing for one worker's.
+    let relative = |k: usize| k as f64 / base_k as f64;
+    let windows: &[Window] = if has_total { &[WORK, TOTAL] } else { &[WORK] };
 
     let mut out = Vec::new();
     // Medians (and, without a total window, the speedups in the same table).
@@ -99,22 +130,26 @@ pub fn tables(rows: &[&Row]) -> Vec<Table> {
     headers.extend(counts.iter().map(|&(k, c)| (format!("{} median", count_header(k, c)), Align::Right)));
     if !has_total {
         headers.extend(speedup_counts.iter().map(|&k| (format!("{} speedup", speedup_header(k)), Align::Right)));
+        headers.extend(speedup_counts.iter().map(|&k| (format!("{} serial fraction", speedup_header(k)), Align::Right)));
     }
     let mut medians = Table::with_headers(headers);
     for (key, s) in &series {
-        let windows: &[Window] = if has_total { &[("work", Row::median), ("total", Row::total_median)] } else { &[("work", Row::median)] };
         for (name, get) in windows {
             let mut line = vec![system(key)];
             if has_total {
                 line.push(name.to_string());
             }
             for &(k, _) in &counts {
-                line.push(s.by_workers.get(&k).and_then(|r| get(r)).map(|v| format::scaled(v, unit)).unwrap_or_else(|| "n/a".into()));
+                line.push(s.by_workers.get(&k).and_then(|r| get(r)).map(|v| format::scaled(v.value, unit)).unwrap_or_else(|| "n/a".into()));
             }
             if !has_total {
                 let base = s.by_workers.get(&base_k).and_then(|r| get(r));
+                let at = |k: usize| s.by_workers.get(&k).and_then(|r| get(r));
                 for &k in &speedup_counts {
-                    line.push(speedup(base, s.by_workers.get(&k).and_then(|r| get(r)), dir));
+                    line.push(speedup(base.map(|b| b.value), at(k).map(|v| v.value), dir));
+                }
+                for &k in &speedup_counts {
+                    line.push(serial_text(serial_fraction(base, at(k), dir, relative(k))));
                 }
             }
             medians.push(line);
@@ -130,6 +165,10 @@ pub fn tables(rows: &[&Row]) -> Vec<Table> {
             headers.push((format!("{} work", speedup_header(k)), Align::Right));
             headers.push((format!("{} total", speedup_header(k)), Align::Right));
         }
+        for &k in &speedup_counts {
+            headers.push((format!("{} work serial fraction", speedup_header(k)), Align::Right));
+            headers.push((format!("{} total serial fraction", speedup_header(k)), Align::Right));
+        }
         headers.push(("Notes".into(), Align::Left));
         let mut t = Table::with_headers(headers);
         for (key, s) in &series {
@@ -141,11 +180,47 @@ pub fn tables(rows: &[&Row]) -> Vec<Table> {
                 line.push(speedup(base.and_then(Row::median), at.and_then(Row::median), dir));
                 line.push(speedup(base.and_then(Row::total_median), at.and_then(Row::total_median), dir));
             }
+            for &k in &speedup_counts {
+                let at = s.by_workers.get(&k).copied();
+                for (_, get) in windows {
+                    line.push(serial_text(serial_fraction(base.and_then(get), at.and_then(get), dir, relative(k))));
+                }
+            }
             line.push(notes(s));
             t.push(line);
         }
         out.push(t);
     }
+    let mut out: Vec<Block> = out.into_iter().map(Block::Table).collect();
+
+    // Serial fractions that grow with the worker count, over the counts
+    // that fit on physical cores (an SMT sibling or a shared CPU is not one
+    // more processor in Karp-Flatt's sense).
+    let mut grown: Vec<Line> = Vec::new();
+    for (key, s) in &series {
+        for (name, get) in windows {
+            let base = s.by_workers.get(&base_k).and_then(|r| get(r));
+            let points: Vec<(usize, Bounded)> = counts
+                .iter()
+                .filter(|&&(k, class)| k != base_k && class == CpuClass::Physical)
+                .filter_map(|&(k, _)| Some((k, serial_fraction(base, s.by_workers.get(&k).and_then(|r| get(r)), dir, relative(k))?)))
+                .collect();
+            let relative_points: Vec<(f64, Bounded)> = points.iter().map(|&(k, e)| (relative(k), e)).collect();
+            if !karp_flatt::grows(&relative_points) {
+                continue;
+            }
+            let ((k0, e0), (k1, e1)) = (points[0], points[points.len() - 1]);
+            let window = if has_total { format!(", {name} window") } else { String::new() };
+            grown.push(Line::from(format!(
+                "{}{window}: the serial fraction grows with the worker count, from {} at {k0} workers to {} at {k1}, \
+                 beyond their intervals: the loss is overhead (synchronisation, contention), not serial work.",
+                system(key),
+                format::fraction_in(e0.value, e0.bounds),
+                format::fraction_in(e1.value, e1.bounds),
+            )));
+        }
+    }
+    out.extend(grown.into_iter().map(Block::paragraph));
     out
 }
 

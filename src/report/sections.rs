@@ -188,7 +188,7 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
     if let Some(w) = first.cell.command.as_ref().and_then(|d| d.exit_code_only_warning()) {
         out.push(Block::Warning(Line::new().code(w.id).marked(&w.what).text(w.at)));
     }
-    out.extend(scaling::tables(&mine).into_iter().map(Block::Table));
+    out.extend(scaling::tables(&mine));
     out.extend(strategies::table(&mine).map(Block::Table));
     let figures: Vec<Figure> =
         plot::plots(w, &mine).into_iter().map(|p| Figure { path: format!("plots/{}", p.file), caption: p.title, svg: p.svg }).collect();

@@ -102,9 +102,10 @@ fn table_md(t: document::Table) -> String {
     md(&[document::Block::Table(t)])
 }
 
+/// The scaling tables and their notes, each as report.md has it.
 fn render(rows: &[Row]) -> Vec<String> {
     let refs: Vec<&Row> = rows.iter().collect();
-    scaling::tables(&refs).into_iter().map(table_md).collect()
+    scaling::tables(&refs).into_iter().map(|b| md(&[b])).collect()
 }
 
 fn reproducibility(rows: &[Row]) -> String {
@@ -206,6 +207,120 @@ fn scaling_tables_show_medians_speedups_and_labelled_counts() {
     );
     assert!(t[0].contains("| 1-to-2 speedup | 1-to-4 speedup | 1-to-8 speedup |"), "{}", t[0]);
     assert!(t[0].contains("| box    |          100 ns |         50.00 ns |               40.00 ns |                          80.00 ns |         2.000x |         2.500x |         1.250x |"), "{}", t[0]);
+}
+
+/// An ok row at `workers` whose headline is `m` with the interval `lo..hi`
+/// (and, with `total`, a total window of that median and interval).
+fn bounded_row(workers: usize, class: CpuClass, (m, lo, hi): (f64, f64, f64), total: Option<(f64, f64, f64)>) -> Row {
+    let totals = total.map(|(t, _, _)| [t * 0.99, t, t * 1.01]);
+    let mut r = fake_row(workers, class, &[m * 0.99, m, m * 1.01], totals.as_ref().map(|t| &t[..]), Status::Ok, Unit::Ns);
+    let stats = r.stats.as_mut().unwrap();
+    stats.headline.median = m;
+    let c = stats.headline.ci95.as_mut().unwrap();
+    (c.lo, c.hi) = (lo, hi);
+    if let Some((t, lo, hi)) = total {
+        let th = stats.total_headline.as_mut().unwrap();
+        th.median = t;
+        let c = th.ci95.as_mut().unwrap();
+        (c.lo, c.hi) = (lo, hi);
+    }
+    r
+}
+
+#[test]
+fn scaling_tables_give_the_serial_fraction_with_its_interval_and_say_when_it_grows() {
+    let squeezed = |t: &str| t.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    let labelled = |label: &str, mut r: Row| {
+        r.cell.label = label.into();
+        r
+    };
+    let rows = vec![
+        bounded_row(1, CpuClass::Physical, (100.0, 95.0, 105.0), None),
+        bounded_row(2, CpuClass::Physical, (52.0, 50.0, 54.0), None),
+        bounded_row(4, CpuClass::Physical, (28.0, 27.0, 29.5), None),
+        bounded_row(8, CpuClass::Smt, (20.0, 19.0, 21.0), None),
+        labelled("other", bounded_row(1, CpuClass::Physical, (100.0, 99.0, 101.0), None)),
+        labelled("other", bounded_row(2, CpuClass::Physical, (55.0, 54.5, 55.5), None)),
+        labelled("other", bounded_row(4, CpuClass::Physical, (40.0, 39.5, 40.5), None)),
+        labelled("other", bounded_row(8, CpuClass::Smt, (20.0, 19.5, 20.5), None)),
+    ];
+    let t = render(&rows);
+    assert_eq!(t.len(), 2, "one table and one note: {t:#?}");
+    assert!(t[0].contains("| 1-to-8 speedup | 1-to-2 serial fraction | 1-to-4 serial fraction | 1-to-8 serial fraction |"), "{}", t[0]);
+    // box: S = 100/52 (95/54..105/50), e = (0.52 - 0.5) / 0.5 = 0.040
+    // (e(2.1) = -0.0476..e(1.7593) = 0.1368); S = 100/28, e = (0.28 - 0.25)
+    // / 0.75 = 0.040 (27/105 -> 0.0095..29.5/95 -> 0.0807); 8 workers (smt):
+    // e = (0.2 - 0.125) / 0.875 = 0.0857 (19/105 -> 0.0639..21/95 -> 0.1098).
+    assert!(squeezed(&t[0]).contains("| 0.040 (-0.048..0.137) | 0.040 (0.010..0.081) | 0.086 (0.064..0.110) |"), "{}", t[0]);
+    // other: 0.100 (0.0792..0.1212) at 2, 0.200 (0.1881..0.2121) at 4: the
+    // second interval lies above the first. Its SMT count (0.086) falls, but
+    // SMT siblings are not judged.
+    assert!(squeezed(&t[0]).contains("| 0.100 (0.079..0.121) | 0.200 (0.188..0.212) | 0.086 (0.078..0.094) |"), "{}", t[0]);
+    assert_eq!(
+        t[1],
+        "other: the serial fraction grows with the worker count, from 0.100 (0.079..0.121) at 2 workers to 0.200 \
+         (0.188..0.212) at 4, beyond their intervals: the loss is overhead (synchronisation, contention), not serial work.\n"
+    );
+    // box's constant 0.040 gets no note.
+    assert!(!t[1].contains("box"));
+    // Without the 4-worker row, other has one judged count: nothing to say.
+    let fewer: Vec<Row> = rows.iter().filter(|r| r.cell.workers != Some(4)).cloned().collect();
+    assert_eq!(render(&fewer).len(), 1);
+}
+
+#[test]
+fn serial_fractions_of_both_windows_rates_and_a_base_above_one() {
+    let squeezed = |t: &str| t.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    let rows = vec![
+        bounded_row(1, CpuClass::Physical, (100.0, 98.0, 102.0), Some((120.0, 118.0, 122.0))),
+        bounded_row(2, CpuClass::Physical, (50.0, 49.0, 51.0), Some((70.0, 69.0, 71.0))),
+        bounded_row(4, CpuClass::Physical, (25.0, 24.5, 25.5), Some((52.0, 51.0, 53.0))),
+    ];
+    let t = render(&rows);
+    assert_eq!(t.len(), 3, "medians, speedups, one note: {t:#?}");
+    assert!(
+        t[1].contains("| 1-to-2 work serial fraction | 1-to-2 total serial fraction | 1-to-4 work serial fraction | 1-to-4 total serial fraction | Notes |"),
+        "{}",
+        t[1]
+    );
+    // Work: ideal speedups, e = 0 (49/102 -> -0.039..51/98 -> 0.041; 24.5/102
+    // -> -0.013..25.5/98 -> 0.014). Total: e = (70/120 - 0.5) / 0.5 = 0.167
+    // (69/122 -> 0.131..71/118 -> 0.203), then (52/120 - 0.25) / 0.75 =
+    // 0.244 (51/122 -> 0.224..53/118 -> 0.266).
+    assert!(
+        squeezed(&t[1]).contains("| 0.000 (-0.039..0.041) | 0.167 (0.131..0.203) | 0.000 (-0.013..0.014) | 0.244 (0.224..0.266) |"),
+        "{}",
+        t[1]
+    );
+    assert!(t[2].starts_with("box, total window: the serial fraction grows with the worker count, from 0.167 (0.131..0.203) at 2 workers to 0.244 (0.224..0.266) at 4,"), "{}", t[2]);
+
+    // Higher is better: S = 1800/1000 (1700/1100..1900/900), e = 0.111
+    // (e(2.111) = -0.053..e(1.545) = 0.294).
+    let mut rates = vec![
+        bounded_row(1, CpuClass::Physical, (1000.0, 900.0, 1100.0), None),
+        bounded_row(2, CpuClass::Physical, (1800.0, 1700.0, 1900.0), None),
+    ];
+    for r in &mut rates {
+        (r.unit, r.direction) = (Unit::OpsPerSec, Unit::OpsPerSec.direction());
+    }
+    assert!(squeezed(&render(&rates)[0]).contains("| 1.800x | 0.111 (-0.053..0.294) |"), "{}", render(&rates)[0]);
+
+    // From 2 workers up, p is relative to 2: 2-to-4 is p = 2, 2-to-8 p = 4.
+    // One trial each: no interval, the fraction alone.
+    let from_two = vec![
+        fake_row(2, CpuClass::Physical, &[100.0], None, Status::Ok, Unit::Ns),
+        fake_row(4, CpuClass::Physical, &[60.0], None, Status::Ok, Unit::Ns),
+        fake_row(8, CpuClass::Physical, &[40.0], None, Status::Ok, Unit::Ns),
+    ];
+    let t = render(&from_two);
+    assert_eq!(t.len(), 1, "no interval, no judgement: {t:#?}");
+    // (0.6 - 0.5) / 0.5 = 0.2 and (0.4 - 0.25) / 0.75 = 0.2.
+    assert!(
+        t[0].contains("| 2-to-4 serial fraction | 2-to-8 serial fraction |")
+            && squeezed(&t[0]).contains("| 1.667x | 2.500x | 0.200 | 0.200 |"),
+        "{}",
+        t[0]
+    );
 }
 
 #[test]

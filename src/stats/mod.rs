@@ -20,7 +20,10 @@
 //! - `runs`: the runs test, [`runs::time_ordered`] (whether disagreeing trials
 //!   split by the time they ran);
 //! - `change`: variants paired by round ([`paired`]) and a row's noise
-//!   floor from repeated runs of one build ([`noise_floor`]).
+//!   floor from repeated runs of one build ([`noise_floor`]);
+//! - `karp_flatt`: the serial fraction of a speedup
+//!   ([`karp_flatt::serial_fraction`]), with the interval of the quotient of
+//!   two headlines ([`karp_flatt::quotient`]).
 //!
 //! The free functions over `&[f64]` assume finite input (no NaN, no infinity);
 //! build a [`Sample`] to have that checked. None of them panics: degenerate
@@ -28,11 +31,13 @@
 //!
 //! Reference values for the tests come from numpy and scipy through
 //! `src/stats/reference.py`, never from this module itself; the runs test's come from
-//! arrangements counted by hand.
+//! arrangements counted by hand, and the serial fraction's (a closed form) from arithmetic
+//! written out in its tests.
 
 mod bootstrap;
 mod change;
 mod estimators;
+pub mod karp_flatt;
 mod outliers;
 pub mod runs;
 mod summary;

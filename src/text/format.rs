@@ -108,6 +108,27 @@ pub fn speedup(r: f64) -> String {
     if r.is_finite() { format!("{r:.3}x") } else { "n/a".into() }
 }
 
+/// A fraction as a plain number to three decimals, sign kept: `0.031`,
+/// `-0.004`; from 1,000 on (the far end of a wide interval), in powers of
+/// ten: `5.65e17`.
+pub fn fraction(f: f64) -> String {
+    match format!("{f:.3}") {
+        _ if !f.is_finite() => "n/a".into(),
+        _ if f.abs() >= 1000.0 => format!("{f:.2e}"),
+        z if z == "-0.000" => "0.000".into(),
+        t => t,
+    }
+}
+
+/// A fraction with its interval: `0.031 (0.012..0.052)`, or the fraction
+/// alone without one.
+pub fn fraction_in(f: f64, bounds: Option<(f64, f64)>) -> String {
+    match bounds {
+        Some((lo, hi)) if f.is_finite() => format!("{} ({}..{})", fraction(f), fraction(lo), fraction(hi)),
+        _ => fraction(f),
+    }
+}
+
 /// A fraction as a percentage: 0.0586 -> `5.86%`.
 pub fn percent(f: f64) -> String {
     if f.is_finite() { format!("{:.2}%", f * 100.0) } else { "n/a".into() }
@@ -158,6 +179,21 @@ mod tests {
         assert_eq!(scaled(999.7, Unit::Ns), "1.00 µs");
         assert_eq!(scaled(99.97, Unit::Ns), "100 ns");
         assert_eq!(scaled(f64::NAN, Unit::Ns), "n/a");
+    }
+
+    #[test]
+    fn fractions_keep_three_decimals_and_their_sign() {
+        assert_eq!(fraction(0.03125), "0.031");
+        assert_eq!(fraction(-0.0041), "-0.004");
+        assert_eq!(fraction(1.5), "1.500");
+        assert_eq!(fraction(f64::NAN), "n/a");
+        assert_eq!(fraction(-1e-17), "0.000", "a rounding error is no sign");
+        assert_eq!(fraction(999.4), "999.400");
+        assert_eq!(fraction(17_578.735), "1.76e4");
+        assert_eq!(fraction(-565_038_417_869_649_600.0), "-5.65e17");
+        assert_eq!(fraction_in(0.0312, Some((0.0119, 0.052))), "0.031 (0.012..0.052)");
+        assert_eq!(fraction_in(-0.2, Some((-0.35, 0.1))), "-0.200 (-0.350..0.100)");
+        assert_eq!(fraction_in(0.25, None), "0.250");
     }
 
     #[test]

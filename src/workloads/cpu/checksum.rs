@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::mix64;
 use crate::measure::{affinity, clock};
-use crate::model::{Cell, named_enum};
+use crate::model::{Cell, Profile, named_enum};
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
@@ -34,7 +34,12 @@ impl Workload for Checksum {
                        thread computed over the same blocks during prepare",
             batched: false,
             params: vec![
-                ParamSpec::int("blocks", "number of blocks (blocks x block_bytes of input)", 1, 1 << 26, [65_536, 1_048_576, 262_144]),
+                // The seed profile sweeps capOS's default shape and its
+                // larger-workload Amdahl row (1,048,576 blocks): two series
+                // of the scaling table, whose serial fractions tell serial
+                // work from overhead.
+                ParamSpec::int("blocks", "number of blocks (blocks x block_bytes of input)", 1, 1 << 26, [65_536, 1_048_576, 262_144])
+                    .with_values(Profile::Seed, vec![262_144.into(), 1_048_576.into()]),
                 ParamSpec::int("block_bytes", "bytes per block (a multiple of 8)", 8, 1 << 20, [64, 64, 64]),
                 ParamSpec::int("work_rounds", "passes of the hash over each block", 1, 1 << 16, [64, 64, 64]),
                 ParamSpec::choice_of(
