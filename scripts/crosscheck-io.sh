@@ -2,14 +2,16 @@
 # Cross-checks proofbench's io.randread rows against fio on the same filesystem.
 #
 # Each pair runs the same random 4 KiB reads: one file of FILE_MIB MiB, the same
-# queue depth, O_DIRECT or buffered, offsets drawn with replacement (norandommap).
+# queue depth, O_DIRECT or buffered.
 # fio's psync engine pairs with the `sync` row, its io_uring engine (registered
 # files and fixed buffers) with the `io_uring` row, and DEPTH fio threads doing
 # psync on the one file with the `threadpool` row (DEPTH threads doing pread). A
 # last line runs fio's posixaio engine (glibc's aio_read) at the same depth against
 # the `threadpool` row: glibc runs the requests of one file descriptor one after
-# another, so it is not the same model (see docs/METHODOLOGY.md). fio runs with
-# gtod_reduce=1: like proofbench it does not time each I/O. The buffered pairs read
+# another, so it is not the same model (see docs/METHODOLOGY.md). fio runs with its
+# default options (its random map: each block once per pass; each I/O timed);
+# FIO_EXTRA adds others, e.g. "--norandommap --gtod_reduce=1" (offsets drawn with
+# replacement as proofbench draws them, no per-I/O clock). The buffered pairs read
 # a file that is in the page cache (fio with invalidate=0 after the file was read
 # once), as proofbench's buffered rows do.
 # Each pair is measured ROUNDS times, alternating the two tools, so that the
@@ -28,6 +30,7 @@ DEPTH=${DEPTH:-32}            # the study's queue depth
 READS=${READS:-16384}         # proofbench reads per sample
 RUNTIME=${RUNTIME:-3}         # seconds of each fio run
 MODES=${MODES:-"direct buffered"}
+read -r -a FIO_EXTRA <<< "${FIO_EXTRA:-}"
 PB=${PROOFBENCH:-target/release/proofbench}
 
 if ! command -v fio >/dev/null 2>&1; then
@@ -65,8 +68,8 @@ fio_run() {
     extra+=(--invalidate=0)
   fi
   fio_iops --name=crosscheck --filename="$fio_file" --size="${FILE_MIB}M" --rw=randread --bs=4k \
-    --direct="$direct" --ioengine="$engine" --runtime="$RUNTIME" --time_based --norandommap \
-    --gtod_reduce=1 "${extra[@]}"
+    --direct="$direct" --ioengine="$engine" --runtime="$RUNTIME" --time_based "${extra[@]}" \
+    ${FIO_EXTRA[@]+"${FIO_EXTRA[@]}"}
 }
 
 # One proofbench row's median (ops/s) and its aggregate (all timed reads over the
@@ -120,4 +123,4 @@ for mode in $MODES; do
 done
 echo "fio: $(fio --version); proofbench: $("$PB" --version); ${ROUNDS} rounds per pair," \
   "${FILE_MIB} MiB files on $(findmnt -no FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp") ($root), depth ${DEPTH}, fio ${RUNTIME} s per run," \
-  "proofbench ${READS} reads per sample"
+  "proofbench ${READS} reads per sample, fio options beyond its defaults: ${FIO_EXTRA[*]:-none}"
