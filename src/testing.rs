@@ -14,3 +14,9 @@ pub fn history_check_and_run_names(db: &Path) -> anyhow::Result<(String, Vec<Str
 pub fn round_order(cells: &[usize], seed: u64, round: u32) -> Vec<usize> {
     crate::runner::rounds::shuffled(cells, seed, round)
 }
+
+/// The 95% interval `(lo, hi)` of the ratio of `candidate`'s trial medians
+/// to `base`'s, as `compare` and the scaling tables take it.
+pub fn ratio_interval(base: &[f64], candidate: &[f64]) -> Option<(f64, f64)> {
+    crate::stats::ratio(base, candidate, crate::stats::LEVEL).map(|r| (r.lo, r.hi))
+}

@@ -220,9 +220,10 @@ impl Row {
         (self.status == Status::Ok).then(|| self.stats.as_ref().and_then(|s| s.total_headline.as_ref()).map(|t| t.median)).flatten()
     }
 
-    /// The total window's 95% interval, for ok rows that have one.
-    pub fn total_interval(&self) -> Option<(f64, f64)> {
-        (self.status == Status::Ok).then(|| self.stats.as_ref().and_then(|s| s.total_headline.as_ref()).and_then(|t| t.bounds())).flatten()
+    /// Each trial's median of its total window, in trial order (empty
+    /// without a total window).
+    pub fn total_trial_medians(&self) -> &[f64] {
+        self.stats.as_ref().and_then(|s| s.total_headline.as_ref()).map_or(&[], |t| &t.trial_medians)
     }
 
     /// Whether a signal ended the run before this row's planned trials (it

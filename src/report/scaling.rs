@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::evidence::Row;
 use crate::model::{CpuClass, Direction, Status, value_text};
+use crate::stats::LEVEL;
 use crate::stats::karp_flatt::{self, Bounded};
 use crate::topology::cpulist;
 
@@ -29,11 +30,27 @@ struct Series<'a> {
 /// Series in first-seen order, and every worker count with its class.
 type Grouped<'a> = (Vec<(SeriesKey, Series<'a>)>, Vec<(usize, CpuClass)>);
 
-/// A window of a row: its name and how to read its median with its interval.
-type Window = (&'static str, fn(&Row) -> Option<Bounded>);
+/// A window of a row: its name and how to read its median with its trials'
+/// medians.
+type Window = (&'static str, fn(&Row) -> Option<Measured<'_>>);
 
-const WORK: Window = ("work", |r| Some(Bounded::new(r.median()?, r.interval())));
-const TOTAL: Window = ("total", |r| Some(Bounded::new(r.total_median()?, r.total_interval())));
+/// A window's headline median and the medians of the trials it comes from.
+#[derive(Clone, Copy)]
+struct Measured<'a> {
+    median: f64,
+    trials: &'a [f64],
+}
+
+fn work(r: &Row) -> Option<Measured<'_>> {
+    Some(Measured { median: r.median()?, trials: r.trial_medians() })
+}
+
+fn total(r: &Row) -> Option<Measured<'_>> {
+    Some(Measured { median: r.total_median()?, trials: r.total_trial_medians() })
+}
+
+const WORK: Window = ("work", work);
+const TOTAL: Window = ("total", total);
 
 /// The ok rows of one workload that have a `workers` axis, grouped into series.
 fn series<'a>(rows: &[&'a Row]) -> Grouped<'a> {
@@ -78,19 +95,26 @@ pub(super) fn speedup(base: Option<f64>, at_k: Option<f64>, dir: Direction) -> S
     }
 }
 
-/// The speedup from `base` to `at_k` in direction `dir`, with the
-/// conservative interval of the quotient of the two headlines' intervals.
-fn bounded_speedup(base: Option<Bounded>, at_k: Option<Bounded>, dir: Direction) -> Option<Bounded> {
+/// The speedup from `base` to `at_k` in direction `dir`, with the 95%
+/// interval of the ratio of the two rows ([`crate::stats::ratio`]: Welch's
+/// interval on the difference of their trials' mean log medians, as
+/// `compare` judges two rows), inverted for a lower-is-better unit. No
+/// interval when a row has fewer than two trials.
+fn bounded_speedup(base: Option<Measured>, at_k: Option<Measured>, dir: Direction) -> Option<Bounded> {
     let (b, k) = (base?, at_k?);
-    match dir {
-        Direction::LowerIsBetter => karp_flatt::quotient(b, k),
-        Direction::HigherIsBetter => karp_flatt::quotient(k, b),
+    if !(b.median > 0.0 && k.median > 0.0) {
+        return None;
     }
+    let r = crate::stats::ratio(b.trials, k.trials, LEVEL);
+    Some(match dir {
+        Direction::LowerIsBetter => Bounded::new(b.median / k.median, r.map(|r| (1.0 / r.hi, 1.0 / r.lo))),
+        Direction::HigherIsBetter => Bounded::new(k.median / b.median, r.map(|r| (r.lo, r.hi))),
+    })
 }
 
 /// Karp-Flatt's serial fraction of the speedup from `base` to `at_k` at `p`
 /// workers relative to the base count, with its interval.
-fn serial_fraction(base: Option<Bounded>, at_k: Option<Bounded>, dir: Direction, p: f64) -> Option<Bounded> {
+fn serial_fraction(base: Option<Measured>, at_k: Option<Measured>, dir: Direction, p: f64) -> Option<Bounded> {
     bounded_speedup(base, at_k, dir).and_then(|s| karp_flatt::serial_fraction_of(s, p))
 }
 
@@ -140,13 +164,15 @@ pub fn tables(rows: &[&Row]) -> Vec<Block> {
                 line.push(name.to_string());
             }
             for &(k, _) in &counts {
-                line.push(s.by_workers.get(&k).and_then(|r| get(r)).map(|v| format::scaled(v.value, unit)).unwrap_or_else(|| "n/a".into()));
+                line.push(
+                    s.by_workers.get(&k).and_then(|r| get(r)).map(|v| format::scaled(v.median, unit)).unwrap_or_else(|| "n/a".into()),
+                );
             }
             if !has_total {
                 let base = s.by_workers.get(&base_k).and_then(|r| get(r));
                 let at = |k: usize| s.by_workers.get(&k).and_then(|r| get(r));
                 for &k in &speedup_counts {
-                    line.push(speedup(base.map(|b| b.value), at(k).map(|v| v.value), dir));
+                    line.push(speedup(base.map(|b| b.median), at(k).map(|v| v.median), dir));
                 }
                 for &k in &speedup_counts {
                     line.push(serial_text(serial_fraction(base, at(k), dir, relative(k))));

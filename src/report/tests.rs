@@ -209,23 +209,16 @@ fn scaling_tables_show_medians_speedups_and_labelled_counts() {
     assert!(t[0].contains("| box    |          100 ns |         50.00 ns |               40.00 ns |                          80.00 ns |         2.000x |         2.500x |         1.250x |"), "{}", t[0]);
 }
 
-/// An ok row at `workers` whose headline is `m` with the interval `lo..hi`
-/// (and, with `total`, a total window of that median and interval).
-fn bounded_row(workers: usize, class: CpuClass, (m, lo, hi): (f64, f64, f64), total: Option<(f64, f64, f64)>) -> Row {
-    let totals = total.map(|(t, _, _)| [t * 0.99, t, t * 1.01]);
-    let mut r = fake_row(workers, class, &[m * 0.99, m, m * 1.01], totals.as_ref().map(|t| &t[..]), Status::Ok, Unit::Ns);
-    let stats = r.stats.as_mut().unwrap();
-    stats.headline.median = m;
-    let c = stats.headline.ci95.as_mut().unwrap();
-    (c.lo, c.hi) = (lo, hi);
-    if let Some((t, lo, hi)) = total {
-        let th = stats.total_headline.as_mut().unwrap();
-        th.median = t;
-        let c = th.ci95.as_mut().unwrap();
-        (c.lo, c.hi) = (lo, hi);
-    }
-    r
+/// An ok row at `workers` whose trials' medians are `trials` (and, with
+/// `total`, their total windows').
+fn trials_row(workers: usize, class: CpuClass, trials: &[f64], total: Option<&[f64]>) -> Row {
+    fake_row(workers, class, trials, total, Status::Ok, Unit::Ns)
 }
+
+// Expected serial fractions and intervals below: S's 95% interval is Welch's
+// ratio interval on the rows' log trial medians (scipy.stats.t.ppf(0.975, df)
+// with Welch's df), inverted for lower-is-better, then e = (1/S - 1/p) / (1 - 1/p)
+// at both ends; computed with numpy 2.5.5 and scipy 1.18.1.
 
 #[test]
 fn scaling_tables_give_the_serial_fraction_with_its_interval_and_say_when_it_grows() {
@@ -235,31 +228,31 @@ fn scaling_tables_give_the_serial_fraction_with_its_interval_and_say_when_it_gro
         r
     };
     let rows = vec![
-        bounded_row(1, CpuClass::Physical, (100.0, 95.0, 105.0), None),
-        bounded_row(2, CpuClass::Physical, (52.0, 50.0, 54.0), None),
-        bounded_row(4, CpuClass::Physical, (28.0, 27.0, 29.5), None),
-        bounded_row(8, CpuClass::Smt, (20.0, 19.0, 21.0), None),
-        labelled("other", bounded_row(1, CpuClass::Physical, (100.0, 99.0, 101.0), None)),
-        labelled("other", bounded_row(2, CpuClass::Physical, (55.0, 54.5, 55.5), None)),
-        labelled("other", bounded_row(4, CpuClass::Physical, (40.0, 39.5, 40.5), None)),
-        labelled("other", bounded_row(8, CpuClass::Smt, (20.0, 19.5, 20.5), None)),
+        trials_row(1, CpuClass::Physical, &[98.0, 100.0, 103.0], None),
+        trials_row(2, CpuClass::Physical, &[51.0, 52.0, 54.0], None),
+        trials_row(4, CpuClass::Physical, &[27.5, 28.0, 29.0], None),
+        trials_row(8, CpuClass::Smt, &[19.5, 20.0, 21.0], None),
+        labelled("other", trials_row(1, CpuClass::Physical, &[99.5, 100.0, 100.5], None)),
+        labelled("other", trials_row(2, CpuClass::Physical, &[54.8, 55.0, 55.2], None)),
+        labelled("other", trials_row(4, CpuClass::Physical, &[39.8, 40.0, 40.2], None)),
+        labelled("other", trials_row(8, CpuClass::Smt, &[19.9, 20.0, 20.1], None)),
     ];
     let t = render(&rows);
     assert_eq!(t.len(), 2, "one table and one note: {t:#?}");
     assert!(t[0].contains("| 1-to-8 speedup | 1-to-2 serial fraction | 1-to-4 serial fraction | 1-to-8 serial fraction |"), "{}", t[0]);
-    // box: S = 100/52 (95/54..105/50), e = (0.52 - 0.5) / 0.5 = 0.040
-    // (e(2.1) = -0.0476..e(1.7593) = 0.1368); S = 100/28, e = (0.28 - 0.25)
-    // / 0.75 = 0.040 (27/105 -> 0.0095..29.5/95 -> 0.0807); 8 workers (smt):
-    // e = (0.2 - 0.125) / 0.875 = 0.0857 (19/105 -> 0.0639..21/95 -> 0.1098).
-    assert!(squeezed(&t[0]).contains("| 0.040 (-0.048..0.137) | 0.040 (0.010..0.081) | 0.086 (0.064..0.110) |"), "{}", t[0]);
-    // other: 0.100 (0.0792..0.1212) at 2, 0.200 (0.1881..0.2121) at 4: the
+    // box: S = 100/52 = 1.9231 (1.8020..2.0400), e = (0.52 - 0.5) / 0.5 = 0.040
+    // (-0.0196..0.1099); S = 100/28 (3.3576..3.7793), e = (0.28 - 0.25) / 0.75
+    // = 0.040 (0.0195..0.0638); 8 workers (smt): e = (0.2 - 0.125) / 0.875 =
+    // 0.0857 (0.0698..0.1052).
+    assert!(squeezed(&t[0]).contains("| 0.040 (-0.020..0.110) | 0.040 (0.019..0.064) | 0.086 (0.070..0.105) |"), "{}", t[0]);
+    // other: 0.100 (0.0887..0.1114) at 2, 0.200 (0.1940..0.2061) at 4: the
     // second interval lies above the first. Its SMT count (0.086) falls, but
     // SMT siblings are not judged.
-    assert!(squeezed(&t[0]).contains("| 0.100 (0.079..0.121) | 0.200 (0.188..0.212) | 0.086 (0.078..0.094) |"), "{}", t[0]);
+    assert!(squeezed(&t[0]).contains("| 0.100 (0.089..0.111) | 0.200 (0.194..0.206) | 0.086 (0.083..0.088) |"), "{}", t[0]);
     assert_eq!(
         t[1],
-        "other: the serial fraction grows with the worker count, from 0.100 (0.079..0.121) at 2 workers to 0.200 \
-         (0.188..0.212) at 4, beyond their intervals: the loss is overhead (synchronisation, contention), not serial work.\n"
+        "other: the serial fraction grows with the worker count, from 0.100 (0.089..0.111) at 2 workers to 0.200 \
+         (0.194..0.206) at 4, beyond their intervals: the loss is overhead (synchronisation, contention), not serial work.\n"
     );
     // box's constant 0.040 gets no note.
     assert!(!t[1].contains("box"));
@@ -272,9 +265,9 @@ fn scaling_tables_give_the_serial_fraction_with_its_interval_and_say_when_it_gro
 fn serial_fractions_of_both_windows_rates_and_a_base_above_one() {
     let squeezed = |t: &str| t.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
     let rows = vec![
-        bounded_row(1, CpuClass::Physical, (100.0, 98.0, 102.0), Some((120.0, 118.0, 122.0))),
-        bounded_row(2, CpuClass::Physical, (50.0, 49.0, 51.0), Some((70.0, 69.0, 71.0))),
-        bounded_row(4, CpuClass::Physical, (25.0, 24.5, 25.5), Some((52.0, 51.0, 53.0))),
+        trials_row(1, CpuClass::Physical, &[99.0, 100.0, 101.0], Some(&[119.0, 120.0, 121.0])),
+        trials_row(2, CpuClass::Physical, &[49.5, 50.0, 50.5], Some(&[69.5, 70.0, 70.5])),
+        trials_row(4, CpuClass::Physical, &[24.8, 25.0, 25.2], Some(&[51.8, 52.0, 52.2])),
     ];
     let t = render(&rows);
     assert_eq!(t.len(), 3, "medians, speedups, one note: {t:#?}");
@@ -283,27 +276,25 @@ fn serial_fractions_of_both_windows_rates_and_a_base_above_one() {
         "{}",
         t[1]
     );
-    // Work: ideal speedups, e = 0 (49/102 -> -0.039..51/98 -> 0.041; 24.5/102
-    // -> -0.013..25.5/98 -> 0.014). Total: e = (70/120 - 0.5) / 0.5 = 0.167
-    // (69/122 -> 0.131..71/118 -> 0.203), then (52/120 - 0.25) / 0.75 =
-    // 0.244 (51/122 -> 0.224..53/118 -> 0.266).
+    // Work: ideal speedups, e = 0 (-0.0224..0.0229 at 2; -0.0069..0.0071 at 4).
+    // Total: e = (70/120 - 0.5) / 0.5 = 0.167 (0.1461..0.1876), then
+    // (52/120 - 0.25) / 0.75 = 0.244 (0.2344..0.2547).
     assert!(
-        squeezed(&t[1]).contains("| 0.000 (-0.039..0.041) | 0.167 (0.131..0.203) | 0.000 (-0.013..0.014) | 0.244 (0.224..0.266) |"),
+        squeezed(&t[1]).contains("| 0.000 (-0.022..0.023) | 0.167 (0.146..0.188) | 0.000 (-0.007..0.007) | 0.244 (0.234..0.255) |"),
         "{}",
         t[1]
     );
-    assert!(t[2].starts_with("box, total window: the serial fraction grows with the worker count, from 0.167 (0.131..0.203) at 2 workers to 0.244 (0.224..0.266) at 4,"), "{}", t[2]);
+    assert!(t[2].starts_with("box, total window: the serial fraction grows with the worker count, from 0.167 (0.146..0.188) at 2 workers to 0.244 (0.234..0.255) at 4,"), "{}", t[2]);
 
-    // Higher is better: S = 1800/1000 (1700/1100..1900/900), e = 0.111
-    // (e(2.111) = -0.053..e(1.545) = 0.294).
+    // Higher is better: S = 1800/1000 (1.6251..1.9961), e = 0.111 (0.0020..0.2307).
     let mut rates = vec![
-        bounded_row(1, CpuClass::Physical, (1000.0, 900.0, 1100.0), None),
-        bounded_row(2, CpuClass::Physical, (1800.0, 1700.0, 1900.0), None),
+        trials_row(1, CpuClass::Physical, &[950.0, 1000.0, 1050.0], None),
+        trials_row(2, CpuClass::Physical, &[1750.0, 1800.0, 1850.0], None),
     ];
     for r in &mut rates {
         (r.unit, r.direction) = (Unit::OpsPerSec, Unit::OpsPerSec.direction());
     }
-    assert!(squeezed(&render(&rates)[0]).contains("| 1.800x | 0.111 (-0.053..0.294) |"), "{}", render(&rates)[0]);
+    assert!(squeezed(&render(&rates)[0]).contains("| 1.800x | 0.111 (0.002..0.231) |"), "{}", render(&rates)[0]);
 
     // From 2 workers up, p is relative to 2: 2-to-4 is p = 2, 2-to-8 p = 4.
     // One trial each: no interval, the fraction alone.

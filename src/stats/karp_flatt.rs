@@ -19,24 +19,6 @@ impl Bounded {
     }
 }
 
-/// `num / den` with the conservative interval of a quotient of two intervals:
-/// `num_lo / den_hi .. num_hi / den_lo`. It has an interval only when both
-/// sides have one. `None` unless every figure is above zero and finite.
-///
-/// A speedup in a lower-is-better unit is `quotient(base, at_k)`; in a
-/// higher-is-better unit `quotient(at_k, base)`.
-pub fn quotient(num: Bounded, den: Bounded) -> Option<Bounded> {
-    let positive = |x: f64| x > 0.0 && x.is_finite();
-    if !positive(num.value) || !positive(den.value) {
-        return None;
-    }
-    let bounds = match (num.bounds, den.bounds) {
-        (Some((nl, nh)), Some((dl, dh))) if [nl, nh, dl, dh].into_iter().all(positive) => Some((nl / dh, nh / dl)),
-        _ => None,
-    };
-    Some(Bounded::new(num.value / den.value, bounds))
-}
-
 /// Karp-Flatt's serial fraction of speedup `s` at `p` workers (p relative to
 /// the base count: 2 for 1-to-2, and for 2-to-4). It is negative for a
 /// superlinear speedup and above 1 for a slowdown. `None` when `p <= 1` or
@@ -104,20 +86,6 @@ mod tests {
     }
 
     #[test]
-    fn quotients_take_the_far_ends_of_the_intervals() {
-        // 100 (90..110) over 40 (36..50): 2.5 (1.8..3.0555...).
-        let q = quotient(Bounded::new(100.0, Some((90.0, 110.0))), Bounded::new(40.0, Some((36.0, 50.0)))).unwrap();
-        close(q.value, 2.5);
-        let (lo, hi) = q.bounds.unwrap();
-        close(lo, 1.8);
-        close(hi, 110.0 / 36.0);
-        // One side without an interval: the quotient has none.
-        assert_eq!(quotient(Bounded::new(100.0, None), Bounded::new(40.0, Some((36.0, 50.0)))), Some(Bounded::new(2.5, None)));
-        assert_eq!(quotient(Bounded::new(0.0, None), Bounded::new(40.0, None)), None);
-        assert_eq!(quotient(Bounded::new(1.0, None), Bounded::new(-4.0, None)), None);
-    }
-
-    #[test]
     fn the_interval_runs_from_the_fast_end_of_the_speedup_to_the_slow_end() {
         // S = 1.6 (1.25..1.8) at p = 2: e = 0.25, e(1.8) = 0.1111..., e(1.25) = 0.6.
         let e = serial_fraction_of(Bounded::new(1.6, Some((1.25, 1.8))), 2.0).unwrap();
@@ -126,15 +94,6 @@ mod tests {
         close(lo, (1.0 / 1.8 - 0.5) / 0.5);
         close(hi, 0.6);
         assert!(lo < e.value && e.value < hi);
-        // Through a quotient, lower is better: base 100 (95..105), at 4
-        // workers 32 (30..34): S = 3.125 (95/34..105/30 = 2.7941..3.5), e = 0.0933...
-        // (0.0476..0.1439).
-        let s = quotient(Bounded::new(100.0, Some((95.0, 105.0))), Bounded::new(32.0, Some((30.0, 34.0)))).unwrap();
-        let e = serial_fraction_of(s, 4.0).unwrap();
-        close(e.value, (0.32 - 0.25) / 0.75);
-        let (lo, hi) = e.bounds.unwrap();
-        close(lo, (30.0 / 105.0 - 0.25) / 0.75);
-        close(hi, (34.0 / 95.0 - 0.25) / 0.75);
         assert_eq!(serial_fraction_of(Bounded::new(1.6, None), 2.0), Some(Bounded::new(0.25, None)));
         assert_eq!(serial_fraction_of(Bounded::new(1.6, None), 1.0), None);
     }

@@ -22,8 +22,8 @@
 //! - `change`: variants paired by round ([`paired`]) and a row's noise
 //!   floor from repeated runs of one build ([`noise_floor`]);
 //! - `karp_flatt`: the serial fraction of a speedup
-//!   ([`karp_flatt::serial_fraction`]), with the interval of the quotient of
-//!   two headlines ([`karp_flatt::quotient`]).
+//!   ([`karp_flatt::serial_fraction`]), its interval carried through the
+//!   speedup's ([`karp_flatt::serial_fraction_of`]).
 //!
 //! The free functions over `&[f64]` assume finite input (no NaN, no infinity);
 //! build a [`Sample`] to have that checked. None of them panics: degenerate

@@ -100,21 +100,24 @@ fn a_run_writes_complete_records_that_redraw_the_tables() {
     }
     assert!(md.contains("| System  | 1 worker median | 2 workers median | 1-to-2 speedup |"), "{md}");
     assert!(md.contains("1-to-2 work | 1-to-2 total"), "{md}");
-    // And Karp-Flatt's serial fractions at p = 2, each with the interval
-    // from the far ends of the two rows' intervals.
-    let bounded = |r: &Value, h: &str| {
+    // And Karp-Flatt's serial fractions at p = 2, each with the interval of
+    // the speedup: the ratio interval of the two rows' trial medians.
+    let measured = |r: &Value, h: &str| {
         let h = &r["stats"][h];
-        (h["median"].as_f64().unwrap(), h["ci95"].as_object().map(|c| (c["lo"].as_f64().unwrap(), c["hi"].as_f64().unwrap())))
+        let trials: Vec<f64> = h["trial_medians"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        (h["median"].as_f64().unwrap(), trials)
     };
     let e = |s: f64| match (1.0 / s - 0.5) / 0.5 {
         e if e.abs() >= 1000.0 => format!("{e:.2e}"),
         e => format!("{e:.3}").replace("-0.000", "0.000"),
     };
     for (w, h) in [("cpu.primes", "headline"), ("cpu.checksum", "headline"), ("cpu.checksum", "total_headline")] {
-        let ((base, base_ci), (at, at_ci)) = (bounded(by_workers(w, 1), h), bounded(by_workers(w, 2), h));
+        let ((base, base_trials), (at, at_trials)) = (measured(by_workers(w, 1), h), measured(by_workers(w, 2), h));
         let mut shown = e(base / at);
-        if let (Some((bl, bh)), Some((al, ah))) = (base_ci, at_ci) {
-            shown += &format!(" ({}..{})", e(bh / al), e(bl / ah));
+        // Times: the speedup is base / at, the inverse of the ratio at / base,
+        // and e falls as the speedup rises.
+        if let Some((lo, hi)) = proofbench::testing::ratio_interval(&base_trials, &at_trials) {
+            shown += &format!(" ({}..{})", e(1.0 / lo), e(1.0 / hi));
         }
         assert!(md.contains(&shown), "{w} {h}: serial fraction {shown} not in the report:\n{md}");
     }
