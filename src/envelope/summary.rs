@@ -182,12 +182,13 @@ impl Envelope {
         push(
             "cgroup",
             format!(
-                "{}: cpuset {}, cpu.max {}",
+                "{}: cpuset {}, CPU quota {}",
                 plain(&limits.cgroup),
                 show(&limits.cpuset_effective, |c| cpulist::format(c)),
+                // cgroup v2's cpu.max, or v1's cpu.cfs_quota_us and cpu.cfs_period_us.
                 show(&limits.cpu_max, |m| match m.quota_us {
-                    None => format!("max {}", m.period_us),
-                    Some(q) => format!("{q} {} ({:.2} CPUs)", m.period_us, q as f64 / m.period_us.max(1) as f64),
+                    None => format!("none (period {} us)", m.period_us),
+                    Some(q) => format!("{q} us per {} us ({:.2} CPUs)", m.period_us, q as f64 / m.period_us.max(1) as f64),
                 })
             ),
         );

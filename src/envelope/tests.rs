@@ -388,3 +388,14 @@ fn cpu_limits_are_read_on_cgroup_v2_v1_and_hybrid_layouts() {
     let why = limits(&outside).cpuset_effective.reason().unwrap().to_string();
     assert!(why.contains("cgroup v1: cgroup \"/../other\" lies outside this cgroup namespace"), "{why}");
 }
+
+#[test]
+fn the_cgroup_line_names_the_quota_whichever_hierarchy_gave_it() {
+    let mut env = collect("kvm-2c");
+    env.cpu_limits.cgroup = Reading::Present("/job".into());
+    env.cpu_limits.cpuset_effective = Reading::Present(vec![0, 1]);
+    env.cpu_limits.cpu_max = Reading::Present(CpuMax { quota_us: Some(50_000), period_us: 100_000 });
+    assert_eq!(summary_value(&env, "cgroup"), "/job: cpuset 0-1, CPU quota 50000 us per 100000 us (0.50 CPUs)");
+    env.cpu_limits.cpu_max = Reading::Present(CpuMax { quota_us: None, period_us: 100_000 });
+    assert_eq!(summary_value(&env, "cgroup"), "/job: cpuset 0-1, CPU quota none (period 100000 us)");
+}
