@@ -64,7 +64,13 @@ pub fn collapse(mut input: impl BufRead) -> std::io::Result<Folded> {
             flush(&mut folded, &mut comm, &mut frames);
         } else if line.starts_with([' ', '\t']) {
             if comm.is_some() {
-                frames.push(frame_name(line.trim()));
+                // A run of frames perf could not name (code without frame
+                // pointers walked by guess) is one frame, not a tower of
+                // them that would dwarf the graph.
+                let name = frame_name(line.trim());
+                if !(name == "[unknown]" && frames.last().is_some_and(|f| f == "[unknown]")) {
+                    frames.push(name);
+                }
             }
         } else if !line.starts_with('#') {
             flush(&mut folded, &mut comm, &mut frames);
@@ -306,6 +312,14 @@ proofbench 4321/4322 32134.219405:     250000 cpu-clock:ppp:
 my comm 77 1.0: 1 cpu-clock:
 \t  77 [unknown] (/lib/x86_64-linux-gnu/libc.so.6)
 \t  78 a;b<c>+0x1 (/x)
+
+proofbench 4321 32134.3: 250000 cpu-clock:ppp: 
+\t    1462a primes::sieve+0xa (/usr/bin/proofbench)
+\t       0 [unknown] ([unknown])
+\t       0 [unknown] ([unknown])
+\t       0 [unknown] ([unknown])
+\t    1500 proofbench::worker::main+0x10 (/usr/bin/proofbench)
+\t       0 [unknown] ([unknown])
 ";
 
     #[test]
@@ -314,10 +328,12 @@ my comm 77 1.0: 1 cpu-clock:
         assert_eq!(
             f.text(),
             "my comm;a:b<c>;[libc.so.6] 1\n\
+             proofbench;[unknown];proofbench::worker::main;[unknown];primes::sieve 1\n\
              proofbench;[unknown];proofbench::worker::main;primes::sieve 1\n\
              proofbench;[unknown];proofbench::worker::main;primes::sieve;__anon_vma_prepare_[k] 1\n"
         );
-        assert_eq!(f.samples(), 3);
+        // Three unnamed frames in a row were one.
+        assert_eq!(f.samples(), 4);
         assert_eq!(collapse("garbage\n\tno frame\n".as_bytes()).unwrap().samples(), 1, "a header alone is a sample");
         assert_eq!(collapse("".as_bytes()).unwrap().samples(), 0);
     }
@@ -329,11 +345,12 @@ my comm 77 1.0: 1 cpu-clock:
         assert!(svg.starts_with("<?xml") && svg.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
         assert!(svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("001-cpu.primes &lt;perf record&gt;"));
-        assert!(svg.contains("<title>a:b&lt;c&gt; (1 sample, 33.33%)</title>"), "{svg}");
-        assert!(svg.contains("<title>proofbench (2 samples, 66.67%)</title>"), "{svg}");
+        assert!(svg.contains("<title>a:b&lt;c&gt; (1 sample, 25.00%)</title>"), "{svg}");
+        assert!(svg.contains("<title>proofbench (3 samples, 75.00%)</title>"), "{svg}");
         // Every node of the call tree: my comm, a:b<c>, [libc.so.6]; proofbench,
-        // [unknown], main, sieve, and the kernel frame above sieve.
-        assert_eq!(svg.matches("<g><title>").count(), 8);
+        // [unknown], main, sieve, the kernel frame above sieve, and main's
+        // unnamed callee with its sieve.
+        assert_eq!(svg.matches("<g><title>").count(), 10);
         assert!(!svg.contains("a;b<c>"), "nothing unescaped");
         let empty = super::svg(&Folded::default(), "t");
         assert!(empty.contains("no samples were recorded") && empty.contains("</svg>"));
