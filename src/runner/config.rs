@@ -165,7 +165,7 @@ pub struct RunConfig {
     pub scratch_root: ScratchRoot,
     /// The profiling pass (`--perf-pass`), checked once on this machine;
     /// `None` without one.
-    pub perf: Option<super::perf::Setup>,
+    pub perf: Option<super::perf_check::Setup>,
 }
 
 /// The directory each trial's scratch directory is made in, and what chose

@@ -14,6 +14,7 @@ pub mod launcher;
 pub mod observe;
 pub mod observer;
 pub mod perf;
+pub mod perf_check;
 pub mod pipes;
 pub mod preload;
 pub mod progress;
@@ -175,9 +176,9 @@ fn run_here(
     let mut cfg = RunConfig::new(&req.spec, None)?;
     cfg.perf = cfg.options.perf_pass.map(|mode| {
         if launched {
-            return perf::Setup::Unavailable { mode, reason: perf::LAUNCHED.into(), version: None };
+            return perf_check::Setup::Unavailable { mode, reason: perf_check::LAUNCHED.into(), version: None };
         }
-        let setup = perf::setup(mode, cfg.timeout);
+        let setup = perf_check::setup(mode, cfg.timeout);
         if let Some(why) = setup.unavailable()
             && !req.quiet
         {

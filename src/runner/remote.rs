@@ -397,7 +397,7 @@ impl Replay<'_> {
         }
         // The launched side's profiling pass left no file here: whatever
         // it says of one, the pass is skipped.
-        row.profile = row.profile.map(|p| crate::evidence::ProfileRecord::skipped(p.mode, super::perf::LAUNCHED));
+        row.profile = row.profile.map(|p| crate::evidence::ProfileRecord::skipped(p.mode, super::perf_check::LAUNCHED));
         let dir = self.dir.as_mut().expect("started");
         let (mut file, _) = dir.log_file(&planned.row_id)?;
         file.write_all(log.as_bytes())?;
