@@ -73,7 +73,7 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
             .code(format!("--perf-pass {}", mode.as_str()))
             .text(", each ok row's worker ran once more after its timed trials, under ")
             .code(how)
-            .text(", as one trial runs: nothing of that run is in the rows' samples, statistics or counters. Its files are under ")
+            .text(", for one timed sample without warmup: nothing of that run is in the rows' samples, statistics or counters. Its files are under ")
             .code("profiles/<row>/")
             .text("."),
     ));
@@ -118,7 +118,7 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
             cells.extend(events.iter().map(|e| p.counters.iter().find(|c| c.event == *e).map_or_else(|| "-".to_string(), count)));
             t.push(cells);
         }
-        out.push(Block::paragraph("perf stat over the profiled run (its whole worker: setup, calibration, warmup and samples):"));
+        out.push(Block::paragraph("perf stat over the profiled run (its whole worker: start, setup, calibration and the one sample):"));
         out.push(Block::Table(t));
     }
     // perf report's top lines, folded.

@@ -1,6 +1,6 @@
 //! The profiling pass of `run --perf-pass stat|record`: after a row's
-//! timed trials, one more run of its worker (the same cell, measured as one
-//! trial is) under `perf stat` or `perf record -g`, whose samples go
+//! timed trials, one more run of its worker (the same cell, for one timed
+//! sample without warmup) under `perf stat` or `perf record -g`, whose samples go
 //! nowhere: the row's samples and statistics are its trials' alone. Its
 //! files go to `profiles/<row>/`: perf stat's output, or perf record's data
 //! with a `perf report` top 20 and a flame graph SVG ([`super::flame`]).
@@ -114,7 +114,12 @@ fn host(cfg: &RunConfig, dir: &RunDir, cell: &Cell, perf: &Perf, abs: &Path, rel
     let mut words = vec![perf.exe.display().to_string()];
     words.extend(perf.words(&out_abs.display().to_string()));
     rec.command = std::iter::once("perf".to_string()).chain(perf.words(&join(rel, out_name))).collect();
-    let ran = match trial::run_outside(cfg, cell, "perf", &words, log) {
+    // One timed sample, no warmup: capOS's one-sample profiling pass. The
+    // worker still starts, prepares and calibrates, and perf sees that too.
+    let mut once = cell.clone();
+    once.measure.fixed_runs = Some(1);
+    once.measure.warmup = 0;
+    let ran = match trial::run_outside(cfg, &once, "perf", &words, log) {
         Ok(Outside::Ran(r)) => r,
         Ok(Outside::NotRun(why)) => return fail(rec, why),
         Ok(Outside::Interrupted) => return fail(rec, "the run was interrupted while it ran".into()),
