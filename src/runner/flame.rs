@@ -11,12 +11,15 @@
 //! on MIT or Apache-2.0 code.
 //!
 //! The parser never fails on what it does not understand: a line that is
-//! neither a sample's header nor a frame is ignored. Names are XML-escaped
-//! and control characters dropped, so that no symbol can break the SVG.
+//! neither a sample's header nor a frame is ignored. Names are escaped (the
+//! report's HTML escape) and control characters dropped, so that no symbol can
+//! break the SVG.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::BufRead;
+
+use crate::text::document::html::escape;
 
 /// Distinct call stacks and how many samples each had.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -181,23 +184,6 @@ fn depth(node: &Node) -> usize {
     node.children.values().map(|c| 1 + depth(c)).max().unwrap_or(0)
 }
 
-/// `s` escaped for XML text and attributes.
-fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// The SVG's width, px.
 const WIDTH: f64 = 1200.0;
 /// One frame's height, px.
@@ -240,7 +226,7 @@ pub fn svg(folded: &Folded, title: &str) -> String {
          <rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{height}\" fill=\"#fafaf5\" style=\"stroke:none\"/>\n\
          <text class=\"t\" x=\"{}\" y=\"24\" text-anchor=\"middle\">{}</text>\n",
         WIDTH / 2.0,
-        xml(title)
+        escape(title)
     );
     let total = root.samples;
     let _ = writeln!(
@@ -252,8 +238,7 @@ pub fn svg(folded: &Folded, title: &str) -> String {
         let _ = writeln!(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">no samples were recorded</text>", WIDTH / 2.0, TOP + FRAME);
     } else {
         let scale = (WIDTH - 2.0 * PAD) / total as f64;
-        let mut frames = 0usize;
-        draw(&mut out, &root, PAD, height - BOTTOM, scale, total, &mut frames);
+        draw(&mut out, &root, PAD, height - BOTTOM, scale, total);
     }
     let _ = writeln!(out, "<text class=\"s\" x=\"{PAD}\" y=\"{}\">hover a frame for its name, samples and share</text>", height - 7.0);
     out.push_str("</svg>\n");
@@ -261,7 +246,7 @@ pub fn svg(folded: &Folded, title: &str) -> String {
 }
 
 /// Draws `node`'s children from `x`, their bottom edge at `bottom`.
-fn draw(out: &mut String, node: &Node, mut x: f64, bottom: f64, scale: f64, total: u64, frames: &mut usize) {
+fn draw(out: &mut String, node: &Node, mut x: f64, bottom: f64, scale: f64, total: u64) {
     for (name, child) in &node.children {
         let w = child.samples as f64 * scale;
         if w >= MIN_WIDTH {
@@ -271,7 +256,7 @@ fn draw(out: &mut String, node: &Node, mut x: f64, bottom: f64, scale: f64, tota
             let _ = write!(
                 out,
                 "<g><title>{} ({samples}, {pct:.2}%)</title><rect x=\"{x:.2}\" y=\"{y:.1}\" width=\"{w:.2}\" height=\"{:.1}\" fill=\"{}\" rx=\"2\"/>",
-                xml(name),
+                escape(name),
                 FRAME - 1.0,
                 colour(name)
             );
@@ -283,11 +268,10 @@ fn draw(out: &mut String, node: &Node, mut x: f64, bottom: f64, scale: f64, tota
                 } else {
                     name.chars().take(fits.saturating_sub(2)).collect::<String>() + ".."
                 };
-                let _ = write!(out, "<text x=\"{:.2}\" y=\"{:.1}\">{}</text>", x + 3.0, y + FRAME - 4.5, xml(&shown));
+                let _ = write!(out, "<text x=\"{:.2}\" y=\"{:.1}\">{}</text>", x + 3.0, y + FRAME - 4.5, escape(&shown));
             }
             out.push_str("</g>\n");
-            *frames += 1;
-            draw(out, child, x, y, scale, total, frames);
+            draw(out, child, x, y, scale, total);
         }
         x += w;
     }
