@@ -174,10 +174,9 @@ fn run_here(
 ) -> anyhow::Result<(RunDir, RunRecord, Observers, Option<String>)> {
     let start = Start::now();
     let mut cfg = RunConfig::new(&req.spec, None)?;
-    cfg.perf = cfg.options.perf_pass.map(|mode| {
-        if launched {
-            return perf_check::Setup::Unavailable { mode, reason: perf_check::LAUNCHED.into(), version: None };
-        }
+    // The launched side profiles nothing: its files would stay there. The
+    // launching side records every row's pass as skipped (remote.rs).
+    cfg.perf = cfg.options.perf_pass.filter(|_| !launched).map(|mode| {
         let setup = perf_check::setup(mode, cfg.timeout);
         if let Some(why) = setup.unavailable()
             && !req.quiet

@@ -27,7 +27,7 @@ use crate::model::{Cell, PerfPass, Status};
 
 use super::config::RunConfig;
 use super::launcher;
-use super::perf_check::{LAUNCHED, Perf, Setup, TOP_LINES, parse_stat};
+use super::perf_check::{Perf, Setup, TOP_LINES, parse_stat};
 use super::trial::{self, Outside};
 use super::{flame, signals};
 
@@ -39,7 +39,8 @@ pub fn report_top(text: &str) -> Vec<String> {
 
 /// The profiling pass of `row`, when the run has one: its record (never
 /// an error: what goes wrong is the pass's `failed` with the reason, and
-/// the row is unaffected).
+/// the row is unaffected). `profiles/<row>/` is made only for a pass that
+/// runs: perf's, or the workload's own guest-side command.
 pub fn pass(cfg: &RunConfig, dir: &RunDir, row: &Row) -> Option<ProfileRecord> {
     let setup = cfg.perf.as_ref()?;
     let mode = setup.mode();
@@ -62,26 +63,20 @@ pub fn pass(cfg: &RunConfig, dir: &RunDir, row: &Row) -> Option<ProfileRecord> {
         });
         return Some(rec);
     }
-    if let Some(reason) = setup.unavailable()
-        && reason == LAUNCHED
-    {
-        return Some(ProfileRecord::skipped(mode, LAUNCHED));
-    }
-    let (abs, rel) = match dir.profile_dir(&row.cell.row_id) {
-        Ok(d) => d,
-        Err(e) => {
-            let mut rec = ProfileRecord::skipped(mode, format!("cannot make its directory: {e}"));
-            rec.status = ProfileStatus::Failed;
-            return Some(rec);
-        }
-    };
+    let profile_dir = || dir.profile_dir(&row.cell.row_id).map_err(|e| format!("cannot make its directory: {e}"));
     let mut rec = match setup {
         Setup::Unavailable { reason, version, .. } => {
             ProfileRecord { perf_version: version.clone(), ..ProfileRecord::skipped(mode, reason.clone()) }
         }
-        Setup::Ready(perf) => host(cfg, dir, &row.cell, perf, &abs, &rel),
+        Setup::Ready(perf) => match profile_dir() {
+            Ok((abs, rel)) => host(cfg, dir, &row.cell, perf, &abs, &rel),
+            Err(why) => ProfileRecord { status: ProfileStatus::Failed, ..ProfileRecord::skipped(mode, why) },
+        },
     };
-    rec.guest = row.cell.command.as_ref().and_then(|d| d.profile.as_ref()).map(|_| guest(cfg, dir, &row.cell, &rel));
+    rec.guest = guest_def.map(|command| match profile_dir() {
+        Ok((_, rel)) => guest(cfg, dir, &row.cell, &rel),
+        Err(why) => GuestProfile { status: ProfileStatus::Failed, reason: Some(why), command, wall_ms: None, output: None },
+    });
     Some(rec)
 }
 

@@ -395,9 +395,10 @@ impl Replay<'_> {
         if std::mem::replace(&mut self.received[planned.index], true) {
             anyhow::bail!("it sent the row {} twice", planned.row_id);
         }
-        // The launched side's profiling pass left no file here: whatever
-        // it says of one, the pass is skipped.
-        row.profile = row.profile.map(|p| crate::evidence::ProfileRecord::skipped(p.mode, super::perf_check::LAUNCHED));
+        // The launched side runs no profiling pass (its files would stay
+        // there): with --perf-pass, every row's is skipped, said here.
+        let mode = self.run.as_ref().and_then(|r| r.options.perf_pass);
+        row.profile = mode.map(|m| crate::evidence::ProfileRecord::skipped(m, super::perf_check::LAUNCHED));
         let dir = self.dir.as_mut().expect("started");
         let (mut file, _) = dir.log_file(&planned.row_id)?;
         file.write_all(log.as_bytes())?;

@@ -151,6 +151,7 @@ fn without_perf_the_pass_is_skipped_with_the_reason_and_the_rows_are_unaffected(
     assert_eq!(p["status"], "skipped", "{p}");
     assert!(p["reason"].as_str().unwrap().contains("/nonexistent/perf is not an executable file"), "{p}");
     assert!(p["files"].as_array().unwrap().is_empty());
+    assert!(!missing.run_dir().join("profiles").exists(), "a pass that does not run makes no directory");
     assert_eq!(rows[0]["status"], "ok");
     assert_eq!(sample_shape(&rows[0]), sample_shape(&base[0]));
     assert!(missing.report_md().contains("Skipped on every row: perf is not installed"), "{}", missing.report_md());
