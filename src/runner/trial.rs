@@ -34,7 +34,7 @@ use crate::workloads::process;
 
 use super::compose::{self, Finished};
 use super::config::{RunConfig, ScratchRoot};
-use super::spawn;
+use super::spawn::{self, WorkerRun};
 
 /// The start of every scratch directory's name.
 const PREFIX: &str = "proofbench-";
@@ -312,20 +312,34 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
     };
     // The worker's stderr follows what proofbench wrote above: its own lines start here.
     let worker_from = log.metadata().map(|m| m.len()).with_context(|| format!("reading the length of {log_rel}"))?;
-    let cell = &Cell { scratch_dir: scratch.as_ref().map(|s| s.path.display().to_string()), ..cell.clone() };
-    let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
-    let how = cfg.invocation(cell);
-    let command = spawn::local(&cfg.exe, &how, &["worker"]);
-    let report_limit = spawn::report_limit(&cell.measure, cell_json.len());
-    let wr = spawn::run_worker(command, &cell_json, log, cfg.timeout, report_limit)
-        .with_context(|| format!("running the worker of {}", cell.row_id))?;
-    drop(scratch);
+    let wr = run_worker_in(cfg, cell, scratch, &[], log).with_context(|| format!("running the worker of {}", cell.row_id))?;
     if wr.interrupted {
         return Ok(None);
     }
     let stderr_tail = compose::log_tail(&dir.path().join(&log_rel), 10, worker_from);
     let (record, report) = compose::trial(&wr, cfg.timeout, &stderr_tail, trial, round, started_utc, utc_now());
     Ok(Some(Finished { record, report, log_rel, stderr_tail }))
+}
+
+/// Runs `cell`'s worker once, in `scratch` when it has one (removed after
+/// the run), under the variant's invocation with `prefix` in front, its
+/// stderr into `log`, killed after the run's per-trial timeout.
+fn run_worker_in(
+    cfg: &RunConfig,
+    cell: &Cell,
+    scratch: Option<Scratch>,
+    prefix: &[String],
+    log: std::fs::File,
+) -> anyhow::Result<WorkerRun> {
+    let cell = &Cell { scratch_dir: scratch.as_ref().map(|s| s.path.display().to_string()), ..cell.clone() };
+    let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
+    let mut how = cfg.invocation(cell);
+    how.wrapper = prefix.iter().cloned().chain(how.wrapper).collect();
+    let command = spawn::local(&cfg.exe, &how, &["worker"]);
+    let report_limit = spawn::report_limit(&cell.measure, cell_json.len());
+    let wr = spawn::run_worker(command, &cell_json, log, cfg.timeout, report_limit)?;
+    drop(scratch);
+    Ok(wr)
 }
 
 /// How a run of a cell's worker outside its trials ended ([`run_outside`]).
@@ -352,15 +366,7 @@ pub fn run_outside(cfg: &RunConfig, cell: &Cell, tag: &str, prefix: &[String], l
         Err(why) if needs_scratch(cell) => return Ok(Outside::NotRun(why)),
         Err(_) => None,
     };
-    let cell = &Cell { scratch_dir: scratch.as_ref().map(|s| s.path.display().to_string()), ..cell.clone() };
-    let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
-    let mut how = cfg.invocation(cell);
-    how.wrapper = prefix.iter().cloned().chain(how.wrapper).collect();
-    let command = spawn::local(&cfg.exe, &how, &["worker"]);
-    let report_limit = spawn::report_limit(&cell.measure, cell_json.len());
-    let wr = spawn::run_worker(command, &cell_json, log, cfg.timeout, report_limit)
-        .with_context(|| format!("running the worker of {} ({tag})", cell.row_id))?;
-    drop(scratch);
+    let wr = run_worker_in(cfg, cell, scratch, prefix, log).with_context(|| format!("running the worker of {} ({tag})", cell.row_id))?;
     if wr.interrupted {
         return Ok(Outside::Interrupted);
     }
