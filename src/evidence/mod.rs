@@ -13,7 +13,7 @@ pub mod worker;
 
 pub use dir::{RunDir, check_not_running};
 pub use error::EvidenceError;
-pub use profile::{GuestProfile, PerfCounter, ProfileFile, ProfileRecord, ProfileStatus};
+pub use profile::{GuestProfile, PerfCounter, ProfileFile, ProfileFileKind, ProfileRecord, ProfileStatus};
 pub use read::{StoredRun, read_run, read_run_or_id};
 pub use records::*;
 pub use trials::*;

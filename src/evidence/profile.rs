@@ -57,16 +57,29 @@ pub struct ProfileRecord {
     pub guest: Option<GuestProfile>,
 }
 
+crate::model::named_enum! {
+    /// What a file of a profiling pass holds.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum ProfileFileKind {
+        /// perf's and the profiled worker's stderr.
+        Log = "log",
+        /// perf stat's CSV output.
+        PerfStat = "perf-stat",
+        /// perf record's data.
+        PerfData = "perf-data",
+        /// `perf report`'s top 20.
+        PerfReport = "perf-report",
+        /// One `stack count` line per call stack: the flame graph's input.
+        FoldedStacks = "folded-stacks",
+        /// The flame graph (SVG).
+        FlameGraph = "flame-graph",
+    }
+}
+
 /// One file of a profiling pass.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProfileFile {
-    /// `perf-stat` (perf stat's CSV output), `perf-data` (perf record's
-    /// data), `perf-report` (the top 20), `flame-graph` (SVG),
-    /// `folded-stacks` (one `stack count` line per call stack, the flame
-    /// graph's input), `log` (perf's
-    /// and the worker's stderr) or `guest-output` (the guest-side pass's
-    /// output).
-    pub kind: String,
+    pub kind: ProfileFileKind,
     /// Relative to the run directory: `profiles/<row>/<file>`.
     pub path: String,
 }

@@ -4,7 +4,7 @@
 //! and the guest-side pass of command workloads. From the rows' `profile`
 //! records alone: no file is read.
 
-use crate::evidence::{ProfileRecord, ProfileStatus, Row, RunRecord};
+use crate::evidence::{ProfileFileKind, ProfileRecord, ProfileStatus, Row, RunRecord};
 use crate::model::PerfPass;
 use crate::text::document::{Align, Block, Line, Table, Tone};
 use crate::text::format;
@@ -18,16 +18,14 @@ fn tone(s: ProfileStatus) -> Tone {
 }
 
 /// What a file of a pass is called in the report.
-fn file_label(kind: &str) -> &str {
+fn file_label(kind: ProfileFileKind) -> &'static str {
     match kind {
-        "perf-stat" => "perf stat output",
-        "perf-data" => "perf.data",
-        "perf-report" => "perf report top 20",
-        "flame-graph" => "flame graph (SVG)",
-        "folded-stacks" => "folded stacks",
-        "log" => "log",
-        "guest-output" => "guest output",
-        other => other,
+        ProfileFileKind::PerfStat => "perf stat output",
+        ProfileFileKind::PerfData => "perf.data",
+        ProfileFileKind::PerfReport => "perf report top 20",
+        ProfileFileKind::FlameGraph => "flame graph (SVG)",
+        ProfileFileKind::FoldedStacks => "folded stacks",
+        ProfileFileKind::Log => "log",
     }
 }
 
@@ -37,13 +35,13 @@ fn files(p: &ProfileRecord) -> Line {
     let mut first = true;
     // The flame graph first: it is what a reader opens.
     let mut ordered: Vec<_> = p.files.iter().collect();
-    ordered.sort_by_key(|f| f.kind != "flame-graph");
+    ordered.sort_by_key(|f| f.kind != ProfileFileKind::FlameGraph);
     for f in ordered {
         if !first {
             l = l.text(", ");
         }
         first = false;
-        l = l.file_link(file_label(&f.kind), &f.path);
+        l = l.file_link(file_label(f.kind), &f.path);
     }
     if first { l.text("-") } else { l }
 }

@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::evidence::{GuestProfile, ProfileFile, ProfileRecord, ProfileStatus, Row, RunDir};
+use crate::evidence::{GuestProfile, ProfileFile, ProfileFileKind as Kind, ProfileRecord, ProfileStatus, Row, RunDir};
 use crate::model::command::VerifyDef;
 use crate::model::{Cell, PerfPass, Status};
 
@@ -96,15 +96,15 @@ fn host(cfg: &RunConfig, dir: &RunDir, cell: &Cell, perf: &Perf, abs: &Path, rel
         rec
     };
     let (out_name, out_kind) = match mode {
-        PerfPass::Stat => ("perf-stat.txt", "perf-stat"),
-        PerfPass::Record => ("perf.data", "perf-data"),
+        PerfPass::Stat => ("perf-stat.txt", Kind::PerfStat),
+        PerfPass::Record => ("perf.data", Kind::PerfData),
     };
     let log_rel = join(rel, "perf.log");
     let log = match dir.profile_log(&log_rel) {
         Ok(f) => f,
         Err(e) => return fail(rec, e.to_string()),
     };
-    rec.files.push(ProfileFile { kind: "log".into(), path: log_rel });
+    rec.files.push(ProfileFile { kind: Kind::Log, path: log_rel });
     let out_abs = abs.join(out_name);
     let mut words = vec![perf.exe.display().to_string()];
     words.extend(perf.words(&out_abs.display().to_string()));
@@ -129,7 +129,7 @@ fn host(cfg: &RunConfig, dir: &RunDir, cell: &Cell, perf: &Perf, abs: &Path, rel
     if !out_abs.is_file() {
         return fail(rec, format!("perf wrote no {out_name}; see {}", join(rel, "perf.log")));
     }
-    rec.files.push(ProfileFile { kind: out_kind.into(), path: join(rel, out_name) });
+    rec.files.push(ProfileFile { kind: out_kind, path: join(rel, out_name) });
     match mode {
         PerfPass::Stat => {
             rec.counters = std::fs::read_to_string(&out_abs).map(|t| parse_stat(&t)).unwrap_or_default();
@@ -171,16 +171,16 @@ fn record_files(
     let top_rel = join(rel, "perf-report-top20.txt");
     let text = format!("# perf report --stdio --no-children -g none: the first {TOP_LINES} lines\n{}\n", rec.top.join("\n"));
     dir.write_file(&top_rel, &text).map_err(|e| e.to_string())?;
-    rec.files.push(ProfileFile { kind: "perf-report".into(), path: top_rel });
+    rec.files.push(ProfileFile { kind: Kind::PerfReport, path: top_rel });
     let folded = script_folded(perf, data, cfg.timeout)?;
     rec.samples = Some(folded.samples());
     let folded_rel = join(rel, "stacks.folded");
     dir.write_file(&folded_rel, &folded.text()).map_err(|e| e.to_string())?;
-    rec.files.push(ProfileFile { kind: "folded-stacks".into(), path: folded_rel });
+    rec.files.push(ProfileFile { kind: Kind::FoldedStacks, path: folded_rel });
     let title = format!("{}: perf record -g", cell.row_id);
     let svg_rel = join(rel, "flame.svg");
     dir.write_file(&svg_rel, &flame::svg(&folded, &title)).map_err(|e| e.to_string())?;
-    rec.files.push(ProfileFile { kind: "flame-graph".into(), path: svg_rel });
+    rec.files.push(ProfileFile { kind: Kind::FlameGraph, path: svg_rel });
     Ok(())
 }
 
