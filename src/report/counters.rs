@@ -23,13 +23,6 @@ fn four(v: [Option<f64>; 4]) -> String {
     v.map(|x| x.map(format::number).unwrap_or_else(|| "n/a".into())).join("/")
 }
 
-fn row_name(r: &Row) -> String {
-    match r.axes_text() {
-        a if a == "-" || a.is_empty() => r.cell.workload.clone(),
-        a => format!("{} {a}", r.cell.workload),
-    }
-}
-
 /// Wait/run, or n/a where children reaped inside the windows did the work
 /// (the listed threads are not the ones that ran it).
 fn wait_run(s: &crate::measure::counters::SoftwareCounters) -> String {
@@ -68,7 +61,7 @@ pub fn section(rows: &[&Row], group: &str) -> Option<Vec<Block>> {
     for (r, c) in &counted {
         let s = &c.software;
         let mut line = vec![
-            row_name(r),
+            super::overview::name(r),
             c.window.as_str().to_string(),
             format!("{}/{}", per(c, s.voluntary_ctx_switches), per(c, s.involuntary_ctx_switches)),
             s.cpu_migrations.map(|m| per(c, m)).unwrap_or_else(|| "n/a".into()),
@@ -176,7 +169,7 @@ fn runtime_section(rows: &[&Row]) -> Vec<Block> {
             _ => "n/a".into(),
         };
         let longest = v.get("queue_max_len").and_then(serde_json::Value::as_u64).map(format::count).unwrap_or_else(|| "n/a".into());
-        t.push(vec![row_name(r), show(f("steals_per_sample")), longest, show(f("lock_waits_per_sample")), share]);
+        t.push(vec![super::overview::name(r), show(f("steals_per_sample")), longest, show(f("lock_waits_per_sample")), share]);
         if let Some(n) = v.get("note").and_then(serde_json::Value::as_str)
             && !notes.iter().any(|x| x == n)
         {
@@ -277,12 +270,16 @@ mod tests {
     #[test]
     fn software_figures_are_per_sample_and_the_hardware_reason_is_said_once() {
         let mut rows = crate::report::tests::rows_for_counters();
+        rows[0].cell.axes.insert(0, "mode".into());
+        rows[0].cell.params.insert("mode".into(), serde_json::json!("a"));
         for r in rows.iter_mut() {
             r.counters = Some(record(Reading::absent("counters: unavailable (cycles: no PMU)")));
         }
         let refs: Vec<&Row> = rows.iter().collect();
         let text = crate::text::document::markdown::render(&section(&refs, &rows[0].cell.group).unwrap());
         assert!(text.contains("| work "), "{text}");
+        // Each row under the name the overview gives it.
+        assert!(text.contains("| w.x mode=a workers=1 "), "{text}");
         assert!(text.contains("2.00/0.500"), "{text}");
         assert!(text.contains("0.500 ms") && text.contains("50.00%"), "{text}");
         assert_eq!(text.matches("Hardware counters: unavailable (cycles: no PMU).").count(), 1, "{text}");
