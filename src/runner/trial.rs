@@ -152,13 +152,18 @@ fn marker_text(name: &str, pid: libc::pid_t, boot: &str) -> String {
 }
 
 /// Writes the marker into the scratch directory `dir` this process just
-/// made (a new file, mode 0600).
+/// made (a new file, mode 0600). It is written under another name and
+/// renamed into place, so a run killed at any moment leaves either no
+/// marker or a whole one, never an empty or partial file that would make a
+/// later run's cleaner leave the directory behind as unrecognised.
 fn write_marker(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let text = marker_text(name, std::process::id() as libc::pid_t, &boot_id());
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(dir.join(MARKER))?;
-    f.write_all(text.as_bytes())
+    let partial = dir.join(format!("{MARKER}.partial"));
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&partial)?;
+    f.write_all(text.as_bytes())?;
+    std::fs::rename(&partial, dir.join(MARKER))
 }
 
 /// What a valid marker says: the pid and boot of the run that made the
@@ -500,6 +505,9 @@ mod tests {
         // SAFETY: geteuid has no preconditions.
         let marker = read_marker(&s.path, &name, unsafe { libc::geteuid() }).expect("a valid marker");
         assert_eq!(marker, Marker { pid: std::process::id() as libc::pid_t, boot: boot_id() });
+        // The marker was renamed into place: nothing else is in the directory.
+        let entries: Vec<_> = std::fs::read_dir(&s.path).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(entries, [std::ffi::OsString::from(MARKER)]);
         // Its own run is alive and holds it: not removed.
         assert_eq!(remove_stale(tmp.path()), (vec![], vec![]));
         assert!(s.path.is_dir());
