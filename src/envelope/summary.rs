@@ -204,6 +204,9 @@ impl Envelope {
         );
         push("Tool", self.tool.describe());
         push("Compiler", format!("{}, {}", self.tool.rustc_version, self.tool.target));
+        if let Some(paths) = self.tool.describe_code_paths() {
+            push("Code paths", paths);
+        }
         push("Seed", self.seed.to_string());
         push("Started", self.started_utc.clone());
         if let Some(finished) = &self.finished_utc {

@@ -1,9 +1,13 @@
 //! The build-time record of this binary ([`ToolInfo`]), filled in by `build.rs`.
 //!
-//! Compile-time constants only: this module must never run git or rustc itself, so the record
-//! describes the binary that is running, not whatever checkout happens to be nearby.
+//! Compile-time constants, and the one thing the binary finds out where it runs: the code paths
+//! of its multiversioned kernels this CPU can take. This module must never run git or rustc
+//! itself, so the record describes the binary that is running, not whatever checkout happens to
+//! be nearby.
 
 use serde::{Deserialize, Serialize};
+
+use crate::model::isa::CodePath;
 
 /// How the running binary was built.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,6 +29,11 @@ pub struct ToolInfo {
     pub target_features: Vec<String>,
     /// `rustc -V` of the compiler that built this binary, or "unknown".
     pub rustc_version: String,
+    /// The code paths of the multiversioned kernels (npb.ep, npb.cg, npb.mg) this CPU can
+    /// take, widest first: `isa=native` takes the first. Empty in records made before it was
+    /// recorded.
+    #[serde(default)]
+    pub code_paths: Vec<CodePath>,
 }
 
 /// The build-time record of the running binary.
@@ -43,6 +52,7 @@ pub fn tool_info() -> ToolInfo {
         target: env!("PROOFBENCH_TARGET").to_string(),
         target_features: env!("PROOFBENCH_TARGET_FEATURES").split(',').filter(|f| !f.is_empty()).map(str::to_string).collect(),
         rustc_version: env!("PROOFBENCH_RUSTC_VERSION").to_string(),
+        code_paths: crate::measure::isa::available(),
     }
 }
 
@@ -56,6 +66,14 @@ impl ToolInfo {
             _ => "",
         };
         format!("{} {} ({commit}{dirty}, {})", self.name, self.version, self.build_profile)
+    }
+
+    /// "avx512f (isa=native), avx2, baseline": the kernels' code paths on this CPU, or
+    /// `None` in a record made before they were recorded.
+    pub fn describe_code_paths(&self) -> Option<String> {
+        let (first, rest) = self.code_paths.split_first()?;
+        let rest: Vec<&str> = rest.iter().map(|p| p.as_str()).collect();
+        Some(if rest.is_empty() { format!("{first} (isa=native)") } else { format!("{first} (isa=native), {}", rest.join(", ")) })
     }
 }
 
@@ -74,6 +92,18 @@ mod tests {
         assert!(t.git_commit.len() == 40 || t.git_commit == "unknown");
         #[cfg(target_arch = "x86_64")]
         assert!(t.target_features.iter().any(|f| f == "sse2"));
+        assert_eq!(t.code_paths.last(), Some(&CodePath::Baseline), "every CPU takes the baseline");
+    }
+
+    #[test]
+    fn code_paths_are_described_widest_first_with_the_native_one_named() {
+        let mut t = tool_info();
+        t.code_paths = vec![CodePath::Avx512f, CodePath::Avx2, CodePath::Baseline];
+        assert_eq!(t.describe_code_paths().as_deref(), Some("avx512f (isa=native), avx2, baseline"));
+        t.code_paths = vec![CodePath::Baseline];
+        assert_eq!(t.describe_code_paths().as_deref(), Some("baseline (isa=native)"));
+        t.code_paths.clear();
+        assert_eq!(t.describe_code_paths(), None);
     }
 
     #[test]

@@ -186,6 +186,12 @@ impl Row {
         self.status == Status::Skipped && self.skip == Some(SkipKind::ByDesign)
     }
 
+    /// The code path its multiversioned kernel took (`details.code_path`),
+    /// for rows of such a kernel (npb.ep, npb.cg, npb.mg).
+    pub fn code_path(&self) -> Option<crate::model::isa::CodePath> {
+        self.details.get(crate::model::isa::DETAIL)?.as_str().and_then(crate::model::isa::CodePath::from_name)
+    }
+
     /// Headline median (the median of the trial medians), for ok rows with samples.
     pub fn median(&self) -> Option<f64> {
         (self.status == Status::Ok).then(|| self.stats.as_ref().map(|s| s.headline.median)).flatten()

@@ -7,4 +7,5 @@ pub mod clock;
 pub mod counters;
 pub mod interference;
 pub mod interrupts;
+pub mod isa;
 pub mod rusage;

@@ -16,6 +16,7 @@ pub mod command;
 pub mod error;
 pub mod export;
 pub mod file_name;
+pub mod isa;
 pub mod names;
 pub mod params;
 pub mod placement;

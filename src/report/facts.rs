@@ -4,6 +4,8 @@
 //! A leaf of the report: it calls nothing else of it.
 
 use crate::evidence::{Row, RunRecord};
+use crate::model::Status;
+use crate::model::isa::CodePath;
 use crate::text::format;
 
 /// Groups in plan order (then any found only in rows).
@@ -122,5 +124,48 @@ pub fn run_warnings(run: &RunRecord, rows: &[Row]) -> Vec<String> {
         warnings.push(format!("the run was interrupted: {} planned cells have no row", run.not_run.len()));
     }
     warnings.extend(busy_warning(run));
+    warnings.extend(code_paths_note(rows));
     warnings
+}
+
+/// The code paths the ok rows' kernels took, narrowest last, each with its
+/// number of rows (empty when no row has a multiversioned kernel).
+fn code_paths<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<(CodePath, usize)> {
+    let mut paths: Vec<(CodePath, usize)> = Vec::new();
+    for p in rows.into_iter().filter(|r| r.status == Status::Ok).filter_map(Row::code_path) {
+        match paths.iter_mut().find(|(q, _)| *q == p) {
+            Some((_, n)) => *n += 1,
+            None => paths.push((p, 1)),
+        }
+    }
+    paths.sort();
+    paths
+}
+
+/// `avx512f on 6 rows, baseline on 3 rows`.
+fn paths_text(paths: &[(CodePath, usize)]) -> String {
+    paths.iter().map(|(p, n)| format!("{p} on {}", format::counted(*n, "row", "rows"))).collect::<Vec<_>>().join(", ")
+}
+
+/// When the kernels of one run took different code paths: which, on how
+/// many rows (a figure on `avx2` is not one on `avx512f`).
+pub fn code_paths_note(rows: &[Row]) -> Option<String> {
+    let paths = code_paths(rows);
+    (paths.len() > 1).then(|| {
+        format!(
+            "the kernels took different code paths ({}): each row's path is beside its median, and a figure on one path is not one on another",
+            paths_text(&paths)
+        )
+    })
+}
+
+/// A workload's line on its kernel's code paths: `Code path: avx512f on 6
+/// rows.` (none for a workload without a multiversioned kernel).
+pub fn code_paths_line(rows: &[&Row]) -> Option<String> {
+    let paths = code_paths(rows.iter().copied());
+    match paths.len() {
+        0 => None,
+        1 => Some(format!("Code path: {}.", paths_text(&paths))),
+        _ => Some(format!("Code paths: {}.", paths_text(&paths))),
+    }
 }

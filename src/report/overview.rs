@@ -72,7 +72,11 @@ fn fewest_workers(rows: &[&Row]) -> HashMap<SeriesKey, (usize, f64)> {
 
 /// The cells of one row's line.
 fn line(r: &Row, fewest: &HashMap<SeriesKey, (usize, f64)>, verdicts: &Verdicts) -> Vec<Line> {
-    let median = r.median().map_or_else(String::new, |m| format::scaled(m, r.unit));
+    let mut median = Line::from(r.median().map_or_else(String::new, |m| format::scaled(m, r.unit)));
+    // The code path a multiversioned kernel took, beside its figure.
+    if let (Some(p), Some(_)) = (r.code_path(), r.median()) {
+        median = median.text(" ").toned(Tone::Dim, format!("[{p}]"));
+    }
     let interval = if r.status == Status::Ok { interval_text(r) } else { String::new() };
     let relative = match verdicts.for_row(r) {
         Some(c) => ratio(c),
@@ -81,7 +85,7 @@ fn line(r: &Row, fewest: &HashMap<SeriesKey, (usize, f64)>, verdicts: &Verdicts)
     let sees = r.headline().and_then(|h| h.sensitivity).map_or_else(String::new, |s| format!(">= {}", format::percent(s)));
     // The name links to the workload's section (its heading's anchor).
     let name = Line::new().link(name(r), &slug(&r.cell.workload));
-    vec![name, Line::from(median), Line::from(interval), relative, Line::from(sees), status(r)]
+    vec![name, median, Line::from(interval), relative, Line::from(sees), status(r)]
 }
 
 /// The tone of a status.

@@ -184,7 +184,9 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
     if let Some(v) = mine.iter().find_map(|r| r.verifier.as_ref()) {
         what = what.text(" Verifier: ").marked(&v.description).text(".");
     }
-    let mut out = vec![Block::heading(3, w), Block::Paragraph(vec![Line::new().marked(first.summary.trim_start()).text("."), what])];
+    let mut para = vec![Line::new().marked(first.summary.trim_start()).text("."), what];
+    para.extend(facts::code_paths_line(&mine).map(Line::from));
+    let mut out = vec![Block::heading(3, w), Block::Paragraph(para)];
     if let Some(w) = first.cell.command.as_ref().and_then(|d| d.exit_code_only_warning()) {
         out.push(Block::Warning(Line::new().code(w.id).marked(&w.what).text(w.at)));
     }

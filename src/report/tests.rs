@@ -613,3 +613,30 @@ fn every_table_prints_a_row_s_own_headline_never_the_pooled_samples_median() {
     assert!(md.contains("Pooled median"), "{md}");
     assert!(md.contains(" 230 |"), "the pooled median still appears, in its own column:\n{md}");
 }
+
+#[test]
+fn the_code_path_is_beside_each_median_and_different_paths_are_noted() {
+    let with_path = |workers: usize, path: &str| {
+        let mut r = fake_row(workers, CpuClass::Physical, &[10.0, 11.0, 12.0], None, Status::Ok, Unit::MopsPerSec);
+        r.details = json!({ "class": "S", "code_path": path });
+        r
+    };
+    let same = [with_path(1, "avx512f"), with_path(2, "avx512f")];
+    let refs: Vec<&Row> = same.iter().collect();
+    let overview = document::terminal::render(&[Block::Table(overview::table(&refs, &variants::Verdicts::of(&same)))]);
+    assert!(overview.lines().filter(|l| l.contains("Mop/s [avx512f]")).count() == 2, "{overview}");
+    assert_eq!(facts::code_paths_line(&refs).as_deref(), Some("Code path: avx512f on 2 rows."));
+    assert_eq!(facts::code_paths_note(&same), None, "one path: nothing to note");
+    let workload = md(&sections::workload(&same, "w.x", &variants::Verdicts::of(&same)));
+    assert!(workload.contains("Code path: avx512f on 2 rows."), "{workload}");
+
+    let mixed = [with_path(1, "baseline"), with_path(2, "avx512f"), with_path(4, "avx512f")];
+    let note = facts::code_paths_note(&mixed).expect("two paths are noted");
+    assert!(note.starts_with("the kernels took different code paths (avx512f on 2 rows, baseline on 1 row)"), "{note}");
+    // A row without a multiversioned kernel, or not ok, has no path.
+    let plain = fake_row(1, CpuClass::Physical, &[1.0], None, Status::Ok, Unit::Ns);
+    let mut failed = with_path(8, "avx2");
+    failed.status = Status::Failed;
+    assert_eq!(plain.code_path(), None);
+    assert_eq!(facts::code_paths_note(&[plain, failed, with_path(1, "avx512f")]), None);
+}

@@ -7,6 +7,7 @@ pub mod contract;
 pub mod cpu;
 pub mod hw;
 pub mod io;
+pub mod isa;
 pub mod mismatch;
 pub mod npb;
 pub mod os;

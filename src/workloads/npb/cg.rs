@@ -26,10 +26,12 @@ use anyhow::bail;
 use serde_json::json;
 
 use super::randlc::{self, randlc};
+use crate::measure::isa::{Path, multiversion};
 use crate::model::Cell;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
+use crate::workloads::isa;
 use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{self, Maker, Runtime};
 
@@ -107,6 +109,7 @@ impl Workload for Cg {
                     "NPB problem class: S (na = 1400, nonzer = 7, shift = 10), W (7000, 8, 12), A (14000, 11, 20); niter = 15",
                 ),
                 runtime::runtime_param(&runtime::NAMES),
+                isa::param(),
                 ParamSpec::workers(
                     "worker threads of the runtime; the rows are split into 4 chunks per worker (1 on spawn: a thread each)",
                 ),
@@ -122,7 +125,11 @@ impl Workload for Cg {
         if cx.fault_is(FAULT) {
             matrix.perturb();
         }
-        runtime::prepare_with(cell, false, CgMaker { class, matrix })
+        let path = match isa::path(cell)? {
+            Ok(p) => p,
+            Err(why) => return Ok(Prepared::Skip(why)),
+        };
+        runtime::prepare_with(cell, false, CgMaker { class, matrix, path })
     }
 }
 
@@ -140,7 +147,7 @@ impl Matrix {
     }
 
     /// Row `j` times `v`, summed in column order.
-    #[inline]
+    #[inline(always)]
     fn row_dot(&self, j: usize, v: &[f64]) -> f64 {
         let (lo, hi) = (self.rowstr[j], self.rowstr[j + 1]);
         self.a[lo..hi].iter().zip(&self.colidx[lo..hi]).fold(0.0, |s, (a, &c)| s + a * v[c as usize])
@@ -295,89 +302,94 @@ impl Vectors {
     }
 }
 
-/// NPB's `conj_grad`: 25 conjugate gradient steps towards A z = x from
-/// z = 0; returns the residual norm |x - A z|.
-fn conj_grad<R: Runtime>(rt: &R, bounds: &[usize], m: &Matrix, v: &mut Vectors) -> f64 {
-    let Vectors { x, z, p, q, r } = v;
-    let x = &x[..];
-    // q = z = 0, r = p = x, rho = r.r
-    let [mut rho, _] = par(rt, bounds, (&mut q[..], (&mut z[..], (&mut r[..], &mut p[..]))), &|rows, (q, (z, (r, p)))| {
-        let mut rho = 0.0;
-        for (i, j) in rows.enumerate() {
-            (q[i], z[i], r[i], p[i]) = (0.0, 0.0, x[j], x[j]);
-            rho += r[i] * r[i];
-        }
-        [rho, 0.0]
-    });
-    for _ in 0..CGITMAX {
-        let rho0 = rho;
-        // q = A p, d = p.q
-        let pr = &p[..];
-        let [d, _] = par(rt, bounds, &mut q[..], &|rows, q| {
-            let mut d = 0.0;
-            for (i, j) in rows.enumerate() {
-                q[i] = m.row_dot(j, pr);
-                d += pr[j] * q[i];
-            }
-            [d, 0.0]
-        });
-        let alpha = rho0 / d;
-        // z = z + alpha p, r = r - alpha q, rho = r.r
-        let qr = &q[..];
-        [rho, _] = par(rt, bounds, (&mut z[..], &mut r[..]), &|rows, (z, r)| {
+multiversion! {
+    /// NPB's `conj_grad`: 25 conjugate gradient steps towards A z = x from
+    /// z = 0; returns the residual norm |x - A z|.
+    fn conj_grad[R: Runtime](path: Path, rt: &R, bounds: &[usize], m: &Matrix, v: &mut Vectors) -> f64 {
+        let _ = path;
+        let Vectors { x, z, p, q, r } = v;
+        let x = &x[..];
+        // q = z = 0, r = p = x, rho = r.r
+        let [mut rho, _] = par(rt, bounds, (&mut q[..], (&mut z[..], (&mut r[..], &mut p[..]))), &|rows, (q, (z, (r, p)))| {
             let mut rho = 0.0;
             for (i, j) in rows.enumerate() {
-                z[i] += alpha * pr[j];
-                r[i] -= alpha * qr[j];
+                (q[i], z[i], r[i], p[i]) = (0.0, 0.0, x[j], x[j]);
                 rho += r[i] * r[i];
             }
             [rho, 0.0]
         });
-        let beta = rho / rho0;
-        // p = r + beta p
-        let rr = &r[..];
-        par(rt, bounds, &mut p[..], &|rows, p| {
+        for _ in 0..CGITMAX {
+            let rho0 = rho;
+            // q = A p, d = p.q
+            let pr = &p[..];
+            let [d, _] = par(rt, bounds, &mut q[..], &|rows, q| {
+                let mut d = 0.0;
+                for (i, j) in rows.enumerate() {
+                    q[i] = m.row_dot(j, pr);
+                    d += pr[j] * q[i];
+                }
+                [d, 0.0]
+            });
+            let alpha = rho0 / d;
+            // z = z + alpha p, r = r - alpha q, rho = r.r
+            let qr = &q[..];
+            [rho, _] = par(rt, bounds, (&mut z[..], &mut r[..]), &|rows, (z, r)| {
+                let mut rho = 0.0;
+                for (i, j) in rows.enumerate() {
+                    z[i] += alpha * pr[j];
+                    r[i] -= alpha * qr[j];
+                    rho += r[i] * r[i];
+                }
+                [rho, 0.0]
+            });
+            let beta = rho / rho0;
+            // p = r + beta p
+            let rr = &r[..];
+            par(rt, bounds, &mut p[..], &|rows, p| {
+                for (i, j) in rows.enumerate() {
+                    p[i] = rr[j] + beta * p[i];
+                }
+                [0.0; 2]
+            });
+        }
+        // r = A z, then |x - r|
+        let zr = &z[..];
+        let [sum, _] = par(rt, bounds, &mut r[..], &|rows, r| {
+            let mut sum = 0.0;
             for (i, j) in rows.enumerate() {
-                p[i] = rr[j] + beta * p[i];
+                r[i] = m.row_dot(j, zr);
+                let d = x[j] - r[i];
+                sum += d * d;
+            }
+            [sum, 0.0]
+        });
+        sum.sqrt()
+    }
+}
+
+multiversion! {
+    /// One outer iteration of the inverse power method: `conj_grad`, then
+    /// zeta = shift + 1 / (x.z) and x = z / |z|. Returns (zeta, rnorm).
+    fn outer[R: Runtime](path: Path, rt: &R, bounds: &[usize], m: &Matrix, shift: f64, v: &mut Vectors) -> (f64, f64) {
+        let rnorm = conj_grad(path, rt, bounds, m, v);
+        let (x, z) = (&mut v.x, &v.z[..]);
+        let [xz, zz] = par(rt, bounds, (), &|rows, ()| {
+            let (mut xz, mut zz) = (0.0, 0.0);
+            for j in rows {
+                xz += x[j] * z[j];
+                zz += z[j] * z[j];
+            }
+            [xz, zz]
+        });
+        let norm = 1.0 / zz.sqrt();
+        par(rt, bounds, &mut x[..], &|rows, x| {
+            for (i, j) in rows.enumerate() {
+                x[i] = norm * z[j];
             }
             [0.0; 2]
         });
+        (shift + 1.0 / xz, rnorm)
     }
-    // r = A z, then |x - r|
-    let zr = &z[..];
-    let [sum, _] = par(rt, bounds, &mut r[..], &|rows, r| {
-        let mut sum = 0.0;
-        for (i, j) in rows.enumerate() {
-            r[i] = m.row_dot(j, zr);
-            let d = x[j] - r[i];
-            sum += d * d;
-        }
-        [sum, 0.0]
-    });
-    sum.sqrt()
-}
-
-/// One outer iteration of the inverse power method: `conj_grad`, then
-/// zeta = shift + 1 / (x.z) and x = z / |z|. Returns (zeta, rnorm).
-fn outer<R: Runtime>(rt: &R, bounds: &[usize], m: &Matrix, shift: f64, v: &mut Vectors) -> (f64, f64) {
-    let rnorm = conj_grad(rt, bounds, m, v);
-    let (x, z) = (&mut v.x, &v.z[..]);
-    let [xz, zz] = par(rt, bounds, (), &|rows, ()| {
-        let (mut xz, mut zz) = (0.0, 0.0);
-        for j in rows {
-            xz += x[j] * z[j];
-            zz += z[j] * z[j];
-        }
-        [xz, zz]
-    });
-    let norm = 1.0 / zz.sqrt();
-    par(rt, bounds, &mut x[..], &|rows, x| {
-        for (i, j) in rows.enumerate() {
-            x[i] = norm * z[j];
-        }
-        [0.0; 2]
-    });
-    (shift + 1.0 / xz, rnorm)
 }
 
 /// The relative error NPB checks: |computed - reference| / |reference|.
@@ -388,11 +400,12 @@ fn rel_error(computed: f64, reference: f64) -> f64 {
 struct CgMaker {
     class: &'static Class,
     matrix: Matrix,
+    path: Path,
 }
 
 impl Maker for CgMaker {
     fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
-        Ok(Sampled::boxed(CgInstance::new(rt, self.class, self.matrix)))
+        Ok(Sampled::boxed(CgInstance::new(rt, self.class, self.matrix, self.path)))
     }
 }
 
@@ -403,16 +416,18 @@ struct CgInstance<R> {
     /// Row chunks: chunk i is `bounds[i]..bounds[i + 1]`.
     bounds: Vec<usize>,
     v: Vectors,
+    /// The code path of the iterations.
+    path: Path,
 }
 
 impl<R: Runtime> CgInstance<R> {
     /// The instance after NPB's untimed warm-up iteration.
-    fn new(rt: R, class: &'static Class, matrix: Matrix) -> Self {
+    fn new(rt: R, class: &'static Class, matrix: Matrix, path: Path) -> Self {
         let n = matrix.rows();
         // 1 chunk per worker on a runtime that starts a thread per task.
         let chunks = (if R::FINE_GRAINED { 4 } else { 1 } * rt.workers()).clamp(1, n);
         let bounds = (0..=chunks).map(|i| n * i / chunks).collect();
-        let mut inst = CgInstance { rt, class, matrix, bounds, v: Vectors::ones(n) };
+        let mut inst = CgInstance { rt, class, matrix, bounds, v: Vectors::ones(n), path };
         inst.iterate(1, &mut Timer::new());
         inst
     }
@@ -420,8 +435,8 @@ impl<R: Runtime> CgInstance<R> {
     /// `niter` outer iterations from the current x on the runtime, bracketed
     /// by `timer` inside `install`; returns the last (zeta, rnorm).
     fn iterate(&mut self, niter: usize, timer: &mut Timer) -> (f64, f64) {
-        let (rt, bounds, m, shift, v) = (&self.rt, &self.bounds[..], &self.matrix, self.class.shift, &mut self.v);
-        timed_install(rt, timer, || (0..niter).fold((f64::NAN, f64::NAN), |_, _| outer(rt, bounds, m, shift, v)))
+        let (rt, bounds, m, shift, v, path) = (&self.rt, &self.bounds[..], &self.matrix, self.class.shift, &mut self.v, self.path);
+        timed_install(rt, timer, || (0..niter).fold((f64::NAN, f64::NAN), |_, _| outer(path, rt, bounds, m, shift, v)))
     }
 }
 
@@ -446,7 +461,7 @@ impl<R: Runtime> Instance for CgInstance<R> {
 
     fn details(&self, last: Option<&(f64, f64)>) -> serde_json::Value {
         let c = self.class;
-        json!({
+        let details = json!({
             "class": c.name,
             "na": c.na,
             "nonzer": c.nonzer,
@@ -459,7 +474,8 @@ impl<R: Runtime> Instance for CgInstance<R> {
             "zeta_rel_error": last.map(|l| rel_error(l.0, c.zeta)),
             "rnorm": last.map(|l| l.1),
             "ops_per_sample": c.ops(),
-        })
+        });
+        isa::with_path(details, self.path)
     }
 }
 
@@ -539,13 +555,28 @@ mod tests {
 
     fn matches_serial<R: Runtime>(m: &Matrix, reference: f64) {
         for workers in [1, 2, 3] {
-            let mut inst = CgInstance::new(R::build(workers, None).unwrap(), &SMALL, m.clone());
+            let mut inst = CgInstance::new(R::build(workers, None).unwrap(), &SMALL, m.clone(), Path::native());
             for _ in 0..2 {
                 let (_, (zeta, rnorm)) = inst.sample(1, &mut Timer::new()).unwrap();
                 assert!(rel_error(zeta, reference) < 1e-12, "{} on {workers}: {zeta} vs {reference}", R::NAME);
                 assert!(rnorm.is_finite());
             }
             assert_eq!(inst.details(None)["chunks"], if R::FINE_GRAINED { 4 } else { 1 } * workers);
+        }
+    }
+
+    #[test]
+    fn every_code_path_gives_the_same_bits() {
+        let m = makea(SMALL.na, SMALL.nonzer, SMALL.shift);
+        let run = |path: Path| {
+            let mut inst = CgInstance::new(Rayon::build(2, None).unwrap(), &SMALL, m.clone(), path);
+            let (_, (zeta, rnorm)) = inst.sample(1, &mut Timer::new()).unwrap();
+            assert_eq!(inst.details(None)["code_path"], path.code_path().as_str());
+            (zeta.to_bits(), rnorm.to_bits())
+        };
+        let reference = run(Path::BASELINE);
+        for path in Path::every() {
+            assert_eq!(run(path), reference, "{path:?}");
         }
     }
 
@@ -587,7 +618,7 @@ mod tests {
     #[test]
     fn the_verifier_uses_npb_s_relative_tolerance() {
         let c = &CLASSES[0];
-        let mut inst = CgInstance::new(Rayon::build(1, None).unwrap(), &SMALL, makea(SMALL.na, SMALL.nonzer, SMALL.shift));
+        let mut inst = CgInstance::new(Rayon::build(1, None).unwrap(), &SMALL, makea(SMALL.na, SMALL.nonzer, SMALL.shift), Path::native());
         inst.class = c;
         for (zeta, ok) in [(c.zeta, true), (c.zeta * (1.0 + 5e-11), true), (c.zeta * (1.0 + 2e-10), false), (f64::NAN, false)] {
             let v = inst.verify(&(zeta, 1e-15));
@@ -597,7 +628,7 @@ mod tests {
     }
 
     fn class_s<R: Runtime>(workers: usize, matrix: &Matrix) -> Verdict {
-        let mut inst = CgInstance::new(R::build(workers, None).unwrap(), &CLASSES[0], matrix.clone());
+        let mut inst = CgInstance::new(R::build(workers, None).unwrap(), &CLASSES[0], matrix.clone(), Path::native());
         let (w, out) = inst.sample(1, &mut Timer::new()).unwrap();
         assert_eq!(w, Work::ops(66_654_000));
         inst.verify(&out)

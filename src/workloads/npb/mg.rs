@@ -19,10 +19,12 @@ use anyhow::bail;
 use serde_json::json;
 
 use self::ops::{Dims, Par, interp, norm2u3, psinv, resid, rprj3, zran3};
+use crate::measure::isa::Path;
 use crate::model::Cell;
 use crate::workloads::contract::{
     Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
 };
+use crate::workloads::isa;
 use crate::workloads::rt::common::timed_install;
 use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 
@@ -102,6 +104,7 @@ impl Workload for NpbMg {
             params: vec![
                 super::class_param("NPB problem class: S 32^3, W 128^3, A 256^3 points, 4 iterations each"),
                 runtime_param(&NAMES),
+                isa::param(),
                 ParamSpec::workers(
                     "worker threads of the runtime; each operator splits its planes into 4 tasks per worker (1 per worker on \
                      spawn)",
@@ -115,18 +118,23 @@ impl Workload for NpbMg {
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
         let name = cell.choice::<super::ClassName>("class")?.as_str();
         let Some(class) = Class::named(name) else { bail!("unknown NPB MG class '{name}'") };
-        prepare_with(cell, false, MgMaker { class, fault: cx.fault_is(FAULT) })
+        let path = match isa::path(cell)? {
+            Ok(p) => p,
+            Err(why) => return Ok(Prepared::Skip(why)),
+        };
+        prepare_with(cell, false, MgMaker { class, fault: cx.fault_is(FAULT), path })
     }
 }
 
 struct MgMaker {
     class: Class,
     fault: bool,
+    path: Path,
 }
 
 impl Maker for MgMaker {
     fn make<R: Runtime>(self, rt: R) -> anyhow::Result<Box<dyn Sampler>> {
-        Ok(Sampled::boxed(MgInstance::new(rt, self.class, self.fault)))
+        Ok(Sampled::boxed(MgInstance::new(rt, self.class, self.fault, self.path)))
     }
 }
 
@@ -242,14 +250,16 @@ fn judge(class: Class, x: f64) -> Verdict {
 struct MgInstance<R: Runtime> {
     rt: R,
     mg: Mg,
+    /// The code path of the operators.
+    path: Path,
 }
 
 impl<R: Runtime> MgInstance<R> {
-    fn new(rt: R, class: Class, fault: bool) -> Self {
+    fn new(rt: R, class: Class, fault: bool, path: Path) -> Self {
         let mut mg = Mg::new(class, fault);
-        let par = Par::new(&rt, max_tasks(&rt));
+        let par = Par::new(&rt, max_tasks(&rt), path);
         rt.install(|| mg.startup(&par));
-        MgInstance { rt, mg }
+        MgInstance { rt, mg, path }
     }
 }
 
@@ -259,7 +269,7 @@ impl<R: Runtime> Instance for MgInstance<R> {
 
     fn sample(&mut self, _iters: u64, timer: &mut Timer) -> anyhow::Result<(Work, f64)> {
         self.mg.reinit();
-        let par = Par::new(&self.rt, max_tasks(&self.rt));
+        let par = Par::new(&self.rt, max_tasks(&self.rt), self.path);
         let mg = &mut self.mg;
         let rnm2 = timed_install(&self.rt, timer, || mg.timed(&par));
         Ok((Work::ops(self.mg.class.ops()), rnm2))
@@ -271,7 +281,7 @@ impl<R: Runtime> Instance for MgInstance<R> {
 
     fn details(&self, last: Option<&f64>) -> serde_json::Value {
         let c = self.mg.class;
-        json!({
+        let details = json!({
             "class": c.name,
             "grid": format!("{0}x{0}x{0}", c.n),
             "nit": c.nit,
@@ -281,6 +291,7 @@ impl<R: Runtime> Instance for MgInstance<R> {
             "relative_error": last.map(|x| ((x - c.reference) / c.reference).abs()),
             "ops": c.ops(),
             "max_tasks_per_call": max_tasks(&self.rt),
-        })
+        });
+        isa::with_path(details, self.path)
     }
 }

@@ -14,7 +14,7 @@ pub const A: f64 = 1_220_703_125.0;
 
 /// Advances `x` to `a * x mod 2^46` and returns the new `x` scaled to (0, 1).
 /// `x` and `a` are integers below 2^46 held in doubles.
-#[inline]
+#[inline(always)]
 pub fn randlc(x: &mut f64, a: f64) -> f64 {
     let t1 = R23 * a;
     let a1 = t1.trunc();
@@ -33,6 +33,7 @@ pub fn randlc(x: &mut f64, a: f64) -> f64 {
 
 /// Fills `y` with the next `y.len()` numbers of the sequence (`randlc`
 /// repeated), leaving `x` at the last one.
+#[inline(always)]
 pub fn vranlc(x: &mut f64, a: f64, y: &mut [f64]) {
     for v in y.iter_mut() {
         *v = randlc(x, a);

@@ -12,6 +12,7 @@
 
 use std::sync::Mutex;
 
+use crate::measure::isa::{Path, multiversion};
 use crate::workloads::npb::randlc::{power, randlc, vranlc};
 use crate::workloads::rt::runtime::Runtime;
 
@@ -56,11 +57,13 @@ pub struct Par<'a, R: Runtime> {
     pub max_tasks: usize,
     /// The fewest grid points worth a task of their own.
     pub min_points: usize,
+    /// The code path of the operators.
+    pub path: Path,
 }
 
 impl<'a, R: Runtime> Par<'a, R> {
-    pub fn new(rt: &'a R, max_tasks: usize) -> Self {
-        Par { rt, max_tasks, min_points: MIN_POINTS_PER_TASK }
+    pub fn new(rt: &'a R, max_tasks: usize, path: Path) -> Self {
+        Par { rt, max_tasks, min_points: MIN_POINTS_PER_TASK, path }
     }
 
     /// Tasks for `units` independent units of `points_per_unit` points each.
@@ -163,94 +166,118 @@ fn neighbour_sums(x: &[f64], d: Dims, i2: usize, i3: usize, f: &mut [f64], e: &m
 /// with `v` and `r` the same array (the coarse levels of `mg3P`): each point
 /// reads its own old value only, so the update is in place.
 pub fn resid<R: Runtime>(par: &Par<R>, u: &[f64], v: Option<&[f64]>, r: &mut [f64], d: Dims, a: &[f64; 4]) {
-    let (n1, n2, pl) = (d.n1, d.n2, d.plane());
-    par.for_planes(r, pl, (1, d.n3 - 1), 1, pl, &|first, run| {
-        let (mut u1, mut u2, mut old) = (vec![0.0; n1], vec![0.0; n1], vec![0.0; n1]);
-        for (k, p) in run.chunks_exact_mut(pl).enumerate() {
-            let i3 = first + k;
-            for i2 in 1..n2 - 1 {
-                neighbour_sums(u, d, i2, i3, &mut u1, &mut u2);
-                let out = &mut p[n1 * i2..n1 * (i2 + 1)];
-                let vr: &[f64] = match v {
-                    Some(v) => row(v, d, i2, i3),
-                    None => {
-                        old.copy_from_slice(out);
-                        &old
+    resid_on(par.path, par, u, v, r, d, a)
+}
+
+multiversion! {
+    /// [`resid`] compiled for `path`.
+    fn resid_on[R: Runtime](path: Path, par: &Par<R>, u: &[f64], v: Option<&[f64]>, r: &mut [f64], d: Dims, a: &[f64; 4]) {
+        let _ = path;
+        let (n1, n2, pl) = (d.n1, d.n2, d.plane());
+        par.for_planes(r, pl, (1, d.n3 - 1), 1, pl, &|first, run| {
+            let (mut u1, mut u2, mut old) = (vec![0.0; n1], vec![0.0; n1], vec![0.0; n1]);
+            for (k, p) in run.chunks_exact_mut(pl).enumerate() {
+                let i3 = first + k;
+                for i2 in 1..n2 - 1 {
+                    neighbour_sums(u, d, i2, i3, &mut u1, &mut u2);
+                    let out = &mut p[n1 * i2..n1 * (i2 + 1)];
+                    let vr: &[f64] = match v {
+                        Some(v) => row(v, d, i2, i3),
+                        None => {
+                            old.copy_from_slice(out);
+                            &old
+                        }
+                    };
+                    let uc = row(u, d, i2, i3);
+                    for i1 in 1..n1 - 1 {
+                        // a(1) = 0 is assumed, as NPB does.
+                        out[i1] = vr[i1] - a[0] * uc[i1] - a[2] * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a[3] * (u2[i1 - 1] + u2[i1 + 1]);
                     }
-                };
-                let uc = row(u, d, i2, i3);
-                for i1 in 1..n1 - 1 {
-                    // a(1) = 0 is assumed, as NPB does.
-                    out[i1] = vr[i1] - a[0] * uc[i1] - a[2] * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a[3] * (u2[i1 - 1] + u2[i1 + 1]);
                 }
+                comm3_plane(p, d);
             }
-            comm3_plane(p, d);
-        }
-    });
-    comm3_ends(r, d);
+        });
+        comm3_ends(r, d);
+    }
 }
 
 /// The smoother `u = u + C r` on the interior, then `comm3(u)`.
 pub fn psinv<R: Runtime>(par: &Par<R>, r: &[f64], u: &mut [f64], d: Dims, c: &[f64; 4]) {
-    let (n1, n2, pl) = (d.n1, d.n2, d.plane());
-    par.for_planes(u, pl, (1, d.n3 - 1), 1, pl, &|first, run| {
-        let (mut r1, mut r2) = (vec![0.0; n1], vec![0.0; n1]);
-        for (k, p) in run.chunks_exact_mut(pl).enumerate() {
-            let i3 = first + k;
-            for i2 in 1..n2 - 1 {
-                neighbour_sums(r, d, i2, i3, &mut r1, &mut r2);
-                let out = &mut p[n1 * i2..n1 * (i2 + 1)];
-                let rc = row(r, d, i2, i3);
-                for i1 in 1..n1 - 1 {
-                    // c(3) = 0 is assumed, as NPB does.
-                    out[i1] =
-                        out[i1] + c[0] * rc[i1] + c[1] * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c[2] * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
+    psinv_on(par.path, par, r, u, d, c)
+}
+
+multiversion! {
+    /// [`psinv`] compiled for `path`.
+    fn psinv_on[R: Runtime](path: Path, par: &Par<R>, r: &[f64], u: &mut [f64], d: Dims, c: &[f64; 4]) {
+        let _ = path;
+        let (n1, n2, pl) = (d.n1, d.n2, d.plane());
+        par.for_planes(u, pl, (1, d.n3 - 1), 1, pl, &|first, run| {
+            let (mut r1, mut r2) = (vec![0.0; n1], vec![0.0; n1]);
+            for (k, p) in run.chunks_exact_mut(pl).enumerate() {
+                let i3 = first + k;
+                for i2 in 1..n2 - 1 {
+                    neighbour_sums(r, d, i2, i3, &mut r1, &mut r2);
+                    let out = &mut p[n1 * i2..n1 * (i2 + 1)];
+                    let rc = row(r, d, i2, i3);
+                    for i1 in 1..n1 - 1 {
+                        // c(3) = 0 is assumed, as NPB does.
+                        out[i1] =
+                            out[i1] + c[0] * rc[i1] + c[1] * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c[2] * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
+                    }
                 }
+                comm3_plane(p, d);
             }
-            comm3_plane(p, d);
-        }
-    });
-    comm3_ends(u, d);
+        });
+        comm3_ends(u, d);
+    }
 }
 
 /// The restriction `s = P r` from grid `dk` to the next coarser grid `dj`
 /// (trilinear finite-element projection), then `comm3(s)`.
 pub fn rprj3<R: Runtime>(par: &Par<R>, r: &[f64], dk: Dims, s: &mut [f64], dj: Dims) {
-    // NPB's d = 2 when the fine extent is 3; 0-based, i = 2 j + 1 - d.
-    let off = |m: usize| if m == 3 { 0 } else { 1 };
-    let (o1, o2, o3) = (off(dk.n1), off(dk.n2), off(dk.n3));
-    let (m1j, m2j, pl) = (dj.n1, dj.n2, dj.plane());
-    par.for_planes(s, pl, (1, dj.n3 - 1), 1, 8 * pl, &|first, run| {
-        let (mut x1, mut y1) = (vec![0.0; dk.n1], vec![0.0; dk.n1]);
-        for (k, p) in run.chunks_exact_mut(pl).enumerate() {
-            let j3 = first + k;
-            let i3 = 2 * j3 + o3 - 1;
-            for j2 in 1..m2j - 1 {
-                let i2 = 2 * j2 + o2 - 1;
-                let (a, b, c, g) = (row(r, dk, i2 - 1, i3), row(r, dk, i2 + 1, i3), row(r, dk, i2, i3 - 1), row(r, dk, i2, i3 + 1));
-                let (h, l, m, q) =
-                    (row(r, dk, i2 - 1, i3 - 1), row(r, dk, i2 - 1, i3 + 1), row(r, dk, i2 + 1, i3 - 1), row(r, dk, i2 + 1, i3 + 1));
-                let rc = row(r, dk, i2, i3);
-                for j1 in 1..m1j {
-                    let i1 = 2 * j1 + o1 - 2; // NPB's i1 - 1
-                    x1[i1] = a[i1] + b[i1] + c[i1] + g[i1];
-                    y1[i1] = h[i1] + l[i1] + m[i1] + q[i1];
+    rprj3_on(par.path, par, r, dk, s, dj)
+}
+
+multiversion! {
+    /// [`rprj3`] compiled for `path`.
+    fn rprj3_on[R: Runtime](path: Path, par: &Par<R>, r: &[f64], dk: Dims, s: &mut [f64], dj: Dims) {
+        let _ = path;
+        // NPB's d = 2 when the fine extent is 3; 0-based, i = 2 j + 1 - d.
+        let off = |m: usize| if m == 3 { 0 } else { 1 };
+        let (o1, o2, o3) = (off(dk.n1), off(dk.n2), off(dk.n3));
+        let (m1j, m2j, pl) = (dj.n1, dj.n2, dj.plane());
+        par.for_planes(s, pl, (1, dj.n3 - 1), 1, 8 * pl, &|first, run| {
+            let (mut x1, mut y1) = (vec![0.0; dk.n1], vec![0.0; dk.n1]);
+            for (k, p) in run.chunks_exact_mut(pl).enumerate() {
+                let j3 = first + k;
+                let i3 = 2 * j3 + o3 - 1;
+                for j2 in 1..m2j - 1 {
+                    let i2 = 2 * j2 + o2 - 1;
+                    let (a, b, c, g) = (row(r, dk, i2 - 1, i3), row(r, dk, i2 + 1, i3), row(r, dk, i2, i3 - 1), row(r, dk, i2, i3 + 1));
+                    let (h, l, m, q) =
+                        (row(r, dk, i2 - 1, i3 - 1), row(r, dk, i2 - 1, i3 + 1), row(r, dk, i2 + 1, i3 - 1), row(r, dk, i2 + 1, i3 + 1));
+                    let rc = row(r, dk, i2, i3);
+                    for j1 in 1..m1j {
+                        let i1 = 2 * j1 + o1 - 2; // NPB's i1 - 1
+                        x1[i1] = a[i1] + b[i1] + c[i1] + g[i1];
+                        y1[i1] = h[i1] + l[i1] + m[i1] + q[i1];
+                    }
+                    let out = &mut p[m1j * j2..m1j * (j2 + 1)];
+                    for (j1, o) in out.iter_mut().enumerate().take(m1j - 1).skip(1) {
+                        let i1 = 2 * j1 + o1 - 1;
+                        let y2 = h[i1] + l[i1] + m[i1] + q[i1];
+                        let x2 = a[i1] + b[i1] + c[i1] + g[i1];
+                        *o = 0.5 * rc[i1]
+                            + 0.25 * (rc[i1 - 1] + rc[i1 + 1] + x2)
+                            + 0.125 * (x1[i1 - 1] + x1[i1 + 1] + y2)
+                            + 0.0625 * (y1[i1 - 1] + y1[i1 + 1]);
+                    }
                 }
-                let out = &mut p[m1j * j2..m1j * (j2 + 1)];
-                for (j1, o) in out.iter_mut().enumerate().take(m1j - 1).skip(1) {
-                    let i1 = 2 * j1 + o1 - 1;
-                    let y2 = h[i1] + l[i1] + m[i1] + q[i1];
-                    let x2 = a[i1] + b[i1] + c[i1] + g[i1];
-                    *o = 0.5 * rc[i1]
-                        + 0.25 * (rc[i1 - 1] + rc[i1 + 1] + x2)
-                        + 0.125 * (x1[i1 - 1] + x1[i1 + 1] + y2)
-                        + 0.0625 * (y1[i1 - 1] + y1[i1 + 1]);
-                }
+                comm3_plane(p, dj);
             }
-            comm3_plane(p, dj);
-        }
-    });
-    comm3_ends(s, dj);
+        });
+        comm3_ends(s, dj);
+    }
 }
 
 /// The prolongation `u = u + Q z` from the coarse grid `dj` to the fine grid
@@ -262,70 +289,87 @@ pub fn rprj3<R: Runtime>(par: &Par<R>, r: &[f64], dk: Dims, s: &mut [f64], dj: D
 /// for the cubic power-of-two grids of the classes (the coarsest level has
 /// extent 4), and [`interp`] panics if asked for it.
 pub fn interp<R: Runtime>(par: &Par<R>, z: &[f64], dj: Dims, u: &mut [f64], dk: Dims, zero_first: bool) {
-    assert!(dk.n1 != 3 && dk.n2 != 3 && dk.n3 != 3, "interp onto an extent of 3 is not implemented");
-    let (mm1, mm2, pl) = (dj.n1, dj.n2, dk.plane());
-    let n1 = dk.n1;
-    // Coarse plane i3 writes fine planes 2 i3 and 2 i3 + 1.
-    par.for_planes(u, pl, (0, 2 * (dj.n3 - 1)), 2, pl, &|first, run| {
-        if zero_first {
-            run.fill(0.0);
-        }
-        let (mut z1, mut z2, mut z3) = (vec![0.0; mm1], vec![0.0; mm1], vec![0.0; mm1]);
-        for (k, pair) in run.chunks_exact_mut(2 * pl).enumerate() {
-            let i3 = first / 2 + k;
-            let (lo, hi) = pair.split_at_mut(pl);
-            for i2 in 0..mm2 - 1 {
-                let (z00, z10, z01, z11) = (row(z, dj, i2, i3), row(z, dj, i2 + 1, i3), row(z, dj, i2, i3 + 1), row(z, dj, i2 + 1, i3 + 1));
-                for i1 in 0..mm1 {
-                    z1[i1] = z10[i1] + z00[i1];
-                    z2[i1] = z01[i1] + z00[i1];
-                    z3[i1] = z11[i1] + z01[i1] + z1[i1];
-                }
-                // Fine rows 2 i2 and 2 i2 + 1 of fine planes 2 i3 (lo) and 2 i3 + 1 (hi).
-                let (le, lo_rest) = lo[n1 * 2 * i2..n1 * (2 * i2 + 2)].split_at_mut(n1);
-                let (he, ho) = hi[n1 * 2 * i2..n1 * (2 * i2 + 2)].split_at_mut(n1);
-                for i1 in 0..mm1 - 1 {
-                    le[2 * i1] += z00[i1];
-                    le[2 * i1 + 1] += 0.5 * (z00[i1 + 1] + z00[i1]);
-                }
-                for i1 in 0..mm1 - 1 {
-                    lo_rest[2 * i1] += 0.5 * z1[i1];
-                    lo_rest[2 * i1 + 1] += 0.25 * (z1[i1] + z1[i1 + 1]);
-                }
-                for i1 in 0..mm1 - 1 {
-                    he[2 * i1] += 0.5 * z2[i1];
-                    he[2 * i1 + 1] += 0.25 * (z2[i1] + z2[i1 + 1]);
-                }
-                for i1 in 0..mm1 - 1 {
-                    ho[2 * i1] += 0.25 * z3[i1];
-                    ho[2 * i1 + 1] += 0.125 * (z3[i1] + z3[i1 + 1]);
+    interp_on(par.path, par, z, dj, u, dk, zero_first)
+}
+
+multiversion! {
+    /// [`interp`] compiled for `path`.
+    fn interp_on[R: Runtime](path: Path, par: &Par<R>, z: &[f64], dj: Dims, u: &mut [f64], dk: Dims, zero_first: bool) {
+        let _ = path;
+        assert!(dk.n1 != 3 && dk.n2 != 3 && dk.n3 != 3, "interp onto an extent of 3 is not implemented");
+        let (mm1, mm2, pl) = (dj.n1, dj.n2, dk.plane());
+        let n1 = dk.n1;
+        // Coarse plane i3 writes fine planes 2 i3 and 2 i3 + 1.
+        par.for_planes(u, pl, (0, 2 * (dj.n3 - 1)), 2, pl, &|first, run| {
+            if zero_first {
+                run.fill(0.0);
+            }
+            let (mut z1, mut z2, mut z3) = (vec![0.0; mm1], vec![0.0; mm1], vec![0.0; mm1]);
+            for (k, pair) in run.chunks_exact_mut(2 * pl).enumerate() {
+                let i3 = first / 2 + k;
+                let (lo, hi) = pair.split_at_mut(pl);
+                for i2 in 0..mm2 - 1 {
+                    let (z00, z10, z01, z11) = (row(z, dj, i2, i3), row(z, dj, i2 + 1, i3), row(z, dj, i2, i3 + 1), row(z, dj, i2 + 1, i3 + 1));
+                    for i1 in 0..mm1 {
+                        z1[i1] = z10[i1] + z00[i1];
+                        z2[i1] = z01[i1] + z00[i1];
+                        z3[i1] = z11[i1] + z01[i1] + z1[i1];
+                    }
+                    // Fine rows 2 i2 and 2 i2 + 1 of fine planes 2 i3 (lo) and 2 i3 + 1 (hi).
+                    let (le, lo_rest) = lo[n1 * 2 * i2..n1 * (2 * i2 + 2)].split_at_mut(n1);
+                    let (he, ho) = hi[n1 * 2 * i2..n1 * (2 * i2 + 2)].split_at_mut(n1);
+                    for i1 in 0..mm1 - 1 {
+                        le[2 * i1] += z00[i1];
+                        le[2 * i1 + 1] += 0.5 * (z00[i1 + 1] + z00[i1]);
+                    }
+                    for i1 in 0..mm1 - 1 {
+                        lo_rest[2 * i1] += 0.5 * z1[i1];
+                        lo_rest[2 * i1 + 1] += 0.25 * (z1[i1] + z1[i1 + 1]);
+                    }
+                    for i1 in 0..mm1 - 1 {
+                        he[2 * i1] += 0.5 * z2[i1];
+                        he[2 * i1 + 1] += 0.25 * (z2[i1] + z2[i1 + 1]);
+                    }
+                    for i1 in 0..mm1 - 1 {
+                        ho[2 * i1] += 0.25 * z3[i1];
+                        ho[2 * i1 + 1] += 0.125 * (z3[i1] + z3[i1 + 1]);
+                    }
                 }
             }
-        }
-    });
+        });
+    }
 }
 
 /// NPB's `norm2u3`: the L2 norm `sqrt(sum r^2 / (nx ny nz))` and the maximum
 /// norm over the interior. Each plane's sum is taken in NPB's order and the
 /// plane sums are added in plane order, so the result does not depend on how
 /// the planes were split.
-pub fn norm2u3<R: Runtime>(par: &Par<R>, r: &[f64], d: Dims, (nx, ny, nz): (usize, usize, usize)) -> (f64, f64) {
-    let mut per_plane = vec![(0.0f64, 0.0f64); d.n3];
-    par.for_planes(&mut per_plane, 1, (1, d.n3 - 1), 1, d.plane(), &|first, run| {
-        for (k, out) in run.iter_mut().enumerate() {
-            let i3 = first + k;
-            let (mut s, mut mx) = (0.0f64, 0.0f64);
-            for i2 in 1..d.n2 - 1 {
-                for &x in &r[d.at(1, i2, i3)..d.at(d.n1 - 1, i2, i3)] {
-                    s += x * x;
-                    mx = mx.max(x.abs());
+pub fn norm2u3<R: Runtime>(par: &Par<R>, r: &[f64], d: Dims, extents: (usize, usize, usize)) -> (f64, f64) {
+    norm2u3_on(par.path, par, r, d, extents)
+}
+
+multiversion! {
+    /// [`norm2u3`] compiled for `path`.
+    fn norm2u3_on[R: Runtime](path: Path, par: &Par<R>, r: &[f64], d: Dims, extents: (usize, usize, usize)) -> (f64, f64) {
+        let _ = path;
+        let (nx, ny, nz) = extents;
+        let mut per_plane = vec![(0.0f64, 0.0f64); d.n3];
+        par.for_planes(&mut per_plane, 1, (1, d.n3 - 1), 1, d.plane(), &|first, run| {
+            for (k, out) in run.iter_mut().enumerate() {
+                let i3 = first + k;
+                let (mut s, mut mx) = (0.0f64, 0.0f64);
+                for i2 in 1..d.n2 - 1 {
+                    for &x in &r[d.at(1, i2, i3)..d.at(d.n1 - 1, i2, i3)] {
+                        s += x * x;
+                        mx = mx.max(x.abs());
+                    }
                 }
+                *out = (s, mx);
             }
-            *out = (s, mx);
-        }
-    });
-    let (s, mx) = per_plane[1..d.n3 - 1].iter().fold((0.0, 0.0f64), |(s, m), &(ps, pm)| (s + ps, m.max(pm)));
-    ((s / (nx * ny * nz) as f64).sqrt(), mx)
+        });
+        let (s, mx) = per_plane[1..d.n3 - 1].iter().fold((0.0, 0.0f64), |(s, m), &(ps, pm)| (s + ps, m.max(pm)));
+        ((s / (nx * ny * nz) as f64).sqrt(), mx)
+    }
 }
 
 /// The ten largest (`+1`) and ten smallest (`-1`) points of zran3, kept

@@ -6,6 +6,7 @@
 
 use super::ops::{self, Dims, Par};
 use super::*;
+use crate::measure::isa::Path;
 use crate::workloads::npb::randlc::{A, randlc};
 use crate::workloads::rt::runtime::{GlobalQueue, Rayon, Spawn};
 
@@ -94,8 +95,8 @@ fn close(a: &[f64], b: &[f64], what: &str) {
 /// equals the naive stencil, and bit for bit the same operator in one task.
 fn operators_match<R: Runtime>(workers: usize) {
     let rt = R::build(workers, None).unwrap();
-    let split = Par { rt: &rt, max_tasks: 64, min_points: 1 };
-    let whole = Par { rt: &rt, max_tasks: 1, min_points: 1 };
+    let split = Par { rt: &rt, max_tasks: 64, min_points: 1, path: Path::native() };
+    let whole = Par { rt: &rt, max_tasks: 1, min_points: 1, path: Path::native() };
     let (uf, vf, rc) = (field(FINE.len(), 3.0), field(FINE.len(), 5.0), field(COARSE.len(), 7.0));
     rt.install(|| {
         for par in [&split, &whole] {
@@ -142,7 +143,7 @@ fn operators_match_naive_stencils_on_every_runtime() {
 fn runs_are_disjoint_and_concurrent<R: Runtime>() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let rt = R::build(2, None).unwrap();
-    let par = Par { rt: &rt, max_tasks: 2, min_points: 1 };
+    let par = Par { rt: &rt, max_tasks: 2, min_points: 1, path: Path::native() };
     let mut planes = vec![0usize; 10 * 3];
     let started = AtomicUsize::new(0);
     rt.install(|| {
@@ -193,7 +194,7 @@ fn comm3_copies_the_opposite_interior_face_into_each_ghost_layer() {
 #[test]
 fn constant_fields_give_the_stencil_weight_sums() {
     let rt = Rayon::build(2, None).unwrap();
-    let par = Par { rt: &rt, max_tasks: 8, min_points: 1 };
+    let par = Par { rt: &rt, max_tasks: 8, min_points: 1, path: Path::native() };
     let d = Dims::cube(4);
     let ones = vec![1.0; d.len()];
     // norm2u3 of the constant 3: both norms are 3.
@@ -277,7 +278,12 @@ fn the_verdict_uses_npbs_relative_epsilon() {
 
 /// Class S on `R` with `workers`: two samples, each verified; returns rnm2.
 fn class_s<R: Runtime>(workers: usize, fault: bool) -> (Verdict, f64) {
-    let mut inst = MgInstance::new(R::build(workers, None).unwrap(), Class::named("S").unwrap(), fault);
+    class_s_on::<R>(workers, fault, Path::native())
+}
+
+/// [`class_s`] with the operators on `path`.
+fn class_s_on<R: Runtime>(workers: usize, fault: bool, path: Path) -> (Verdict, f64) {
+    let mut inst = MgInstance::new(R::build(workers, None).unwrap(), Class::named("S").unwrap(), fault, path);
     let mut seen = Vec::new();
     for _ in 0..2 {
         let mut t = Timer::new();
@@ -289,6 +295,7 @@ fn class_s<R: Runtime>(workers: usize, fault: bool) -> (Verdict, f64) {
     assert_eq!(seen[0], seen[1], "every sample computes the same rnm2");
     let d = inst.details(seen.last());
     assert_eq!((d["class"].as_str(), d["levels"].as_u64()), (Some("S"), Some(5)));
+    assert_eq!(d["code_path"], path.code_path().as_str());
     (inst.verify(&seen[1]), seen[0])
 }
 
@@ -306,6 +313,17 @@ fn class_s_verifies_on_every_runtime_with_one_and_two_workers() {
         }
     }
     assert!(all.iter().all(|&x| x == all[0]), "rnm2 depends on the runtime or the worker count: {all:?}");
+}
+
+#[test]
+fn class_s_verifies_on_every_code_path_with_the_same_bits() {
+    let (v, reference) = class_s_on::<Rayon>(2, false, Path::BASELINE);
+    assert!(v.passed, "baseline: {}", v.observed);
+    for path in Path::every() {
+        let (v, rnm2) = class_s_on::<Rayon>(2, false, path);
+        assert!(v.passed, "{path:?}: {}", v.observed);
+        assert_eq!(rnm2.to_bits(), reference.to_bits(), "{path:?}");
+    }
 }
 
 #[test]
