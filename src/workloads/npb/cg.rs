@@ -311,10 +311,12 @@ multiversion! {
         let x = &x[..];
         // q = z = 0, r = p = x, rho = r.r
         let [mut rho, _] = par(rt, bounds, (&mut q[..], (&mut z[..], (&mut r[..], &mut p[..]))), &|rows, (q, (z, (r, p)))| {
+            // Iterators over slices of one length (a chunk's): no bounds
+            // check in the loops, on any code path.
             let mut rho = 0.0;
-            for (i, j) in rows.enumerate() {
-                (q[i], z[i], r[i], p[i]) = (0.0, 0.0, x[j], x[j]);
-                rho += r[i] * r[i];
+            for ((((qi, zi), ri), pi), &xj) in q.iter_mut().zip(z.iter_mut()).zip(r.iter_mut()).zip(p.iter_mut()).zip(&x[rows]) {
+                (*qi, *zi, *ri, *pi) = (0.0, 0.0, xj, xj);
+                rho += *ri * *ri;
             }
             [rho, 0.0]
         });
@@ -324,9 +326,9 @@ multiversion! {
             let pr = &p[..];
             let [d, _] = par(rt, bounds, &mut q[..], &|rows, q| {
                 let mut d = 0.0;
-                for (i, j) in rows.enumerate() {
-                    q[i] = m.row_dot(j, pr);
-                    d += pr[j] * q[i];
+                for ((qi, j), &pj) in q.iter_mut().zip(rows.clone()).zip(&pr[rows]) {
+                    *qi = m.row_dot(j, pr);
+                    d += pj * *qi;
                 }
                 [d, 0.0]
             });
@@ -335,10 +337,10 @@ multiversion! {
             let qr = &q[..];
             [rho, _] = par(rt, bounds, (&mut z[..], &mut r[..]), &|rows, (z, r)| {
                 let mut rho = 0.0;
-                for (i, j) in rows.enumerate() {
-                    z[i] += alpha * pr[j];
-                    r[i] -= alpha * qr[j];
-                    rho += r[i] * r[i];
+                for (((zi, ri), &pj), &qj) in z.iter_mut().zip(r.iter_mut()).zip(&pr[rows.clone()]).zip(&qr[rows]) {
+                    *zi += alpha * pj;
+                    *ri -= alpha * qj;
+                    rho += *ri * *ri;
                 }
                 [rho, 0.0]
             });
@@ -346,8 +348,8 @@ multiversion! {
             // p = r + beta p
             let rr = &r[..];
             par(rt, bounds, &mut p[..], &|rows, p| {
-                for (i, j) in rows.enumerate() {
-                    p[i] = rr[j] + beta * p[i];
+                for (pi, &rj) in p.iter_mut().zip(&rr[rows]) {
+                    *pi = rj + beta * *pi;
                 }
                 [0.0; 2]
             });
@@ -356,9 +358,9 @@ multiversion! {
         let zr = &z[..];
         let [sum, _] = par(rt, bounds, &mut r[..], &|rows, r| {
             let mut sum = 0.0;
-            for (i, j) in rows.enumerate() {
-                r[i] = m.row_dot(j, zr);
-                let d = x[j] - r[i];
+            for ((ri, j), &xj) in r.iter_mut().zip(rows.clone()).zip(&x[rows]) {
+                *ri = m.row_dot(j, zr);
+                let d = xj - *ri;
                 sum += d * d;
             }
             [sum, 0.0]
@@ -375,16 +377,16 @@ multiversion! {
         let (x, z) = (&mut v.x, &v.z[..]);
         let [xz, zz] = par(rt, bounds, (), &|rows, ()| {
             let (mut xz, mut zz) = (0.0, 0.0);
-            for j in rows {
-                xz += x[j] * z[j];
-                zz += z[j] * z[j];
+            for (&xj, &zj) in x[rows.clone()].iter().zip(&z[rows]) {
+                xz += xj * zj;
+                zz += zj * zj;
             }
             [xz, zz]
         });
         let norm = 1.0 / zz.sqrt();
         par(rt, bounds, &mut x[..], &|rows, x| {
-            for (i, j) in rows.enumerate() {
-                x[i] = norm * z[j];
+            for (xi, &zj) in x.iter_mut().zip(&z[rows]) {
+                *xi = norm * zj;
             }
             [0.0; 2]
         });
