@@ -189,6 +189,8 @@ multiversion! {
                         }
                     };
                     let uc = row(u, d, i2, i3);
+                    // Every slice cut to n1: the loop below then has no bounds check.
+                    let (out, vr, uc, u1, u2) = (&mut out[..n1], &vr[..n1], &uc[..n1], &u1[..n1], &u2[..n1]);
                     for i1 in 1..n1 - 1 {
                         // a(1) = 0 is assumed, as NPB does.
                         out[i1] = vr[i1] - a[0] * uc[i1] - a[2] * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a[3] * (u2[i1 - 1] + u2[i1 + 1]);
@@ -219,6 +221,8 @@ multiversion! {
                     neighbour_sums(r, d, i2, i3, &mut r1, &mut r2);
                     let out = &mut p[n1 * i2..n1 * (i2 + 1)];
                     let rc = row(r, d, i2, i3);
+                    // Every slice cut to n1: the loop below then has no bounds check.
+                    let (out, rc, r1, r2) = (&mut out[..n1], &rc[..n1], &r1[..n1], &r2[..n1]);
                     for i1 in 1..n1 - 1 {
                         // c(3) = 0 is assumed, as NPB does.
                         out[i1] =
@@ -310,6 +314,10 @@ multiversion! {
                 let (lo, hi) = pair.split_at_mut(pl);
                 for i2 in 0..mm2 - 1 {
                     let (z00, z10, z01, z11) = (row(z, dj, i2, i3), row(z, dj, i2 + 1, i3), row(z, dj, i2, i3 + 1), row(z, dj, i2 + 1, i3 + 1));
+                    // Slices of one length, pairs of fine points (`chunks_exact_mut(2)`)
+                    // and neighbouring coarse points (`windows(2)`): no bounds check.
+                    let (z00, z10, z01, z11) = (&z00[..mm1], &z10[..mm1], &z01[..mm1], &z11[..mm1]);
+                    let (z1, z2, z3) = (&mut z1[..mm1], &mut z2[..mm1], &mut z3[..mm1]);
                     for i1 in 0..mm1 {
                         z1[i1] = z10[i1] + z00[i1];
                         z2[i1] = z01[i1] + z00[i1];
@@ -318,21 +326,21 @@ multiversion! {
                     // Fine rows 2 i2 and 2 i2 + 1 of fine planes 2 i3 (lo) and 2 i3 + 1 (hi).
                     let (le, lo_rest) = lo[n1 * 2 * i2..n1 * (2 * i2 + 2)].split_at_mut(n1);
                     let (he, ho) = hi[n1 * 2 * i2..n1 * (2 * i2 + 2)].split_at_mut(n1);
-                    for i1 in 0..mm1 - 1 {
-                        le[2 * i1] += z00[i1];
-                        le[2 * i1 + 1] += 0.5 * (z00[i1 + 1] + z00[i1]);
+                    for (o, z) in le.chunks_exact_mut(2).zip(z00.windows(2)).take(mm1 - 1) {
+                        o[0] += z[0];
+                        o[1] += 0.5 * (z[1] + z[0]);
                     }
-                    for i1 in 0..mm1 - 1 {
-                        lo_rest[2 * i1] += 0.5 * z1[i1];
-                        lo_rest[2 * i1 + 1] += 0.25 * (z1[i1] + z1[i1 + 1]);
+                    for (o, z) in lo_rest.chunks_exact_mut(2).zip(z1.windows(2)).take(mm1 - 1) {
+                        o[0] += 0.5 * z[0];
+                        o[1] += 0.25 * (z[0] + z[1]);
                     }
-                    for i1 in 0..mm1 - 1 {
-                        he[2 * i1] += 0.5 * z2[i1];
-                        he[2 * i1 + 1] += 0.25 * (z2[i1] + z2[i1 + 1]);
+                    for (o, z) in he.chunks_exact_mut(2).zip(z2.windows(2)).take(mm1 - 1) {
+                        o[0] += 0.5 * z[0];
+                        o[1] += 0.25 * (z[0] + z[1]);
                     }
-                    for i1 in 0..mm1 - 1 {
-                        ho[2 * i1] += 0.25 * z3[i1];
-                        ho[2 * i1 + 1] += 0.125 * (z3[i1] + z3[i1 + 1]);
+                    for (o, z) in ho.chunks_exact_mut(2).zip(z3.windows(2)).take(mm1 - 1) {
+                        o[0] += 0.25 * z[0];
+                        o[1] += 0.125 * (z[0] + z[1]);
                     }
                 }
             }
