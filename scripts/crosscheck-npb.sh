@@ -29,7 +29,9 @@
 #   KERNELS     kernels among ep, cg, mg (default "ep cg mg")
 #   CLASS       NPB problem class: S, W or A (default A)
 #   CC          the C compiler for NPB (default gcc)
-# Other OMP_* variables (e.g. OMP_PROC_BIND) pass through to NPB.
+# Other OMP_* variables (e.g. OMP_PROC_BIND) pass through to NPB. libgomp's
+# threads spin between parallel regions by default; OMP_WAIT_POLICY=passive
+# makes them sleep as rayon's do, which matters for CG's many short regions.
 # Needs: make, a C compiler with OpenMP, python3.
 set -euo pipefail
 
