@@ -35,35 +35,25 @@ pub fn features(path: CodePath) -> &'static [&'static str] {
     }
 }
 
-/// Whether this CPU (and kernel: AVX-512 needs its state saved) has every
-/// feature of `path`.
-pub fn supported(path: CodePath) -> bool {
-    missing(path).is_empty()
-}
-
-/// The features of `path` this CPU lacks.
-pub fn missing(path: CodePath) -> Vec<&'static str> {
+/// The features of `path` that `detected` says are absent (AVX-512's
+/// detection includes the kernel's saving of its state).
+fn missing_on(path: CodePath, detected: &dyn Fn(&str) -> bool) -> Vec<&'static str> {
     features(path).iter().copied().filter(|f| !detected(f)).collect()
 }
 
+/// Whether this CPU has `feature` (one of the lists above).
 #[cfg(target_arch = "x86_64")]
 fn detected(feature: &str) -> bool {
-    match feature {
-        "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
-        "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
-        "avx512cd" => std::arch::is_x86_feature_detected!("avx512cd"),
-        "avx512dq" => std::arch::is_x86_feature_detected!("avx512dq"),
-        "avx512vl" => std::arch::is_x86_feature_detected!("avx512vl"),
-        "avx2" => std::arch::is_x86_feature_detected!("avx2"),
-        "fma" => std::arch::is_x86_feature_detected!("fma"),
-        "bmi1" => std::arch::is_x86_feature_detected!("bmi1"),
-        "bmi2" => std::arch::is_x86_feature_detected!("bmi2"),
-        "lzcnt" => std::arch::is_x86_feature_detected!("lzcnt"),
-        "popcnt" => std::arch::is_x86_feature_detected!("popcnt"),
-        "movbe" => std::arch::is_x86_feature_detected!("movbe"),
-        "f16c" => std::arch::is_x86_feature_detected!("f16c"),
-        _ => false,
+    // `is_x86_feature_detected!` takes a literal: one arm per name.
+    macro_rules! detect {
+        ($($name:tt),*) => {
+            match feature {
+                $($name => std::arch::is_x86_feature_detected!($name),)*
+                _ => false,
+            }
+        };
     }
+    detect!("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx2", "fma", "bmi1", "bmi2", "lzcnt", "popcnt", "movbe", "f16c")
 }
 
 /// Off x86-64 only the baseline path exists.
@@ -74,7 +64,12 @@ fn detected(_feature: &str) -> bool {
 
 /// Every path this CPU can take, from the widest; `baseline` always.
 pub fn available() -> Vec<CodePath> {
-    CodePath::ALL.into_iter().filter(|&p| supported(p)).collect()
+    available_on(&detected)
+}
+
+/// Every path whose features `detected` says are present, from the widest.
+fn available_on(detected: &dyn Fn(&str) -> bool) -> Vec<CodePath> {
+    CodePath::ALL.into_iter().filter(|&p| missing_on(p, detected).is_empty()).collect()
 }
 
 /// A code path this CPU has: the only way to a path other than `baseline`,
@@ -94,11 +89,16 @@ impl Path {
 
     /// `path` if this CPU has it, else the features it lacks.
     pub fn new(path: CodePath) -> Result<Path, String> {
-        let lacking = missing(path);
+        Path::new_on(path, &detected)
+    }
+
+    /// [`Path::new`] on a CPU whose features `detected` tells.
+    fn new_on(path: CodePath, detected: &dyn Fn(&str) -> bool) -> Result<Path, String> {
+        let lacking = missing_on(path, detected);
         if lacking.is_empty() {
             Ok(Path(path))
         } else {
-            Err(format!("isa={path}: this CPU lacks {} (it has {})", lacking.join(", "), names(&available())))
+            Err(format!("isa={path}: this CPU lacks {} (it has {})", lacking.join(", "), names(&available_on(detected))))
         }
     }
 
@@ -159,9 +159,15 @@ macro_rules! multiversion {
                 #[target_feature(
                     enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma,bmi1,bmi2,lzcnt,popcnt,movbe,f16c"
                 )]
-                fn avx512f<$($gen)*>($path: $crate::measure::isa::Path $(, $arg: $ty)*) $(-> $ret)? $body
+                fn avx512f<$($gen)*>($path: $crate::measure::isa::Path $(, $arg: $ty)*) $(-> $ret)? {
+                    let _ = $path;
+                    $body
+                }
                 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,movbe,f16c")]
-                fn avx2<$($gen)*>($path: $crate::measure::isa::Path $(, $arg: $ty)*) $(-> $ret)? $body
+                fn avx2<$($gen)*>($path: $crate::measure::isa::Path $(, $arg: $ty)*) $(-> $ret)? {
+                    let _ = $path;
+                    $body
+                }
                 match $path.code_path() {
                     // SAFETY: a Path other than baseline is made only after
                     // detecting every feature its copy is compiled with
@@ -173,6 +179,8 @@ macro_rules! multiversion {
                     $crate::model::isa::CodePath::Baseline => {}
                 }
             }
+            // A body need not use the path it was compiled for.
+            let _ = $path;
             $body
         }
     };
@@ -186,7 +194,6 @@ mod tests {
     multiversion! {
         /// A loop the compiler vectorises: the same sum on every path.
         fn dot[](path: Path, a: &[f64], b: &[f64]) -> f64 {
-            let _ = path;
             let mut parts = [0.0; 8];
             for (ca, cb) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
                 for i in 0..8 {
@@ -221,7 +228,7 @@ mod tests {
         // A path is supported only with all of its features, and the
         // widest supported one is native.
         for p in available() {
-            assert!(missing(p).is_empty());
+            assert!(missing_on(p, &detected).is_empty());
         }
         assert_eq!(Path::native().code_path(), available()[0]);
     }
@@ -230,14 +237,25 @@ mod tests {
     fn a_pinned_path_the_cpu_lacks_is_refused_naming_what_it_lacks() {
         for p in CodePath::ALL {
             match Path::new(p) {
-                Ok(path) => assert!(supported(p) && path.code_path() == p),
+                Ok(path) => assert!(available().contains(&p) && path.code_path() == p),
                 Err(why) => {
-                    assert!(!supported(p));
+                    assert!(!available().contains(&p));
                     assert!(why.starts_with(&format!("isa={p}: this CPU lacks ")), "{why}");
                 }
             }
         }
         assert_eq!(Path::choose(IsaChoice::Baseline), Ok(Path::BASELINE));
+        // A CPU with AVX2 but no AVX-512, and one with neither, whatever
+        // this machine has.
+        let v3 = |f: &str| AVX2_FEATURES.contains(&f);
+        assert_eq!(
+            Path::new_on(CodePath::Avx512f, &v3),
+            Err("isa=avx512f: this CPU lacks avx512f, avx512bw, avx512cd, avx512dq, avx512vl (it has avx2, baseline)".into())
+        );
+        assert_eq!(Path::new_on(CodePath::Avx2, &v3), Ok(Path(CodePath::Avx2)));
+        let none = |_: &str| false;
+        assert_eq!(Path::new_on(CodePath::Avx2, &none).unwrap_err().split(" (it has ").nth(1), Some("baseline)"));
+        assert_eq!(Path::new_on(CodePath::Baseline, &none), Ok(Path::BASELINE));
         assert_eq!(Path::choose(IsaChoice::Native), Ok(Path::native()));
     }
 }

@@ -72,11 +72,12 @@ fn fewest_workers(rows: &[&Row]) -> HashMap<SeriesKey, (usize, f64)> {
 
 /// The cells of one row's line.
 fn line(r: &Row, fewest: &HashMap<SeriesKey, (usize, f64)>, verdicts: &Verdicts) -> Vec<Line> {
-    let mut median = Line::from(r.median().map_or_else(String::new, |m| format::scaled(m, r.unit)));
-    // The code path a multiversioned kernel took, beside its figure.
-    if let (Some(p), Some(_)) = (r.code_path(), r.median()) {
-        median = median.text(" ").toned(Tone::Dim, format!("[{p}]"));
-    }
+    let median = match (r.median(), r.code_path()) {
+        (None, _) => Line::new(),
+        (Some(m), None) => Line::from(format::scaled(m, r.unit)),
+        // The code path a multiversioned kernel took, beside its figure.
+        (Some(m), Some(p)) => Line::from(format::scaled(m, r.unit)).text(" ").toned(Tone::Dim, format!("[{p}]")),
+    };
     let interval = if r.status == Status::Ok { interval_text(r) } else { String::new() };
     let relative = match verdicts.for_row(r) {
         Some(c) => ratio(c),

@@ -306,7 +306,6 @@ multiversion! {
     /// NPB's `conj_grad`: 25 conjugate gradient steps towards A z = x from
     /// z = 0; returns the residual norm |x - A z|.
     fn conj_grad[R: Runtime](path: Path, rt: &R, bounds: &[usize], m: &Matrix, v: &mut Vectors) -> f64 {
-        let _ = path;
         let Vectors { x, z, p, q, r } = v;
         let x = &x[..];
         // q = z = 0, r = p = x, rho = r.r

@@ -201,7 +201,6 @@ multiversion! {
     /// Batches `first..last` in order into a fresh tally, leaving out `skip`,
     /// compiled for `path`.
     fn batches[](path: Path, first: u64, last: u64, an: f64, skip: Option<u64>, x: &mut [f64]) -> Tally {
-        let _ = path;
         let mut t = Tally::default();
         for kk in (first..last).filter(|&k| Some(k) != skip) {
             batch(kk, an, x, &mut t);

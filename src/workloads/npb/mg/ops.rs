@@ -172,7 +172,6 @@ pub fn resid<R: Runtime>(par: &Par<R>, u: &[f64], v: Option<&[f64]>, r: &mut [f6
 multiversion! {
     /// [`resid`] compiled for `path`.
     fn resid_on[R: Runtime](path: Path, par: &Par<R>, u: &[f64], v: Option<&[f64]>, r: &mut [f64], d: Dims, a: &[f64; 4]) {
-        let _ = path;
         let (n1, n2, pl) = (d.n1, d.n2, d.plane());
         par.for_planes(r, pl, (1, d.n3 - 1), 1, pl, &|first, run| {
             let (mut u1, mut u2, mut old) = (vec![0.0; n1], vec![0.0; n1], vec![0.0; n1]);
@@ -211,7 +210,6 @@ pub fn psinv<R: Runtime>(par: &Par<R>, r: &[f64], u: &mut [f64], d: Dims, c: &[f
 multiversion! {
     /// [`psinv`] compiled for `path`.
     fn psinv_on[R: Runtime](path: Path, par: &Par<R>, r: &[f64], u: &mut [f64], d: Dims, c: &[f64; 4]) {
-        let _ = path;
         let (n1, n2, pl) = (d.n1, d.n2, d.plane());
         par.for_planes(u, pl, (1, d.n3 - 1), 1, pl, &|first, run| {
             let (mut r1, mut r2) = (vec![0.0; n1], vec![0.0; n1]);
@@ -245,7 +243,6 @@ pub fn rprj3<R: Runtime>(par: &Par<R>, r: &[f64], dk: Dims, s: &mut [f64], dj: D
 multiversion! {
     /// [`rprj3`] compiled for `path`.
     fn rprj3_on[R: Runtime](path: Path, par: &Par<R>, r: &[f64], dk: Dims, s: &mut [f64], dj: Dims) {
-        let _ = path;
         // NPB's d = 2 when the fine extent is 3; 0-based, i = 2 j + 1 - d.
         let off = |m: usize| if m == 3 { 0 } else { 1 };
         let (o1, o2, o3) = (off(dk.n1), off(dk.n2), off(dk.n3));
@@ -299,7 +296,6 @@ pub fn interp<R: Runtime>(par: &Par<R>, z: &[f64], dj: Dims, u: &mut [f64], dk: 
 multiversion! {
     /// [`interp`] compiled for `path`.
     fn interp_on[R: Runtime](path: Path, par: &Par<R>, z: &[f64], dj: Dims, u: &mut [f64], dk: Dims, zero_first: bool) {
-        let _ = path;
         assert!(dk.n1 != 3 && dk.n2 != 3 && dk.n3 != 3, "interp onto an extent of 3 is not implemented");
         let (mm1, mm2, pl) = (dj.n1, dj.n2, dk.plane());
         let n1 = dk.n1;
@@ -359,7 +355,6 @@ pub fn norm2u3<R: Runtime>(par: &Par<R>, r: &[f64], d: Dims, extents: (usize, us
 multiversion! {
     /// [`norm2u3`] compiled for `path`.
     fn norm2u3_on[R: Runtime](path: Path, par: &Par<R>, r: &[f64], d: Dims, extents: (usize, usize, usize)) -> (f64, f64) {
-        let _ = path;
         let (nx, ny, nz) = extents;
         let mut per_plane = vec![(0.0f64, 0.0f64); d.n3];
         par.for_planes(&mut per_plane, 1, (1, d.n3 - 1), 1, d.plane(), &|first, run| {
