@@ -48,11 +48,13 @@ THREADS=${THREADS:-1 2}
 KERNELS=${KERNELS:-ep cg mg}
 CLASS=${CLASS:-A}
 CC=${CC:-gcc}
+RUNTIME=${RUNTIME:-team}
 PB=${PROOFBENCH:-target/release/proofbench}
 read -r -a threads <<< "$THREADS"
 read -r -a kernels <<< "$KERNELS"
 
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || usage "ROUNDS=$ROUNDS is not a positive count"
+case $RUNTIME in rayon | global-queue | spawn | team) ;; *) usage "RUNTIME=$RUNTIME: the runtimes are rayon, global-queue, spawn and team" ;; esac
 [[ $CLASS =~ ^[SWA]$ ]] || usage "CLASS=$CLASS: proofbench has the classes S, W and A"
 [ "${#threads[@]}" -gt 0 ] || usage "THREADS is empty"
 for t in "${threads[@]}"; do
@@ -82,7 +84,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 cc_version=$("$CC" --version | head -n 1)
 echo "proofbench vs NPB C: $("$PB" --version), NPB from $NPB_SRC, class $CLASS, $ROUNDS rounds," \
-  "threads ${threads[*]}, kernels ${kernels[*]}"
+  "threads ${threads[*]}, kernels ${kernels[*]}, proofbench on the $RUNTIME runtime"
 echo "machine: $(nproc) CPUs (${cpu_model:-unknown CPU}), load average $load_before; $cc_version"
 
 # The four contenders (their order is rotated each round) and the NPB builds.
@@ -156,7 +158,7 @@ pb_run() {
   rm -rf "$tmp/pb"
   # --timeout: at class A a sample of ep on one worker takes some 20 s, and the
   # quick profile's 60 s would kill the row's warm-up and three samples.
-  if ! "$PB" run "npb.$k" -p class="$CLASS" -p runtime=rayon --workers "$t" -p isa="$isa" \
+  if ! "$PB" run "npb.$k" -p class="$CLASS" -p runtime="$RUNTIME" --workers "$t" -p isa="$isa" \
     --trials 1 --no-history --timeout 10m ${extra[@]+"${extra[@]}"} --out "$tmp/pb" >"$log" 2>&1; then
     tail -n 5 "$log" >&2
     die "proofbench run npb.$k class $CLASS isa=$isa --workers $t failed"

@@ -108,7 +108,7 @@ impl Workload for Cg {
                 super::class_param(
                     "NPB problem class: S (na = 1400, nonzer = 7, shift = 10), W (7000, 8, 12), A (14000, 11, 20); niter = 15",
                 ),
-                runtime::runtime_param(&runtime::NAMES),
+                runtime::runtime_param(&runtime::ALL),
                 isa::param(),
                 ParamSpec::workers(
                     "worker threads of the runtime; the rows are split into 4 chunks per worker (1 on spawn: a thread each)",

@@ -99,7 +99,7 @@ impl Workload for Ep {
             batched: false,
             params: vec![
                 super::class_param("NPB problem class: S (M = 24), W (M = 25), A (M = 28); 2^M pairs"),
-                runtime::runtime_param(&runtime::NAMES),
+                runtime::runtime_param(&runtime::ALL),
                 isa::param(),
                 ParamSpec::workers(
                     "worker threads of the runtime; the batches are split into 4 tasks per worker (1 on spawn: a thread each)",

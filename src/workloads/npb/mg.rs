@@ -26,7 +26,7 @@ use crate::workloads::contract::{
 };
 use crate::workloads::isa;
 use crate::workloads::rt::common::timed_install;
-use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
+use crate::workloads::rt::runtime::{ALL, Maker, Runtime, prepare_with, runtime_param};
 
 /// NPB's verification tolerance: |rnm2 - reference| / reference.
 const EPSILON: f64 = 1e-8;
@@ -103,7 +103,7 @@ impl Workload for NpbMg {
             batched: false,
             params: vec![
                 super::class_param("NPB problem class: S 32^3, W 128^3, A 256^3 points, 4 iterations each"),
-                runtime_param(&NAMES),
+                runtime_param(&ALL),
                 isa::param(),
                 ParamSpec::workers(
                     "worker threads of the runtime; each operator splits its planes into 4 tasks per worker (1 per worker on \

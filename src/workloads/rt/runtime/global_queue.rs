@@ -21,76 +21,16 @@
 //! the one that queued them (steals, in a work-stealing runtime's words).
 
 use std::any::Any;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 
+use super::job::{JobRef, StackJob, thread_number};
 use super::{Runtime, RuntimeCounters, pin_worker};
 
-/// A type-erased pointer to a task that stays valid until it has run.
-struct JobRef {
-    data: *const (),
-    run: unsafe fn(*const ()),
-    /// The thread that queued it ([`thread_number`]).
-    owner: usize,
-}
-
-// SAFETY: a JobRef is only created for tasks whose closures are `Send`, and the
-// task it points to outlives its execution (the queuing thread waits for it).
-unsafe impl Send for JobRef {}
-
-impl JobRef {
-    /// # Safety
-    /// The task behind `data` must still be alive and not yet have run.
-    unsafe fn execute(self) {
-        // SAFETY: guaranteed by the caller.
-        unsafe { (self.run)(self.data) }
-    }
-}
-
-/// A task on the queuing thread's stack: its closure, then its result.
-struct StackJob<F, R> {
-    func: UnsafeCell<Option<F>>,
-    result: UnsafeCell<Option<Result<R, Box<dyn Any + Send>>>>,
-    done: AtomicBool,
-}
-
-impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
-    fn new(f: F) -> Self {
-        StackJob { func: UnsafeCell::new(Some(f)), result: UnsafeCell::new(None), done: AtomicBool::new(false) }
-    }
-
-    fn as_job_ref(&self) -> JobRef {
-        JobRef { data: self as *const Self as *const (), run: Self::run, owner: thread_number() }
-    }
-
-    /// # Safety
-    /// `data` points to a live `StackJob<F, R>` that has not run yet; only one
-    /// thread runs it (the queue hands each JobRef out once).
-    unsafe fn run(data: *const ()) {
-        // SAFETY: guaranteed by the caller; the job is alive until `done` is set.
-        let job = unsafe { &*(data as *const Self) };
-        // SAFETY: only this thread touches `func` and `result` until `done` is set.
-        let f = unsafe { (*job.func.get()).take() }.expect("a task runs once");
-        let r = catch_unwind(AssertUnwindSafe(f));
-        // SAFETY: as above.
-        unsafe { *job.result.get() = Some(r) };
-        // Last access to the job: once `done` is seen, its owner may free it.
-        job.done.store(true, Ordering::SeqCst);
-    }
-
-    /// The result, once `done`; re-raises a panic of the task.
-    fn into_result(self) -> R {
-        debug_assert!(self.done.load(Ordering::SeqCst));
-        match self.result.into_inner().expect("a finished task has a result") {
-            Ok(r) => r,
-            Err(p) => resume_unwind(p),
-        }
-    }
-}
 
 /// A task of `for_each_task`: runs `f(i)` and counts down the batch.
 struct BatchJob<'a> {
@@ -102,7 +42,7 @@ struct BatchJob<'a> {
 
 impl BatchJob<'_> {
     fn as_job_ref(&self) -> JobRef {
-        JobRef { data: self as *const Self as *const (), run: Self::run, owner: thread_number() }
+        JobRef::new(self as *const Self as *const (), Self::run)
     }
 
     /// # Safety
@@ -126,22 +66,6 @@ const MAX_HELP_DEPTH: usize = 64;
 thread_local! {
     /// Tasks this thread is running inside waits, nested.
     static HELP_DEPTH: Cell<usize> = const { Cell::new(0) };
-    /// This thread's number for the steal count (0: not yet given one).
-    static THREAD_NUMBER: Cell<usize> = const { Cell::new(0) };
-}
-
-/// The numbers given to threads so far.
-static THREAD_NUMBERS: AtomicUsize = AtomicUsize::new(0);
-
-/// A number for the calling thread, the same on every call, different from
-/// every other thread's.
-fn thread_number() -> usize {
-    THREAD_NUMBER.with(|n| {
-        if n.get() == 0 {
-            n.set(THREAD_NUMBERS.fetch_add(1, Ordering::Relaxed) + 1);
-        }
-        n.get()
-    })
 }
 
 struct State {

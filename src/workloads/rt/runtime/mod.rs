@@ -7,8 +7,10 @@
 //! hands it to the workload's [`Maker`], which returns the boxed instance.
 
 pub mod global_queue;
+mod job;
 pub mod rayon;
 pub mod spawn;
+pub mod team;
 
 use anyhow::Context;
 
@@ -18,6 +20,7 @@ use crate::workloads::contract::{ParamSpec, Prepared, Sampler};
 pub use self::global_queue::GlobalQueue;
 pub use self::rayon::Rayon;
 pub use self::spawn::Spawn;
+pub use self::team::Team;
 
 /// A pool of worker threads that runs tasks.
 ///
@@ -91,16 +94,23 @@ impl RuntimeCounters {
     }
 }
 
-/// The runtimes, in axis order.
+/// The task runtimes, in axis order: what the `rt` workloads compare.
 pub const NAMES: [&str; 3] = [Rayon::NAME, GlobalQueue::NAME, Spawn::NAME];
 
-/// The `runtime` axis: every runtime in every profile, or the given subset.
+/// Every runtime, in axis order: the task runtimes and `team`, the fixed
+/// thread team that OpenMP programs (NPB's own) run on, which the `npb`
+/// kernels also run on by default.
+pub const ALL: [&str; 4] = [Rayon::NAME, GlobalQueue::NAME, Spawn::NAME, Team::NAME];
+
+/// The `runtime` axis: the given runtimes (a subset of [`ALL`], the first the
+/// default) in every profile; any of [`ALL`] on request.
 pub fn runtime_param(names: &[&'static str]) -> ParamSpec {
     let values: Vec<serde_json::Value> = names.iter().map(|&n| n.into()).collect();
     ParamSpec::choice(
         "runtime",
-        "the task runtime: rayon (work stealing), global-queue (one locked queue), spawn (a thread per task)",
-        &NAMES,
+        "the runtime: rayon (work stealing), global-queue (one locked queue), spawn (a thread per task), team (a fixed \
+         thread team as OpenMP runs: forks go to idle members, waits spin before they sleep)",
+        &ALL,
         [names[0]; 3],
     )
     .with_values(Profile::Quick, values.clone())
@@ -136,6 +146,7 @@ pub fn prepare_with(cell: &Cell, fine_grained: bool, maker: impl Maker) -> anyho
         Rayon::NAME => go::<Rayon>(workers, cpus, fine_grained, maker),
         GlobalQueue::NAME => go::<GlobalQueue>(workers, cpus, fine_grained, maker),
         Spawn::NAME => go::<Spawn>(workers, cpus, fine_grained, maker),
+        Team::NAME => go::<Team>(workers, cpus, fine_grained, maker),
         other => anyhow::bail!("unknown runtime '{other}'"),
     }
 }

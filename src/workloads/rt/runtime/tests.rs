@@ -63,6 +63,11 @@ fn spawn_passes() {
 }
 
 #[test]
+fn team_passes() {
+    check::<Team>();
+}
+
+#[test]
 fn panics_in_tasks_reach_the_caller_and_the_pool_survives() {
     fn panics<R: Runtime>() {
         let rt = R::build(2, None).unwrap();
@@ -75,6 +80,7 @@ fn panics_in_tasks_reach_the_caller_and_the_pool_survives() {
     panics::<Rayon>();
     panics::<GlobalQueue>();
     panics::<Spawn>();
+    panics::<Team>();
 }
 
 #[test]
@@ -90,9 +96,11 @@ fn workers_are_pinned_where_asked_and_bad_cpus_are_errors() {
     assert!(seen::<Rayon>(cpu).iter().all(|&c| c == cpu));
     assert!(seen::<GlobalQueue>(cpu).iter().all(|&c| c == cpu));
     assert!(seen::<Spawn>(cpu).iter().all(|&c| c == cpu));
+    assert!(seen::<Team>(cpu).iter().all(|&c| c == cpu));
     assert!(Rayon::build(2, Some(&[4000])).is_err());
     assert!(GlobalQueue::build(2, Some(&[4000])).is_err());
     assert!(Spawn::build(2, Some(&[4000])).is_err());
+    assert!(Team::build(2, Some(&[4000])).is_err());
 }
 
 #[test]
@@ -158,4 +166,90 @@ fn the_global_queue_counts_its_queue_and_lock_and_the_others_say_why_not() {
     let r = Rayon::build(1, None).unwrap().counters();
     assert!(r.steals.is_none() && r.note.is_some_and(|n| n.contains("rayon does not expose steals")), "{r:?}");
     assert!(Spawn::build(1, None).unwrap().counters().note.is_some());
+}
+
+/// The name of the thread running the caller.
+fn thread_name() -> String {
+    std::thread::current().name().unwrap_or("?").to_string()
+}
+
+#[test]
+fn the_team_hands_forks_to_idle_members_in_order_and_counts_them() {
+    for workers in [1, 2, 4] {
+        let rt = Team::build(workers, None).unwrap();
+        assert_eq!(rt.counters().steals, Some(0));
+        // From member 0 with every member idle: a fork tree of `workers`
+        // leaves puts one on each member; with two members, the same one
+        // every time (OpenMP's static schedule).
+        // Each leaf waits for all the others, so no member can run two.
+        let leaves = |rt: &Team| {
+            let names = std::sync::Mutex::new(vec![String::new(); workers]);
+            let arrived = AtomicUsize::new(0);
+            rt.install(|| {
+                rt.for_each_task(workers, &|i| {
+                    names.lock().unwrap()[i] = thread_name();
+                    arrived.fetch_add(1, Ordering::SeqCst);
+                    let t = std::time::Instant::now();
+                    while arrived.load(Ordering::SeqCst) < workers {
+                        assert!(t.elapsed().as_secs() < 10, "the leaves did not run together");
+                        std::hint::spin_loop();
+                    }
+                })
+            });
+            names.into_inner().unwrap()
+        };
+        let first = leaves(&rt);
+        let mut sorted = first.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), workers, "{workers} members ran {first:?}");
+        assert_eq!(first[0], "team-0", "the installing member runs the first block");
+        for _ in 0..20 {
+            let again = leaves(&rt);
+            let mut members = again.clone();
+            members.sort();
+            assert_eq!(members, sorted, "one leaf per member");
+            if workers <= 2 {
+                assert_eq!(again, first, "the same blocks go to the same members");
+            }
+        }
+        // Every fork but those of a one-member team went to another member.
+        assert_eq!(rt.counters().steals, Some(21 * (workers as u64 - 1)), "{workers} members");
+        // A fork while every other member is busy runs in place: `b` holds
+        // the only other member of two until the inner fork is over.
+        if workers == 2 {
+            let inner_over = std::sync::atomic::AtomicBool::new(false);
+            let (inner, outer_b) = rt.install(|| {
+                rt.join(
+                    || {
+                        let r = rt.join(thread_name, thread_name);
+                        inner_over.store(true, Ordering::SeqCst);
+                        r
+                    },
+                    || {
+                        while !inner_over.load(Ordering::SeqCst) {
+                            std::hint::spin_loop();
+                        }
+                        thread_name()
+                    },
+                )
+            });
+            assert_eq!((inner.0.as_str(), inner.1.as_str(), outer_b.as_str()), ("team-0", "team-0", "team-1"));
+        }
+    }
+}
+
+#[test]
+fn team_members_sleep_after_spinning_and_wake_for_work() {
+    let rt = Team::build(2, None).unwrap();
+    // Longer than the spin: both members have gone to sleep and must be woken.
+    std::thread::sleep(team::SPIN * 20);
+    for _ in 0..3 {
+        assert_eq!(rt.install(|| rt.join(|| 1, || 2)), (1, 2));
+        std::thread::sleep(team::SPIN * 5);
+    }
+    // More members than this process may use: the short spin, same answers.
+    let cpus = crate::measure::affinity::current_thread().unwrap().len();
+    let big = Team::build(cpus + 2, None).unwrap();
+    assert_eq!(big.install(|| fib(&big, 20)), 6765);
 }
