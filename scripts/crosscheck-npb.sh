@@ -9,7 +9,9 @@
 # CC: "NPB C -O3" (-O3 -fopenmp) and "NPB C native" (-O3 -march=native
 # -fopenmp). Their counterparts are proofbench's rows with `-p isa=baseline`
 # (the portable code path) and `-p isa=native` (the widest this CPU has; the
-# path actually taken is printed), on the rayon runtime with one trial each.
+# path actually taken is printed), one trial each, on the team runtime: a fixed
+# thread team whose waits spin before they sleep, as OpenMP runs NPB (RUNTIME
+# picks another, e.g. rayon, to see what a task runtime costs).
 # Each round runs, for every kernel and thread count, the four contenders one
 # after another, in an order rotated from round to round so that none always
 # goes first; the machine's drift hits all alike. NPB runs with
@@ -29,9 +31,11 @@
 #   KERNELS     kernels among ep, cg, mg (default "ep cg mg")
 #   CLASS       NPB problem class: S, W or A (default A)
 #   CC          the C compiler for NPB (default gcc)
+#   RUNTIME     proofbench's runtime: team (default), rayon, global-queue or spawn
 # Other OMP_* variables (e.g. OMP_PROC_BIND) pass through to NPB. libgomp's
 # threads spin between parallel regions by default; OMP_WAIT_POLICY=passive
-# makes them sleep as rayon's do, which matters for CG's many short regions.
+# makes them sleep as rayon's do, which matters for CG's many short regions
+# (proofbench's team waits as libgomp's default does).
 # Needs: make, a C compiler with OpenMP, python3.
 set -euo pipefail
 

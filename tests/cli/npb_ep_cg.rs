@@ -1,5 +1,5 @@
 //! `npb.ep` and `npb.cg` end to end at class S (the quick profile), on every
-//! runtime with 1 and 2 workers: every row verifies against NPB 3.4's official
+//! runtime (the three task runtimes and team) with 1 and 2 workers: every row verifies against NPB 3.4's official
 //! values, and each injected fault makes the rows invalid. One trial of one sample per row:
 //! class S EP takes seconds in the debug build.
 
@@ -20,7 +20,7 @@ fn run(args: &[&str], code: i32) -> Vec<Value> {
 #[test]
 fn class_s_verifies_on_every_runtime_with_1_and_2_workers() {
     let rows = run(&["npb.ep", "npb.cg", "--workers", "1,2"], 0);
-    assert_eq!(rows.len(), 12, "2 workloads x 3 runtimes x 2 worker counts");
+    assert_eq!(rows.len(), 16, "2 workloads x 4 runtimes x 2 worker counts");
     for r in &rows {
         let id = r["cell"]["row_id"].as_str().unwrap();
         assert_eq!(r["status"], "ok", "{id}: {}", r["reason"]);
@@ -45,7 +45,7 @@ fn class_s_verifies_on_every_runtime_with_1_and_2_workers() {
             other => panic!("unexpected workload {other}"),
         }
     }
-    for runtime in ["rayon", "global-queue", "spawn"] {
+    for runtime in ["rayon", "global-queue", "spawn", "team"] {
         assert_eq!(rows.iter().filter(|r| r["cell"]["params"]["runtime"] == runtime).count(), 4, "{runtime}");
     }
 }

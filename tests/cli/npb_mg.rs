@@ -11,7 +11,8 @@ fn class_s_verifies_on_every_runtime_and_a_perturbed_source_is_invalid() {
     let out = sb.run(ARGS);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let rows = sb.rows();
-    assert_eq!(rows.len(), 6, "3 runtimes x 2 worker counts");
+    assert_eq!(rows.len(), 8, "4 runtimes (team among them) x 2 worker counts");
+    assert_eq!(rows.iter().filter(|r| r["cell"]["params"]["runtime"] == "team").count(), 2);
     for r in &rows {
         assert_eq!(r["status"], "ok", "{}: {}", r["cell"]["row_id"], r["reason"]);
         assert_eq!(r["verifier"]["passed"], true);
@@ -25,7 +26,7 @@ fn class_s_verifies_on_every_runtime_and_a_perturbed_source_is_invalid() {
     let out = sb.run(&[ARGS, &["--inject-fault", "perturb-source"]].concat());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let rows = sb.rows();
-    assert_eq!(rows.len(), 6);
+    assert_eq!(rows.len(), 8);
     for r in &rows {
         assert_eq!(r["status"], "invalid", "{}", r["cell"]["row_id"]);
         assert_eq!(r["verifier"]["passed"], false);

@@ -31,7 +31,6 @@ use std::thread::JoinHandle;
 use super::job::{JobRef, StackJob, thread_number};
 use super::{Runtime, RuntimeCounters, pin_worker};
 
-
 /// A task of `for_each_task`: runs `f(i)` and counts down the batch.
 struct BatchJob<'a> {
     i: usize,

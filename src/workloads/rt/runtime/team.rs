@@ -66,11 +66,21 @@ struct Shared {
 }
 
 thread_local! {
-    /// The calling thread's index in its team (`usize::MAX` outside any).
-    static MEMBER: Cell<usize> = const { Cell::new(usize::MAX) };
+    /// The calling thread's team (its `Shared`'s address; 0 outside any) and
+    /// its index in it.
+    static MEMBER: Cell<(usize, usize)> = const { Cell::new((0, usize::MAX)) };
 }
 
 impl Shared {
+    /// The calling thread's index in this team (`usize::MAX` if it is not a
+    /// member: a thread of another team is not one of this one).
+    fn me(&self) -> usize {
+        match MEMBER.with(Cell::get) {
+            (team, i) if team == self as *const Shared as usize => i,
+            _ => usize::MAX,
+        }
+    }
+
     /// Spins, then parks, until `ready()` holds or the team shuts down.
     fn wait(&self, ready: impl Fn() -> bool) {
         let started = Instant::now();
@@ -107,7 +117,7 @@ impl Shared {
     }
 
     fn member_loop(&self, i: usize) {
-        MEMBER.with(|m| m.set(i));
+        MEMBER.with(|m| m.set((self as *const Shared as usize, i)));
         let me = &*self.members[i];
         loop {
             self.wait(|| me.state.load(Ordering::Acquire) == FULL);
@@ -205,7 +215,7 @@ impl Runtime for Team {
     }
 
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        if MEMBER.with(Cell::get) < self.shared.members.len() {
+        if self.shared.me() < self.shared.members.len() {
             return f(); // already on the team
         }
         // Member 0 is idle between installs (nothing else hands it work).
@@ -220,7 +230,7 @@ impl Runtime for Team {
     }
 
     fn join<RA: Send, RB: Send>(&self, a: impl FnOnce() -> RA + Send, b: impl FnOnce() -> RB + Send) -> (RA, RB) {
-        let me = MEMBER.with(Cell::get);
+        let me = self.shared.me();
         let Some(m) = self.shared.claim(me) else {
             return (a(), b());
         };

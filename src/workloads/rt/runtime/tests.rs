@@ -240,6 +240,19 @@ fn the_team_hands_forks_to_idle_members_in_order_and_counts_them() {
 }
 
 #[test]
+fn a_member_of_one_team_is_not_a_member_of_another() {
+    let (a, b) = (Team::build(2, None).unwrap(), Team::build(2, None).unwrap());
+    let id = || std::thread::current().id();
+    // From a's member 0, b's install still hands its closure to b's member 0
+    // (not run in place, as for one of b's own), and b's fork goes to b's other member.
+    let (on_a, on_b) = a.install(|| (id(), b.install(|| b.join(id, id))));
+    assert_ne!(on_a, on_b.0, "b's install ran on a's member");
+    assert_ne!(on_b.0, on_b.1, "b's fork ran in place");
+    assert_eq!(b.counters().steals, Some(1), "the fork went to b's member 1");
+    assert_eq!(a.counters().steals, Some(0));
+}
+
+#[test]
 fn team_members_sleep_after_spinning_and_wake_for_work() {
     let rt = Team::build(2, None).unwrap();
     // Longer than the spin: both members have gone to sleep and must be woken.
