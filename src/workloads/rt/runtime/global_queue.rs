@@ -29,7 +29,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 
 use super::job::{JobRef, StackJob, thread_number};
-use super::{Runtime, RuntimeCounters, pin_worker};
+use super::{Runtime, RuntimeCounters, start_pinned};
 
 /// A task of `for_each_task`: runs `f(i)` and counts down the batch.
 struct BatchJob<'a> {
@@ -230,25 +230,8 @@ impl Runtime for GlobalQueue {
             waiters: AtomicUsize::new(0),
         });
         let mut rt = GlobalQueue { shared: shared.clone(), threads: Vec::new() };
-        let (tx, rx) = std::sync::mpsc::channel();
-        for i in 0..workers.max(1) {
-            let (shared, tx) = (shared.clone(), tx.clone());
-            let cpus = cpus.map(<[usize]>::to_vec);
-            let h = std::thread::Builder::new().name(format!("gq-{i}")).spawn(move || {
-                let pinned = pin_worker(i, cpus.as_deref());
-                let ok = pinned.is_ok();
-                let _ = tx.send(pinned);
-                drop(tx); // `build` reads until every sender is gone
-                if ok {
-                    worker_loop(&shared);
-                }
-            })?;
-            rt.threads.push(h);
-        }
-        drop(tx);
-        for r in rx {
-            r?; // a pinning failure: `rt` is dropped, which stops the pool
-        }
+        // On a pinning failure `rt` is dropped, which stops the pool.
+        start_pinned(&mut rt.threads, workers.max(1), cpus, "gq", move |_| worker_loop(&shared))?;
         Ok(rt)
     }
 

@@ -151,6 +151,37 @@ pub fn prepare_with(cell: &Cell, fine_grained: bool, maker: impl Maker) -> anyho
     }
 }
 
+/// Starts `workers` pool threads named `{prefix}-{i}`, each pinning itself
+/// ([`pin_worker`]) and then running `body(i)`, and pushes their handles onto
+/// `threads`. Returns once every thread has pinned itself, or with the first
+/// pinning error: the threads that did pin are then running `body`, and the
+/// caller's `Drop` (which owns `threads`) must stop them.
+pub(crate) fn start_pinned(
+    threads: &mut Vec<std::thread::JoinHandle<()>>,
+    workers: usize,
+    cpus: Option<&[usize]>,
+    prefix: &str,
+    body: impl Fn(usize) + Send + Sync + 'static,
+) -> anyhow::Result<()> {
+    let body = std::sync::Arc::new(body);
+    let (tx, rx) = std::sync::mpsc::channel();
+    for i in 0..workers {
+        let (body, tx) = (body.clone(), tx.clone());
+        let cpus = cpus.map(<[usize]>::to_vec);
+        threads.push(std::thread::Builder::new().name(format!("{prefix}-{i}")).spawn(move || {
+            let pinned = pin_worker(i, cpus.as_deref());
+            let ok = pinned.is_ok();
+            let _ = tx.send(pinned);
+            drop(tx); // the caller reads until every sender is gone
+            if ok {
+                body(i);
+            }
+        })?);
+    }
+    drop(tx);
+    rx.into_iter().collect()
+}
+
 /// Pins the calling thread to `cpus[i % cpus.len()]` when `cpus` is given.
 pub(crate) fn pin_worker(i: usize, cpus: Option<&[usize]>) -> anyhow::Result<()> {
     if let Some(c) = cpus.filter(|c| !c.is_empty()) {

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use crossbeam::utils::CachePadded;
 
 use super::job::{JobRef, StackJob};
-use super::{Runtime, RuntimeCounters, pin_worker};
+use super::{Runtime, RuntimeCounters, start_pinned};
 
 /// How long a waiting member spins before it sleeps.
 pub const SPIN: Duration = Duration::from_millis(1);
@@ -187,26 +187,13 @@ impl Runtime for Team {
             oversubscribed: workers > usable,
         });
         let mut team = Team { shared: shared.clone(), threads: Vec::new() };
-        let (tx, rx) = std::sync::mpsc::channel();
-        for i in 0..workers {
-            let (shared, tx) = (shared.clone(), tx.clone());
-            let cpus = cpus.map(<[usize]>::to_vec);
-            let h = std::thread::Builder::new().name(format!("team-{i}")).spawn(move || {
-                let _ = shared.members[i].thread.set(std::thread::current());
-                let pinned = pin_worker(i, cpus.as_deref());
-                let ok = pinned.is_ok();
-                let _ = tx.send(pinned);
-                drop(tx); // `build` reads until every sender is gone
-                if ok {
-                    shared.member_loop(i);
-                }
-            })?;
-            team.threads.push(h);
+        let members = shared.clone();
+        let started = start_pinned(&mut team.threads, workers, cpus, "team", move |i| members.member_loop(i));
+        // The handles that forks unpark, before any fork can come.
+        for (m, h) in shared.members.iter().zip(&team.threads) {
+            let _ = m.thread.set(h.thread().clone());
         }
-        drop(tx);
-        for r in rx {
-            r?; // a pinning failure: `team` is dropped, which stops the others
-        }
+        started?; // a pinning failure: `team` is dropped, which stops the others
         Ok(team)
     }
 
