@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::isa::CodePath;
+use crate::model::isa::{CodePath, names};
 
 /// How the running binary was built.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -72,8 +72,7 @@ impl ToolInfo {
     /// `None` in a record made before they were recorded.
     pub fn describe_code_paths(&self) -> Option<String> {
         let (first, rest) = self.code_paths.split_first()?;
-        let rest: Vec<&str> = rest.iter().map(|p| p.as_str()).collect();
-        Some(if rest.is_empty() { format!("{first} (isa=native)") } else { format!("{first} (isa=native), {}", rest.join(", ")) })
+        Some(if rest.is_empty() { format!("{first} (isa=native)") } else { format!("{first} (isa=native), {}", names(rest)) })
     }
 }
 

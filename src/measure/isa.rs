@@ -17,7 +17,7 @@
 //! target features, so every path computes the same bits (the kernels'
 //! tests check it on every path this CPU has).
 
-use crate::model::isa::{CodePath, IsaChoice};
+use crate::model::isa::{CodePath, IsaChoice, names};
 
 /// The features of x86-64-v4 (`avx512f`), as `#[target_feature]` and
 /// `is_x86_feature_detected!` name them; it includes v3's.
@@ -41,20 +41,27 @@ fn missing_on(path: CodePath, detected: &dyn Fn(&str) -> bool) -> Vec<&'static s
     features(path).iter().copied().filter(|f| !detected(f)).collect()
 }
 
-/// Whether this CPU has `feature` (one of the lists above).
+/// `DETECTABLE`, the features `detected` has an arm for, and `detected`:
+/// `is_x86_feature_detected!` takes a literal, so one arm per name, from
+/// one list (a test checks that it is `AVX512F_FEATURES`).
 #[cfg(target_arch = "x86_64")]
-fn detected(feature: &str) -> bool {
-    // `is_x86_feature_detected!` takes a literal: one arm per name.
-    macro_rules! detect {
-        ($($name:tt),*) => {
+macro_rules! detect {
+    ($($name:tt),*) => {
+        #[cfg(test)]
+        const DETECTABLE: &[&str] = &[$($name),*];
+
+        /// Whether this CPU has `feature` (one of the lists above; any
+        /// other name is absent).
+        fn detected(feature: &str) -> bool {
             match feature {
                 $($name => std::arch::is_x86_feature_detected!($name),)*
                 _ => false,
             }
-        };
-    }
-    detect!("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx2", "fma", "bmi1", "bmi2", "lzcnt", "popcnt", "movbe", "f16c")
+        }
+    };
 }
+#[cfg(target_arch = "x86_64")]
+detect!("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx2", "fma", "bmi1", "bmi2", "lzcnt", "popcnt", "movbe", "f16c");
 
 /// Off x86-64 only the baseline path exists.
 #[cfg(not(target_arch = "x86_64"))]
@@ -122,11 +129,6 @@ impl Path {
     pub fn code_path(self) -> CodePath {
         self.0
     }
-}
-
-/// Paths' names joined with commas.
-pub fn names(paths: &[CodePath]) -> String {
-    paths.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 /// Defines a kernel function compiled once per code path, dispatching on
@@ -225,6 +227,9 @@ mod tests {
             assert!(src.contains(&format!("\"{joined}\"")), "{path}: the macro enables other features than {joined}");
         }
         assert!(AVX2_FEATURES.iter().all(|f| AVX512F_FEATURES.contains(f)), "v4 includes v3");
+        // Detection has an arm for every feature (a missing one would refuse the path).
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(DETECTABLE, AVX512F_FEATURES);
         // A path is supported only with all of its features, and the
         // widest supported one is native.
         for p in available() {

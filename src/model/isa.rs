@@ -42,6 +42,11 @@ impl IsaChoice {
     }
 }
 
+/// Paths' names joined with commas: `avx2, baseline`.
+pub fn names(paths: &[CodePath]) -> String {
+    paths.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+}
+
 /// The name of the parameter that picks a multiversioned kernel's path.
 pub const PARAM: &str = "isa";
 
