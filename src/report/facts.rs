@@ -3,6 +3,8 @@
 //! and disturbance, the run's busy warning, why planned cells have no row.
 //! A leaf of the report: it calls nothing else of it.
 
+use std::collections::BTreeMap;
+
 use crate::evidence::{Row, RunRecord};
 use crate::model::Status;
 use crate::model::isa::CodePath;
@@ -128,22 +130,18 @@ pub fn run_warnings(run: &RunRecord, rows: &[Row]) -> Vec<String> {
     warnings
 }
 
-/// The code paths the ok rows' kernels took, narrowest last, each with its
+/// The code paths the ok rows' kernels took, widest first, each with its
 /// number of rows (empty when no row has a multiversioned kernel).
-fn code_paths<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<(CodePath, usize)> {
-    let mut paths: Vec<(CodePath, usize)> = Vec::new();
+fn code_paths<'a>(rows: impl IntoIterator<Item = &'a Row>) -> BTreeMap<CodePath, usize> {
+    let mut paths = BTreeMap::new();
     for p in rows.into_iter().filter(|r| r.status == Status::Ok).filter_map(Row::code_path) {
-        match paths.iter_mut().find(|(q, _)| *q == p) {
-            Some((_, n)) => *n += 1,
-            None => paths.push((p, 1)),
-        }
+        *paths.entry(p).or_insert(0) += 1;
     }
-    paths.sort();
     paths
 }
 
 /// `avx512f on 6 rows, baseline on 3 rows`.
-fn paths_text(paths: &[(CodePath, usize)]) -> String {
+fn paths_text(paths: &BTreeMap<CodePath, usize>) -> String {
     paths.iter().map(|(p, n)| format!("{p} on {}", format::counted(*n, "row", "rows"))).collect::<Vec<_>>().join(", ")
 }
 
