@@ -135,7 +135,7 @@ impl Workload for Cg {
 
 /// A sparse matrix in compressed rows, 0-based, columns ascending in a row.
 /// Every column index is below the number of rows ([`Matrix::new`] checks
-/// it, and nothing changes an index after), which [`Matrix::row_dot`] relies on.
+/// it, and nothing changes an index after), which [`Product::row`] relies on.
 #[derive(Clone, Debug, PartialEq)]
 struct Matrix {
     rowstr: Vec<usize>,
@@ -157,29 +157,45 @@ impl Matrix {
         self.rowstr.len() - 1
     }
 
-    /// Row `j` times `v`, summed in column order.
-    ///
-    /// `v[c]` is read without a bounds check: with one in its inner loop (a
-    /// compare and a branch per entry) the product ran at 0.87x (1,630
-    /// against 1,881 Mop/s at one worker, class A, one interleaved run of 5
-    /// trials), and NPB's C code has none.
-    #[inline(always)]
-    fn row_dot(&self, j: usize, v: &[f64]) -> f64 {
+    /// The matrix's rows times `v`, which must have an entry per row
+    /// (checked here, once for every row's product).
+    fn times<'a>(&'a self, v: &'a [f64]) -> Product<'a> {
         assert!(v.len() >= self.rows(), "a vector shorter than the matrix");
-        let (lo, hi) = (self.rowstr[j], self.rowstr[j + 1]);
-        self.a[lo..hi].iter().zip(&self.colidx[lo..hi]).fold(0.0, |s, (a, &c)| {
-            // SAFETY: every column index is below `rows()` (checked by
-            // `Matrix::new`; the fields are private to this module and no
-            // code changes an index), and `v` has at least `rows()` entries
-            // (asserted above).
-            s + a * unsafe { *v.get_unchecked(c as usize) }
-        })
+        Product { m: self, v }
     }
 
     /// The fault: adds PERTURBATION to the diagonal entry of row 0.
     fn perturb(&mut self) {
         let k = (self.rowstr[0]..self.rowstr[1]).find(|&k| self.colidx[k] == 0).expect("makea sets every diagonal entry");
         self.a[k] += PERTURBATION;
+    }
+}
+
+/// A matrix and a vector checked to have an entry per row: the products of
+/// its rows with the vector ([`Matrix::times`]).
+struct Product<'a> {
+    m: &'a Matrix,
+    v: &'a [f64],
+}
+
+impl Product<'_> {
+    /// Row `j` times the vector, summed in column order.
+    ///
+    /// `v[c]` is read without a bounds check: with one in its inner loop (a
+    /// compare and a branch per entry) the product ran at 0.87x (1,630
+    /// against 1,881 Mop/s at one worker, class A, one interleaved run of 5
+    /// trials), and NPB's C code has none.
+    #[inline(always)]
+    fn row(&self, j: usize) -> f64 {
+        let (m, v) = (self.m, self.v);
+        let (lo, hi) = (m.rowstr[j], m.rowstr[j + 1]);
+        m.a[lo..hi].iter().zip(&m.colidx[lo..hi]).fold(0.0, |s, (a, &c)| {
+            // SAFETY: every column index is below `rows()` (checked by
+            // `Matrix::new`; the fields are private to this module and no
+            // code changes an index), and `v` has at least `rows()` entries
+            // (checked by `Matrix::times`, the only way to a Product).
+            s + a * unsafe { *v.get_unchecked(c as usize) }
+        })
     }
 }
 
@@ -346,10 +362,11 @@ multiversion! {
             let rho0 = rho;
             // q = A p, d = p.q
             let pr = &p[..];
+            let ap = m.times(pr);
             let [d, _] = par(rt, bounds, &mut q[..], &|rows, q| {
                 let mut d = 0.0;
                 for ((qi, j), &pj) in q.iter_mut().zip(rows.clone()).zip(&pr[rows]) {
-                    *qi = m.row_dot(j, pr);
+                    *qi = ap.row(j);
                     d += pj * *qi;
                 }
                 [d, 0.0]
@@ -377,11 +394,11 @@ multiversion! {
             });
         }
         // r = A z, then |x - r|
-        let zr = &z[..];
+        let az = m.times(&z[..]);
         let [sum, _] = par(rt, bounds, &mut r[..], &|rows, r| {
             let mut sum = 0.0;
             for ((ri, j), &xj) in r.iter_mut().zip(rows.clone()).zip(&x[rows]) {
-                *ri = m.row_dot(j, zr);
+                *ri = az.row(j);
                 let d = xj - *ri;
                 sum += d * d;
             }
@@ -558,7 +575,8 @@ mod tests {
             let (mut z, mut r, mut p) = (vec![0.0; n], x.clone(), x.clone());
             let mut rho = dot(&r, &r);
             for _ in 0..CGITMAX {
-                let q: Vec<f64> = (0..n).map(|j| m.row_dot(j, &p)).collect();
+                let ap = m.times(&p);
+                let q: Vec<f64> = (0..n).map(|j| ap.row(j)).collect();
                 let alpha = rho / dot(&p, &q);
                 for j in 0..n {
                     z[j] += alpha * p[j];
@@ -635,11 +653,11 @@ mod tests {
     #[test]
     fn a_matrix_refuses_column_indices_outside_its_rows() {
         let ok = std::panic::catch_unwind(|| Matrix::new(vec![0, 1, 2], vec![1, 0], vec![1.0, 2.0]));
-        assert_eq!(ok.map(|m| m.row_dot(0, &[3.0, 4.0])).ok(), Some(4.0));
+        assert_eq!(ok.map(|m| m.times(&[3.0, 4.0]).row(0)).ok(), Some(4.0));
         assert!(std::panic::catch_unwind(|| Matrix::new(vec![0, 1, 2], vec![1, 2], vec![1.0, 2.0])).is_err());
         assert!(std::panic::catch_unwind(|| Matrix::new(vec![0, 1, 3], vec![1, 0], vec![1.0, 2.0])).is_err());
         let m = Matrix::new(vec![0, 1, 2], vec![1, 0], vec![1.0, 2.0]);
-        assert!(std::panic::catch_unwind(|| m.row_dot(0, &[3.0])).is_err(), "a short vector");
+        assert!(std::panic::catch_unwind(|| m.times(&[3.0]).row(0)).is_err(), "a short vector");
     }
 
     #[test]
