@@ -57,8 +57,8 @@ struct Member {
 
 struct Shared {
     members: Vec<CachePadded<Member>>,
-    /// Jobs handed to another member, per forking member (the last slot: a
-    /// thread outside the team), each written by one thread only.
+    /// Jobs handed to another member, per forking member (each slot written
+    /// by that member only), the last slot for threads outside the team.
     handoffs: Vec<CachePadded<AtomicU64>>,
     shutdown: AtomicBool,
     /// Whether the team has more members than CPUs it may run on.
@@ -226,17 +226,17 @@ impl Runtime for Team {
     }
 
     fn for_each_task(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
-        // One contiguous block of tasks per member, forked in halves.
-        let members = self.workers();
-        let bounds: Vec<usize> = (0..=members).map(|k| n * k / members).collect();
-        fn blocks(team: &Team, bounds: &[usize], f: &(dyn Fn(usize) + Sync)) {
-            if bounds.len() <= 2 {
-                return (bounds[0]..bounds[1]).for_each(f);
+        // One contiguous block of tasks per member (block k: tasks n k / W up
+        // to n (k + 1) / W), forked in halves, the larger half first.
+        fn blocks(team: &Team, n: usize, (lo, hi): (usize, usize), f: &(dyn Fn(usize) + Sync)) {
+            let w = team.workers();
+            if hi - lo <= 1 {
+                return (n * lo / w..n * hi / w).for_each(f);
             }
-            let mid = bounds.len() / 2;
-            team.join(|| blocks(team, &bounds[..=mid], f), || blocks(team, &bounds[mid..], f));
+            let mid = lo + (hi - lo).div_ceil(2);
+            team.join(|| blocks(team, n, (lo, mid), f), || blocks(team, n, (mid, hi), f));
         }
-        blocks(self, &bounds, f);
+        blocks(self, n, (0, self.workers()), f);
     }
 
     fn counters(&self) -> RuntimeCounters {

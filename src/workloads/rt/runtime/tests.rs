@@ -255,12 +255,19 @@ fn a_member_of_one_team_is_not_a_member_of_another() {
 #[test]
 fn team_members_sleep_after_spinning_and_wake_for_work() {
     let rt = Team::build(2, None).unwrap();
-    // Longer than the spin: both members have gone to sleep and must be woken.
-    std::thread::sleep(team::SPIN * 20);
+    // Longer than the spin: both members have gone to sleep and must be
+    // woken, by the install (member 0), the fork (member 1), and the end of
+    // each (the caller, then member 0). A lost wake-up would be found only
+    // by the sleeping member's 100 ms timeout: the fastest of three rounds
+    // stays far below it.
+    let mut fastest = std::time::Duration::MAX;
     for _ in 0..3 {
+        std::thread::sleep(team::SPIN * 20);
+        let t = std::time::Instant::now();
         assert_eq!(rt.install(|| rt.join(|| 1, || 2)), (1, 2));
-        std::thread::sleep(team::SPIN * 5);
+        fastest = fastest.min(t.elapsed());
     }
+    assert!(fastest < std::time::Duration::from_millis(50), "woken after {fastest:?}: a wake-up was lost");
     // More members than this process may use: the short spin, same answers.
     let cpus = crate::measure::affinity::current_thread().unwrap().len();
     let big = Team::build(cpus + 2, None).unwrap();
