@@ -523,7 +523,7 @@ impl<R: Runtime> Instance for CgInstance<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::rt::runtime::{GlobalQueue, Rayon, Spawn};
+    use crate::workloads::rt::runtime::{GlobalQueue, Rayon, Spawn, Team};
 
     /// A small problem without official values, for checks against a serial reference.
     const SMALL: Class = Class { name: "small", na: 300, nonzer: 5, niter: 4, shift: 10.0, zeta: 0.0 };
@@ -630,6 +630,7 @@ mod tests {
         matches_serial::<Rayon>(&m, reference);
         matches_serial::<GlobalQueue>(&m, reference);
         matches_serial::<Spawn>(&m, reference);
+        matches_serial::<Team>(&m, reference);
     }
 
     #[test]
@@ -691,7 +692,12 @@ mod tests {
     fn class_s_verifies_on_every_runtime_with_1_and_2_workers_and_the_fault_fails_it() {
         let mut m = makea(1400, 7, 10.0);
         for workers in [1, 2] {
-            for v in [class_s::<Rayon>(workers, &m), class_s::<GlobalQueue>(workers, &m), class_s::<Spawn>(workers, &m)] {
+            for v in [
+                class_s::<Rayon>(workers, &m),
+                class_s::<GlobalQueue>(workers, &m),
+                class_s::<Spawn>(workers, &m),
+                class_s::<Team>(workers, &m),
+            ] {
                 assert!(v.passed, "{workers} workers: {v:?}");
             }
         }

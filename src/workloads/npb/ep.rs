@@ -329,7 +329,7 @@ impl<R: Runtime> Instance for EpInstance<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::rt::runtime::{GlobalQueue, Rayon, Spawn};
+    use crate::workloads::rt::runtime::{GlobalQueue, Rayon, Spawn, Team};
 
     #[test]
     fn the_batch_multiplier_and_seeds_jump_exactly() {
@@ -407,6 +407,7 @@ mod tests {
         check::<Rayon>(&reference);
         check::<GlobalQueue>(&reference);
         check::<Spawn>(&reference);
+        check::<Team>(&reference);
     }
 
     #[test]
@@ -416,6 +417,7 @@ mod tests {
             verifies::<Rayon>(workers);
             verifies::<GlobalQueue>(workers);
             verifies::<Spawn>(workers);
+            verifies::<Team>(workers);
         }
     }
 
