@@ -220,4 +220,4 @@ for k in "${kernels[@]}"; do
 done
 echo "base/-O3 = proofbench baseline / NPB C -O3; nat/nat = proofbench native / NPB C native"
 echo "load average before $load_before, after $(cut -d' ' -f1-3 /proc/loadavg); CPU: ${cpu_model:-unknown};" \
-  "$cc_version; NPB: $NPB_SRC; proofbench: $("$PB" --version)"
+  "$cc_version; NPB: $NPB_SRC; proofbench: $("$PB" --version) on the $RUNTIME runtime"
