@@ -92,7 +92,17 @@ fn a_connection_killed_mid_run_keeps_the_rows_received_and_leaves_nothing_runnin
     // Wait for the first row to arrive, then cut the connection from the server's side.
     let t = Instant::now();
     loop {
-        let arrived = if results.is_dir() { run_dirs(&results).first().map(|d| rows_of(d).len()).unwrap_or(0) } else { 0 };
+        // The run directory exists a moment before its rows.jsonl, and a row
+        // may be read half written: count only whole lines of a file present.
+        let arrived = if results.is_dir() {
+            run_dirs(&results)
+                .first()
+                .and_then(|d| std::fs::read_to_string(d.join("rows.jsonl")).ok())
+                .map(|s| s.matches('\n').count())
+                .unwrap_or(0)
+        } else {
+            0
+        };
         if arrived > 0 {
             break;
         }
