@@ -41,7 +41,7 @@ fn import(db: &Path, args: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let mut out = String::new();
     for (d, (recorded, warnings)) in dirs.iter().zip(store.import_dirs(&dirs)?) {
         for w in warnings {
-            eprintln!("proofbench: warning: {w}");
+            to_stderr(&format!("proofbench: warning: {w}\n"));
         }
         let what = match recorded {
             Recorded::New(id) => format!("h:{id} imported"),

@@ -66,8 +66,14 @@ pub fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
 /// `proofbench-run.1`) and of each of its visible subcommands into `dir`;
 /// appends each path written, one a line, to `written`.
 fn write_pages(cmd: &clap::Command, dir: &Path, written: &mut String) -> anyhow::Result<()> {
-    let path = clap_mangen::Man::new(cmd.clone())
-        .generate_to(dir)
+    let man = clap_mangen::Man::new(cmd.clone());
+    let path = dir.join(man.get_filename());
+    let mut page = Vec::new();
+    // Written whole and renamed into place: a link already in the
+    // directory is replaced, never followed.
+    man.render(&mut page)
+        .map_err(anyhow::Error::from)
+        .and_then(|_| crate::evidence::dir::replace_atomic(&path, &page).map_err(anyhow::Error::from))
         .with_context(|| format!("--dir {}: cannot write the page of {}", dir.display(), cmd.get_display_name().unwrap_or(BIN)))?;
     written.push_str(&format!("{}\n", path.display()));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {

@@ -93,13 +93,22 @@ pub(crate) fn read_run_arg(arg: &Path, db: &Path) -> anyhow::Result<(StoredRun, 
 
 /// The run directories `args` name: each one that holds a run.json, and
 /// for each other directory every subdirectory of it that does (a results
-/// directory), in name order. A path that is neither is a usage error
-/// naming it.
+/// directory), in name order; a run named twice (`RES RES/`, a link to
+/// it, a directory and the results directory holding it) once, with a
+/// warning. A path that is neither is a usage error naming it.
 pub(crate) fn run_dirs(args: &[std::path::PathBuf]) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut keep = |p: std::path::PathBuf, out: &mut Vec<std::path::PathBuf>| {
+        if seen.insert(std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone())) {
+            out.push(p);
+        } else {
+            to_stderr(&format!("proofbench: warning: {} is named twice; it counts once\n", p.display()));
+        }
+    };
     for a in args {
         if a.join("run.json").is_file() {
-            out.push(a.clone());
+            keep(a.clone(), &mut out);
             continue;
         }
         let entries = match std::fs::read_dir(a) {
@@ -112,7 +121,9 @@ pub(crate) fn run_dirs(args: &[std::path::PathBuf]) -> anyhow::Result<Vec<std::p
             return Err(UsageError(format!("{}: not a run directory (no run.json), nor a directory holding any", a.display())).into());
         }
         held.sort();
-        out.extend(held);
+        for p in held {
+            keep(p, &mut out);
+        }
     }
     Ok(out)
 }

@@ -184,8 +184,8 @@ fn launchers(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
         Some(hosts) => {
             let mut seen: Vec<&str> = Vec::new();
             for h in hosts {
-                if h.trim().is_empty() || h.chars().any(char::is_whitespace) {
-                    return Err(UsageError(format!("--hosts: '{h}' is not a host name")).into());
+                if let Some(why) = not_a_host_name(h) {
+                    return Err(UsageError(format!("--hosts: '{h}' is not a host name: {why}")).into());
                 }
                 if seen.contains(&h.as_str()) {
                     return Err(UsageError(format!("--hosts: {h} is given twice")).into());
@@ -194,6 +194,23 @@ fn launchers(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
             }
             Ok(hosts.iter().map(|h| make(Some(h))).collect())
         }
+    }
+}
+
+/// Why `h` cannot be a host of `--hosts`, if it cannot: the host goes
+/// into the launcher's words, where a leading `-` would be an option of
+/// the launcher (ssh's `-oProxyCommand=...` runs a command here), and
+/// into the run's label and directory name. A host is a name or an
+/// address, optionally with a user (`user@host`, `[::1]`, `fe80::1%eth0`).
+fn not_a_host_name(h: &str) -> Option<&'static str> {
+    if h.is_empty() {
+        Some("it is empty")
+    } else if h.starts_with('-') {
+        Some("it starts with '-', which a launcher would take for an option")
+    } else if !h.chars().all(|c| c.is_ascii_alphanumeric() || "._-:@[]%".contains(c)) {
+        Some("a host holds only letters, digits and . _ - : @ [ ] %")
+    } else {
+        None
     }
 }
 
@@ -255,6 +272,12 @@ mod tests {
         assert!(usage(&["--launcher", "  "]).contains("--launcher is empty"));
         assert!(usage(&["--launcher", "ssh {host}", "--hosts", "a,a"]).contains("a is given twice"));
         assert!(usage(&["--launcher", "ssh {host}", "--hosts", "a,,b"]).contains("is not a host name"));
+        for bad in ["-oProxyCommand=touch${IFS}PWN", "-x", "a/b", "a|b", "a b", "a\tb", "a;b", "$(x)", "a`b`"] {
+            let e = usage(&["--launcher", "ssh -o BatchMode=yes {host}", &format!("--hosts={bad}")]);
+            assert!(e.contains("is not a host name"), "{bad}: {e}");
+        }
+        let ok = launchers(&args(&["--launcher", "ssh -- {host}", "--hosts", "user@bench-1.example,[::1],fe80::1%eth0,10.0.0.7"])).unwrap();
+        assert_eq!(ok.len(), 4);
         assert!(usage(&["--launcher", "ssh {host}", "--hosts", "a", "--run-dir", "x"]).contains("--out"));
     }
 }

@@ -206,12 +206,23 @@ fn append_whole(file: &mut impl AppendFile, line: &[u8]) -> io::Result<()> {
 /// mode. What is not a regular file (a device such as /dev/stdout, a FIFO)
 /// is written into, never replaced.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
-    let io_err = |e| EvidenceError::io(path, e);
     let existing = fs::metadata(path).ok();
     if existing.as_ref().is_some_and(|m| !m.is_file() && !m.is_dir()) {
+        let io_err = |e| EvidenceError::io(path, e);
         let mut f = OpenOptions::new().write(true).open(path).map_err(io_err)?;
         return Write::write_all(&mut f, bytes).map_err(io_err);
     }
+    replace_atomic(path, bytes)
+}
+
+/// Writes `bytes` to `path` as [`write_atomic`] does, but whatever is at
+/// `path` is replaced, never written into or through: a symbolic link
+/// there (dangling or not) becomes the new file and its target is left
+/// as it was. For files written into a directory that others may have
+/// put links in (`man --dir`). A regular file replaced keeps its mode.
+pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
+    let io_err = |e| EvidenceError::io(path, e);
+    let existing = fs::symlink_metadata(path).ok();
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -355,6 +366,25 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"row\":1}\n");
         append_whole(&mut file, b"{\"row\":3}\n").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"row\":1}\n{\"row\":3}\n", "appends go after the cut");
+    }
+
+    #[test]
+    fn a_file_replaced_through_a_link_leaves_the_links_target_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let link = tmp.path().join("page.1");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        replace_atomic(&link, b"page").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(!std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "page");
+        // A dangling link's target is not created.
+        let dangling = tmp.path().join("other.1");
+        std::os::unix::fs::symlink(tmp.path().join("made"), &dangling).unwrap();
+        replace_atomic(&dangling, b"page").unwrap();
+        assert!(!tmp.path().join("made").exists());
+        assert_eq!(std::fs::read_to_string(&dangling).unwrap(), "page");
     }
 
     #[test]

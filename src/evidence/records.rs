@@ -238,6 +238,17 @@ impl Row {
         self.stop == Some(RowStop::Interrupted) && (self.trials.len() as u32) < self.trials_planned
     }
 
+    /// What makes the row's status one its trials could not give, if
+    /// anything: a row is made from at least one trial, and its status is
+    /// its first trial's that is not ok, else ok (`runner::compose`). A
+    /// row read from elsewhere (a launched side's stream) is checked so.
+    pub fn status_contradiction(&self) -> Option<String> {
+        let Some(last) = self.trials.last() else { return Some("without a trial".into()) };
+        let deciding = self.trials.iter().find(|t| t.status != Status::Ok).unwrap_or(last);
+        (deciding.status != self.status)
+            .then(|| format!("as {}, where its trial {} is {}", self.status.as_str(), deciding.trial + 1, deciding.status.as_str()))
+    }
+
     /// Trials whose interference made them disturbed.
     pub fn disturbed_trials(&self) -> usize {
         self.trials.iter().filter(|t| t.disturbed()).count()

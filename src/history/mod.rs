@@ -355,7 +355,7 @@ impl Writer {
         }
         conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
         for n in notes {
-            eprintln!("proofbench: note: {}: {n}", path.display());
+            crate::report::terminal::to_stderr(&format!("proofbench: note: {}: {n}\n", path.display()));
         }
         Ok(())
     }

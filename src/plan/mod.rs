@@ -313,7 +313,16 @@ fn build_one(
                 let ws = from_param.or_else(|| workers_flag.clone()).unwrap_or(WorkersSpec::Auto);
                 ws.counts(topo, req.oversubscribe).into_iter().map(Value::from).collect()
             } else if let Some(o) = given {
-                o.text.split(',').map(|t| p.parse(t).map_err(|why| o.error(why))).collect::<Result<_, _>>()?
+                // A value given twice (`-p pad_pct=0,0`, or `1,01`) is one
+                // cell, as a worker count given twice is.
+                let mut values: Vec<Value> = Vec::new();
+                for t in o.text.split(',') {
+                    let v = p.parse(t).map_err(|why| o.error(why))?;
+                    if !values.contains(&v) {
+                        values.push(v);
+                    }
+                }
+                values
             } else {
                 p.values(req.profile).to_vec()
             };

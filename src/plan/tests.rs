@@ -129,6 +129,14 @@ fn params_override_sweep_and_are_checked() {
     assert_eq!(ids(&p), ["000-cpu.primes-range=1000-workers=1", "001-cpu.primes-range=2000-workers=1", "002-cpu.checksum-workers=1"]);
     assert_eq!(p.cells[0].axes, ["range", "workers"]);
     assert_eq!(p.cells[2].int("blocks").unwrap(), 64);
+    // A value given twice is one cell (compare would pair the copies with
+    // other rows otherwise).
+    r.params = vec!["range=1000,1000,2000,01000".into()];
+    assert_eq!(ids(&plan(&r, "kvm-2c").unwrap())[..2], ["000-cpu.primes-range=1000-workers=1", "001-cpu.primes-range=2000-workers=1"]);
+    r.params = vec!["range=1000,1000".into()];
+    let once = plan(&r, "kvm-2c").unwrap();
+    assert_eq!(once.cells.iter().filter(|c| c.workload == "cpu.primes").count(), 1);
+    assert!(!once.cells[0].axes.contains(&"range".to_string()), "one value left: not an axis");
 
     for (bad, expect) in [
         ("range", "expected NAME=VALUE"),

@@ -200,8 +200,8 @@ mod tests {
 
     #[test]
     fn each_plot_is_drawn_under_its_own_workload_whatever_its_name() {
-        // A workload id holding a backtick: its plots' paths need a longer
-        // code fence in report.md, and are figures all the same here.
+        // A workload id holding a backtick: its plots' files are named with
+        // the id kept to file-name characters, and are figures all the same here.
         let rows: Vec<Row> = ["w.x", "w.`y`"]
             .into_iter()
             .flat_map(|w| {
@@ -217,12 +217,12 @@ mod tests {
         let (x, y) = (at("<h3 id=\"wx\">w.x</h3>"), at("<h3 id=\"wy\">w.`y`</h3>"));
         assert!(x < at("data-plot=\"w.x-median.svg\"") && at("data-plot=\"w.x-median.svg\"") < y, "w.x's plots before w.`y`'s section");
         assert!(
-            y < at("data-plot=\"w.`y`-median.svg\"")
-                && at("data-plot=\"w.`y`-median.svg\"") < at("<h3 id=\"run-to-run-variance\">Run-to-run variance</h3>")
+            y < at("data-plot=\"w._y_-median.svg\"")
+                && at("data-plot=\"w._y_-median.svg\"") < at("<h3 id=\"run-to-run-variance\">Run-to-run variance</h3>")
         );
         assert_eq!(page.matches("<figure").count(), 4, "two worker counts: the median and samples plots");
         assert!(page.contains("data-expected=\"4\""));
         assert!(page.contains("<a href=\"#wy\">w.`y` workers=2</a>"), "the summary links each row to its workload");
-        assert!(page.contains("<code>plots/w.`y`-median.svg</code>"), "the caption names the file");
+        assert!(page.contains("<code>plots/w._y_-median.svg</code>"), "the caption names the file");
     }
 }

@@ -94,7 +94,7 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
             let ideal = Line { label: "ideal".into(), points: vec![(0.0, 0.0, 0.0, 0.0), (max_k, max_k, max_k, max_k)] };
             let title = format!("{workload}: speedup over 1 worker");
             out.push(Plot {
-                file: format!("{workload}-speedup.svg"),
+                file: file_name(workload, "speedup"),
                 svg: line_chart(&title, "workers", "speedup (x)", &speedups, Some(&ideal)),
                 title,
             });
@@ -106,7 +106,7 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
             let ideal = Line { label: "ideal".into(), points: vec![(0.0, 1.0, 1.0, 1.0), (max_k, 1.0, 1.0, 1.0)] };
             let title = format!("{workload}: parallel efficiency (speedup / workers)");
             out.push(Plot {
-                file: format!("{workload}-efficiency.svg"),
+                file: file_name(workload, "efficiency"),
                 svg: line_chart(&title, "workers", "efficiency", &efficiency, Some(&ideal)),
                 title,
             });
@@ -114,7 +114,7 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
         let cost_title =
             if unit.as_str() == "ns/op" { format!("{workload}: cost per operation") } else { format!("{workload}: median by workers") };
         out.push(Plot {
-            file: format!("{workload}-median.svg"),
+            file: file_name(workload, "median"),
             svg: line_chart(&cost_title, "workers", unit.as_str(), &lines, None),
             title: cost_title,
         });
@@ -122,6 +122,15 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
     out.extend(bars::plots(workload, rows));
     out.extend(distribution::plot(workload, rows));
     out
+}
+
+/// The file name under `plots/` of a workload's plot of `kind`:
+/// `<workload>-<kind>.svg`, the workload's id kept to the characters and
+/// length of a file name (`model::file_name::bounded`), so that no id,
+/// whoever made it (a command workload's name, a launched side's stream),
+/// names a file elsewhere.
+pub fn file_name(workload: &str, kind: &str) -> String {
+    format!("{}-{kind}.svg", crate::model::file_name::bounded(workload, crate::model::file_name::MAX_NAME_PART))
 }
 
 const SIZE: (u32, u32) = (720, 440);
@@ -361,6 +370,11 @@ mod tests {
         let plots = plots("w.x", &refs);
         let files: Vec<&str> = plots.iter().map(|p| p.file.as_str()).collect();
         assert_eq!(files, ["w.x-median.svg", "w.x-by-allocator.svg", "w.x-samples.svg"], "two worker counts: no speedup plot");
+        // A workload id that is not a file name gives one all the same.
+        for bad in ["../../tmp/x/PWN_WL", "/etc/passwd", "a/b"] {
+            let name = file_name(bad, "samples");
+            assert!(!name.contains('/') && crate::model::file_name::is_plain(&name), "{bad}: {name}");
+        }
         let bars = &plots[1];
         assert_eq!(bars.title, "w.x: median by allocator");
         assert!(bars.svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !bars.svg.contains("<script"), "{}", bars.svg);

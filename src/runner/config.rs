@@ -59,6 +59,23 @@ impl RunSpec {
         crate::workloads::command::specs_with(registry::specs(), &self.commands)
     }
 
+    /// The run's label and plan on the machine `envelope` describes: its
+    /// topology sets the worker counts and the pinning, its kernel the
+    /// default label (`label`, else `--label`, else `linux-RELEASE`). The
+    /// launching side of a launched run makes the plan it expects from the
+    /// launched side's envelope this way, and takes no other.
+    pub fn plan_on(&self, label: Option<String>, envelope: &Envelope) -> anyhow::Result<(String, Plan)> {
+        let topo = match &envelope.topology {
+            Reading::Present(t) => t,
+            Reading::Absent { absent } => anyhow::bail!("cannot plan without the CPU topology: {absent}"),
+        };
+        let release = envelope.kernel.release.ok().cloned().unwrap_or_else(|| "unknown".into());
+        let label = label.or_else(|| self.label.clone()).unwrap_or_else(|| format!("linux-{release}"));
+        let mut plan = plan::build(&self.options, &label, self.seed, &self.specs(), topo)?;
+        crate::workloads::command::attach(&mut plan.cells, &self.commands);
+        Ok((label, plan))
+    }
+
     /// Checks everything that needs no machine: the settle time against
     /// the timeout, and the plan (selection, `--param`, `--workers`,
     /// `--variant`, `--base`, trials, warmup, label, fault) made for this
@@ -187,15 +204,8 @@ impl RunConfig {
         let (seed, kind) = (spec.seed, spec.kind);
         check_settle(spec)?;
         let envelope = Envelope::collect(Path::new("/"), spec.argv.clone(), seed);
-        let topo = match &envelope.topology {
-            Reading::Present(t) => t.clone(),
-            Reading::Absent { absent } => anyhow::bail!("cannot plan without the CPU topology: {absent}"),
-        };
-        let release = envelope.kernel.release.ok().cloned().unwrap_or_else(|| "unknown".into());
-        let label = label.or_else(|| spec.label.clone()).unwrap_or_else(|| format!("linux-{release}"));
+        let (label, Plan { cells, trials, groups, variants }) = spec.plan_on(label, &envelope)?;
         let options = spec.options.clone();
-        let Plan { mut cells, trials, groups, variants } = plan::build(&options, &label, seed, &specs, &topo)?;
-        crate::workloads::command::attach(&mut cells, &spec.commands);
         let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
         for v in &variants {
             check_variant(v, &exe, &cells)?;
@@ -369,10 +379,10 @@ fn scratch_root(io_dir: Option<&PathBuf>) -> anyhow::Result<ScratchRoot> {
     }
     let root = local_temp_root(std::env::var_os("TMPDIR"));
     if !root.path.is_dir() {
-        eprintln!(
-            "proofbench: warning: {}: not a directory; the rows that need files will be skipped (--io-dir DIR puts them elsewhere)",
+        crate::report::terminal::to_stderr(&format!(
+            "proofbench: warning: {}: not a directory; the rows that need files will be skipped (--io-dir DIR puts them elsewhere)\n",
             root.shown
-        );
+        ));
     }
     Ok(root)
 }

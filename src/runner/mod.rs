@@ -114,13 +114,25 @@ fn create_run_dir(req: &RunRequest, envelope: &crate::envelope::Envelope, label:
     Ok(match &req.run_dir {
         Some(p) => RunDir::create_at(p).map_err(|e| e.for_flag("--run-dir"))?,
         None => {
-            let stamp: String = envelope.started_utc.chars().filter(|c| *c != '-' && *c != ':').collect();
             let host = envelope.hostname.ok().map(String::as_str).unwrap_or("unknown-host");
             let part = |s: &str| crate::model::file_name::bounded(s, 48);
-            let name = format!("{stamp}-{}-{}", part(host), part(label));
+            let name = format!("{}-{}-{}", run_dir_stamp(&envelope.started_utc), part(host), part(label));
             RunDir::create_in(&req.out, &name).map_err(|e| e.for_flag("--out"))?
         }
     })
+}
+
+/// The start of a run directory's name: the start time as
+/// `20260101T000000Z`. The time comes from the machine that ran the plan
+/// (a launched side's stream among them), so it is read as a timestamp and
+/// its digits alone make the name: nothing in it can name another
+/// directory. A value that is not one gives `unknown-time`.
+fn run_dir_stamp(started_utc: &str) -> String {
+    if humantime::parse_rfc3339(started_utc).is_err() {
+        return "unknown-time".into();
+    }
+    let stamp: String = started_utc.chars().filter(|c| c.is_ascii_digit() || matches!(c, 'T' | 'Z' | '.')).collect();
+    crate::model::file_name::bounded(&stamp, 32)
 }
 
 /// One run here: plan, run the rounds, write the records and the report;
@@ -292,7 +304,9 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
         let regressed: usize =
             compare::paired::compare_run(&stored, &stored.run.id, &opts).iter().map(|c| c.count(Verdict::Regressed)).sum();
         if regressed > 0 {
-            eprintln!("proofbench: {regressed} row(s) regressed against the base variant (--fail-on-regression)");
+            report::terminal::to_stderr(&format!(
+                "proofbench: {regressed} row(s) regressed against the base variant (--fail-on-regression)\n"
+            ));
             code = worse(code, 1);
         }
     }

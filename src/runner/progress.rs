@@ -145,12 +145,16 @@ impl Observer for Progress {
         } else if self.plain {
             let (n, left) = (coming.this_round, next.len - next.pos);
             match next.phase {
-                Phase::Planned => eprintln!("proofbench: round {}: {} ({left} planned to run)", round + 1, counted(n, "trial", "trials")),
-                Phase::Extra => eprintln!(
-                    "proofbench: round {}: {} for rows whose interval is still wide (at most {left} more)",
+                Phase::Planned => crate::report::terminal::to_stderr(&format!(
+                    "proofbench: round {}: {} ({left} planned to run)\n",
+                    round + 1,
+                    counted(n, "trial", "trials")
+                )),
+                Phase::Extra => crate::report::terminal::to_stderr(&format!(
+                    "proofbench: round {}: {} for rows whose interval is still wide (at most {left} more)\n",
                     round + 1,
                     counted(n, "extra trial", "extra trials")
-                ),
+                )),
             }
         }
         self.shown = next;

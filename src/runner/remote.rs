@@ -148,7 +148,7 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
     let host = launcher.host.clone().unwrap_or_else(|| launcher.prefix.join(" "));
     let stderr = child.stderr.take().expect("piped");
     let err_reader = std::thread::spawn(move || forward_stderr(stderr, &host));
-    let mut state = Replay { req, launcher, dir: None, run: None, rows: Vec::new(), observers: None, received: Vec::new() };
+    let mut state = Replay { req, spec: &spec, launcher, dir: None, run: None, rows: Vec::new(), observers: None, received: Vec::new() };
     let silence = req.spec.timeout() + SILENCE_GRACE;
     let mut last = Instant::now();
     let mut stop_asked: Option<Instant> = None;
@@ -307,6 +307,8 @@ fn forward_stderr(stderr: impl Read, host: &str) -> Option<String> {
 /// The launching side's state while the events of one run arrive.
 struct Replay<'a> {
     req: &'a RunRequest,
+    /// The run as sent to the launched side (its label set).
+    spec: &'a RunSpec,
     launcher: &'a Launcher,
     dir: Option<RunDir>,
     run: Option<RunRecord>,
@@ -343,10 +345,7 @@ impl Replay<'_> {
             }
             Event::Row { row, log } => self.row(*row, &log)?,
             Event::End { run } => {
-                let mine = self.run.as_mut().expect("started");
-                // The run's own facts stay this side's: its id, command line, commit, launcher.
-                let (id, commit, launcher) = (mine.id.clone(), mine.commit.clone(), mine.launcher.clone());
-                *mine = RunRecord { id, commit, launcher, ..*run };
+                self.end(*run);
                 return Ok(true);
             }
         }
@@ -368,40 +367,116 @@ impl Replay<'_> {
     }
 
     /// The run directory, named as a local run's, and its first record.
-    fn start(&mut self, mut run: RunRecord, make: &mut MakeObservers) -> anyhow::Result<()> {
-        for (i, c) in run.plan.iter().enumerate() {
-            if c.index != i || !crate::model::file_name::is_plain(&c.row_id) {
-                anyhow::bail!("its plan's cell {i} has the row id '{}', which is not one the planner makes", c.row_id);
+    /// Of the start, this side takes the launched machine's envelope (its
+    /// start time a timestamp); the plan, options, label and seed are the
+    /// ones this side makes from the run it sent and that envelope, and the
+    /// start's plan must be that plan.
+    fn start(&mut self, run: RunRecord, make: &mut MakeObservers) -> anyhow::Result<()> {
+        for (what, t) in [("start time", &run.started_utc), ("envelope's start time", &run.envelope.started_utc)] {
+            if humantime::parse_rfc3339(t).is_err() {
+                anyhow::bail!("its {what} '{}' is not a UTC timestamp", t.chars().take(80).collect::<String>());
             }
         }
-        let dir = super::create_run_dir(self.req, &run.envelope, &run.label)?;
-        run.id = dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        run.commit = super::commit_of(self.req.commit.as_deref());
-        run.launcher = Some(self.launcher.record());
-        dir.write_run(&run)?;
-        self.received = vec![false; run.plan.len()];
-        self.observers = Some(make(&run, dir.path()));
+        let (label, plan) =
+            self.spec.plan_on(None, &run.envelope).map_err(|e| anyhow::anyhow!("its envelope does not plan the run: {e:#}"))?;
+        if let Some(i) = (0..plan.cells.len().max(run.plan.len())).find(|&i| plan.cells.get(i) != run.plan.get(i)) {
+            let named =
+                |c: Option<&Cell>| c.map_or_else(|| "none".to_string(), |c| format!("'{}'", c.row_id.chars().take(80).collect::<String>()));
+            anyhow::bail!(
+                "its plan is not the one this run makes for its machine: cell {i} is {}, expected {}",
+                named(run.plan.get(i)),
+                named(plan.cells.get(i))
+            );
+        }
+        let mut mine = RunRecord {
+            label,
+            profile: self.spec.options.profile,
+            seed: self.spec.seed,
+            options: self.spec.options.clone(),
+            plan: plan.cells,
+            trials: Some(plan.trials),
+            kind: self.spec.kind,
+            variants: plan.variants,
+            finished_utc: None,
+            wall_s: None,
+            cpu: None,
+            interrupted: false,
+            complete: false,
+            counts: None,
+            not_run: Vec::new(),
+            rounds: Vec::new(),
+            interference: None,
+            ..run
+        };
+        let dir = super::create_run_dir(self.req, &mine.envelope, &mine.label)?;
+        mine.id = dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        mine.commit = super::commit_of(self.req.commit.as_deref());
+        mine.launcher = Some(self.launcher.record());
+        dir.write_run(&mine)?;
+        self.received = vec![false; mine.plan.len()];
+        self.observers = Some(make(&mine, dir.path()));
         self.dir = Some(dir);
-        self.run = Some(run);
+        self.run = Some(mine);
         Ok(())
+    }
+
+    /// The run's end as the launched side tells it: of it, this side takes
+    /// only what it cannot see itself (the rounds, the times, the machine
+    /// after, what else took it, whether the launched side was stopped);
+    /// the counts, the cells not run and whether the run is complete are
+    /// recomputed from the rows received ([`Replay::finish`]).
+    fn end(&mut self, end: RunRecord) {
+        let mine = self.run.as_mut().expect("started");
+        let finished = end.finished_utc.filter(|t| humantime::parse_rfc3339(t).is_ok()).unwrap_or_else(crate::model::utc_now);
+        mine.finished_utc = Some(finished.clone());
+        mine.envelope.finished_utc = Some(finished);
+        mine.envelope.load_avg_after = end.envelope.load_avg_after;
+        mine.wall_s = end.wall_s.filter(|w| w.is_finite() && *w >= 0.0);
+        mine.cpu = end.cpu;
+        mine.rounds = end.rounds;
+        mine.interference = end.interference;
+        mine.interrupted = end.interrupted;
+    }
+
+    /// The plan's cells whose rows have not arrived.
+    fn missing(&self) -> Vec<String> {
+        self.run
+            .as_ref()
+            .map_or_else(Vec::new, |run| run.plan.iter().filter(|c| !self.received[c.index]).map(|c| c.row_id.clone()).collect())
     }
 
     /// Writes a row as a local run does: its raw samples, its log, its line.
     fn row(&mut self, mut row: Row, log: &str) -> anyhow::Result<()> {
         let planned = self.cell(row.cell.index)?;
         if planned.row_id != row.cell.row_id {
-            anyhow::bail!("it sent a row '{}' for cell {}, whose row is '{}'", row.cell.row_id, planned.index, planned.row_id);
+            anyhow::bail!(
+                "it sent a row '{}' for cell {}, whose row is '{}'",
+                row.cell.row_id.chars().take(80).collect::<String>(),
+                planned.index,
+                planned.row_id
+            );
+        }
+        // The cell a worker ran has its scratch directory filled in; the
+        // rest is the plan's.
+        if (Cell { scratch_dir: None, ..row.cell.clone() }) != (Cell { scratch_dir: None, ..planned.clone() }) {
+            anyhow::bail!("it sent the row {} with a cell that is not the plan's", planned.row_id);
+        }
+        if let Some(why) = row.status_contradiction() {
+            anyhow::bail!("it sent the row {} {why}", planned.row_id);
         }
         if std::mem::replace(&mut self.received[planned.index], true) {
             anyhow::bail!("it sent the row {} twice", planned.row_id);
         }
+        // The statistics are this side's, from the samples received.
+        row.stats = crate::evidence::RowStats::of(&row.samples, crate::stats::DEFAULT_NOISE);
         // The launched side runs no profiling pass (its files would stay
         // there): with --perf-pass, every row's is skipped, said here.
         let mode = self.run.as_ref().and_then(|r| r.options.perf_pass);
         row.profile = mode.map(|m| crate::evidence::ProfileRecord::skipped(m, super::perf_check::LAUNCHED));
         let dir = self.dir.as_mut().expect("started");
-        let (mut file, _) = dir.log_file(&planned.row_id)?;
+        let (mut file, rel) = dir.log_file(&planned.row_id)?;
         file.write_all(log.as_bytes())?;
+        row.log = rel;
         row.raw = if row.samples.is_empty() { None } else { Some(dir.write_raw(&row)?) };
         dir.append_row(&row)?;
         self.rows.push(row);
@@ -410,16 +485,28 @@ impl Replay<'_> {
         observers.row_finished(self.rows.last().expect("pushed"), &self.rows, dir)
     }
 
-    /// The run's record as it ends: the launched side's, or, when the
-    /// stream was cut, the start's with every cell that did not arrive
-    /// named, and the run incomplete.
-    fn finish(mut self, cut: Option<String>) -> Received {
-        if let (Some(run), Some(_)) = (self.run.as_mut(), &cut) {
-            run.not_run = run.plan.iter().filter(|c| !self.received[c.index]).map(|c| c.row_id.clone()).collect();
-            run.complete = false;
-            run.interrupted = signals::interrupted();
-            run.finished_utc = Some(crate::model::utc_now());
-            run.envelope.finished_utc = run.finished_utc.clone();
+    /// The run's record as it ends: the launched side's times and rounds
+    /// when its end arrived, else the start's with the time of the cut; in
+    /// both, the counts and the cells not run are those of the rows
+    /// received, and the run is complete only when every row arrived in a
+    /// stream that was not cut.
+    fn finish(mut self, mut cut: Option<String>) -> Received {
+        let missing = self.missing();
+        // An end that leaves cells without their rows, when nobody stopped
+        // the run, is an end this side does not believe: the run was cut.
+        let stopped = signals::interrupted() || self.run.as_ref().is_some_and(|r| r.interrupted);
+        if cut.is_none() && !missing.is_empty() && !stopped {
+            let planned = self.received.len();
+            cut = Some(format!("it ended the run having sent {} of {planned} rows", planned - missing.len()));
+        }
+        if let Some(run) = self.run.as_mut() {
+            if cut.is_some() {
+                run.finished_utc = Some(crate::model::utc_now());
+                run.envelope.finished_utc = run.finished_utc.clone();
+            }
+            run.interrupted |= signals::interrupted();
+            run.complete = cut.is_none() && missing.is_empty() && !run.interrupted;
+            run.not_run = missing;
             run.counts = Some(StatusCounts::of(self.rows.iter().map(|r| &r.status)));
         }
         if let (Some(dir), Some(run)) = (&self.dir, &self.run)
@@ -428,5 +515,370 @@ impl Replay<'_> {
             to_stderr(&format!("proofbench: warning: the run's record could not be finished: {e}\n"));
         }
         Received { dir: self.dir, observers: self.observers, run: self.run, rows: self.rows.len(), cut }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The launching side against streams a launched side could send,
+    //! honest or not: nothing is written outside the run directory, and
+    //! nothing recorded is contradicted by the rows received.
+
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::evidence::{StoredRun, fake, read_run};
+    use crate::model::{Status, Unit};
+    use crate::runner::observer::Observer;
+
+    /// Three cells: `selftest.tiny`, and `cpu.primes` at 1 and 2 workers.
+    fn spec() -> RunSpec {
+        let options = json!({
+            "selection": ["selftest.tiny", "cpu.primes"], "profile": "quick", "workers": "1,2", "oversubscribe": false,
+            "pin": ["none"], "runtime": null, "allocator": null, "compare": null, "runs": null, "time_budget_ms": null,
+            "timeout_ms": 60000, "warmup": null, "settle_ms": null, "ci_target_pct": null, "params": ["range=20000"],
+            "include_selftest": true, "io_dir": null, "inject_fault": null
+        });
+        RunSpec {
+            options: serde_json::from_value(options).expect("options"),
+            commands: Vec::new(),
+            kind: Default::default(),
+            argv: vec!["proofbench".into()],
+            seed: 7,
+            label: Some("lab".into()),
+            timeout_given: false,
+        }
+    }
+
+    /// The start an honest launched side sends: this machine's envelope
+    /// and the plan made from it.
+    fn honest_start(spec: &RunSpec) -> RunRecord {
+        let envelope = fake::envelope();
+        let (label, plan) = spec.plan_on(None, &envelope).expect("plans");
+        let stored = fake::run(plan.cells.clone(), Vec::new()).run;
+        RunRecord {
+            label,
+            seed: spec.seed,
+            options: spec.options.clone(),
+            trials: Some(plan.trials),
+            started_utc: envelope.started_utc.clone(),
+            envelope,
+            finished_utc: None,
+            complete: false,
+            counts: None,
+            ..stored
+        }
+    }
+
+    /// A row of `cell` whose trials ended as `trials` say.
+    fn row_of(cell: &Cell, trials: &[Status]) -> Row {
+        let medians: Vec<f64> = (0..trials.len()).map(|i| 100.0 + i as f64).collect();
+        let mut row = fake::row(cell.index, &cell.workload, &[], None, &medians, Unit::NsPerOp);
+        row.cell = cell.clone();
+        for (t, s) in row.trials.iter_mut().zip(trials) {
+            t.status = *s;
+        }
+        row.status = trials.iter().copied().find(|s| *s != Status::Ok).unwrap_or(Status::Ok);
+        row
+    }
+
+    struct Silent;
+    impl Observer for Silent {}
+
+    /// Strings a hostile side would put where a path or a name goes.
+    fn hostile() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("/tmp/x/PWN_ABS".to_string()),
+            Just("../../x/PWN".to_string()),
+            Just("..".to_string()),
+            Just("a/../../b".to_string()),
+            Just(String::new()),
+            Just("2026-11-28T00:00:00Z".to_string()),
+            Just("2026-11-28T00:00:00Z/../../x".to_string()),
+            "[a-z./_-]{0,24}",
+            any::<String>(),
+        ]
+    }
+
+    fn status() -> impl Strategy<Value = Status> {
+        prop_oneof![Just(Status::Ok), Just(Status::Failed), Just(Status::Invalid), Just(Status::Timeout), Just(Status::Skipped)]
+    }
+
+    /// What the stream does to the honest run.
+    #[derive(Clone, Debug)]
+    enum Lie {
+        StartTime(String),
+        EnvelopeTime(String),
+        Label(String),
+        Workload(usize, String),
+        RowId(usize, String),
+        DropCell,
+        ExtraCell,
+    }
+
+    fn lie() -> impl Strategy<Value = Lie> {
+        prop_oneof![
+            hostile().prop_map(Lie::StartTime),
+            hostile().prop_map(Lie::EnvelopeTime),
+            hostile().prop_map(Lie::Label),
+            (0usize..3, hostile()).prop_map(|(i, s)| Lie::Workload(i, s)),
+            (0usize..3, hostile()).prop_map(|(i, s)| Lie::RowId(i, s)),
+            Just(Lie::DropCell),
+            Just(Lie::ExtraCell),
+        ]
+    }
+
+    /// One row sent: the cell it names, what it says of itself.
+    #[derive(Clone, Debug)]
+    struct Sent {
+        cell: usize,
+        trials: Vec<Status>,
+        claimed: Option<Status>,
+        workload: Option<String>,
+        row_id: Option<String>,
+    }
+
+    fn sent() -> impl Strategy<Value = Sent> {
+        (
+            0usize..5,
+            prop::collection::vec(status(), 0..4),
+            prop::option::weighted(0.3, status()),
+            prop::option::weighted(0.15, hostile()),
+            prop::option::weighted(0.15, hostile()),
+        )
+            .prop_map(|(cell, trials, claimed, workload, row_id)| Sent { cell, trials, claimed, workload, row_id })
+    }
+
+    /// The end sent: what it claims.
+    #[derive(Clone, Debug)]
+    struct End {
+        ok: usize,
+        complete: bool,
+        not_run: Vec<String>,
+        other_plan: bool,
+        finished: String,
+    }
+
+    fn end() -> impl Strategy<Value = End> {
+        (0usize..9, any::<bool>(), prop::collection::vec(hostile(), 0..2), any::<bool>(), hostile())
+            .prop_map(|(ok, complete, not_run, other_plan, finished)| End { ok, complete, not_run, other_plan, finished })
+    }
+
+    /// Every path under `root`, directories too.
+    fn tree(root: &Path) -> BTreeSet<PathBuf> {
+        let mut out = BTreeSet::new();
+        let mut todo = vec![root.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    todo.push(p.clone());
+                }
+                out.insert(p);
+            }
+        }
+        out
+    }
+
+    /// Feeds the events to the launching side as `drive` does, and returns
+    /// what it kept.
+    fn replay(req: &RunRequest, spec: &RunSpec, events: Vec<Event>) -> Received {
+        let launcher = Launcher { template: "fake".into(), prefix: vec!["fake".into()], host: None, remote_exe: "pb".into() };
+        let mut state =
+            Replay { req, spec, launcher: &launcher, dir: None, run: None, rows: Vec::new(), observers: None, received: Vec::new() };
+        let mut make = |run: &RunRecord, _: &Path| Observers::for_host(req, &run.plan, Box::new(Silent));
+        let mut cut = Some("the stream ended before the run's end".to_string());
+        for e in events {
+            match state.apply(e, &mut make) {
+                Ok(true) => {
+                    cut = None;
+                    break;
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    cut = Some(format!("{e:#}"));
+                    break;
+                }
+            }
+        }
+        state.finish(cut)
+    }
+
+    /// What the stored run may not say, given its rows.
+    fn contradictions(stored: &StoredRun, plan: &[Cell]) -> Vec<String> {
+        let mut bad = Vec::new();
+        let run = &stored.run;
+        if run.plan != plan {
+            bad.push("the plan recorded is not the plan made here".to_string());
+        }
+        if run.counts.as_ref() != Some(&StatusCounts::of(stored.rows.iter().map(|r| &r.status))) {
+            bad.push(format!("counts {:?} for rows {:?}", run.counts, stored.rows.iter().map(|r| r.status).collect::<Vec<_>>()));
+        }
+        let missing: Vec<String> =
+            plan.iter().filter(|c| !stored.rows.iter().any(|r| r.cell.row_id == c.row_id)).map(|c| c.row_id.clone()).collect();
+        if run.not_run != missing {
+            bad.push(format!("not_run {:?} where {:?} have no row", run.not_run, missing));
+        }
+        if run.complete && !missing.is_empty() {
+            bad.push("complete without every row".into());
+        }
+        for r in &stored.rows {
+            if let Some(why) = r.status_contradiction() {
+                bad.push(format!("row {} {why}", r.id()));
+            }
+            if !plan.contains(&r.cell) {
+                bad.push(format!("row {} is not of a planned cell", r.id()));
+            }
+        }
+        bad
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn no_stream_writes_outside_its_run_directory_or_records_what_its_rows_contradict(
+            lies in prop::collection::vec(lie(), 0..3),
+            rows in prop::collection::vec(sent(), 0..6),
+            end in prop::option::of(end()),
+        ) {
+            let tmp = tempfile::tempdir().unwrap();
+            // Where a path from the stream would land if it were followed.
+            std::fs::create_dir_all(tmp.path().join("x")).unwrap();
+            std::fs::write(tmp.path().join("victim"), "keep").unwrap();
+            let out = tmp.path().join("a").join("out");
+            let spec = spec();
+            let req = RunRequest { history: false, ..RunRequest::streamed(spec.clone(), out.clone()) };
+            let req = RunRequest { run_dir: None, quiet: true, ..req };
+            let honest = honest_start(&spec);
+            let plan = honest.plan.clone();
+            let mut start = honest.clone();
+            for l in &lies {
+                match l {
+                    Lie::StartTime(t) => start.started_utc = t.clone(),
+                    Lie::EnvelopeTime(t) => start.envelope.started_utc = t.clone(),
+                    Lie::Label(t) => start.label = t.clone(),
+                    Lie::Workload(i, w) => { if let Some(c) = start.plan.get_mut(*i) { c.workload = w.clone() } }
+                    Lie::RowId(i, w) => { if let Some(c) = start.plan.get_mut(*i) { c.row_id = w.clone() } }
+                    Lie::DropCell => { start.plan.pop(); }
+                    Lie::ExtraCell => { let mut c = plan[0].clone(); c.index = start.plan.len(); start.plan.push(c); }
+                }
+            }
+            let mut events = vec![Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(start) }];
+            for s in &rows {
+                let cell = plan.get(s.cell).cloned().unwrap_or_else(|| Cell { index: s.cell, ..plan[0].clone() });
+                let mut row = row_of(&cell, &s.trials);
+                if s.trials.is_empty() { row.trials.clear(); }
+                if let Some(c) = s.claimed { row.status = c; }
+                if let Some(w) = &s.workload { row.cell.workload = w.clone(); }
+                if let Some(w) = &s.row_id { row.cell.row_id = w.clone(); }
+                row.log = "../../victim".into();
+                events.push(Event::Row { row: Box::new(row), log: "a log line\n".into() });
+            }
+            if let Some(e) = &end {
+                let mut run = honest.clone();
+                run.complete = e.complete;
+                run.counts = Some(StatusCounts { ok: e.ok, ..StatusCounts::default() });
+                run.not_run = e.not_run.clone();
+                run.finished_utc = Some(e.finished.clone());
+                if e.other_plan { run.plan.truncate(1); }
+                events.push(Event::End { run: Box::new(run) });
+            }
+            let received = replay(&req, &spec, events);
+            let written: Vec<PathBuf> = tree(tmp.path()).into_iter().collect();
+            let dir = received.dir.as_ref().map(|d| d.path().to_path_buf());
+            drop(received);
+            for p in &written {
+                let inside = dir.as_ref().is_some_and(|d| p.starts_with(d)) || out.starts_with(p)
+                    || *p == tmp.path().join("x") || *p == tmp.path().join("victim");
+                prop_assert!(inside, "{} written outside the run directory {:?}", p.display(), dir);
+            }
+            prop_assert_eq!(std::fs::read_to_string(tmp.path().join("victim")).unwrap(), "keep");
+            if let Some(d) = dir {
+                let stored = read_run(&d).expect("the run directory reads back");
+                let bad = contradictions(&stored, &plan);
+                prop_assert!(bad.is_empty(), "{bad:?}");
+                for r in &stored.rows {
+                    prop_assert_eq!(&r.log, &format!("logs/{}.log", r.id()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_honest_stream_is_kept_whole_and_complete() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = spec();
+        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()) };
+        let honest = honest_start(&spec);
+        let mut events = vec![Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(honest.clone()) }];
+        for c in &honest.plan {
+            events.push(Event::Row { row: Box::new(row_of(c, &[Status::Ok, Status::Ok])), log: String::new() });
+        }
+        let mut end = honest.clone();
+        end.complete = true;
+        end.wall_s = Some(3.0);
+        events.push(Event::End { run: Box::new(end) });
+        let received = replay(&req, &spec, events);
+        assert_eq!(received.cut, None);
+        let stored = read_run(received.dir.as_ref().unwrap().path()).unwrap();
+        assert!(stored.run.complete && stored.run.not_run.is_empty());
+        assert_eq!(stored.run.counts.as_ref().map(|c| c.ok), Some(3));
+        assert_eq!(stored.run.wall_s, Some(3.0));
+        assert_eq!(stored.rows.len(), 3);
+    }
+
+    #[test]
+    fn an_end_that_claims_rows_it_did_not_send_is_a_cut_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = spec();
+        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()) };
+        let honest = honest_start(&spec);
+        let mut end = honest.clone();
+        (end.complete, end.counts) = (true, Some(StatusCounts { ok: 3, ..StatusCounts::default() }));
+        let events = vec![Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(honest) }, Event::End { run: Box::new(end) }];
+        let received = replay(&req, &spec, events);
+        assert_eq!(received.cut.as_deref(), Some("it ended the run having sent 0 of 3 rows"));
+        let stored = read_run(received.dir.as_ref().unwrap().path()).unwrap();
+        assert!(!stored.run.complete);
+        assert_eq!(stored.run.counts, Some(StatusCounts::default()));
+        assert_eq!(stored.run.not_run.len(), 3);
+    }
+
+    #[test]
+    fn a_row_whose_status_its_trials_contradict_cuts_the_stream() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = spec();
+        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()) };
+        let honest = honest_start(&spec);
+        let mut row = row_of(&honest.plan[0], &[Status::Ok, Status::Failed]);
+        row.status = Status::Ok;
+        let events = vec![
+            Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(honest.clone()) },
+            Event::Row { row: Box::new(row), log: String::new() },
+        ];
+        let received = replay(&req, &spec, events);
+        let why = received.cut.clone().unwrap();
+        assert!(why.contains("as ok, where its trial 2 is failed"), "{why}");
+        assert_eq!(received.rows, 0);
+    }
+
+    #[test]
+    fn a_start_time_that_is_a_path_is_refused_and_names_no_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = spec();
+        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().join("out")) };
+        let mut start = honest_start(&spec);
+        start.envelope.started_utc = tmp.path().join("PWN_ABS").display().to_string();
+        let received = replay(&req, &spec, vec![Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(start) }]);
+        assert!(received.dir.is_none());
+        assert!(received.cut.unwrap().contains("is not a UTC timestamp"));
+        assert_eq!(tree(tmp.path()), BTreeSet::new(), "nothing written");
+        // The directory's name takes the digits of a timestamp alone.
+        assert_eq!(super::super::run_dir_stamp("2026-11-28T00:12:46Z"), "20261128T001246Z");
+        assert_eq!(super::super::run_dir_stamp("/tmp/x/../PWN"), "unknown-time");
     }
 }

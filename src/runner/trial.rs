@@ -112,7 +112,7 @@ impl Drop for Scratch {
         if let Err(e) = std::fs::remove_dir_all(&self.path)
             && e.kind() != std::io::ErrorKind::NotFound
         {
-            eprintln!("proofbench: warning: could not remove {}: {e}", self.path.display());
+            crate::report::terminal::to_stderr(&format!("proofbench: warning: could not remove {}: {e}\n", self.path.display()));
         }
     }
 }
@@ -262,7 +262,10 @@ pub fn remove_stale(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
         match std::fs::remove_dir_all(&path) {
             Ok(()) => removed.push(path),
-            Err(e) => eprintln!("proofbench: warning: could not remove {}, left by a run that ended: {e}", path.display()),
+            Err(e) => crate::report::terminal::to_stderr(&format!(
+                "proofbench: warning: could not remove {}, left by a run that ended: {e}\n",
+                path.display()
+            )),
         }
     }
     (removed, unrecognised)
@@ -280,16 +283,16 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
     STALE.call_once(|| {
         let (removed, unrecognised) = remove_stale(&cfg.scratch_root.path);
         for p in removed {
-            eprintln!("proofbench: removed {}, left by a run that ended", p.display());
+            crate::report::terminal::to_stderr(&format!("proofbench: removed {}, left by a run that ended\n", p.display()));
         }
         if !unrecognised.is_empty() {
             let names: Vec<String> = unrecognised.iter().map(|p| p.display().to_string()).collect();
-            eprintln!(
-                "proofbench: warning: left alone {} {} named like a scratch directory but without a proofbench marker: {}",
+            crate::report::terminal::to_stderr(&format!(
+                "proofbench: warning: left alone {} {} named like a scratch directory but without a proofbench marker: {}\n",
                 names.len(),
                 if names.len() == 1 { "directory" } else { "directories" },
                 names.join(", ")
-            );
+            ));
         }
     });
     let (mut log, log_rel) = dir.log_file(&cell.row_id)?;

@@ -237,6 +237,23 @@ fn man_dir_writes_one_page_per_command_and_prints_their_paths() {
     let out = proofbench(&["man", "--dir", dir.join("proofbench.1").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("--dir"), "{}", text(&out.stderr));
+
+    // Links already in the directory are replaced, never written through:
+    // the victim keeps its text, a dangling link's target is not made.
+    let (victim, made) = (tmp.path().join("victim"), tmp.path().join("made"));
+    std::fs::write(&victim, "keep").unwrap();
+    let linked = tmp.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(&victim, linked.join("proofbench-run.1")).unwrap();
+    std::os::unix::fs::symlink(&made, linked.join("proofbench-report.1")).unwrap();
+    stdout_of(&["man", "--dir", linked.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    assert!(!made.exists(), "a dangling link's target was created");
+    for page in ["proofbench-run.1", "proofbench-report.1"] {
+        let p = linked.join(page);
+        assert!(!std::fs::symlink_metadata(&p).unwrap().file_type().is_symlink(), "{page} is still a link");
+        assert!(std::fs::read_to_string(&p).unwrap().contains(".TH proofbench"), "{page}");
+    }
 }
 
 #[test]

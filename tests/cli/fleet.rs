@@ -76,6 +76,14 @@ fn a_fleet_of_three_runs_names_every_host_and_row_in_every_output() {
     let one_by_one = fleet(&dirs.iter().map(PathBuf::as_path).collect::<Vec<_>>(), &[]);
     assert_eq!(one_by_one.status.code(), Some(0), "{}", text(&one_by_one.stderr));
     assert!(text(&one_by_one.stdout).contains("Fleet of 3 hosts"));
+    // The same runs named again (a trailing slash, a link, one of them
+    // alone) count once each, and the repeats are said.
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&results, &link).unwrap();
+    let twice = fleet(&[&results, &results.join(""), &link, &results.join("h1")], &[]);
+    assert_eq!(twice.status.code(), Some(0), "{}", text(&twice.stderr));
+    assert!(text(&twice.stdout).contains("Fleet of 3 hosts"), "{}", text(&twice.stdout));
+    assert_eq!(text(&twice.stderr).matches("is named twice; it counts once").count(), 7, "{}", text(&twice.stderr));
 
     // --export csv: a header and one line per host and row.
     let out = fleet(&[&results], &["--export", "csv"]);

@@ -535,3 +535,181 @@ fn a_launched_side_that_floods_its_stderr_is_drained_and_shown_only_in_part() {
     assert!(out.stderr.len() > (1 << 20) - 4096, "the first MiB is passed on: {} bytes", out.stderr.len());
     assert!(sb.rows().iter().all(|r| r["status"] == "ok"));
 }
+
+/// A launcher that passes the probe through and, for the run itself,
+/// either records the honest stream of the launched side (`honest.jsonl`)
+/// or, when `forged.jsonl` exists, sends that instead: a launched side
+/// that lies.
+struct Forger {
+    dir: tempfile::TempDir,
+}
+
+impl Forger {
+    fn new() -> Forger {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let script = format!(
+            "#!/bin/sh\nif [ \"$2\" = remote-run ]; then\n  if [ -f {d}/forged.jsonl ]; then exec cat {d}/forged.jsonl; fi\n  \
+             \"$@\" | tee {d}/honest.jsonl\n  exit 0\nfi\nexec \"$@\"\n"
+        );
+        let f = Forger { dir };
+        std::fs::write(f.script(), script).unwrap();
+        std::fs::set_permissions(f.script(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        f
+    }
+
+    fn script(&self) -> PathBuf {
+        self.dir.path().join("forge.sh")
+    }
+
+    /// The honest stream's events.
+    fn honest(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.dir.path().join("honest.jsonl")).unwrap();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    /// Sends `events` from now on.
+    fn forge(&self, events: &[Value]) {
+        let lines: Vec<String> = events.iter().map(|e| e.to_string()).collect();
+        std::fs::write(self.dir.path().join("forged.jsonl"), lines.join("\n") + "\n").unwrap();
+    }
+
+    /// `run TINY --out OUT --launcher forge.sh`.
+    fn run(&self, out: &Path) -> std::process::Output {
+        Command::new(bin())
+            .arg("run")
+            .args([TINY, FAST, SMALL_PRIMES].concat())
+            .args(["--no-history", "--out"])
+            .arg(out)
+            .arg("--launcher")
+            .arg(self.script())
+            .output()
+            .unwrap()
+    }
+}
+
+/// Every path under `root`.
+fn every_path(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(every_path(&e.path()));
+        }
+        out.push(e.path());
+    }
+    out
+}
+
+#[test]
+fn a_launched_side_that_lies_writes_nothing_outside_out_and_its_claims_give_way_to_its_rows() {
+    let f = Forger::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, elsewhere) = (tmp.path().join("out"), tmp.path().join("x"));
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let honest_run = f.run(&out);
+    assert_eq!(honest_run.status.code(), Some(0), "{}", text(&honest_run.stderr));
+    let events = f.honest();
+    assert_eq!(events.iter().filter(|e| e["event"] == "row").count(), 3);
+    let (start, end) = (events[0].clone(), events.last().unwrap().clone());
+    assert_eq!((start["event"].as_str(), end["event"].as_str()), (Some("start"), Some("end")));
+    let rows: Vec<Value> = events.iter().filter(|e| e["event"] == "row").cloned().collect();
+    let is_new = |before: &[PathBuf], p: &Path| !before.contains(&p.to_path_buf());
+
+    // A start time that is a path, absolute or relative: refused, nothing written.
+    for stamp in [elsewhere.join("PWN_ABS").display().to_string(), "../../x/PWN_REL".into()] {
+        let mut s = start.clone();
+        s["run"]["envelope"]["started_utc"] = Value::from(stamp.clone());
+        f.forge(&[s, end.clone()]);
+        let before = every_path(tmp.path());
+        let o = f.run(&out);
+        assert_eq!(o.status.code(), Some(1), "{stamp}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("is not a UTC timestamp"), "{}", text(&o.stderr));
+        let new: Vec<PathBuf> = every_path(tmp.path()).into_iter().filter(|p| is_new(&before, p)).collect();
+        assert!(new.is_empty(), "{stamp}: wrote {new:?}");
+    }
+
+    // A workload that is a path, in the plan and in the rows: refused.
+    let mut s = start.clone();
+    let evil = format!("../../{}/PWN_WL", elsewhere.display());
+    s["run"]["plan"][0]["workload"] = Value::from(evil.clone());
+    let mut r = rows[0].clone();
+    r["row"]["cell"]["workload"] = Value::from(evil);
+    std::fs::write(elsewhere.join("PWN_WL-samples.svg"), "keep").unwrap();
+    f.forge(&[s, r, end.clone()]);
+    let o = f.run(&out);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("its plan is not the one this run makes for its machine"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(elsewhere.join("PWN_WL-samples.svg")).unwrap(), "keep");
+    assert_eq!(every_path(&elsewhere).len(), 1);
+
+    // An end right after the start that claims three ok rows and another
+    // plan: the run is cut, with no row and every cell not run.
+    let mut e = end.clone();
+    e["run"]["complete"] = Value::from(true);
+    e["run"]["counts"] = serde_json::json!({"ok": 3, "invalid": 0, "failed": 0, "timeout": 0, "skipped": 0});
+    e["run"]["plan"] = serde_json::json!([]);
+    f.forge(&[start.clone(), e.clone()]);
+    let before: Vec<PathBuf> = run_dirs(&out);
+    let o = f.run(&out);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("it ended the run having sent 0 of 3 rows"), "{}", text(&o.stderr));
+    let dir = run_dirs(&out).into_iter().find(|d| !before.contains(d)).expect("a run directory");
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["complete"], false);
+    assert_eq!(run["counts"]["ok"], 0);
+    assert_eq!(run["not_run"].as_array().unwrap().len(), 3);
+    assert_eq!(run["plan"].as_array().unwrap().len(), 3, "this side's plan");
+    assert!(rows_of(&dir).is_empty());
+
+    // Three failed rows and an end that claims three ok: the rows decide (exit 1).
+    let failed: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r["row"]["status"] = Value::from("failed");
+            for t in r["row"]["trials"].as_array_mut().unwrap() {
+                t["status"] = Value::from("failed");
+            }
+            r
+        })
+        .collect();
+    f.forge(&[vec![start.clone()], failed, vec![e]].concat());
+    let before: Vec<PathBuf> = run_dirs(&out);
+    let o = f.run(&out);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let dir = run_dirs(&out).into_iter().find(|d| !before.contains(d)).expect("a run directory");
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!((run["counts"]["ok"].as_u64(), run["counts"]["failed"].as_u64()), (Some(0), Some(3)), "{}", run["counts"]);
+    assert_eq!(run["complete"], true, "every row arrived");
+
+    // A row whose status its trials contradict (ok, with a failed trial) cuts the stream.
+    let mut liar = rows[0].clone();
+    liar["row"]["trials"][0]["status"] = Value::from("failed");
+    f.forge(&[start.clone(), liar, end.clone()]);
+    let o = f.run(&out);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("where its trial 1 is failed"), "{}", text(&o.stderr));
+    // Nothing was written outside --out by any of them.
+    assert_eq!(every_path(&elsewhere).len(), 1);
+    assert!(every_path(tmp.path()).iter().all(|p| p.starts_with(&out) || p.starts_with(&elsewhere)), "{:#?}", every_path(tmp.path()));
+}
+
+#[test]
+fn a_host_that_would_be_a_launcher_option_is_refused_before_any_contact() {
+    let w = Wrapper::new(true);
+    let tmp = tempfile::tempdir().unwrap();
+    let launcher = format!("{} {{host}}", w.path());
+    for bad in ["-oProxyCommand=touch${IFS}PWN", "a/b", "a|b"] {
+        let out = Command::new(bin())
+            .args(["run", "selftest.tiny", "--include-selftest", "--launcher", &launcher, &format!("--hosts={bad}")])
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("--hosts") && err.contains("is not a host name"), "{err}");
+        assert!(w.log().is_empty(), "{bad}: the launcher was called: {:?}", w.log());
+        assert!(std::fs::read_dir(tmp.path()).unwrap().next().is_none(), "{bad}: something was written");
+    }
+}

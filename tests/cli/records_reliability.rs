@@ -409,3 +409,73 @@ fn a_stdout_that_cannot_be_written_still_leaves_a_finished_run_reported_and_reco
         assert!(list.contains(run["id"].as_str().unwrap()), "{extra:?}: the run is in the history: {list}");
     }
 }
+
+/// The writing end of a pipe whose reading end is closed, as `| head -2`
+/// leaves it once head has its lines: every write fails with EPIPE.
+fn closed_pipe() -> Stdio {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    Stdio::from(writer)
+}
+
+/// `proofbench ARGS` in `dir` with stdout and/or stderr closed; the exit
+/// code, which a panic would make 101.
+fn closed(dir: &Path, args: &[&str], stdout: bool, stderr: bool) -> Option<i32> {
+    let mut c = Command::new(bin());
+    c.args(args).current_dir(dir).stdin(Stdio::null());
+    c.stdout(if stdout { closed_pipe() } else { Stdio::null() });
+    c.stderr(if stderr { closed_pipe() } else { Stdio::null() });
+    c.status().expect("proofbench runs").code()
+}
+
+#[test]
+fn a_closed_stderr_or_stdout_panics_no_command_and_a_run_still_finishes_its_record() {
+    // A run whose progress lines, rows and summary meet closed pipes, as
+    // `run ... 2>&1 | head -2` and quitting `less` early leave them.
+    for (stdout, stderr) in [(false, true), (true, true), (true, false)] {
+        let sb = Sandbox::new();
+        let db = sb.tmp.path().join("h.sqlite");
+        let run_dir = sb.run_dir();
+        let args = [&["run", "--run-dir", run_dir.to_str().unwrap()][..], &["os.syscall", "--db", db.to_str().unwrap()], FAST].concat();
+        let code = closed(sb.tmp.path(), &args, stdout, stderr);
+        let which = format!("stdout closed: {stdout}, stderr closed: {stderr}");
+        // A reader that went away is no failure of the run (as `| head`
+        // expects); nothing panics.
+        assert_eq!(code, Some(0), "{which}");
+        let run = sb.run_json();
+        assert!(run["finished_utc"].is_string() && run["complete"] == true, "{which}: {run}");
+        assert!(sb.run_dir().join("report.md").is_file() && sb.run_dir().join("report.html").is_file(), "{which}");
+        let list = ok(&pb(sb.tmp.path(), &["history", "--db", db.to_str().unwrap(), "list"]));
+        assert!(list.contains(run["id"].as_str().unwrap()), "{which}: the run is in the history: {list}");
+    }
+
+    // Every other command, its output and its errors lost alike.
+    let sb = Sandbox::new();
+    tiny_run(&sb);
+    let (dir, db) = (sb.run_dir().display().to_string(), sb.tmp.path().join("history.sqlite").display().to_string());
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["report", &dir],
+        vec!["report", &dir, "--export", "csv"],
+        vec!["compare", &dir, &dir],
+        vec!["fleet", &dir, &dir],
+        vec!["history", "--db", &db, "list"],
+        vec!["history", "--db", &db, "show", "selftest.tiny"],
+        vec!["history", "--db", &db, "regressions"],
+        vec!["check-claims", "no-such-claims.toml", &dir],
+        vec!["env"],
+        vec!["env", "--json"],
+        vec!["list"],
+        vec!["completions", "bash"],
+        vec!["man"],
+        vec!["slurm", "submit", "--help"],
+        vec!["noise", "selftest.tiny", "--include-selftest", "--trials", "2", "--runs", "3", "--warmup", "1", "--settle", "0"],
+        vec!["--help"],
+        vec!["run", "no.such.workload"],
+    ];
+    for args in &commands {
+        for (stdout, stderr) in [(true, true), (false, true), (true, false)] {
+            let code = closed(sb.tmp.path(), args, stdout, stderr);
+            assert!(code.is_some_and(|c| c != 101), "{args:?} (stdout closed: {stdout}, stderr closed: {stderr}): exit {code:?}");
+        }
+    }
+}

@@ -71,9 +71,9 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
         }
         let series: Vec<Bars> = groups.into_iter().map(|(label, bars)| Bars { label, bars }).collect();
         let (file, title, x_desc) = if axis == "pin" {
-            (format!("{workload}-strategies.svg"), format!("{workload}: median by pinning strategy"), "pinning strategy".to_string())
+            (super::file_name(workload, "strategies"), format!("{workload}: median by pinning strategy"), "pinning strategy".to_string())
         } else {
-            (format!("{workload}-by-{}.svg", file_part(axis)), format!("{workload}: median by {axis}"), axis.to_string())
+            (super::file_name(workload, &format!("by-{}", file_part(axis))), format!("{workload}: median by {axis}"), axis.to_string())
         };
         let svg = chart(&title, &x_desc, with[0].unit.as_str(), &categories, &series);
         out.push(Plot { file, title, svg });

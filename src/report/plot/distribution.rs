@@ -63,7 +63,7 @@ pub fn plot(workload: &str, rows: &[&Row]) -> Option<Plot> {
     let x_desc = if varying.is_empty() { "system".to_string() } else { varying.join(", ") };
     let title = format!("{workload}: samples per row");
     let svg = chart(&title, &x_desc, first.unit.as_str(), &dists);
-    Some(Plot { file: format!("{workload}-samples.svg"), title, svg })
+    Some(Plot { file: super::file_name(workload, "samples"), title, svg })
 }
 
 /// Box, dots and warmup crosses of each row, on a zero-based axis.

@@ -252,15 +252,15 @@ impl Sshd {
         std::fs::write(&self.ssh_config, text).map_err(|e| format!("{}: {e}", self.ssh_config.display()))
     }
 
-    /// The `--launcher` template reaching any host: `ssh -F <config> {host}`.
+    /// The `--launcher` template reaching any host: `ssh -F <config> -- {host}`.
     pub fn launcher(&self) -> String {
-        format!("ssh -F {} {{host}}", shell_word(&self.ssh_config))
+        format!("ssh -F {} -- {{host}}", shell_word(&self.ssh_config))
     }
 
-    /// The launcher of one host: `ssh -F <config> <host>`.
+    /// The launcher of one host: `ssh -F <config> -- <host>`.
     pub fn launcher_for(&self, host: &str) -> String {
         self.host(host);
-        format!("ssh -F {} {host}", shell_word(&self.ssh_config))
+        format!("ssh -F {} -- {host}", shell_word(&self.ssh_config))
     }
 
     /// The generated ssh client config (`ssh -F` it).
