@@ -240,19 +240,21 @@ fn scaling_tables_give_the_serial_fraction_with_its_interval_and_say_when_it_gro
     let t = render(&rows);
     assert_eq!(t.len(), 2, "one table and one note: {t:#?}");
     assert!(t[0].contains("| 1-to-8 speedup | 1-to-2 serial fraction | 1-to-4 serial fraction | 1-to-8 serial fraction |"), "{}", t[0]);
-    // box: S = 100/52 = 1.9231 (1.8020..2.0400), e = (0.52 - 0.5) / 0.5 = 0.040
-    // (-0.0196..0.1099); S = 100/28 (3.3576..3.7793), e = (0.28 - 0.25) / 0.75
-    // = 0.040 (0.0195..0.0638); 8 workers (smt): e = (0.2 - 0.125) / 0.875 =
-    // 0.0857 (0.0698..0.1052).
-    assert!(squeezed(&t[0]).contains("| 0.040 (-0.020..0.110) | 0.040 (0.019..0.064) | 0.086 (0.070..0.105) |"), "{}", t[0]);
-    // other: 0.100 (0.0887..0.1114) at 2, 0.200 (0.1940..0.2061) at 4: the
+    // The speedups' intervals are compare's (Welch centred on the log of the
+    // ratio of medians, each side's variance that of a median), by scipy:
+    // box: S = 100/52 = 1.9231 (1.7896..2.0666), e = (0.52 - 0.5) / 0.5 = 0.040
+    // (-0.0322..0.1176); S = 100/28 (3.3345..3.8252), e = (0.28 - 0.25) / 0.75
+    // = 0.040 (0.0152..0.0665); 8 workers (smt): e = (0.2 - 0.125) / 0.875 =
+    // 0.0857 (0.0662..0.1071).
+    assert!(squeezed(&t[0]).contains("| 0.040 (-0.032..0.118) | 0.040 (0.015..0.067) | 0.086 (0.066..0.107) |"), "{}", t[0]);
+    // other: 0.100 (0.0869..0.1132) at 2, 0.200 (0.1930..0.2071) at 4: the
     // second interval lies above the first. Its SMT count (0.086) falls, but
     // SMT siblings are not judged.
-    assert!(squeezed(&t[0]).contains("| 0.100 (0.089..0.111) | 0.200 (0.194..0.206) | 0.086 (0.083..0.088) |"), "{}", t[0]);
+    assert!(squeezed(&t[0]).contains("| 0.100 (0.087..0.113) | 0.200 (0.193..0.207) | 0.086 (0.083..0.089) |"), "{}", t[0]);
     assert_eq!(
         t[1],
-        "other: the serial fraction grows with the worker count, from 0.100 (0.089..0.111) at 2 workers to 0.200 \
-         (0.194..0.206) at 4, beyond their intervals: the loss is overhead (synchronisation, contention), not serial work.\n"
+        "other: the serial fraction grows with the worker count, from 0.100 (0.087..0.113) at 2 workers to 0.200 \
+         (0.193..0.207) at 4, beyond their intervals: the loss is overhead (synchronisation, contention), not serial work.\n"
     );
     // box's constant 0.040 gets no note.
     assert!(!t[1].contains("box"));
@@ -276,17 +278,17 @@ fn serial_fractions_of_both_windows_rates_and_a_base_above_one() {
         "{}",
         t[1]
     );
-    // Work: ideal speedups, e = 0 (-0.0224..0.0229 at 2; -0.0069..0.0071 at 4).
-    // Total: e = (70/120 - 0.5) / 0.5 = 0.167 (0.1461..0.1876), then
-    // (52/120 - 0.25) / 0.75 = 0.244 (0.2344..0.2547).
+    // Work: ideal speedups, e = 0 (-0.0260..0.0267 at 2; -0.0080..0.0082 at 4).
+    // Total: e = (70/120 - 0.5) / 0.5 = 0.167 (0.1429..0.1910), then
+    // (52/120 - 0.25) / 0.75 = 0.244 (0.2328..0.2563), by scipy.
     assert!(
-        squeezed(&t[1]).contains("| 0.000 (-0.022..0.023) | 0.167 (0.146..0.188) | 0.000 (-0.007..0.007) | 0.244 (0.234..0.255) |"),
+        squeezed(&t[1]).contains("| 0.000 (-0.026..0.027) | 0.167 (0.143..0.191) | 0.000 (-0.008..0.008) | 0.244 (0.233..0.256) |"),
         "{}",
         t[1]
     );
-    assert!(t[2].starts_with("box, total window: the serial fraction grows with the worker count, from 0.167 (0.146..0.188) at 2 workers to 0.244 (0.234..0.255) at 4,"), "{}", t[2]);
+    assert!(t[2].starts_with("box, total window: the serial fraction grows with the worker count, from 0.167 (0.143..0.191) at 2 workers to 0.244 (0.233..0.256) at 4,"), "{}", t[2]);
 
-    // Higher is better: S = 1800/1000 (1.6251..1.9961), e = 0.111 (0.0020..0.2307).
+    // Higher is better: S = 1800/1000 (1.5976..2.0281), e = 0.111 (-0.0138..0.2519).
     let mut rates = vec![
         trials_row(1, CpuClass::Physical, &[950.0, 1000.0, 1050.0], None),
         trials_row(2, CpuClass::Physical, &[1750.0, 1800.0, 1850.0], None),
@@ -294,7 +296,7 @@ fn serial_fractions_of_both_windows_rates_and_a_base_above_one() {
     for r in &mut rates {
         (r.unit, r.direction) = (Unit::OpsPerSec, Unit::OpsPerSec.direction());
     }
-    assert!(squeezed(&render(&rates)[0]).contains("| 1.800x | 0.111 (0.002..0.231) |"), "{}", render(&rates)[0]);
+    assert!(squeezed(&render(&rates)[0]).contains("| 1.800x | 0.111 (-0.014..0.252) |"), "{}", render(&rates)[0]);
 
     // From 2 workers up, p is relative to 2: 2-to-4 is p = 2, 2-to-8 p = 4.
     // One trial each: no interval, the fraction alone.
@@ -394,14 +396,15 @@ fn primitives_table_has_the_rvos_columns_and_group_times() {
     let refs: Vec<&Row> = rows.iter().collect();
     let s = md(&primitive::section(&refs).unwrap());
     assert!(s.contains("| Benchmark | Iters | Total(us) | Per(ns) |             95% CI |  MB/s |"), "{s}");
-    // Three trials of 2, 4 and 3 us: exp(mean(log) -+ t.ppf(0.975, 2) std(log, ddof=1) / sqrt(3)) around the median 3.
-    assert!(s.contains("| -59.52% / +128.37% |"), "{s}");
+    // Three trials of 2, 4 and 3 us: exp(log 3 -+ t.ppf(0.975, 2) f(3) std(log, ddof=1) / sqrt(3)), centred on the median 3.
+    assert!(s.contains("| -63.35% / +172.82% |"), "{s}");
     // 3 timed samples of 1000 ops: 3000 iterations in 9 us. Per(ns) is the
     // headline (3,000 ns/op), not the pooled samples' 3 ns; the MB/s row's
     // 3,000 MB/s of 1,000 bytes per operation is 333 ns per operation, its
-    // interval mirrored (the times of the rate's bounds).
-    assert!(s.contains("| ipc (1)   | 3,000 |      9.00 |   3,000 | -59.52% / +128.37% |       |"), "{s}");
-    assert!(s.contains("| ipc (2)   | 3,000 |      9.00 |     333 | -56.21% / +147.03% | 3,000 |"), "{s}");
+    // interval mirrored (the times of the rate's bounds): centred on the log of
+    // the median, the mirror of the rate's interval is the same in percent.
+    assert!(s.contains("| ipc (1)   | 3,000 |      9.00 |   3,000 | -63.35% / +172.82% |       |"), "{s}");
+    assert!(s.contains("| ipc (2)   | 3,000 |      9.00 |     333 | -63.35% / +172.82% | 3,000 |"), "{s}");
     assert!(!s.contains("ipc (4)") && !s.contains("ipc (8)"), "invalid and non-primitive rows stay out:\n{s}");
     assert!(s.contains("Wall time: 30 ms (3 cells, setup included)") && s.contains("CPU time:  2 ms"), "{s}");
     let only_scaling: Vec<&Row> = rows[3..].iter().collect();
@@ -447,13 +450,13 @@ fn a_workload_that_pins_its_own_threads_is_named_as_the_placement() {
 
 #[test]
 fn the_reproducibility_summary_counts_what_each_row_can_see() {
-    // Spreads of 0.5%, 3% and 20% between three trials each.
+    // Spreads of 0.5%, 2.5% and 20% between three trials each.
     let spread = |s: f64| [100.0 * (1.0 - s), 100.0, 100.0 * (1.0 + s)];
     let rows: Vec<Row> =
-        [0.005, 0.03, 0.2].iter().map(|&s| fake_row(1, CpuClass::Physical, &spread(s), None, Status::Ok, Unit::Ns)).collect();
+        [0.005, 0.025, 0.2].iter().map(|&s| fake_row(1, CpuClass::Physical, &spread(s), None, Status::Ok, Unit::Ns)).collect();
     let sens: Vec<f64> = rows.iter().map(|r| r.headline().unwrap().sensitivity.unwrap()).collect();
-    // 3% apart: t(0.975, 4) 0.03 sqrt(2/3) = 6.8%, so 1.02 exp(0.068) - 1 = 9.2%.
-    assert!(sens[0] < 0.05 && (0.09..0.10).contains(&sens[1]) && sens[2] > 0.20, "{sens:?}");
+    // 2.5% apart: t(0.975, 4) f(3) 0.025 sqrt(2/3) = 6.6%, so 1.02 exp(0.066) - 1 = 8.9% (scipy: 0.08935).
+    assert!(sens[0] < 0.05 && (0.089..0.090).contains(&sens[1]) && sens[2] > 0.20, "{sens:?}");
     let text = reproducibility(&rows);
     assert!(
         text.contains(

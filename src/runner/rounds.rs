@@ -341,11 +341,13 @@ mod tests {
             stderr_tail: String::new(),
         };
         let base = [fin(0, 100.0), fin(1, 120.0), fin(2, 90.0)];
-        // The machine's level moved 30% between rounds; the ratio stayed 1.10 +- 0.5%.
+        // The machine's level moved 30% between rounds; the ratio stayed 1.10 +- 0.5%:
+        // the paired half-width t(0.975, 2) f(3) s / sqrt(3) is 1.13% (scipy), where
+        // either side's own spread is over 10%.
         let cand = [fin(0, 110.0), fin(1, 132.5), fin(2, 98.6)];
         let s = group_standing(4, &[&base, &cand]);
         assert_eq!((s.cell, s.trials), (4, 3));
-        assert!(s.rel_half_width.unwrap() < 0.01, "paired: {s:?}");
+        assert!(s.rel_half_width.unwrap() < 0.012, "paired: {s:?}");
         assert!((s.cost_ms - 250.0).abs() < 1e-9, "one more trial of each: {s:?}");
         assert_eq!(group_standing(0, &[&base[..1], &cand[..1]]).rel_half_width, None, "one pair: no interval");
     }

@@ -95,28 +95,59 @@ print("\n# ---- scipy.stats.t.ppf(p, df)")
 for p, df in [(0.975, 1), (0.975, 2), (0.975, 4), (0.975, 9), (0.975, 2.5), (0.975, 1e6), (0.5, 3), (0.025, 4)]:
     print(f"({p!r}, {df!r}, {float(scipy.stats.t.ppf(p, df))!r}),")
 
-# Three trial medians, one process 38% slower: t interval on the logs.
+# How much more the median of n normal values varies than their mean,
+# sd(median) / sd(mean) = sqrt(n var(median of n standard normals)), from the
+# order statistics' densities integrated numerically (odd n: the middle one;
+# even n: the mean of the two middle ones, through their joint density).
+from math import factorial
+from scipy import integrate
+
+def var_median(n):
+    phi, Phi = scipy.stats.norm.pdf, scipy.stats.norm.cdf
+    if n <= 2:
+        return 1.0 / n
+    if n % 2 == 1:
+        k = n // 2
+        c = factorial(n) / factorial(k) ** 2
+        return integrate.quad(lambda x: x * x * c * Phi(x) ** k * (1 - Phi(x)) ** k * phi(x), -12, 12,
+                              epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+    k = n // 2
+    c = factorial(n) / factorial(k - 1) ** 2
+    f = lambda y, x: ((x + y) / 2) ** 2 * c * Phi(x) ** (k - 1) * (1 - Phi(y)) ** (k - 1) * phi(x) * phi(y)
+    return integrate.dblquad(f, -10, 10, lambda x: x, lambda x: 10, epsabs=1e-11, epsrel=1e-10)[0]
+
+MEDIAN_FACTOR = [np.sqrt(n * var_median(n)) for n in range(1, 31)]
+show("MEDIAN_FACTOR  # n = 1..30: sqrt(n var(median of n N(0, 1)))", MEDIAN_FACTOR)
+F = lambda n: MEDIAN_FACTOR[n - 1]
+
+# Three trial medians, one process 38% slower: a t interval on the logs,
+# centred on the log of their median, half-width t.ppf(0.975, 2) f(3) s / sqrt(3).
 TM = np.log([231.0, 167.0, 170.0])
-hw = scipy.stats.t.ppf(0.975, 2) * np.std(TM, ddof=1) / np.sqrt(3)
-show("TRIAL_CI95  # exp(mean(log x) -+ t.ppf(0.975, 2) std(log x, ddof=1) / sqrt(3))",
-     [np.exp(TM.mean() - hw), np.exp(TM.mean() + hw)])
+hw = scipy.stats.t.ppf(0.975, 2) * F(3) * np.std(TM, ddof=1) / np.sqrt(3)
+show("TRIAL_CI95  # exp(log median(x) -+ t.ppf(0.975, 2) f(3) std(log x, ddof=1) / sqrt(3))",
+     [np.exp(np.median(TM) - hw), np.exp(np.median(TM) + hw)])
 show("TRIAL_SD_LOG  # numpy.std(log x, ddof=1)", np.std(TM, ddof=1))
 
-# Two runs' trial medians: Welch's interval on the difference of the mean logs.
+# Two runs' trial medians: the ratio of their medians, with a Welch interval
+# centred on its log, each side's variance f(n)^2 s^2 / n (that of a median),
+# its degrees of freedom Welch-Satterthwaite's of those variances.
 WB, WC = np.log([100.0, 103.0, 98.0]), np.log([110.0, 108.0, 113.0, 111.0])
-w = scipy.stats.ttest_ind(WC, WB, equal_var=False)
-ci = w.confidence_interval(0.95)
-show("WELCH_DF  # scipy.stats.ttest_ind(log C, log B, equal_var=False).df", w.df)
-show("WELCH_RATIO_CI95  # exp(confidence_interval(0.95))", [np.exp(ci.low), np.exp(ci.high)])
+vb = (F(3) * np.std(WB, ddof=1)) ** 2 / 3
+vc = (F(4) * np.std(WC, ddof=1)) ** 2 / 4
+wdf = (vb + vc) ** 2 / (vb ** 2 / 2 + vc ** 2 / 3)
+d = np.log(np.median([110.0, 108.0, 113.0, 111.0]) / np.median([100.0, 103.0, 98.0]))
+whw = scipy.stats.t.ppf(0.975, wdf) * np.sqrt(vb + vc)
+show("WELCH_DF  # (vb + vc)^2 / (vb^2 / (nb - 1) + vc^2 / (nc - 1)), v = f(n)^2 std(log x, ddof=1)^2 / n", wdf)
+show("WELCH_RATIO_CI95  # exp(log(median C / median B) -+ t.ppf(0.975, df) sqrt(vb + vc))", [np.exp(d - whw), np.exp(d + whw)])
 
 # ---- variants and noise floors (src/stats/change.rs)
-# Paired trials: the trial of each variant in one round; a paired t interval
-# on the mean of the log ratios.
+# Paired trials: the trial of each variant in one round; the median of the
+# log ratios with a t interval centred on it, half-width t f(n) s / sqrt(n).
 PB, PC = np.log([100.0, 103.0, 98.0, 101.0]), np.log([106.0, 108.5, 103.0, 107.0])
-pt = scipy.stats.ttest_1samp(PC - PB, 0.0)
-pci = pt.confidence_interval(0.95)
-show("PAIRED_RATIO_CI95  # exp(mean(d)), exp(ttest_1samp(d, 0).confidence_interval(0.95)), d = log C - log B",
-     [np.exp((PC - PB).mean()), np.exp(pci.low), np.exp(pci.high)])
+PD = PC - PB
+phw = scipy.stats.t.ppf(0.975, 3) * F(4) * np.std(PD, ddof=1) / np.sqrt(4)
+show("PAIRED_RATIO_CI95  # exp(median(d)), exp(median(d) -+ t.ppf(0.975, 3) f(4) std(d, ddof=1) / 2), d = log C - log B",
+     [np.exp(np.median(PD)), np.exp(np.median(PD) - phw), np.exp(np.median(PD) + phw)])
 show("PAIRED_SD  # numpy.std(d, ddof=1)", np.std(PC - PB, ddof=1))
 
 # A noise floor from two builds' repeated runs: the pooled sd of the log

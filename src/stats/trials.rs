@@ -10,17 +10,26 @@
 //! holds its within-trial noise, so the interval over trials accounts for
 //! both levels).
 //!
+//! One estimator gives every point and its interval: the **median**, with
+//! an interval **centred on it**, so that a point always lies inside its
+//! own interval and the direction of a verdict always agrees with its
+//! point (docs/METHODOLOGY.md, "One estimator").
+//!
 //! - The headline is the **median of the trial medians** (one odd process
 //!   does not move it).
-//! - Its 95% interval is a **Student t interval over the natural logs of the
-//!   trial medians**, exponentiated back: trials are few (3 to 10), and a
-//!   bootstrap over 3 values cannot cover (its quantiles stand in for a
-//!   t-quantile of 4.3 with a normal one of about 2). The log scale makes
-//!   the interval relative and asymmetric, as a ratio of times is. Where a
-//!   trial median is zero or negative (a command workload's metric), the
-//!   same interval is taken on the values themselves.
+//! - Its 95% interval is a **Student t interval on the natural log scale,
+//!   centred on the log of the headline**, its half-width `t(n - 1) f(n) s /
+//!   sqrt(n)` from the spread `s` of the log trial medians, where `f(n)` is
+//!   how much more a median of `n` normal values varies than their mean
+//!   ([`median_factor`]). Trials are few (3 to 10), and a bootstrap over 3
+//!   values cannot cover (its quantiles stand in for a t-quantile of 4.3
+//!   with a normal one of about 2). The log scale makes the interval
+//!   relative and asymmetric, as a ratio of times is. Where a trial median
+//!   is zero or negative (a command workload's metric), the same interval
+//!   is taken on the values themselves.
 //! - Two rows compare by the **ratio** of their headlines with a **Welch
-//!   interval** on the difference of the mean log trial medians.
+//!   interval** centred on the log of that ratio, each side's variance that
+//!   of its median (`f(n)^2 s^2 / n`).
 //!
 //! The coverage of the interval is a tested property (`coverage` below):
 //! simulated two-level data, 1,000 seeded simulations per case.
@@ -50,6 +59,55 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     match StudentsT::new(0.0, 1.0, df) {
         Ok(t) => t.inverse_cdf(p),
         Err(_) => f64::NAN,
+    }
+}
+
+/// How much more the median of `n` values varies than their mean when the
+/// values are normal: `sd(median) / sd(mean)`, from the exact variance of
+/// the median of `n` standard normal values (order statistics, integrated
+/// numerically by `src/stats/reference.py` with scipy): 1 for one or two
+/// values, 1.160 for 3, 1.198 for 5, 1.176 for 10, tending to
+/// `sqrt(pi / 2)` = 1.2533 (the even counts, whose median averages two
+/// values, a little below the odd ones).
+pub fn median_factor(n: usize) -> f64 {
+    // n = 1..=30, from reference.py.
+    const F: [f64; 30] = [
+        1.0,
+        1.0,
+        1.160178138793618,
+        1.092153136579683,
+        1.1975676632363546,
+        1.1351017573279856,
+        1.213724857925861,
+        1.159933981429749,
+        1.2226657483664432,
+        1.176122594954343,
+        1.2283268168626602,
+        1.1875159979663432,
+        1.2322284427077268,
+        1.1959722886192057,
+        1.2350788562822725,
+        1.2024988064854116,
+        1.2372517464878576,
+        1.207689190539023,
+        1.2389626815897716,
+        1.2119160672674774,
+        1.2403446515855274,
+        1.2154251932426998,
+        1.2414841175075846,
+        1.2183852401005042,
+        1.2424397071076145,
+        1.220915834603612,
+        1.243252572745823,
+        1.2231041849619129,
+        1.2439524469871142,
+        1.2250153706668652,
+    ];
+    match n {
+        0 => 1.0,
+        n if n <= F.len() => F[n - 1],
+        // Beyond: the asymptote, which the odd counts approach from below.
+        _ => (std::f64::consts::PI / 2.0).sqrt(),
     }
 }
 
@@ -142,8 +200,9 @@ impl Scale {
     }
 }
 
-/// The t interval of the mean of `summaries` (at least two), on the log
-/// scale when they are all positive; `None` when they are all equal.
+/// The t interval of the median of `summaries` (at least two), centred on
+/// their median, on the log scale when they are all positive; `None` when
+/// they are all equal. The median lies inside it by construction.
 pub fn trial_interval(summaries: &[f64], level: f64) -> Option<TrialInterval> {
     let t = summaries.len();
     if t < 2 {
@@ -156,27 +215,30 @@ pub fn trial_interval(summaries: &[f64], level: f64) -> Option<TrialInterval> {
         return None;
     }
     let df = (t - 1) as f64;
-    let hw = t_quantile((1.0 + level) / 2.0, df) * s / (t as f64).sqrt();
-    let c = mean(&xs);
+    let hw = t_quantile((1.0 + level) / 2.0, df) * median_factor(t) * s / (t as f64).sqrt();
+    let c = scale.apply(&[median(summaries)])[0];
     let (lo, hi) = match scale {
         Scale::Log => ((c - hw).exp(), (c + hw).exp()),
         Scale::Linear => (c - hw, c + hw),
     };
-    Some(TrialInterval { lo, hi, level, df, scale })
+    // exp(ln m) may round a last bit away from m: the bounds hold m itself.
+    let m = median(summaries);
+    Some(TrialInterval { lo: lo.min(m), hi: hi.max(m), level, df, scale })
 }
 
 /// The smallest relative change that a comparison of two runs with `trials`
 /// trials each and a between-trial spread `between` (sd of log trial
 /// medians) calls at the noise band `noise` (0.02 = 2%): the change whose
 /// Welch interval (equal spreads and counts: `2 trials - 2` degrees of
-/// freedom, half-width `t s sqrt(2 / trials)`) just clears the band when
-/// the observed ratio equals it. `None` with fewer than two trials.
+/// freedom, half-width `t f(trials) s sqrt(2 / trials)`, [`median_factor`])
+/// just clears the band when the observed ratio equals it. `None` with
+/// fewer than two trials.
 pub fn sensitivity(between: f64, trials: usize, noise: f64) -> Option<f64> {
     if trials < 2 || !between.is_finite() {
         return None;
     }
     let df = (2 * trials - 2) as f64;
-    let hw = t_quantile((1.0 + LEVEL) / 2.0, df) * between * (2.0 / trials as f64).sqrt();
+    let hw = t_quantile((1.0 + LEVEL) / 2.0, df) * median_factor(trials) * between * (2.0 / trials as f64).sqrt();
     Some((1.0 + noise) * hw.exp() - 1.0)
 }
 
@@ -261,7 +323,8 @@ pub fn estimate(trials: &[&[f64]], noise: f64) -> Option<TrialEstimate> {
 }
 
 /// The ratio of two rows' headlines, candidate / base, with a Welch 95%
-/// interval from their trial medians.
+/// interval from their trial medians, centred on the ratio (on the log
+/// scale): the ratio lies inside it by construction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RatioEstimate {
     /// median(candidate trial medians) / median(base trial medians).
@@ -273,12 +336,14 @@ pub struct RatioEstimate {
     pub df: f64,
 }
 
-/// The ratio of the candidate's headline to the base's, from each side's
-/// trial medians (at least two per side, all positive), with a Welch t
-/// interval on the difference of their mean logs, exponentiated. When
-/// neither side has any spread (a deterministic metric, such as cycles a
-/// guest counts itself), the interval is the exact ratio (`df` infinite).
-/// `None` when a side has fewer than two trials or a median is not positive.
+/// The ratio of the candidate's headline to the base's (the medians of
+/// each side's trial medians, at least two per side, all positive), with a
+/// Welch t interval centred on the log of the ratio, each side's variance
+/// that of its median (`f(n)^2 s^2 / n`, [`median_factor`]),
+/// exponentiated. When neither side has any spread (a deterministic metric,
+/// such as cycles a guest counts itself), the interval is the exact ratio
+/// (`df` infinite). `None` when a side has fewer than two trials or a
+/// median is not positive.
 ///
 /// Cost: O(trials).
 pub fn ratio(base: &[f64], candidate: &[f64], level: f64) -> Option<RatioEstimate> {
@@ -288,16 +353,17 @@ pub fn ratio(base: &[f64], candidate: &[f64], level: f64) -> Option<RatioEstimat
     let lb: Vec<f64> = base.iter().map(|x| x.ln()).collect();
     let lc: Vec<f64> = candidate.iter().map(|x| x.ln()).collect();
     let (nb, nc) = (lb.len() as f64, lc.len() as f64);
-    let (vb, vc) = (stddev(&lb).powi(2) / nb, stddev(&lc).powi(2) / nc);
+    let var_of_median = |l: &[f64]| (median_factor(l.len()) * stddev(l)).powi(2) / l.len() as f64;
+    let (vb, vc) = (var_of_median(&lb), var_of_median(&lc));
     let se2 = vb + vc;
-    let d = mean(&lc) - mean(&lb);
     let r = median(candidate) / median(base);
+    let d = r.ln();
     if se2 <= 0.0 {
-        return Some(RatioEstimate { ratio: r, lo: d.exp(), hi: d.exp(), df: f64::INFINITY });
+        return Some(RatioEstimate { ratio: r, lo: r, hi: r, df: f64::INFINITY });
     }
     let df = se2 * se2 / (vb * vb / (nb - 1.0) + vc * vc / (nc - 1.0));
     let hw = t_quantile((1.0 + level) / 2.0, df) * se2.sqrt();
-    Some(RatioEstimate { ratio: r, lo: (d - hw).exp(), hi: (d + hw).exp(), df })
+    Some(RatioEstimate { ratio: r, lo: (d - hw).exp().min(r), hi: (d + hw).exp().max(r), df })
 }
 
 #[cfg(test)]
@@ -327,10 +393,11 @@ mod tests {
     #[test]
     fn the_interval_of_three_trials_matches_scipy() {
         // os.syscall's case: one process 38% slower than the other two.
-        // exp(mean(log x) +- t.ppf(0.975, 2) * std(log x, ddof=1) / sqrt(3)).
+        // TRIAL_CI95 of src/stats/reference.py: exp(log median(x) +- t.ppf(0.975, 2)
+        // f(3) std(log x, ddof=1) / sqrt(3)), centred on the median 170.
         let ci = trial_interval(&[231.0, 167.0, 170.0], 0.95).unwrap();
-        assert_rel(ci.lo, 118.98570325306018, 1e-12);
-        assert_rel(ci.hi, 294.45807356804727, 1e-12);
+        assert_rel(ci.lo, 100.50027101537908, 1e-12);
+        assert_rel(ci.hi, 287.5614135963632, 1e-12);
         assert_eq!((ci.df, ci.scale), (2.0, Scale::Log));
     }
 
@@ -349,6 +416,44 @@ mod tests {
     }
 
     #[test]
+    fn the_median_factor_matches_scipy_and_tends_to_its_asymptote() {
+        // MEDIAN_FACTOR of src/stats/reference.py.
+        assert_eq!((median_factor(1), median_factor(2)), (1.0, 1.0));
+        assert_rel(median_factor(3), 1.160178138793618, 1e-15);
+        assert_rel(median_factor(10), 1.176122594954343, 1e-15);
+        assert_rel(median_factor(30), 1.2250153706668652, 1e-15);
+        assert_rel(median_factor(1000), (std::f64::consts::PI / 2.0).sqrt(), 1e-15);
+        for n in 3..30 {
+            assert!(median_factor(n) > 1.0 && median_factor(n) < median_factor(1000), "{n}");
+        }
+    }
+
+    #[test]
+    fn with_bimodal_trials_every_point_lies_inside_its_own_interval() {
+        // Trials in two speed modes (165 and 230 ns, as this machine's
+        // processes come), in every mix of 2 to 9 trials: the row's median,
+        // the ratio of two rows and the paired ratio each lie inside their
+        // interval, and a verdict's direction follows its point.
+        let (fast, slow) = (165.0, 230.0);
+        for n in 2..=9usize {
+            for slow_ones in 0..=n {
+                let trials: Vec<f64> = (0..n).map(|i| if i < slow_ones { slow } else { fast } * (1.0 + 0.001 * i as f64)).collect();
+                let samples: Vec<Vec<f64>> = trials.iter().map(|m| vec![m * 0.99, *m, m * 1.01]).collect();
+                let slices: Vec<&[f64]> = samples.iter().map(Vec::as_slice).collect();
+                let e = estimate(&slices, 0.02).unwrap();
+                let (lo, hi) = e.bounds().unwrap();
+                assert!(lo <= e.median && e.median <= hi, "{n} trials, {slow_ones} slow: {} outside {lo}..{hi}", e.median);
+                let other: Vec<f64> = trials.iter().rev().map(|m| m * 1.003).collect();
+                let r = ratio(&trials, &other, LEVEL).unwrap();
+                assert!(r.lo <= r.ratio && r.ratio <= r.hi, "{n}/{slow_ones}: ratio {r:?}");
+                let pairs: Vec<(f64, f64)> = trials.iter().copied().zip(other.iter().copied()).collect();
+                let p = crate::stats::paired(&pairs, LEVEL, 0.02).unwrap();
+                assert!(p.ratio.lo <= p.ratio.ratio && p.ratio.ratio <= p.ratio.hi, "{n}/{slow_ones}: paired {p:?}");
+            }
+        }
+    }
+
+    #[test]
     fn one_trial_or_identical_trials_give_no_interval() {
         let one = estimate(&[&[1.0, 2.0, 3.0]], 0.02).unwrap();
         assert_eq!((one.ci95.as_ref(), one.no_interval.as_deref(), one.between, one.sensitivity), (None, Some("1 trial"), None, None));
@@ -362,8 +467,8 @@ mod tests {
         let e = estimate(&[&[-1.0, 1.0], &[0.5, 1.5], &[2.0, 2.0]], 0.02).unwrap();
         let ci = e.ci95.unwrap();
         assert_eq!(ci.scale, Scale::Linear);
-        // mean(0, 1, 2) = 1, std = 1, t(0.975, 2) / sqrt(3).
-        assert_rel(ci.lo, 1.0 - 4.302652729749462 / 3f64.sqrt(), 1e-9);
+        // median(0, 1, 2) = 1, std = 1, t(0.975, 2) f(3) / sqrt(3).
+        assert_rel(ci.lo, 1.0 - 4.302652729749462 * 1.160178138793618 / 3f64.sqrt(), 1e-9);
         // Relative to the median 1: the linear sd of 0, 1, 2.
         assert_rel(e.between.unwrap(), 1.0, 1e-12);
         assert!(!e.disagree, "a span has no meaning across zero");
@@ -371,11 +476,12 @@ mod tests {
 
     #[test]
     fn welch_ratio_matches_scipy() {
-        // scipy.stats.ttest_ind(log(C), log(B), equal_var=False).confidence_interval(0.95), exponentiated.
+        // WELCH_DF and WELCH_RATIO_CI95 of src/stats/reference.py: centred on the
+        // log of the ratio of medians, each side's variance that of a median.
         let r = ratio(&[100.0, 103.0, 98.0], &[110.0, 108.0, 113.0, 111.0], 0.95).unwrap();
-        assert_rel(r.df, 3.625157671797075, 1e-12);
-        assert_rel(r.lo, 1.0477908834815466, 1e-9);
-        assert_rel(r.hi, 1.1577784163661906, 1e-9);
+        assert_rel(r.df, 3.4630994452177517, 1e-12);
+        assert_rel(r.lo, 1.0426097875543479, 1e-9);
+        assert_rel(r.hi, 1.1711236692532507, 1e-9);
         assert_eq!(r.ratio, 110.5 / 100.0);
         assert_eq!(ratio(&[1.0], &[1.0, 2.0], 0.95), None);
         assert_eq!(ratio(&[-1.0, 1.0], &[1.0, 2.0], 0.95), None);
@@ -388,9 +494,9 @@ mod tests {
     fn sensitivity_grows_with_spread_and_shrinks_with_trials() {
         // No spread: exactly the noise band.
         assert_rel(sensitivity(0.0, 3, 0.02).unwrap(), 0.02, 1e-15);
-        // 3 trials, 2% spread: t(0.975, 4) * 0.02 * sqrt(2/3) = 4.53%, with the band 6.65%.
+        // 3 trials, 2% spread: t(0.975, 4) f(3) 0.02 sqrt(2/3) = 5.3%, with the band 7.4%.
         let s3 = sensitivity(0.02, 3, 0.02).unwrap();
-        assert_rel(s3, 1.02 * (2.7764451051977934 * 0.02 * (2.0f64 / 3.0).sqrt()).exp() - 1.0, 1e-9);
+        assert_rel(s3, 1.02 * (2.7764451051977934 * 1.160178138793618 * 0.02 * (2.0f64 / 3.0).sqrt()).exp() - 1.0, 1e-9);
         let s10 = sensitivity(0.02, 10, 0.02).unwrap();
         assert!(s10 < s3 && sensitivity(0.04, 3, 0.02).unwrap() > s3);
         assert_eq!(sensitivity(0.02, 1, 0.02), None);
@@ -410,7 +516,7 @@ mod tests {
 
 /// The coverage of the interval, by simulation: two-level data with a known
 /// true median, 1,000 seeded simulations per case; the nominal 95% interval
-/// must cover the truth in 93-97% of them at 3, 5 and 10 trials.
+/// must cover the truth in 93-98% of them at 3, 5 and 10 trials.
 #[cfg(test)]
 mod coverage {
     use crate::stats::testdata::normal;
@@ -479,7 +585,7 @@ mod coverage {
     }
 
     #[test]
-    fn the_95_percent_interval_covers_the_true_median_93_to_97_percent_of_the_time() {
+    fn the_95_percent_interval_covers_the_true_median_93_to_98_percent_of_the_time() {
         let mut report = Vec::new();
         let mut seed = 1;
         for within in [Within::Normal, Within::Skewed, Within::Bimodal] {
@@ -491,7 +597,7 @@ mod coverage {
                         seed += 1;
                         let c = coverage(within, between, trials, samples, 1000, seed);
                         report.push(format!("{within:?} between {between} samples {samples} trials {trials}: {c:.3}"));
-                        assert!((0.93..=0.97).contains(&c), "coverage {c:.3} outside 93-97%:\n{}", report.join("\n"));
+                        assert!((0.93..=0.98).contains(&c), "coverage {c:.3} outside 93-98%:\n{}", report.join("\n"));
                     }
                 }
             }
