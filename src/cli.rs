@@ -283,9 +283,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub base: Option<String>,
 
-    /// With --variant: exit 1 when a variant regressed against the base.
+    /// With --variant: exit 1 when a variant regressed against the base;
+    /// exit 3 when every regression was made from disturbed trials or on a
+    /// busy machine (the load may explain it).
     #[arg(long)]
     pub fail_on_regression: bool,
+
+    /// With --fail-on-regression: a regression made from disturbed trials
+    /// or on a busy machine fails the gate as a plain one (exit 1, not 3).
+    #[arg(long, requires = "fail_on_regression")]
+    pub accept_disturbed: bool,
 
     /// After each row's timed trials, run its worker once more under perf,
     /// outside the timed samples and their statistics: `stat` (`perf stat`
@@ -391,9 +398,16 @@ pub struct CompareArgs {
     pub threshold: Option<f64>,
 
     /// Exit 1 when any row regressed, or could not be compared because a
-    /// run is incomplete (killed or interrupted before it).
+    /// run is incomplete (killed or interrupted before it); exit 3 when
+    /// every regression was made from disturbed trials or on a busy machine
+    /// (the load may explain it).
     #[arg(long)]
     pub fail_on_regression: bool,
+
+    /// With --fail-on-regression: a regression made from disturbed trials
+    /// or on a busy machine fails the gate as a plain one (exit 1, not 3).
+    #[arg(long, requires = "fail_on_regression")]
+    pub accept_disturbed: bool,
 
     /// With --fail-on-regression: rows that an incomplete run did not run
     /// do not fail the gate (they are still listed as not comparable).

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use crate::cli::{CompareArgs, CompareFormat};
-use crate::compare::{self, Notice, Verdict};
+use crate::compare::{self, Notice};
 use crate::history::floors::Floors;
 use crate::model::UsageError;
 use crate::report;
@@ -85,7 +85,10 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     if !args.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }
-    let mut fail = comparisons.iter().any(|c| c.count(Verdict::Regressed) > 0);
+    let (mut code, why) = compare::gate(&comparisons, args.accept_disturbed);
+    if let Some(why) = why {
+        report::terminal::to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
+    }
     let not_run: usize = comparisons.iter().map(compare::Comparison::not_run).sum();
     if not_run > 0 && !args.allow_missing {
         report::terminal::to_stderr(&format!(
@@ -93,7 +96,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
              (--allow-missing to pass without them)\n",
             crate::text::format::counted(not_run, "row", "rows")
         ));
-        fail = true;
+        code = 1;
     }
-    Ok(if fail { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(ExitCode::from(code))
 }

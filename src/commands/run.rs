@@ -101,6 +101,7 @@ pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunReques
         max_parallel: args.max_parallel.map_or(launchers.len().max(1), |n| n as usize),
         launchers,
         fail_on_regression: args.fail_on_regression,
+        accept_disturbed: args.accept_disturbed,
     })
 }
 

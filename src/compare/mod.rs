@@ -122,8 +122,43 @@ pub struct RowComparison {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub floor_note: Option<String>,
     pub verdict: Verdict,
+    /// Whether a regressed or improved verdict was made from disturbed
+    /// trials (other processes took the trials' CPUs) or in a run made on
+    /// a busy machine: said beside the verdict wherever it is printed, and
+    /// `--fail-on-regression` exits [`EXIT_DISTURBED`] on such a regression
+    /// alone (unless `--accept-disturbed`).
+    pub disturbed_verdict: bool,
     /// Why a row is not comparable, or what decided the verdict.
     pub reason: String,
+}
+
+/// The exit code of `--fail-on-regression` when every regression it found
+/// was made from disturbed trials or on a busy machine: the gate fails, and
+/// says it cannot tell a regression from the load (`--accept-disturbed`
+/// fails it with 1 as a plain regression).
+pub const EXIT_DISTURBED: u8 = 3;
+
+/// What `--fail-on-regression` makes of comparisons: the exit code (0, 1,
+/// or [`EXIT_DISTURBED`]) and the line that says why, if it fails.
+pub fn gate(cs: &[Comparison], accept_disturbed: bool) -> (u8, Option<String>) {
+    let regressed: usize = cs.iter().map(|c| c.count(Verdict::Regressed)).sum();
+    let disturbed: usize = cs.iter().map(|c| c.count_disturbed(Verdict::Regressed)).sum();
+    let rows = |n| format::counted(n, "row", "rows");
+    match (regressed, disturbed) {
+        (0, _) => (0, None),
+        (r, d) if d < r || accept_disturbed => {
+            let of_them = if d > 0 { format!(" ({d} of them from disturbed trials, accepted)") } else { String::new() };
+            (1, Some(format!("{} regressed{of_them}", rows(r))))
+        }
+        (r, _) => (
+            EXIT_DISTURBED,
+            Some(format!(
+                "{} regressed, every one from disturbed trials or a busy machine: the load may explain it (exit \
+                 {EXIT_DISTURBED}; measure again on a quiet machine, or --accept-disturbed to count them)",
+                rows(r)
+            )),
+        ),
+    }
 }
 
 /// Where a verdict's band came from.
@@ -181,8 +216,15 @@ impl RowComparison {
             floor: None,
             floor_note: None,
             verdict: Verdict::NotComparable,
+            disturbed_verdict: false,
             reason: String::new(),
         }
+    }
+
+    /// The verdict as printed: `regressed`, or `regressed (disturbed)` for
+    /// one made from disturbed trials or on a busy machine.
+    pub fn verdict_text(&self) -> String {
+        if self.disturbed_verdict { format!("{} (disturbed)", self.verdict.as_str()) } else { self.verdict.as_str().to_string() }
     }
 
     /// Whether the row is on one side only, the other side's run never
@@ -220,6 +262,14 @@ pub type FloorLookup = Result<Floor, String>;
 /// the chance of any false verdict among them is at most this; a comparison
 /// of one row is the plain 95% interval rule.
 pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
+
+/// Marks each regressed or improved verdict made from disturbed trials, or
+/// in a run made on a busy machine (`busy`), as such; the others not.
+pub fn mark_disturbed<'a>(rows: impl IntoIterator<Item = &'a mut RowComparison>, busy: bool) {
+    for r in rows {
+        r.disturbed_verdict = matches!(r.verdict, Verdict::Regressed | Verdict::Improved) && (busy || r.disturbed != [0, 0]);
+    }
+}
 
 /// Takes back the verdicts that the number of comparisons judged together
 /// explains: with many rows (or many variants), some 95% intervals lie
@@ -317,6 +367,20 @@ pub struct Comparison {
 impl Comparison {
     pub fn count(&self, v: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == v).count()
+    }
+
+    /// Of the rows with verdict `v`, those made from disturbed trials or
+    /// on a busy machine.
+    pub fn count_disturbed(&self, v: Verdict) -> usize {
+        self.rows.iter().filter(|r| r.verdict == v && r.disturbed_verdict).count()
+    }
+
+    /// `5 regressed` or `5 regressed (3 from disturbed trials)`.
+    pub fn count_text(&self, v: Verdict) -> String {
+        match self.count_disturbed(v) {
+            0 => format!("{} {}", self.count(v), v.as_str()),
+            d => format!("{} {} ({d} from disturbed trials)", self.count(v), v.as_str()),
+        }
     }
 
     /// Rows that could not be compared because a side's run is incomplete
@@ -479,6 +543,7 @@ pub fn compare(
         judge(b, c, opts, stop, floor(b))
     });
     control_false_discoveries(&mut rows);
+    mark_disturbed(&mut rows, busy(&base.run) || busy(&candidate.run));
     let [b, c] = sides;
     Comparison {
         schema: COMPARE_SCHEMA,
@@ -495,13 +560,32 @@ pub fn compare(
     }
 }
 
-/// One line when the two runs' machines were busy with other work to a
-/// different degree (one of them disturbed, or shares 10 points apart).
+/// Whether a run was made on a busy machine: other processes (or the
+/// hypervisor) took enough of its CPUs over the whole run.
+pub fn busy(run: &RunRecord) -> bool {
+    run.interference.as_ref().is_some_and(|i| i.disturbed)
+}
+
+/// One line when either run's machine was busy with other work, or the two
+/// were busy to a different degree (shares 10 points apart).
 fn interference_difference(base: &RunRecord, cand: &RunRecord) -> Option<String> {
     let (b, c) = (base.interference.as_ref()?, cand.interference.as_ref()?);
     let apart = (b.others_share - c.others_share).abs() >= DISTURBED_SHARE || (b.steal_share - c.steal_share).abs() >= DISTURBED_SHARE;
-    (b.disturbed != c.disturbed || apart)
-        .then(|| format!("the machine was not equally quiet: base run {}; candidate run {}", b.text(), c.text()))
+    let said = format!("base run {}; candidate run {}", b.text(), c.text());
+    if b.disturbed && c.disturbed {
+        Some(format!("both runs were made on a busy machine ({said}): their verdicts are marked (disturbed)"))
+    } else if b.disturbed != c.disturbed || apart {
+        Some(format!("the machine was not equally quiet: {said}"))
+    } else {
+        None
+    }
+}
+
+/// The line a run made on a busy machine gets when its variants are
+/// compared (none when it was quiet).
+pub fn busy_run_note(run: &RunRecord) -> Option<String> {
+    let i = run.interference.as_ref().filter(|i| i.disturbed)?;
+    Some(format!("the run was made on a busy machine ({}): its verdicts are marked (disturbed)", i.text()))
 }
 
 #[cfg(test)]

@@ -169,7 +169,7 @@ fn judge_variants(rows: &[Row], run: Option<&RunRecord>, run_name: &str, opts: &
                 threshold: opts.threshold,
                 machine_differences: Vec::new(),
                 setting_differences: Vec::new(),
-                interference: None,
+                interference: run.and_then(super::busy_run_note),
                 floors: None,
                 paired: true,
                 rows,
@@ -177,6 +177,7 @@ fn judge_variants(rows: &[Row], run: Option<&RunRecord>, run_name: &str, opts: &
         })
         .collect();
     control_false_discoveries_among(cs.iter_mut().flat_map(|c| c.rows.iter_mut()), family);
+    super::mark_disturbed(cs.iter_mut().flat_map(|c| c.rows.iter_mut()), run.is_some_and(super::busy));
     cs
 }
 
@@ -184,9 +185,9 @@ fn judge_variants(rows: &[Row], run: Option<&RunRecord>, run_name: &str, opts: &
 /// then what the comparison could see (see [`sees_text`]).
 pub fn summary_line(c: &Comparison, candidate: &str, base: &str) -> String {
     format!(
-        "{candidate} against {base}: {} regressed, {} improved, {} unchanged, {} not comparable{}",
-        c.count(Verdict::Regressed),
-        c.count(Verdict::Improved),
+        "{candidate} against {base}: {}, {}, {} unchanged, {} not comparable{}",
+        c.count_text(Verdict::Regressed),
+        c.count_text(Verdict::Improved),
         c.count(Verdict::Unchanged),
         c.count(Verdict::NotComparable),
         sees_text(c)

@@ -125,9 +125,9 @@ fn comparison(c: &Comparison) -> Vec<Block> {
         n => format!(" ({n} of them not run: a run is incomplete)"),
     };
     let mut lines = vec![Line::from(format!(
-        "{} improved, {} regressed, {} unchanged, {} not comparable{not_run}.",
-        c.count(Verdict::Improved),
-        c.count(Verdict::Regressed),
+        "{}, {}, {} unchanged, {} not comparable{not_run}.",
+        c.count_text(Verdict::Improved),
+        c.count_text(Verdict::Regressed),
         c.count(Verdict::Unchanged),
         c.rows.iter().filter(|r| r.verdict == Verdict::NotComparable && !r.is_one_sided()).count()
     ))];
@@ -181,7 +181,7 @@ fn table(c: &Comparison) -> Table {
                 _ => "n/a".into(),
             },
             r.band_text(),
-            r.verdict.as_str().to_string(),
+            r.verdict_text(),
             r.reason.clone(),
         ]);
     }

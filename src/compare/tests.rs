@@ -199,3 +199,97 @@ fn a_treatment_the_rows_record_is_matched_across_whatever_the_workload() {
     assert_eq!(r.verdict, Verdict::NotComparable);
     assert!(r.reason.starts_with("different parameters: pad 0 vs 10"), "{}", r.reason);
 }
+
+/// Other processes took 80% of the CPUs over a window.
+fn busy_window() -> crate::measure::interference::Interference {
+    crate::measure::interference::Interference {
+        cpus: vec![0, 1],
+        window_ms: 1000.0,
+        own_cpu_ms: 400.0,
+        busy_ms: 2000.0,
+        others_cpu_ms: 1600.0,
+        others_share: 0.8,
+        steal_ms: 0.0,
+        steal_share: 0.0,
+        pressure_ms: None,
+        pressure_share: None,
+        resolution_ms: 10.0,
+        disturbed: true,
+    }
+}
+
+/// `r` with its trials disturbed (other processes took their CPUs).
+fn disturbed(mut r: Row) -> Row {
+    for t in &mut r.trials {
+        t.facts = Some(crate::evidence::TrialFacts {
+            allowed_cpus: vec![0, 1],
+            thread_cpus: vec![0],
+            anon_huge_bytes: None,
+            interference: Some(busy_window()),
+        });
+    }
+    r
+}
+
+#[test]
+fn a_verdict_from_disturbed_trials_is_said_so_in_every_output_and_the_gate_exits_3() {
+    const SAME: [f64; 3] = [100.0, 101.0, 99.0];
+    const SLOWER: [f64; 3] = [200.0, 202.0, 198.0];
+    // Row 0 regressed from clean trials, row 1 from disturbed ones.
+    let base = vec![row(0, "w.x", 0, &SAME), row(1, "w.x", 1, &SAME)];
+    let cand = vec![row(0, "w.x", 0, &SLOWER), disturbed(row(1, "w.x", 1, &SLOWER))];
+    let (b, c) = (fake::run(plan(&base), base.clone()), fake::run(plan(&cand), cand));
+    let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
+    assert_eq!(cmp.rows.iter().map(|r| (r.verdict, r.disturbed_verdict)).collect::<Vec<_>>(), [
+        (Verdict::Regressed, false),
+        (Verdict::Regressed, true)
+    ]);
+    assert_eq!(cmp.rows[1].verdict_text(), "regressed (disturbed)");
+    assert_eq!(cmp.count_text(Verdict::Regressed), "2 regressed (1 from disturbed trials)");
+    let json = serde_json::to_value(&cmp).unwrap();
+    assert_eq!(json["rows"][1]["disturbed_verdict"], true);
+    for text in [
+        crate::text::document::terminal::render(&document(std::slice::from_ref(&cmp), &[], &[]).blocks),
+        crate::text::document::markdown::render(&document(std::slice::from_ref(&cmp), &[], &[]).blocks),
+        crate::text::document::html::render(&document(std::slice::from_ref(&cmp), &[], &[]).blocks),
+    ] {
+        assert!(text.contains("regressed (disturbed)") && text.contains("2 regressed (1 from disturbed trials)"), "{text}");
+    }
+    // A clean regression fails the gate with 1, the disturbed one said beside it.
+    let (code, why) = gate(std::slice::from_ref(&cmp), false);
+    assert_eq!((code, why.as_deref()), (1, Some("2 rows regressed (1 of them from disturbed trials, accepted)")));
+
+    // Only the disturbed one: exit 3, unless accepted.
+    let only = vec![row(0, "w.x", 0, &SAME), disturbed(row(1, "w.x", 1, &SLOWER))];
+    let c = fake::run(plan(&only), only);
+    let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
+    let (code, why) = gate(std::slice::from_ref(&cmp), false);
+    assert_eq!(code, EXIT_DISTURBED);
+    assert!(why.unwrap().contains("every one from disturbed trials or a busy machine"));
+    assert_eq!(gate(std::slice::from_ref(&cmp), true).0, 1);
+    assert_eq!(gate(&[], false), (0, None));
+}
+
+#[test]
+fn two_runs_on_a_busy_machine_are_said_busy_and_their_verdicts_marked() {
+    const SAME: [f64; 3] = [100.0, 101.0, 99.0];
+    const SLOWER: [f64; 3] = [200.0, 202.0, 198.0];
+    let base = vec![row(0, "w.x", 0, &SAME)];
+    let cand = vec![row(0, "w.x", 0, &SLOWER)];
+    let (mut b, mut c) = (fake::run(plan(&base), base), fake::run(plan(&cand), cand));
+    b.run.interference = Some(busy_window());
+    c.run.interference = Some(busy_window());
+    let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
+    // Both busy: said (it was said only when the two differed), and the
+    // verdict, from trials not themselves marked, is marked by the runs'.
+    let said = cmp.interference.clone().expect("the load is said");
+    assert!(said.starts_with("both runs were made on a busy machine (base run others took 80%"), "{said}");
+    assert!(cmp.rows[0].disturbed_verdict && cmp.rows[0].verdict == Verdict::Regressed);
+    assert_eq!(gate(std::slice::from_ref(&cmp), false).0, EXIT_DISTURBED);
+    // Quiet runs: nothing said, nothing marked.
+    b.run.interference = None;
+    c.run.interference = None;
+    let quiet = compare(&b, &c, "a", "b", &opts(), &no_floor);
+    assert!(quiet.interference.is_none() && !quiet.rows[0].disturbed_verdict);
+    assert_eq!(gate(std::slice::from_ref(&quiet), false).0, 1);
+}

@@ -119,7 +119,7 @@ pub fn table(rows: &[&Row], verdicts: &Verdicts) -> Option<Vec<Block>> {
             r.pairs.map_or_else(|| "n/a".into(), |p| p.to_string()),
             r.pair_spread.map_or_else(|| "n/a".into(), format::percent),
             sees(r),
-            r.verdict.as_str().to_string(),
+            r.verdict_text(),
         ]);
         if r.verdict == Verdict::NotComparable {
             notes.push(Line::from(r.axes.as_str()).text(" ").text(cand).text(": not comparable: ").marked(&r.reason).text("."));
@@ -228,7 +228,7 @@ pub fn brief(run: &RunRecord, rows: &[Row]) -> Vec<Line> {
             let tone = if r.verdict == Verdict::Regressed { Tone::Bad } else { Tone::Good };
             out.push(
                 Line::from(format!("  {name} "))
-                    .toned(tone, r.verdict.as_str())
+                    .toned(tone, &r.verdict_text())
                     .text(": ratio ")
                     .text(r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")))
                     .text(" (")
@@ -252,7 +252,7 @@ fn verdict_line(lead: Line, r: &RowComparison, between: &str) -> Line {
         .text(" [")
         .text(r.axes.as_str())
         .text("] ")
-        .text(r.verdict.as_str())
+        .text(r.verdict_text())
         .text(between)
         .text(r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")))
         .text(" (")

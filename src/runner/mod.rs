@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::compare::{self, Verdict};
+use crate::compare;
 use crate::evidence::{RUN_SCHEMA, RunCpu, RunDir, RunRecord, StatusCounts, read_run};
 use crate::measure::affinity;
 use crate::measure::interference::{self, Interference};
@@ -301,14 +301,17 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
     let mut code = exit_code(&stored.run);
     if req.fail_on_regression {
         let opts = compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..compare::Options::default() };
-        let regressed: usize =
-            compare::paired::compare_run(&stored, &stored.run.id, &opts).iter().map(|c| c.count(Verdict::Regressed)).sum();
-        if regressed > 0 {
-            report::terminal::to_stderr(&format!(
-                "proofbench: {regressed} row(s) regressed against the base variant (--fail-on-regression)\n"
-            ));
-            code = worse(code, 1);
+        let (gate, why) = compare::gate(&compare::paired::compare_run(&stored, &stored.run.id, &opts), req.accept_disturbed);
+        if let Some(why) = why {
+            report::terminal::to_stderr(&format!("proofbench: {why} against the base variant (--fail-on-regression)\n"));
         }
+        // A failed row or an interrupted run says more than a gate whose
+        // regressions the load may explain.
+        code = match (code, gate) {
+            (0, g) => g,
+            (c, 1) => worse(c, 1),
+            (c, _) => c,
+        };
     }
     // The records, the report and the history are written: now the
     // terminal's failure, if it had one, can end the run.

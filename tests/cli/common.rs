@@ -188,3 +188,17 @@ pub fn html_page(file: &Path) -> String {
     assert_eq!(mode, 0o644, "{}", file.display());
     page
 }
+
+/// `tool` on PATH.
+pub fn on_path(tool: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(tool)).find(|p| p.is_file())
+}
+
+/// A test that needs `tool` and cannot run without it: skipped with the
+/// reason printed, except under `CI=true`, where the tool must be there
+/// (.ci/run installs it).
+pub fn missing(tool: &str, install: &str) {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    assert!(!ci, "`{tool}` is not on PATH and CI=true: CI must install it ({install})");
+    eprintln!("skipped: no `{tool}` on PATH ({install}; .ci/run does)");
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::common::{bin, text};
+use crate::common::{bin, missing, on_path, text};
 
 /// The shells `proofbench completions` knows.
 const SHELLS: &[&str] = &["bash", "zsh", "fish", "elvish", "powershell"];
@@ -29,19 +29,6 @@ fn stdout_of(args: &[&str]) -> String {
     text(&out.stdout)
 }
 
-/// `tool` on PATH.
-fn on_path(tool: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(tool)).find(|p| p.is_file())
-}
-
-/// A test that needs `tool` and cannot run without it: skipped with the
-/// reason printed, except under `CI=true`, where the tool must be there
-/// (.ci/run installs it).
-fn missing(tool: &str, install: &str) {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    assert!(!ci, "`{tool}` is not on PATH and CI=true: CI must install it ({install})");
-    eprintln!("skipped: no `{tool}` on PATH ({install}; .ci/run does)");
-}
 
 /// The visible subcommands as `proofbench --help` lists them (without
 /// `help`): what the scripts and pages must name, read from the help text

@@ -3,6 +3,7 @@
 //! that the debug build finishes quickly; nothing here checks a speed.
 
 mod alloc;
+mod busy;
 mod architecture;
 mod command;
 mod common;
