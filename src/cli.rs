@@ -524,9 +524,14 @@ pub enum HistoryCommand {
         /// Judge steps between runs on different machines too.
         #[arg(long)]
         across_machines: bool,
-        /// Exit 1 when any step regressed.
+        /// Exit 1 when any step regressed; exit 3 when every regressed step
+        /// was made from disturbed trials (the load may explain it).
         #[arg(long)]
         fail_on_regression: bool,
+        /// With --fail-on-regression: a step regressed from disturbed trials
+        /// fails the gate as a plain one (exit 1, not 3).
+        #[arg(long, requires = "fail_on_regression")]
+        accept_disturbed: bool,
         /// Also write the steps as one self-contained HTML page to FILE
         /// (`-`: print the page instead).
         #[arg(long, value_name = "FILE")]

@@ -85,7 +85,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     if !args.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }
-    let (mut code, why) = compare::gate(&comparisons, args.accept_disturbed);
+    let (mut code, why) = compare::gate(comparisons.iter().flat_map(|c| &c.rows), args.accept_disturbed);
     if let Some(why) = why {
         report::terminal::to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
     }

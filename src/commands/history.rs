@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::cli::{HistoryArgs, HistoryCommand};
-use crate::compare::{self, Verdict};
+use crate::compare;
 use crate::envelope::Envelope;
 use crate::evidence::Row;
 use crate::history::floors::Floors;
@@ -26,8 +26,13 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         HistoryCommand::Import { dirs } => import(&args.db, dirs),
         HistoryCommand::List => list(&args.db),
         HistoryCommand::Show { workload, params, plot, html } => show(&args.db, workload, params, plot.as_deref(), html.as_deref()),
-        HistoryCommand::Regressions { workload, noise, across_machines, fail_on_regression, html } => {
-            let judged = Judged { threshold: *noise / 100.0, across_machines: *across_machines, fail: *fail_on_regression };
+        HistoryCommand::Regressions { workload, noise, across_machines, fail_on_regression, accept_disturbed, html } => {
+            let judged = Judged {
+                threshold: *noise / 100.0,
+                across_machines: *across_machines,
+                fail: *fail_on_regression,
+                accept_disturbed: *accept_disturbed,
+            };
             regressions(&args.db, workload.as_deref(), judged, html.as_deref())
         }
     }
@@ -269,10 +274,11 @@ struct Judged {
     threshold: f64,
     across_machines: bool,
     fail: bool,
+    accept_disturbed: bool,
 }
 
 fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let Judged { threshold, across_machines, fail } = judged;
+    let Judged { threshold, across_machines, fail, accept_disturbed } = judged;
     let store = Store::open_reader(db)?;
     let runs = store.runs()?;
     let mut rows = Vec::new();
@@ -295,8 +301,13 @@ fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&P
     let steps = regress::steps(&series, &opts, &machines, &floor);
     let doc = regress::document(&steps, threshold, floors.source());
     super::show(&document::terminal::render(&doc.blocks), &doc, html)?;
-    if fail && steps.iter().any(|s| s.judged.verdict == Verdict::Regressed) {
-        return Ok(ExitCode::from(1));
+    if !fail {
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(ExitCode::SUCCESS)
+    // The gate of compare, over the steps judged together.
+    let (code, why) = compare::gate(steps.iter().map(|s| &s.judged), accept_disturbed);
+    if let Some(why) = why {
+        to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
+    }
+    Ok(ExitCode::from(code))
 }

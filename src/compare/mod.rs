@@ -138,11 +138,13 @@ pub struct RowComparison {
 /// fails it with 1 as a plain regression).
 pub const EXIT_DISTURBED: u8 = 3;
 
-/// What `--fail-on-regression` makes of comparisons: the exit code (0, 1,
-/// or [`EXIT_DISTURBED`]) and the line that says why, if it fails.
-pub fn gate(cs: &[Comparison], accept_disturbed: bool) -> (u8, Option<String>) {
-    let regressed: usize = cs.iter().map(|c| c.count(Verdict::Regressed)).sum();
-    let disturbed: usize = cs.iter().map(|c| c.count_disturbed(Verdict::Regressed)).sum();
+/// What `--fail-on-regression` makes of the rows judged together (of one
+/// comparison or several, or history's steps): the exit code (0, 1, or
+/// [`EXIT_DISTURBED`]) and the line that says why, if it fails.
+pub fn gate<'a>(rows: impl IntoIterator<Item = &'a RowComparison>, accept_disturbed: bool) -> (u8, Option<String>) {
+    let regressed: Vec<&RowComparison> = rows.into_iter().filter(|r| r.verdict == Verdict::Regressed).collect();
+    let disturbed = regressed.iter().filter(|r| r.disturbed_verdict).count();
+    let regressed = regressed.len();
     let rows = |n| format::counted(n, "row", "rows");
     match (regressed, disturbed) {
         (0, _) => (0, None),

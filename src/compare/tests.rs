@@ -240,10 +240,10 @@ fn a_verdict_from_disturbed_trials_is_said_so_in_every_output_and_the_gate_exits
     let cand = vec![row(0, "w.x", 0, &SLOWER), disturbed(row(1, "w.x", 1, &SLOWER))];
     let (b, c) = (fake::run(plan(&base), base.clone()), fake::run(plan(&cand), cand));
     let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
-    assert_eq!(cmp.rows.iter().map(|r| (r.verdict, r.disturbed_verdict)).collect::<Vec<_>>(), [
-        (Verdict::Regressed, false),
-        (Verdict::Regressed, true)
-    ]);
+    assert_eq!(
+        cmp.rows.iter().map(|r| (r.verdict, r.disturbed_verdict)).collect::<Vec<_>>(),
+        [(Verdict::Regressed, false), (Verdict::Regressed, true)]
+    );
     assert_eq!(cmp.rows[1].verdict_text(), "regressed (disturbed)");
     assert_eq!(cmp.count_text(Verdict::Regressed), "2 regressed (1 from disturbed trials)");
     let json = serde_json::to_value(&cmp).unwrap();
@@ -256,17 +256,17 @@ fn a_verdict_from_disturbed_trials_is_said_so_in_every_output_and_the_gate_exits
         assert!(text.contains("regressed (disturbed)") && text.contains("2 regressed (1 from disturbed trials)"), "{text}");
     }
     // A clean regression fails the gate with 1, the disturbed one said beside it.
-    let (code, why) = gate(std::slice::from_ref(&cmp), false);
+    let (code, why) = gate(&cmp.rows, false);
     assert_eq!((code, why.as_deref()), (1, Some("2 rows regressed (1 of them from disturbed trials, accepted)")));
 
     // Only the disturbed one: exit 3, unless accepted.
     let only = vec![row(0, "w.x", 0, &SAME), disturbed(row(1, "w.x", 1, &SLOWER))];
     let c = fake::run(plan(&only), only);
     let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
-    let (code, why) = gate(std::slice::from_ref(&cmp), false);
+    let (code, why) = gate(&cmp.rows, false);
     assert_eq!(code, EXIT_DISTURBED);
     assert!(why.unwrap().contains("every one from disturbed trials or a busy machine"));
-    assert_eq!(gate(std::slice::from_ref(&cmp), true).0, 1);
+    assert_eq!(gate(&cmp.rows, true).0, 1);
     assert_eq!(gate(&[], false), (0, None));
 }
 
@@ -285,11 +285,11 @@ fn two_runs_on_a_busy_machine_are_said_busy_and_their_verdicts_marked() {
     let said = cmp.interference.clone().expect("the load is said");
     assert!(said.starts_with("both runs were made on a busy machine (base run others took 80%"), "{said}");
     assert!(cmp.rows[0].disturbed_verdict && cmp.rows[0].verdict == Verdict::Regressed);
-    assert_eq!(gate(std::slice::from_ref(&cmp), false).0, EXIT_DISTURBED);
+    assert_eq!(gate(&cmp.rows, false).0, EXIT_DISTURBED);
     // Quiet runs: nothing said, nothing marked.
     b.run.interference = None;
     c.run.interference = None;
     let quiet = compare(&b, &c, "a", "b", &opts(), &no_floor);
     assert!(quiet.interference.is_none() && !quiet.rows[0].disturbed_verdict);
-    assert_eq!(gate(std::slice::from_ref(&quiet), false).0, 1);
+    assert_eq!(gate(&quiet.rows, false).0, 1);
 }

@@ -76,6 +76,8 @@ pub fn steps(
     }
     // Every step is one more chance of a false verdict.
     crate::compare::control_false_discoveries(out.iter_mut().map(|s| &mut s.judged));
+    // A verdict from disturbed trials (either run's) says so.
+    crate::compare::mark_disturbed(out.iter_mut().map(|s| &mut s.judged), false);
     out
 }
 
@@ -102,7 +104,7 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
     ]);
     for s in steps {
         let j = &s.judged;
-        let verdict = if j.verdict == Verdict::Regressed { "REGRESSED".to_string() } else { j.verdict.as_str().to_string() };
+        let verdict = if j.verdict == Verdict::Regressed { j.verdict_text().to_uppercase() } else { j.verdict_text() };
         t.push(vec![
             j.workload.clone(),
             j.axes.clone(),
@@ -135,14 +137,18 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
     blocks.push(Block::Table(t));
     let regressed: Vec<&Step> = steps.iter().filter(|s| s.judged.verdict == Verdict::Regressed).collect();
     let judged: Vec<RowComparison> = steps.iter().map(|s| s.judged.clone()).collect();
+    let disturbed = match regressed.iter().filter(|s| s.judged.disturbed_verdict).count() {
+        0 => String::new(),
+        d => format!(" ({d} from disturbed trials: other processes took their CPUs, which may explain them)"),
+    };
     let summary = Block::Paragraph(vec![
-        Line::from(format!("{}, {} regressed.", format::counted(steps.len(), "step", "steps"), regressed.len())),
+        Line::from(format!("{}, {} regressed{disturbed}.", format::counted(steps.len(), "step", "steps"), regressed.len())),
         bands_summary(&judged, floors),
     ]);
     let listed: Vec<Line> = regressed
         .iter()
         .map(|s| {
-            Line::from("regressed: ")
+            Line::from(format!("{}: ", s.judged.verdict_text()))
                 .text(s.judged.workload.as_str())
                 .text(" [")
                 .text(s.judged.axes.as_str())

@@ -110,8 +110,14 @@ fn a_database_of_a_newer_schema_is_refused() {
 }
 
 fn series_of(store: &mut Writer, centers: &[f64]) -> Vec<regress::Step> {
+    series_with(store, centers, |_, r| r)
+}
+
+/// [`series_of`] with each run's row (by position) changed by `change`.
+fn series_with(store: &mut Writer, centers: &[f64], change: impl Fn(usize, Row) -> Row) -> Vec<regress::Step> {
     for (i, c) in centers.iter().enumerate() {
-        let (run, text) = fake_run(&format!("r{i}"), &format!("2026-01-0{}T00:00:00Z", i + 1), Some(&format!("c{i}")), vec![noisy_row(*c)]);
+        let row = change(i, noisy_row(*c));
+        let (run, text) = fake_run(&format!("r{i}"), &format!("2026-01-0{}T00:00:00Z", i + 1), Some(&format!("c{i}")), vec![row]);
         store.record(&run, &text).unwrap();
     }
     let runs = store.runs().unwrap();
@@ -135,6 +141,39 @@ fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
     assert!(text.contains("regressed: selftest.noisy [-] box from h:2 c1 to h:3 c2"), "{text}");
     let one = crate::text::document::terminal::render(&regress::document(&steps[..1], 0.02, "test").blocks);
     assert!(one.contains("\n1 step, 0 regressed.\n"), "{one}");
+}
+
+#[test]
+fn a_step_regressed_from_disturbed_trials_says_so_and_the_gate_exits_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(&tmp.path().join("h.sqlite")).unwrap();
+    // The third run's trials were disturbed: other processes took 80% of their CPUs.
+    let busy = |i: usize, mut r: Row| {
+        if i == 2 {
+            for t in &mut r.trials {
+                let window: crate::measure::interference::Interference = serde_json::from_value(json!({
+                    "cpus": [0, 1], "window_ms": 1000.0, "own_cpu_ms": 400.0, "busy_ms": 2000.0, "others_cpu_ms": 1600.0,
+                    "others_share": 0.8, "steal_ms": 0.0, "steal_share": 0.0, "pressure_ms": null, "pressure_share": null,
+                    "resolution_ms": 10.0, "disturbed": true
+                }))
+                .unwrap();
+                t.facts = Some(crate::evidence::TrialFacts {
+                    allowed_cpus: vec![0, 1],
+                    thread_cpus: vec![0],
+                    anon_huge_bytes: None,
+                    interference: Some(window),
+                });
+            }
+        }
+        r
+    };
+    let steps = series_with(&mut store, &[100.0, 100.0, 150.0], busy);
+    assert_eq!((steps[1].judged.verdict, steps[1].judged.disturbed_verdict), (Verdict::Regressed, true));
+    let text = crate::text::document::terminal::render(&regress::document(&steps, 0.02, "test").blocks);
+    assert!(text.contains("REGRESSED (DISTURBED)"), "{text}");
+    assert!(text.contains("2 steps, 1 regressed (1 from disturbed trials: other processes took their CPUs"), "{text}");
+    assert!(text.contains("regressed (disturbed): selftest.noisy [-] box from h:2 c1 to h:3 c2"), "{text}");
+    assert_eq!(crate::compare::gate(steps.iter().map(|s| &s.judged), false).0, crate::compare::EXIT_DISTURBED);
 }
 
 #[test]

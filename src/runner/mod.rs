@@ -301,7 +301,8 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
     let mut code = exit_code(&stored.run);
     if req.fail_on_regression {
         let opts = compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..compare::Options::default() };
-        let (gate, why) = compare::gate(&compare::paired::compare_run(&stored, &stored.run.id, &opts), req.accept_disturbed);
+        let comparisons = compare::paired::compare_run(&stored, &stored.run.id, &opts);
+        let (gate, why) = compare::gate(comparisons.iter().flat_map(|c| &c.rows), req.accept_disturbed);
         if let Some(why) = why {
             report::terminal::to_stderr(&format!("proofbench: {why} against the base variant (--fail-on-regression)\n"));
         }

@@ -61,7 +61,8 @@ fn json(path: &Path) -> Value {
 /// Every regressed or improved row of a comparison's JSON is marked
 /// disturbed; returns how many there were.
 fn no_plain_verdict(c: &Value) -> usize {
-    let moved: Vec<&Value> = c["rows"].as_array().unwrap().iter().filter(|r| r["verdict"] == "regressed" || r["verdict"] == "improved").collect();
+    let moved: Vec<&Value> =
+        c["rows"].as_array().unwrap().iter().filter(|r| r["verdict"] == "regressed" || r["verdict"] == "improved").collect();
     for r in &moved {
         assert_eq!(r["disturbed_verdict"], true, "a plain verdict from a busy machine: {r}");
     }

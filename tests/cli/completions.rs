@@ -29,7 +29,6 @@ fn stdout_of(args: &[&str]) -> String {
     text(&out.stdout)
 }
 
-
 /// The visible subcommands as `proofbench --help` lists them (without
 /// `help`): what the scripts and pages must name, read from the help text
 /// rather than from the code that generates them.

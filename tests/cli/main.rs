@@ -3,8 +3,8 @@
 //! that the debug build finishes quickly; nothing here checks a speed.
 
 mod alloc;
-mod busy;
 mod architecture;
+mod busy;
 mod command;
 mod common;
 mod compare;
