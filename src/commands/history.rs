@@ -124,17 +124,50 @@ fn matching_workloads(store: &Store, pattern: Option<&str>) -> anyhow::Result<Ve
     Ok(hits)
 }
 
-/// The (run, row) pairs of a workload that pass every filter, in run order.
-fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &[(String, String)]) -> anyhow::Result<Vec<(RunEntry, Row)>> {
-    let by_id: HashMap<i64, &RunEntry> = runs.iter().map(|r| (r.id, r)).collect();
+/// What `history show` keeps of a stored row: the columns of its table,
+/// its point in the trend and what its noise floor is looked up by (never
+/// its samples, so that a long history is not held whole).
+struct Shown {
+    /// Index into the runs.
+    run: usize,
+    index: usize,
+    label: String,
+    axes: String,
+    params: crate::model::Params,
+    status: crate::model::Status,
+    unit: crate::model::Unit,
+    /// `(median, lo, hi)` of an ok row, the bounds the median's without an interval.
+    bounds: Option<(f64, f64, f64)>,
+    has_interval: bool,
+    n: usize,
+}
+
+/// The rows of a workload that pass every filter, in run order (then plan
+/// order); `runs` is every run, oldest first. Cost: linear in the rows,
+/// plus a sort.
+fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &[(String, String)]) -> anyhow::Result<Vec<Shown>> {
     let pos: HashMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
-    let mut rows: Vec<(RunEntry, Row)> = store
-        .rows_of(workload)?
-        .into_iter()
-        .filter(|(_, row)| filters.iter().all(|(k, v)| crate::model::params::param_matches(&row.cell.params, k, v)))
-        .filter_map(|(id, row)| by_id.get(&id).map(|e| ((*e).clone(), row)))
-        .collect();
-    rows.sort_by_key(|(e, r)| (pos[&e.id], r.cell.index));
+    let mut rows = Vec::new();
+    store.each_row_of(workload, |id, row| {
+        let Some(&run) = pos.get(&id) else { return Ok(()) };
+        if !filters.iter().all(|(k, v)| crate::model::params::param_matches(&row.cell.params, k, v)) {
+            return Ok(());
+        }
+        rows.push(Shown {
+            run,
+            index: row.cell.index,
+            axes: row.axes_text(),
+            bounds: row.median_with_bounds(),
+            has_interval: row.interval().is_some(),
+            n: row.stats.as_ref().map_or(0, |s| s.work.n),
+            status: row.status,
+            unit: row.unit,
+            label: row.cell.label,
+            params: row.cell.params,
+        });
+        Ok(())
+    })?;
+    rows.sort_by_key(|r| (r.run, r.index));
     Ok(rows)
 }
 
@@ -162,26 +195,25 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
         ("n", Align::Right),
     ]);
     // The trend: one line per (axes, label); x = the position of the run
-    // among the runs that hold this workload.
+    // among the runs that hold this workload. Each line keeps its rows
+    // (`members`, oldest first).
     let mut run_ticks: Vec<i64> = Vec::new();
     let mut lines: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
-    let labels: std::collections::BTreeSet<&str> = rows.iter().map(|(_, r)| r.cell.label.as_str()).collect();
-    let line_key = |r: &Row| {
-        let axes = r.axes_text();
-        match (labels.len() > 1, axes.as_str()) {
-            (_, "-") => r.cell.label.clone(),
-            (true, _) => format!("{} {axes}", r.cell.label),
-            (false, _) => axes,
-        }
+    let mut members: HashMap<String, Vec<usize>> = HashMap::new();
+    let labels: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.label.as_str()).collect();
+    let line_key = |r: &Shown| match (labels.len() > 1, r.axes.as_str()) {
+        (_, "-") => r.label.clone(),
+        (true, axes) => format!("{} {axes}", r.label),
+        (false, axes) => axes.to_string(),
     };
-    for (e, r) in &rows {
+    for (i, r) in rows.iter().enumerate() {
+        let e = &runs[r.run];
         if run_ticks.last() != Some(&e.id) {
             run_ticks.push(e.id);
         }
-        let work = r.stats.as_ref().map(|s| &s.work);
-        let median = r.median().map_or_else(|| "n/a".to_string(), |m| format::scaled(m, r.unit));
-        let ci = match (r.median(), r.interval()) {
-            (Some(m), Some((lo, hi))) => format::ci_relative(lo, hi, m),
+        let median = r.bounds.map_or_else(|| "n/a".to_string(), |(m, _, _)| format::scaled(m, r.unit));
+        let ci = match r.bounds {
+            Some((m, lo, hi)) if r.has_interval => format::ci_relative(lo, hi, m),
             _ => "n/a".to_string(),
         };
         t.push(vec![
@@ -189,32 +221,45 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
             e.started_utc.clone(),
             e.label.clone(),
             e.short_commit(),
-            r.axes_text(),
+            r.axes.clone(),
             r.status.as_str().to_string(),
             median,
             ci,
-            work.map(|w| w.n.to_string()).unwrap_or_else(|| "0".into()),
+            r.n.to_string(),
         ]);
-        if let Some((m, lo, hi)) = r.median_with_bounds() {
-            lines.entry(line_key(r)).or_default().push((run_ticks.len() as f64, m, lo, hi));
+        if let Some((m, lo, hi)) = r.bounds {
+            let key = line_key(r);
+            lines.entry(key.clone()).or_default().push((run_ticks.len() as f64, m, lo, hi));
+            members.entry(key).or_default().push(i);
         }
     }
-    let unit = rows[0].1.unit.as_str();
+    let unit = rows[0].unit.as_str();
     let ticks: Vec<String> = run_ticks.iter().map(|id| format!("h:{id}")).collect();
     let lines: Vec<plot::Line> = lines.into_iter().map(|(label, points)| plot::Line { label, points }).collect();
     // Each line's noise floor, from its newest row: a band around the
-    // median of its runs.
+    // median of its runs. A run's machine is read once however many lines
+    // it holds, and a floor looked up once however many rows share it.
     let floors = Floors::load(&store, &[workload.to_string()])?;
+    let mut machines: HashMap<usize, String> = HashMap::new();
+    let mut looked_up: HashMap<(String, String, String), crate::compare::FloorLookup> = HashMap::new();
+    let mut floor_of = |r: &Shown| {
+        let machine = machines
+            .entry(r.run)
+            .or_insert_with(|| store.envelope(runs[r.run].id).map(|env| env.machine_key()).unwrap_or_default())
+            .clone();
+        let params = serde_json::to_string(&r.params).unwrap_or_default();
+        looked_up
+            .entry((params, r.label.clone(), machine))
+            .or_insert_with_key(|(_, _, m)| floors.of_cell(workload, &r.params, &r.label, m))
+            .clone()
+    };
     let mut floor_notes = Vec::new();
     let bands: Vec<Option<(f64, f64)>> = lines
         .iter()
         .map(|l| {
             // The newest row of the line with a floor (a line may mix
             // parameters, such as a treatment), else why the newest has none.
-            let mut lookups = rows.iter().rev().filter(|(_, r)| r.median().is_some() && line_key(r) == l.label).map(|(e, r)| {
-                let machine = store.envelope(e.id).map(|env| env.machine_key()).unwrap_or_default();
-                floors.of(r, &machine)
-            });
+            let mut lookups = members[&l.label].iter().rev().map(|&i| floor_of(&rows[i]));
             let first = lookups.next()?;
             let found = if first.is_ok() { first } else { lookups.find(Result::is_ok).unwrap_or(first) };
             let center = crate::stats::median(&l.points.iter().map(|p| p.1).collect::<Vec<_>>());
@@ -285,9 +330,16 @@ fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&P
     for w in matching_workloads(&store, pattern)? {
         rows.extend(store.rows_of(&w)?);
     }
-    let series = regress::series(&runs, rows);
     let envelopes: RefCell<HashMap<i64, Option<Envelope>>> = RefCell::new(HashMap::new());
     let envelope = |id: i64| envelopes.borrow_mut().entry(id).or_insert_with(|| store.envelope(id).ok()).clone();
+    // One series per machine (a fleet's nodes are as many machines), unless
+    // the steps are to span machines.
+    let machine = |id: i64| match envelope(id) {
+        _ if across_machines => (String::new(), String::new()),
+        Some(e) => (e.machine_key(), e.machine_short_name()),
+        None => (format!("unreadable envelope of h:{id}"), format!("h:{id} (envelope unreadable)")),
+    };
+    let series = regress::series(&runs, rows, &machine);
     let machines = |a: i64, b: i64| match (envelope(a), envelope(b)) {
         (Some(x), Some(y)) => x.machine_differences(&y),
         _ => vec!["envelope unreadable".to_string()],

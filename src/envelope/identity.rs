@@ -15,13 +15,27 @@ fn reading_text<T: std::fmt::Debug>(r: &Reading<T>) -> String {
 }
 
 impl Envelope {
-    /// The machine identity, as (field, value): hostname, CPU model,
-    /// sockets, cores, logical CPUs, memory to the GiB, hypervisor. Two runs
-    /// are of the same machine exactly when every value is equal.
+    /// The machine identity, as (field, value): hostname, Slurm node, CPU
+    /// model, sockets, cores, logical CPUs, memory to the GiB, hypervisor.
+    /// Two runs are of the same machine exactly when every value is equal.
     pub fn identity(&self) -> Vec<(&'static str, String)> {
-        let mut v = vec![("hostname", reading_text(&self.hostname))];
+        let mut v = vec![("hostname", reading_text(&self.hostname)), ("slurm.node", self.node_apart())];
         v.extend(self.hardware());
         v
+    }
+
+    /// The Slurm node the run ran on where it is not the host itself (`-`
+    /// otherwise): several Slurm nodes on one host (a test cluster, or
+    /// nodes sharing a hostname) are several machines, while a node named
+    /// as its host (`n1` on `n1` or `n1.cluster`) is that host, inside a
+    /// job or not.
+    fn node_apart(&self) -> String {
+        let node = self.slurm.as_ref().and_then(|s| s.node.as_deref()).filter(|n| !n.is_empty());
+        match (node, self.hostname.ok()) {
+            (None, _) => "-".into(),
+            (Some(n), Some(h)) if h == n || h.split('.').next() == Some(n) => "-".into(),
+            (Some(n), _) => n.to_string(),
+        }
     }
 
     /// The identity without the hostname: what the machine is rather than
@@ -57,6 +71,16 @@ impl Envelope {
             .filter(|((_, a), (_, b))| a != b)
             .map(|((f, a), (_, b))| format!("{f} ({a} vs {b})"))
             .collect()
+    }
+
+    /// The machine in a word: its hostname, with `/NODE` when it ran on a
+    /// Slurm node that is not the host itself (see [`Envelope::identity`]).
+    pub fn machine_short_name(&self) -> String {
+        let host = self.hostname.ok().cloned().unwrap_or_else(|| "unknown-host".into());
+        match self.node_apart() {
+            n if n == "-" => host,
+            n => format!("{host}/{n}"),
+        }
     }
 
     /// `hostname, CPU model, N CPUs`: how the history names a run's machine

@@ -87,14 +87,45 @@ pub struct SlurmFacts {
     pub job_nodelist: Option<String>,
     /// `SLURMD_NODENAME`: the Slurm name of the node this process runs on.
     pub node: Option<String>,
+    /// `SLURM_ARRAY_JOB_ID`: the job array this job is a task of, which
+    /// every node of a submission made as one array shares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_job_id: Option<String>,
+    /// `SLURM_JOB_NAME`: the job's name, which the jobs of one submission
+    /// share when it names them apart from other submissions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_name: Option<String>,
 }
+
+/// The job name `slurm submit`'s batch script gives when the submission
+/// names its jobs no further: shared by every submission, so it identifies
+/// none.
+pub const PLAIN_JOB_NAME: &str = "proofbench";
 
 impl SlurmFacts {
     /// The facts `var` gives (the process environment: `std::env::var`);
-    /// `None` when it has none of the three variables.
+    /// `None` when it has none of the job id, node list and node name.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Option<SlurmFacts> {
-        let facts = SlurmFacts { job_id: var("SLURM_JOB_ID"), job_nodelist: var("SLURM_JOB_NODELIST"), node: var("SLURMD_NODENAME") };
+        let facts = SlurmFacts {
+            job_id: var("SLURM_JOB_ID"),
+            job_nodelist: var("SLURM_JOB_NODELIST"),
+            node: var("SLURMD_NODENAME"),
+            array_job_id: var("SLURM_ARRAY_JOB_ID"),
+            job_name: var("SLURM_JOB_NAME"),
+        };
         (facts.job_id.is_some() || facts.job_nodelist.is_some() || facts.node.is_some()).then_some(facts)
+    }
+
+    /// The submission this job belongs to, which every node's run of one
+    /// submission shares: `slurm array N` (the job array), else `slurm job
+    /// NAME` (a name the submission gave its jobs, not [`PLAIN_JOB_NAME`]).
+    /// `None` when neither says (a job's own id names one node's job only).
+    pub fn submission(&self) -> Option<String> {
+        let named = |n: &&String| !n.is_empty() && n.as_str() != PLAIN_JOB_NAME;
+        if let Some(a) = self.array_job_id.as_ref().filter(|a| !a.is_empty()) {
+            return Some(format!("slurm array {a}"));
+        }
+        self.job_name.as_ref().filter(named).map(|n| format!("slurm job {n}"))
     }
 }
 

@@ -170,10 +170,11 @@ impl Envelope {
             push(
                 "Slurm",
                 format!(
-                    "job {} on node {} (job nodes {})",
+                    "job {} on node {} (job nodes {}){}",
                     or_unknown(&slurm.job_id),
                     or_unknown(&slurm.node),
-                    or_unknown(&slurm.job_nodelist)
+                    or_unknown(&slurm.job_nodelist),
+                    slurm.submission().map(|s| format!(", submission {s}")).unwrap_or_default()
                 ),
             );
         }

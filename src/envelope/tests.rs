@@ -285,6 +285,7 @@ fn the_machine_identity_is_defined_once_and_the_stored_name_keeps_its_text() {
         fields,
         [
             "hostname",
+            "slurm.node",
             "cpu.model_name",
             "cpu.sockets",
             "cpu.physical_cores",
@@ -303,6 +304,15 @@ fn the_machine_identity_is_defined_once_and_the_stored_name_keeps_its_text() {
     other.kernel.release = Reading::Present("9.9.9".into());
     assert_ne!(env.kind(), other.kind());
     assert!(env.machine_differences(&other).len() == 1, "the kernel is no part of the identity");
+    // A Slurm node named as its host is that host, in a job or not;
+    // another node on the same host is another machine.
+    let mut in_job = env.clone();
+    in_job.slurm = SlurmFacts::from_vars(|k| (k == "SLURMD_NODENAME").then(|| "vm".into()));
+    assert!(env.machine_differences(&in_job).is_empty());
+    let mut n2 = env.clone();
+    n2.slurm = SlurmFacts::from_vars(|k| (k == "SLURMD_NODENAME").then(|| "n2".into()));
+    assert_eq!(in_job.machine_differences(&n2), ["slurm.node (- vs n2)"]);
+    assert_eq!((in_job.machine_short_name(), n2.machine_short_name()), ("vm".to_string(), "vm/n2".to_string()));
 }
 
 #[test]
@@ -313,7 +323,16 @@ fn a_slurm_job_is_recorded_from_its_variables_and_shown_in_the_summary() {
         _ => None,
     };
     let facts = SlurmFacts::from_vars(vars).expect("in a job");
-    assert_eq!(facts, SlurmFacts { job_id: Some("12".into()), job_nodelist: None, node: Some("n2".into()) });
+    assert_eq!(
+        facts,
+        SlurmFacts { job_id: Some("12".into()), job_nodelist: None, node: Some("n2".into()), array_job_id: None, job_name: None }
+    );
+    assert_eq!(facts.submission(), None, "a job's own id names one node's job, not a submission");
+    let named = |name: &'static str| {
+        SlurmFacts::from_vars(move |k| (k == "SLURM_JOB_ID").then(|| "12".into()).or((k == "SLURM_JOB_NAME").then(|| name.into())))
+    };
+    assert_eq!(named("proofbench").unwrap().submission(), None, "the plain name is every submission's");
+    assert_eq!(named("proofbench-r7").unwrap().submission().as_deref(), Some("slurm job proofbench-r7"));
     assert_eq!(SlurmFacts::from_vars(|_| None), None);
 
     // A fixture tree is not the live machine: no Slurm job, and no field in the JSON.

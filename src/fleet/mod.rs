@@ -40,6 +40,11 @@ pub struct Host {
     pub run: String,
     /// Its group (an index into [`Fleet::groups`]).
     pub group: usize,
+    /// How its run stands when it is not a whole, quiet run: cut short
+    /// (the connection dropped, a signal or a time limit stopped it, no
+    /// finish record) and busy (other processes took its CPUs); `None`
+    /// for a whole run on a quiet machine.
+    pub state: Option<String>,
 }
 
 /// Hosts of one kind of machine.
@@ -71,8 +76,9 @@ pub enum Standing {
     Differs(String),
     /// The row is not ok on this host (its status and reason).
     NotOk(String),
-    /// The host's run has no such row.
-    Missing,
+    /// The host's run has no such row: why (the connection dropped before
+    /// it arrived, the run was stopped before it, or it is not in the run).
+    Missing(String),
 }
 
 impl Standing {
@@ -85,7 +91,7 @@ impl Standing {
             Standing::NoInterval(_) => "no interval",
             Standing::Differs(_) => "different parameters",
             Standing::NotOk(_) => "not ok",
-            Standing::Missing => "missing",
+            Standing::Missing(_) => "missing",
         }
     }
 
@@ -120,10 +126,33 @@ pub struct Entry {
     pub ratio_ci95: Option<[f64; 2]>,
     /// Trials with timed samples.
     pub trials: usize,
+    /// Trials that other processes or the hypervisor disturbed, and by how
+    /// much (`2 of 3 trials disturbed (others took 98% of their CPUs)`):
+    /// such a row is neither plainly in band nor plainly an outlier.
+    pub disturbed: Option<String>,
+    /// Whether a signal (Ctrl-C, or a time limit's SIGTERM) cut the row
+    /// short of its planned trials.
+    pub cut: bool,
     pub standing: Standing,
 }
 
 impl Entry {
+    /// The standing in words, qualified where the row is not a plain
+    /// measurement: `in band, from disturbed trials`, `worse, cut short`.
+    pub fn standing_text(&self) -> String {
+        let mut s = self.standing.as_str().to_string();
+        if matches!(self.standing, Standing::NotOk(_) | Standing::Missing(_)) {
+            return s;
+        }
+        if self.disturbed.is_some() {
+            s.push_str(", from disturbed trials");
+        }
+        if self.cut {
+            s.push_str(", cut short");
+        }
+        s
+    }
+
     /// How far the ratio lies from 1, on the log scale (0 without one).
     pub fn distance(&self) -> f64 {
         self.ratio.filter(|r| *r > 0.0).map_or(0.0, |r| r.ln().abs())
@@ -151,7 +180,7 @@ impl Fleet {
 
     /// The rows that are not ok on their host, or missing from its run.
     pub fn not_ok(&self) -> impl Iterator<Item = &Entry> {
-        self.entries.iter().filter(|e| matches!(e.standing, Standing::NotOk(_) | Standing::Missing))
+        self.entries.iter().filter(|e| matches!(e.standing, Standing::NotOk(_) | Standing::Missing(_)))
     }
 }
 
@@ -220,6 +249,53 @@ fn key(r: &Row) -> (String, String) {
     (r.cell.workload.clone(), r.axes_text())
 }
 
+/// How a host's run stands, if it is not a whole run on a quiet machine
+/// (see [`Host::state`]).
+fn run_state(s: &StoredRun) -> Option<String> {
+    let run = &s.run;
+    let (ran, planned) = (s.rows.len(), run.plan.len());
+    let mut parts = Vec::new();
+    if run.finished_utc.is_none() {
+        parts.push(format!("incomplete: no finish record (killed, or still running): {ran} of {planned} cells ran"));
+    } else if run.interrupted {
+        parts.push(format!("cut: a signal (Ctrl-C, or a time limit's SIGTERM) stopped it: {ran} of {planned} cells ran"));
+    } else if !run.complete || !run.not_run.is_empty() {
+        if run.launcher.is_some() {
+            parts.push(format!("cut: the connection dropped: {ran} of {planned} cells arrived"));
+        } else {
+            parts.push(format!("cut: it ended early: {ran} of {planned} cells ran"));
+        }
+    }
+    if let Some(i) = run.interference.as_ref().filter(|i| i.disturbed) {
+        parts.push(format!("busy: others took {:.0}% of its CPUs", 100.0 * i.others_share));
+    }
+    let disturbed = s.rows.iter().filter(|r| r.disturbed_trials() > 0).count();
+    if disturbed > 0 {
+        parts.push(format!("{} of {} rows from disturbed trials", disturbed, s.rows.len()));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// Why a host's run has no row of `k`: the cell was planned and the run
+/// was cut before it (the connection dropped, a signal, no finish record),
+/// or the run never planned it.
+fn why_missing(s: &StoredRun, k: &(String, String)) -> String {
+    let run = &s.run;
+    let planned = run.plan.iter().any(|c| c.workload == k.0 && c.axes_text_without("") == k.1);
+    if !planned {
+        return "not in this host's plan".into();
+    }
+    if run.finished_utc.is_none() {
+        "the run has no finish record (it was killed, or is still running)".into()
+    } else if run.interrupted {
+        "the run was stopped (Ctrl-C, or a time limit) before this row".into()
+    } else if run.launcher.is_some() {
+        "the connection dropped before this row arrived".into()
+    } else {
+        "the run ended before this row".into()
+    }
+}
+
 /// The interval of the ratio of `row`'s median to `fleet`, or why there is
 /// none: the row's own 95% interval over trials (as its report prints it;
 /// the exact ratio when its trial medians are all equal) over the fleet
@@ -260,7 +336,13 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
             }
         };
         groups[g].hosts.push(i);
-        hosts.push(Host { name: names[i].clone(), hostname: hostname(&s.run.envelope), run: dir.to_string(), group: g });
+        hosts.push(Host {
+            name: names[i].clone(),
+            hostname: hostname(&s.run.envelope),
+            run: dir.to_string(),
+            group: g,
+            state: run_state(s),
+        });
     }
     // Each host's rows by key; every key of the group, in the order of the
     // first host that has it.
@@ -294,17 +376,20 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
                     workload: k.0.clone(),
                     axes: k.1.clone(),
                     status: "missing".into(),
-                    unit: None,
+                    // The fleet median is printed in the row's unit.
+                    unit,
                     direction: None,
                     median: None,
                     fleet_median: fleet,
                     ratio: None,
                     ratio_ci95: None,
                     trials: 0,
-                    standing: Standing::Missing,
+                    disturbed: None,
+                    cut: false,
+                    standing: Standing::Missing(String::new()),
                 };
                 let Some(row) = by_key[h].get(&k) else {
-                    entries.push(blank);
+                    entries.push(Entry { standing: Standing::Missing(why_missing(runs[h].1, &k)), ..blank });
                     continue;
                 };
                 let mut e = Entry {
@@ -313,6 +398,8 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
                     direction: Some(row.direction),
                     median: row.median(),
                     trials: row.trial_medians().len(),
+                    disturbed: crate::report::facts::disturbed_text(row),
+                    cut: row.cut_short(),
                     ..blank
                 };
                 let differences = differs(row);

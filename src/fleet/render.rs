@@ -35,7 +35,7 @@ fn better_is(e: &Entry) -> &'static str {
 /// The sentence of an outlier: `node17: os.syscall 1.310x the fleet median
 /// (1.220..1.400): worse, beyond the 2.00% noise band (lower is better)`.
 pub fn sentence(fleet: &Fleet, e: &Entry) -> String {
-    format!(
+    let mut s = format!(
         "{}: {} {} the fleet median ({}): {}, beyond the {} noise band ({})",
         fleet.hosts[e.host].name,
         e.row,
@@ -44,23 +44,41 @@ pub fn sentence(fleet: &Fleet, e: &Entry) -> String {
         e.standing.as_str(),
         format::percent(fleet.band),
         better_is(e),
-    )
+    );
+    if let Some(d) = &e.disturbed {
+        s.push_str(&format!("; but {d}: the machine was busy, not necessarily slow"));
+    }
+    if e.cut {
+        s.push_str("; cut short of its planned trials");
+    }
+    s
 }
 
 /// The most outliers the first screen names one by one; the tables hold
 /// every one.
 pub const SENTENCES: usize = 20;
 
-/// The standing as a table shows it, toned.
-fn standing_line(s: &Standing) -> Line {
-    match s {
+/// The standing as a table shows it, toned; a row from disturbed trials
+/// or cut short says so instead of a plain verdict.
+fn standing_line(e: &Entry) -> Line {
+    if matches!(e.standing, Standing::Worse | Standing::Better | Standing::InBand) && (e.disturbed.is_some() || e.cut) {
+        let mut why = Vec::new();
+        if let Some(d) = &e.disturbed {
+            why.push(d.clone());
+        }
+        if e.cut {
+            why.push("cut short of its planned trials".to_string());
+        }
+        return Line::new().toned(Tone::Warn, format!("{} ({})", e.standing_text(), why.join("; ")));
+    }
+    match &e.standing {
         Standing::Worse => Line::new().toned(Tone::Bad, "worse"),
         Standing::Better => Line::new().toned(Tone::Good, "better"),
         Standing::InBand => Line::new().toned(Tone::Dim, "in band"),
         Standing::NoInterval(why) => Line::new().toned(Tone::Warn, format!("no interval: {why}")),
         Standing::Differs(what) => Line::new().toned(Tone::Warn, format!("different parameters: {what}")),
         Standing::NotOk(why) => Line::new().toned(Tone::Bad, why.clone()),
-        Standing::Missing => Line::new().toned(Tone::Warn, "missing: not in this host's run"),
+        Standing::Missing(why) => Line::new().toned(Tone::Warn, format!("missing: {why}")),
     }
 }
 
@@ -72,6 +90,9 @@ fn counts(fleet: &Fleet) -> String {
     let not_ok = fleet.not_ok().count();
     let no_interval = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::NoInterval(_))).count();
     let differs = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::Differs(_))).count();
+    let judged = |e: &&Entry| matches!(e.standing, Standing::Worse | Standing::Better | Standing::InBand);
+    let disturbed = fleet.entries.iter().filter(judged).filter(|e| e.disturbed.is_some()).count();
+    let cut = fleet.entries.iter().filter(judged).filter(|e| e.cut).count();
     let mut s = format!(
         "{} in {}; {} of {} beyond the {} noise band ({worse} worse, {better} better)",
         format::counted(fleet.hosts.len(), "host", "hosts"),
@@ -88,6 +109,12 @@ fn counts(fleet: &Fleet) -> String {
     }
     if differs > 0 {
         s.push_str(&format!("; {differs} measured with other parameters"));
+    }
+    if disturbed > 0 {
+        s.push_str(&format!("; {disturbed} from disturbed trials (busy machines: neither plainly in band nor plainly outliers)"));
+    }
+    if cut > 0 {
+        s.push_str(&format!("; {cut} cut short of their planned trials"));
     }
     s.push('.');
     s
@@ -118,12 +145,22 @@ pub fn document(fleet: &Fleet) -> Document {
             fleet.groups.len()
         ))));
     }
+    let states: Vec<Line> = fleet.hosts.iter().filter_map(|h| h.state.as_ref().map(|s| Line::from(format!("{}: {s}", h.name)))).collect();
+    if !states.is_empty() {
+        blocks.push(Block::Warning(Line::from(format!(
+            "{} of {} did not run whole on a quiet machine: their rows are marked, and a fleet median made of busy hosts is a busy fleet's",
+            states.len(),
+            format::counted(fleet.hosts.len(), "host", "hosts")
+        ))));
+        blocks.push(Block::List(states));
+    }
     let not_ok: Vec<Line> = fleet
         .not_ok()
         .map(|e| {
             let why = match &e.standing {
                 Standing::NotOk(why) => why.clone(),
-                _ => "missing: not in this host's run".into(),
+                Standing::Missing(why) => format!("missing: {why}"),
+                _ => String::new(),
             };
             Line::from(format!("{}: {}: {why}", fleet.hosts[e.host].name, e.row))
         })
@@ -156,7 +193,7 @@ pub fn document(fleet: &Fleet) -> Document {
                 Line::from(e.ratio.map(format::speedup).unwrap_or_else(|| "n/a".into())),
                 Line::from(interval_text(e.ratio_ci95)),
                 Line::from(e.trials.to_string()),
-                standing_line(&e.standing),
+                standing_line(e),
             ]);
         }
         blocks.push(Block::Table(t));
@@ -176,7 +213,7 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
     Ok(match fmt {
         ExportFormat::Csv => {
             let mut out = String::from(
-                "host,hostname,run,machine,workload,axes,status,unit,direction,median,fleet_median,ratio,ratio_ci95_lo,ratio_ci95_hi,trials,standing\n",
+                "host,hostname,run,machine,workload,axes,status,unit,direction,median,fleet_median,ratio,ratio_ci95_lo,ratio_ci95_hi,trials,standing,disturbed,cut,run_state\n",
             );
             for e in &fleet.entries {
                 let h = host(e);
@@ -197,6 +234,9 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
                     opt(e.ratio_ci95.map(|c| c[1])),
                     e.trials.to_string(),
                     e.standing.as_str().into(),
+                    csv_field(e.disturbed.as_deref().unwrap_or_default()),
+                    e.cut.to_string(),
+                    csv_field(h.state.as_deref().unwrap_or_default()),
                 ];
                 out.push_str(&fields.join(","));
                 out.push('\n');
@@ -226,6 +266,14 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
                         "ratio_ci95": e.ratio_ci95,
                         "trials": e.trials,
                         "standing": e.standing.as_str(),
+                        "standing_text": e.standing_text(),
+                        "why": match &e.standing {
+                            Standing::NoInterval(w) | Standing::Differs(w) | Standing::NotOk(w) | Standing::Missing(w) => Some(w.clone()),
+                            _ => None,
+                        },
+                        "disturbed": e.disturbed,
+                        "cut": e.cut,
+                        "run_state": h.state,
                     })
                 })
                 .collect();
@@ -251,7 +299,7 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
                     value_text(e, e.median),
                     e.ratio.map(format::speedup).unwrap_or_else(|| "n/a".into()),
                     interval_text(e.ratio_ci95),
-                    e.standing.as_str().into(),
+                    e.standing_text(),
                 ]);
             }
             t.render()

@@ -128,7 +128,7 @@ fn a_failed_row_is_listed_with_its_status_and_a_missing_row_too() {
     assert_eq!(b.standing, Standing::NotOk("failed: exit code 3".into()));
     // The failed host's median is no part of the fleet median.
     assert_eq!(b.fleet_median, Some(101.0));
-    assert_eq!(entry(&f, "c", "os.syscall").standing, Standing::Missing);
+    assert_eq!(entry(&f, "c", "os.syscall").standing, Standing::Missing("not in this host's plan".into()));
     let text = crate::text::document::terminal::render(&document(&f).blocks);
     assert!(text.contains("b: cpu.primes: failed: exit code 3"), "{text}");
     assert!(text.contains("c: os.syscall: missing"), "{text}");
@@ -196,4 +196,125 @@ fn the_first_screen_names_at_most_twenty_outliers() {
     assert!(text.contains("... and 5 more outliers (see the tables)"), "{text}");
     // The farthest first: slow24.
     assert!(text.find("slow24: cpu.primes").unwrap() < text.find("slow23: cpu.primes").unwrap(), "{text}");
+}
+
+/// Interference of a trial or run where others took `share` of the CPUs.
+fn busy(share: f64) -> crate::measure::interference::Interference {
+    crate::measure::interference::Interference {
+        cpus: vec![0, 1],
+        window_ms: 1000.0,
+        own_cpu_ms: 1000.0 * (1.0 - share),
+        busy_ms: 2000.0,
+        others_cpu_ms: 2000.0 * share,
+        others_share: share,
+        steal_ms: 0.0,
+        steal_share: 0.0,
+        pressure_ms: None,
+        pressure_share: None,
+        resolution_ms: 10.0,
+        disturbed: share >= 0.1,
+    }
+}
+
+/// `r` with every trial disturbed: others took 98% of its CPUs.
+fn disturbed(mut r: Row) -> Row {
+    for t in &mut r.trials {
+        t.facts = Some(crate::evidence::TrialFacts {
+            allowed_cpus: vec![0, 1],
+            thread_cpus: vec![0],
+            anon_huge_bytes: None,
+            interference: Some(busy(0.98)),
+        });
+    }
+    r
+}
+
+/// Issue 32, item 3: 16 hosts at once, every one busy; no row of them is
+/// called plainly "in band" or an outlier, and each host's run says busy.
+#[test]
+fn busy_hosts_are_not_called_in_band_plainly() {
+    let mut runs: Vec<StoredRun> = (0..4)
+        .map(|i| {
+            let mut s = host_run(&format!("h{i}"), "x", vec![disturbed(row("cpu.primes", &[800.0 + i as f64, 801.0, 802.0], Unit::Ns))]);
+            s.run.interference = Some(busy(0.98));
+            s
+        })
+        .collect();
+    assert!(runs[0].rows[0].disturbed_trials() > 0, "the fake row has trials to disturb");
+    runs.push(host_run("quiet", "x", vec![row("cpu.primes", &[100.0, 101.0, 99.0], Unit::Ns)]));
+    let f = fleet_of(&runs);
+    let h0 = entry(&f, "h0", "cpu.primes");
+    assert_eq!(h0.standing, Standing::InBand);
+    assert_eq!(h0.standing_text(), "in band, from disturbed trials");
+    assert!(h0.disturbed.as_deref().unwrap().contains("others took 98% of their CPUs"), "{:?}", h0.disturbed);
+    assert!(f.hosts[h0.host].state.as_deref().unwrap().contains("busy: others took 98% of its CPUs"), "{:?}", f.hosts[h0.host].state);
+    assert_eq!(f.hosts.iter().find(|h| h.name == "quiet").unwrap().state, None);
+    let quiet = entry(&f, "quiet", "cpu.primes");
+    assert_eq!(quiet.standing, Standing::Better);
+    assert_eq!(quiet.standing_text(), "better");
+    let text = crate::text::document::terminal::render(&document(&f).blocks);
+    assert!(!text.lines().any(|l| l.contains("h0") && l.trim_end().ends_with("in band")), "{text}");
+    assert!(text.contains("4 from disturbed trials"), "{text}");
+    assert!(text.contains("4 of 5 hosts did not run whole on a quiet machine"), "{text}");
+    let csv = export(&f, crate::model::ExportFormat::Csv).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",disturbed,cut,run_state"), "{csv}");
+    let json: serde_json::Value = serde_json::from_str(&export(&f, crate::model::ExportFormat::Json).unwrap()).unwrap();
+    let h0 = json.as_array().unwrap().iter().find(|e| e["host"] == "h0").unwrap();
+    assert_eq!(h0["standing_text"], "in band, from disturbed trials");
+}
+
+/// Issue 32, item 8: a host whose connection dropped is missing rows for
+/// that reason, its table rows print the fleet median with its unit and
+/// sit with their workload's other hosts; a run a time limit stopped is
+/// said to be cut.
+#[test]
+fn a_dropped_connection_and_a_time_limit_are_said_and_missing_rows_keep_their_unit() {
+    let rows = |host: &str| {
+        let mut s = host_run(
+            host,
+            "x",
+            vec![row("cpu.primes", &[100.0, 101.0, 99.0], Unit::Ns), {
+                let mut r = row("os.syscall", &[5.0, 5.1, 5.05], Unit::NsPerOp);
+                r.cell.index = 1;
+                r.cell.row_id = "001-os.syscall".into();
+                r
+            }],
+        );
+        s.run.plan = s.rows.iter().map(|r| r.cell.clone()).collect();
+        s
+    };
+    let mut dropped = rows("c");
+    dropped.rows.truncate(1);
+    dropped.run.complete = false;
+    dropped.run.not_run = vec!["001-os.syscall".into()];
+    dropped.run.launcher = Some(crate::evidence::LauncherRecord {
+        template: "ssh -- {host}".into(),
+        host: Some("c".into()),
+        prefix: Vec::new(),
+        remote_exe: "proofbench".into(),
+        launched_from: Some("head".into()),
+    });
+    let mut stopped = rows("d");
+    stopped.rows.truncate(1);
+    stopped.run.complete = false;
+    stopped.run.interrupted = true;
+    stopped.run.not_run = vec!["001-os.syscall".into()];
+    let f = fleet_of(&[rows("a"), rows("b"), dropped, stopped]);
+    let c = entry(&f, "c", "os.syscall");
+    assert_eq!(c.standing, Standing::Missing("the connection dropped before this row arrived".into()));
+    assert!(f.hosts[c.host].state.as_deref().unwrap().starts_with("cut: the connection dropped: 1 of 2 cells arrived"));
+    let d = entry(&f, "d", "os.syscall");
+    assert_eq!(d.standing, Standing::Missing("the run was stopped (Ctrl-C, or a time limit) before this row".into()));
+    assert!(f.hosts[d.host].state.as_deref().unwrap().starts_with("cut: a signal"), "{:?}", f.hosts[d.host].state);
+    let text = crate::text::document::terminal::render(&document(&f).blocks);
+    assert!(!text.contains("not in this host's run"), "{text}");
+    // The missing rows print the fleet median in its unit, and each
+    // workload's hosts are together in the table.
+    let syscall: Vec<usize> = text.lines().enumerate().filter(|(_, l)| l.contains("| os.syscall")).map(|(i, _)| i).collect();
+    assert_eq!(syscall.len(), 4, "{text}");
+    assert_eq!(syscall[3] - syscall[0], 3, "os.syscall's hosts sit together: {text}");
+    for i in &syscall {
+        let line = text.lines().nth(*i).unwrap();
+        assert_eq!(line.matches(" ns").count(), 2 - usize::from(line.contains("missing")), "median and fleet median in ns: {line}");
+    }
 }

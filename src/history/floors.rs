@@ -114,14 +114,17 @@ impl Floors {
     /// The floor of `row` measured on the machine with identity `machine`
     /// ([`Envelope::machine_key`](crate::envelope::Envelope::machine_key)), or why it has none.
     pub fn of(&self, row: &Row, machine: &str) -> FloorLookup {
+        self.of_cell(&row.cell.workload, &row.cell.params, &row.cell.label, machine)
+    }
+
+    /// [`Floors::of`] a row of `workload` with `params`, of the system
+    /// labelled `label`.
+    pub fn of_cell(&self, workload: &str, params: &Params, label: &str, machine: &str) -> FloorLookup {
         if !self.has_history() {
             return Err(format!("no history ({})", self.source));
         }
-        let builds: Vec<Vec<f64>> = self
-            .by_key
-            .get(&key(&row.cell.workload, &row.cell.params, &row.cell.label, machine))
-            .map(|b| b.iter().map(|(_, m)| m.clone()).collect())
-            .unwrap_or_default();
+        let builds: Vec<Vec<f64>> =
+            self.by_key.get(&key(workload, params, label, machine)).map(|b| b.iter().map(|(_, m)| m.clone()).collect()).unwrap_or_default();
         noise_floor(&builds).map_err(|e| e.to_string())
     }
 }

@@ -583,22 +583,48 @@ impl Store {
 
     /// The rows `sql` selects as (run, row_id, row_json), parsed.
     fn parsed_rows(&self, sql: &str, args: impl rusqlite::Params) -> anyhow::Result<Vec<(i64, Row)>> {
+        let mut v = Vec::new();
+        self.each_parsed_row(sql, args, |run, row| {
+            v.push((run, row));
+            Ok(())
+        })?;
+        Ok(v)
+    }
+
+    /// Each row `sql` selects as (run, row_id, row_json), parsed and handed
+    /// to `f` one at a time, so that a caller that keeps less than the whole
+    /// row never holds them all.
+    fn each_parsed_row(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+        mut f: impl FnMut(i64, Row) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
         let mut q = self.conn.prepare(sql)?;
         let mut rows = q.query(args)?;
-        let mut v = Vec::new();
         while let Some(r) = rows.next()? {
             let run: i64 = r.get(0)?;
             let row_id = self.text(r, 1, run, "rows.row_id")?;
             let column = format!("rows.row_json of {row_id}");
             let text = self.text(r, 2, run, &column)?;
-            v.push((run, parse_row(&text, &self.path, None).map_err(|e| self.bad_record(run, &column, e))?));
+            f(run, parse_row(&text, &self.path, None).map_err(|e| self.bad_record(run, &column, e))?)?;
         }
+        Ok(())
+    }
+
+    /// Every stored row of `workload`, with the history id of its run, by
+    /// run and row id. (Sorted here, not by SQLite: its sorter would carry
+    /// every row's whole JSON through temporary files.)
+    pub fn rows_of(&self, workload: &str) -> anyhow::Result<Vec<(i64, Row)>> {
+        let mut v = self.parsed_rows("SELECT run, row_id, row_json FROM rows WHERE workload = ?1", [workload])?;
+        v.sort_by(|(a, x), (b, y)| (a, x.id()).cmp(&(b, y.id())));
         Ok(v)
     }
 
-    /// Every stored row of `workload`, with the history id of its run.
-    pub fn rows_of(&self, workload: &str) -> anyhow::Result<Vec<(i64, Row)>> {
-        self.parsed_rows("SELECT run, row_id, row_json FROM rows WHERE workload = ?1 ORDER BY run, row_id", [workload])
+    /// Each stored row of `workload` with the history id of its run, handed
+    /// to `f` in no set order (as [`Store::rows_of`] without holding them).
+    pub fn each_row_of(&self, workload: &str, f: impl FnMut(i64, Row) -> anyhow::Result<()>) -> anyhow::Result<()> {
+        self.each_parsed_row("SELECT run, row_id, row_json FROM rows WHERE workload = ?1", [workload], f)
     }
 
     /// The envelope (from run.json) of run `id`.

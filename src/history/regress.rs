@@ -16,17 +16,28 @@ use crate::text::format;
 use super::RunEntry;
 
 /// The ok rows of one cell across runs: one workload, one set of axis
-/// values, one system label, oldest run first.
+/// values, one system label, one machine (unless steps are judged across
+/// machines), oldest run first.
 #[derive(Clone, Debug)]
 pub struct Series {
     pub label: String,
+    /// The machine its runs ran on, as the caller names it (empty when the
+    /// series spans machines).
+    pub machine: String,
     pub points: Vec<(RunEntry, Row)>,
 }
+
+/// How [`series`] tells machines apart: a run's (history id) machine
+/// identity ([`Envelope::machine_key`](crate::envelope::Envelope::machine_key))
+/// and the name to show for it.
+pub type MachineOf<'a> = dyn Fn(i64) -> (String, String) + 'a;
 
 /// One step of a series: the row of one run against the row of the next.
 #[derive(Clone, Debug)]
 pub struct Step {
     pub label: String,
+    /// The series' machine (empty when it spans machines).
+    pub machine: String,
     pub from: RunEntry,
     pub to: RunEntry,
     /// `compare`'s judgement (base = `from`, candidate = `to`).
@@ -34,22 +45,31 @@ pub struct Step {
 }
 
 /// Groups `rows` (history id of the run, row) into series, in the order of
-/// `runs` (oldest first). Rows that are not ok are left out: a failed run
-/// neither starts nor ends a step.
-pub fn series(runs: &[RunEntry], rows: Vec<(i64, Row)>) -> Vec<Series> {
+/// `runs` (oldest first): one per workload, axis values, system label and
+/// machine (`machine` gives a run's; a key of `""` for every run makes
+/// series that span machines). The runs of several machines, a fleet's
+/// nodes among them, are so never taken for successive runs of one. Rows
+/// that are not ok are left out: a failed run neither starts nor ends a step.
+pub fn series(runs: &[RunEntry], rows: Vec<(i64, Row)>, machine: &MachineOf<'_>) -> Vec<Series> {
     let order: BTreeMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
-    let mut map: BTreeMap<(String, String, String), Vec<(usize, Row)>> = BTreeMap::new();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    // (workload, axes, label, machine) -> (position of the run, row).
+    type Key = (String, String, String, String);
+    let mut map: BTreeMap<Key, Vec<(usize, Row)>> = BTreeMap::new();
     for (run, row) in rows {
         let Some(&pos) = order.get(&run) else { continue };
         if row.status != Status::Ok {
             continue;
         }
-        map.entry((row.cell.workload.clone(), row.axes_text(), row.cell.label.clone())).or_default().push((pos, row));
+        let (key, name) = machine(run);
+        names.entry(key.clone()).or_insert(name);
+        map.entry((row.cell.workload.clone(), row.axes_text(), row.cell.label.clone(), key)).or_default().push((pos, row));
     }
     map.into_iter()
-        .map(|((_, _, label), mut points)| {
+        .map(|((_, _, label, key), mut points)| {
             points.sort_by_key(|(pos, _)| *pos);
-            Series { label, points: points.into_iter().map(|(pos, row)| (runs[pos].clone(), row)).collect() }
+            let machine = names.get(&key).cloned().unwrap_or_default();
+            Series { label, machine, points: points.into_iter().map(|(pos, row)| (runs[pos].clone(), row)).collect() }
         })
         .collect()
 }
@@ -71,7 +91,7 @@ pub fn steps(
             let diff = machines(a.id, b.id).join(", ");
             let stop = (!diff.is_empty() && !opts.across_machines).then_some(diff.as_str());
             let judged = judge(base, cand, opts, stop, floor(a.id, base));
-            out.push(Step { label: s.label.clone(), from: a.clone(), to: b.clone(), judged });
+            out.push(Step { label: s.label.clone(), machine: s.machine.clone(), from: a.clone(), to: b.clone(), judged });
         }
     }
     // Every step is one more chance of a false verdict.
@@ -92,6 +112,7 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
         ("Workload", Align::Left),
         ("Axes", Align::Left),
         ("System", Align::Left),
+        ("Machine", Align::Left),
         ("From", Align::Left),
         ("To", Align::Left),
         ("From median", Align::Right),
@@ -109,6 +130,7 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
             j.workload.clone(),
             j.axes.clone(),
             s.label.clone(),
+            if s.machine.is_empty() { "any".to_string() } else { s.machine.clone() },
             run_text(&s.from),
             run_text(&s.to),
             j.median_text(j.base_median),
@@ -124,7 +146,7 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
     let mut blocks = vec![
         Block::heading(1, title),
         Block::paragraph(format!(
-            "Each step compares a row with the same row of the next run of its series (ratio = to / from, with a 95% interval from \
+            "Each step compares a row with the same row of the next run of its series, on one machine unless --across-machines (ratio = to / from, with a 95% interval from \
              the trials of both runs; regressed only when the whole interval lies beyond the band: the noise threshold of {}, or \
              the row's noise floor, how far its median moves between runs of one build here, where that is larger).",
             format::percent(threshold)
@@ -154,6 +176,7 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
                 .text(s.judged.axes.as_str())
                 .text("] ")
                 .text(s.label.as_str())
+                .text(if s.machine.is_empty() { String::new() } else { format!(" on {}", s.machine) })
                 .text(" from ")
                 .text(run_text(&s.from))
                 .text(" to ")

@@ -121,7 +121,7 @@ fn series_with(store: &mut Writer, centers: &[f64], change: impl Fn(usize, Row) 
         store.record(&run, &text).unwrap();
     }
     let runs = store.runs().unwrap();
-    let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap());
+    let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap(), &|_| ("m".into(), "vm".into()));
     assert_eq!(series.len(), 1);
     assert_eq!(series[0].points.len(), centers.len());
     let opts = Options { threshold: 0.02, ..Options::default() };
@@ -138,7 +138,7 @@ fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
     assert_eq!((steps[1].from.commit.as_deref(), steps[1].to.commit.as_deref()), (Some("c1"), Some("c2")));
     let text = crate::text::document::terminal::render(&regress::document(&steps, 0.02, "test").blocks);
     assert!(text.contains("3 steps, 1 regressed."), "{text}");
-    assert!(text.contains("regressed: selftest.noisy [-] box from h:2 c1 to h:3 c2"), "{text}");
+    assert!(text.contains("regressed: selftest.noisy [-] box on vm from h:2 c1 to h:3 c2"), "{text}");
     let one = crate::text::document::terminal::render(&regress::document(&steps[..1], 0.02, "test").blocks);
     assert!(one.contains("\n1 step, 0 regressed.\n"), "{one}");
 }
@@ -193,7 +193,7 @@ fn a_system_label_with_markup_is_escaped_by_each_output_its_own_way() {
     assert!(!html.contains("<script"), "{html}");
     assert!(html.contains("<li>regressed: selftest.noisy [&lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`] &lt;script&gt;"), "{html}");
     let term = crate::text::document::terminal::render(&doc.blocks);
-    assert!(term.contains(&format!("- regressed: selftest.noisy [{HOSTILE}] {HOSTILE} from h:1 c0 to h:2 c1")), "{term}");
+    assert!(term.contains(&format!("- regressed: selftest.noisy [{HOSTILE}] {HOSTILE} on vm from h:1 c0 to h:2 c1")), "{term}");
 }
 
 #[test]
@@ -216,7 +216,12 @@ fn a_step_between_machines_is_not_comparable_and_failed_rows_leave_the_series() 
         store.record(&run, &text).unwrap();
     }
     let runs = store.runs().unwrap();
-    let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap());
+    // Each run on a machine of its own: two series of one point, no step.
+    let apart = regress::series(&runs, store.rows_of("selftest.noisy").unwrap(), &|id| (id.to_string(), format!("m{id}")));
+    assert_eq!(apart.len(), 2);
+    assert!(regress::steps(&apart, &Options::default(), &|_, _| Vec::new(), &|_, _| Err("no history".into())).is_empty());
+    // Spanning machines (--across-machines): one series.
+    let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap(), &|_| (String::new(), String::new()));
     assert_eq!(series[0].points.len(), 2, "the invalid row is not a point");
     let opts = Options { threshold: 0.02, ..Options::default() };
     let steps = regress::steps(&series, &opts, &|_, _| vec!["hostname (a vs b)".into()], &|_, _| Err("no history".into()));
@@ -427,4 +432,58 @@ fn a_foreign_database_whose_tables_are_still_in_its_log_is_refused_without_foldi
         assert_eq!(hash(&db), file, "the database file changed");
         assert_eq!(hash(&wal), log, "the log changed");
     }
+}
+
+/// A run of `center` on Slurm node `node` of the host `vm` (the test
+/// cluster's three nodes share a host), in the job array `array`.
+fn node_run(name: &str, started: &str, node: &str, array: &str, center: f64) -> (StoredRun, String) {
+    let (mut run, _) = fake_run(name, started, Some("c1"), vec![noisy_row(center)]);
+    run.run.envelope.hostname = crate::model::Reading::Present("vm".into());
+    run.run.envelope.slurm = crate::envelope::SlurmFacts::from_vars(|k| match k {
+        "SLURM_JOB_ID" => Some(format!("{name}-job")),
+        "SLURMD_NODENAME" => Some(node.to_string()),
+        "SLURM_ARRAY_JOB_ID" => Some(array.to_string()),
+        _ => None,
+    });
+    let text = serde_json::to_string_pretty(&run.run).unwrap();
+    (run, text)
+}
+
+#[test]
+fn a_fleets_nodes_are_separate_series_not_successive_runs_of_one_machine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(&tmp.path().join("h.sqlite")).unwrap();
+    // Two submissions of three nodes each; the nodes differ by far more
+    // than noise (n2 is 50% slower, n3 twice as slow), each node steady.
+    let mut day = 1;
+    for array in ["7", "8"] {
+        for (node, center) in [("n1", 100.0), ("n2", 150.0), ("n3", 200.0)] {
+            let (run, text) = node_run(&format!("{node}-{array}"), &format!("2026-01-0{day}T00:00:00Z"), node, array, center);
+            store.record(&run, &text).unwrap();
+            day += 1;
+        }
+    }
+    let runs = store.runs().unwrap();
+    let envelopes: Vec<crate::envelope::Envelope> = runs.iter().map(|r| store.envelope(r.id).unwrap()).collect();
+    assert_eq!(envelopes[0].slurm.as_ref().and_then(|s| s.submission()).as_deref(), Some("slurm array 7"));
+    assert_eq!(envelopes[1].slurm.as_ref().and_then(|s| s.submission()).as_deref(), Some("slurm array 7"));
+    assert_eq!(envelopes[3].slurm.as_ref().and_then(|s| s.submission()).as_deref(), Some("slurm array 8"));
+    assert_eq!(envelopes[0].machine_differences(&envelopes[1]), ["slurm.node (n1 vs n2)"], "the node is part of the machine");
+    assert!(envelopes[0].machine_differences(&envelopes[3]).is_empty(), "n1 in both submissions is one machine");
+    assert_eq!(envelopes[1].machine_short_name(), "vm/n2");
+    let machine = |id: i64| {
+        let e = store.envelope(id).unwrap();
+        (e.machine_key(), e.machine_short_name())
+    };
+    let series = regress::series(&runs, store.rows_of("selftest.noisy").unwrap(), &machine);
+    let machines: Vec<&str> = series.iter().map(|s| s.machine.as_str()).collect();
+    assert_eq!(series.len(), 3, "one series per node: {machines:?}");
+    let steps = regress::steps(
+        &series,
+        &Options { threshold: 0.02, ..Options::default() },
+        &|a, b| store.envelope(a).unwrap().machine_differences(&store.envelope(b).unwrap()),
+        &|_, _| Err("no history".into()),
+    );
+    let pairs: Vec<(i64, i64, Verdict)> = steps.iter().map(|s| (s.from.id, s.to.id, s.judged.verdict)).collect();
+    assert_eq!(pairs, [(1, 4, Verdict::Unchanged), (2, 5, Verdict::Unchanged), (3, 6, Verdict::Unchanged)], "each node against itself");
 }

@@ -251,3 +251,37 @@ fn two_runs_at_once_record_into_one_database_and_no_history_records_nothing() {
     assert_eq!(kept.len(), 1);
     assert!(kept[0].as_ref().unwrap().path().join("report.md").is_file());
 }
+
+/// Issue 32, item 7: the nodes of one Slurm submission (three nodes of one
+/// host, as on the test cluster) are three machines, each its own series,
+/// not successive runs of one; every run carries the submission.
+#[test]
+fn a_fleets_nodes_are_not_chained_as_successive_runs_of_one_machine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let noisy = noisy_args(100);
+    for (i, node) in ["n1", "n2", "n3"].iter().enumerate() {
+        let args: Vec<&str> = ["run"].into_iter().chain(noisy.iter().map(String::as_str)).chain(["--commit", "abc"]).collect();
+        let out = umask_022(
+            Command::new(bin())
+                .args(&args)
+                .current_dir(dir)
+                .env("SLURM_JOB_ID", format!("{}", 40 + i))
+                .env("SLURMD_NODENAME", node)
+                .env("SLURM_ARRAY_JOB_ID", "40")
+                .env("SLURM_JOB_NAME", "proofbench"),
+        )
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let run: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(run_dir_printed(&text(&out.stdout))).join("run.json")).unwrap())
+                .unwrap();
+        assert_eq!(run["envelope"]["slurm"]["array_job_id"], "40", "{}", run["envelope"]["slurm"]);
+        assert_eq!(run["envelope"]["slurm"]["node"], *node);
+    }
+    let reg = ok(&pb(dir, &["history", "regressions", "selftest"]));
+    assert!(reg.contains("No series has two ok runs yet."), "n1, n2 and n3 are three machines, one run each: {reg}");
+    let across = ok(&pb(dir, &["history", "regressions", "selftest", "--across-machines"]));
+    assert!(across.contains("\n2 steps, "), "--across-machines spans them: {across}");
+}
