@@ -581,10 +581,14 @@ pub enum SlurmCommand {
     /// id. Every `run` flag is accepted and checked before anything is
     /// submitted; each job writes its own run directory under --results.
     Submit(Box<SlurmSubmitArgs>),
-    /// One line per job: node, job id, state, exit code, run directory.
+    /// One line per job: node, job id, state (with a requeued job's
+    /// attempts: a node that failed), exit code, run directory. Exit 2 for
+    /// a job Slurm does not know, 3 when Slurm did not answer.
     Status(SlurmJobsArgs),
     /// Wait until every job has ended, printing each end once: exit 0 when
-    /// all completed, 1 when any failed, timed out or was cancelled.
+    /// all completed, 1 when any failed, timed out or was cancelled (or
+    /// --timeout came first), 3 when Slurm did not answer up to --timeout
+    /// (it is asked again every second until then), 130 when interrupted.
     Wait(SlurmWaitArgs),
 }
 
@@ -618,7 +622,43 @@ pub struct SlurmSubmitArgs {
 
     /// The run options, as `proofbench run` takes them.
     #[command(flatten)]
-    pub run: RunArgs,
+    pub run: SubmitRunArgs,
+}
+
+/// The ids of the `run` flags `slurm submit` hides: those it always refuses
+/// (the job is the launch, and its directory is chosen for it), and
+/// `--no-history`, which every job's script gives (accepted and dropped).
+const SUBMIT_HIDDEN: [&str; 8] = ["launcher", "hosts", "max_parallel", "run_dir", "out", "db", "html", "no_history"];
+
+/// The run options of `slurm submit`: `proofbench run`'s, with
+/// [`SUBMIT_HIDDEN`] hidden from its help, manual page and completions,
+/// yet still parsed, so that each refused one is refused with its reason.
+#[derive(Clone, Debug)]
+pub struct SubmitRunArgs(pub RunArgs);
+
+impl std::ops::Deref for SubmitRunArgs {
+    type Target = RunArgs;
+    fn deref(&self) -> &RunArgs {
+        &self.0
+    }
+}
+
+impl clap::FromArgMatches for SubmitRunArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        RunArgs::from_arg_matches(matches).map(SubmitRunArgs)
+    }
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+}
+
+impl Args for SubmitRunArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        SUBMIT_HIDDEN.iter().fold(RunArgs::augment_args(cmd), |c, id| c.mut_arg(*id, |a| a.hide(true)))
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        SUBMIT_HIDDEN.iter().fold(RunArgs::augment_args_for_update(cmd), |c, id| c.mut_arg(*id, |a| a.hide(true)))
+    }
 }
 
 /// `proofbench slurm status`.
@@ -639,7 +679,9 @@ pub struct SlurmWaitArgs {
     pub jobs: Vec<String>,
 
     /// Give up after this long (the jobs go on): exit 1 naming the jobs
-    /// still pending or running. Default: wait as long as they take.
+    /// still pending or running (3 if Slurm did not answer the last time
+    /// it was asked). It bounds every Slurm command `wait` runs too.
+    /// Default: wait as long as they take.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
 }

@@ -2,10 +2,13 @@
 //! batch job per node, and the jobs followed to their end. The script text,
 //! the host lists and the reading of Slurm's output are `crate::slurm`'s;
 //! this handler runs `sbatch`, `squeue`, `scontrol`, `sacct` and `scancel`
-//! (with the environment it was given: `SLURM_CONF` included).
+//! (with the environment it was given: `SLURM_CONF` included), each bounded
+//! in time (by `wait --timeout` too) and killed with this process, whatever
+//! ends it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
@@ -24,6 +27,11 @@ const OWN_FLAGS: [&str; 6] = ["--nodelist", "--partition", "--nodes", "--results
 
 /// How often `wait` asks Slurm.
 const POLL: Duration = Duration::from_secs(1);
+
+/// Exit code of `slurm status` and `slurm wait` when Slurm could not be
+/// asked: the controller (or the accounting) did not answer, so nothing is
+/// known of the jobs; not a job's failure (1) nor a bad argument (2).
+pub const EXIT_NO_ANSWER: u8 = 3;
 
 /// `proofbench slurm ...`.
 pub fn slurm(args: &SlurmArgs) -> anyhow::Result<ExitCode> {
@@ -128,6 +136,7 @@ fn run_args(run: &RunArgs) -> anyhow::Result<RunArgs> {
     let refused = [
         ("--launcher", run.launcher.is_some(), "the job runs on its node itself"),
         ("--hosts", run.hosts.is_some(), "give the nodes with --nodelist"),
+        ("--max-parallel", run.max_parallel.is_some(), "every job runs at once, as Slurm schedules them"),
         ("--run-dir", run.run_dir.is_some(), "each job writes RESULTS/<node>-<job id>: give --results"),
         ("--out", given("--out"), "each job writes RESULTS/<node>-<job id>: give --results"),
         ("--db", run.db.is_some(), "the jobs record no history: import their run directories later (proofbench history import)"),
@@ -164,21 +173,39 @@ fn run_words(argv: &[String]) -> Vec<String> {
 
 /// The results directory, created if missing, made absolute and checked
 /// writable (a file is made and removed in it); one that already holds a
-/// submission's jobs.json is refused. Errors name `--results`.
+/// submission's jobs.json is refused. Errors are one line naming
+/// `--results` and what is in the way.
 fn results_dir(dir: &Path) -> anyhow::Result<PathBuf> {
-    let fail = |e: std::io::Error| UsageError(format!("--results {}: {e}", dir.display()));
-    fs::create_dir_all(dir).map_err(fail)?;
-    let abs = fs::canonicalize(dir).map_err(fail)?;
+    let flag = format!("--results {}", dir.display());
+    if let Err(e) = fs::create_dir_all(dir) {
+        // The nearest part of the path that exists says what is in the way.
+        let existing = dir.ancestors().find(|a| !a.as_os_str().is_empty() && fs::symlink_metadata(a).is_ok());
+        let why = match existing {
+            Some(a) if a == dir => "it exists and is not a directory".to_string(),
+            Some(a) if !a.is_dir() => format!("{} is not a directory", a.display()),
+            Some(a) => format!("cannot create a directory in {} ({})", a.display(), plain(&e)),
+            None => format!("cannot create it ({})", plain(&e)),
+        };
+        return Err(UsageError(format!("{flag}: {why}")).into());
+    }
+    let abs = fs::canonicalize(dir).map_err(|e| UsageError(format!("{flag}: {}", plain(&e))))?;
     tempfile::Builder::new()
         .prefix(".proofbench-check")
         .tempfile_in(&abs)
-        .map_err(|e| fail(std::io::Error::new(e.kind(), format!("not writable: {e}"))))?;
+        .map_err(|e| UsageError(format!("{flag}: cannot write into it ({})", plain(&e))))?;
     if abs.join(JOBS_FILE).exists() {
-        return Err(
-            UsageError(format!("--results {}: already holds a submission ({JOBS_FILE}); give another directory", dir.display())).into()
-        );
+        return Err(UsageError(format!("{flag}: already holds a submission ({JOBS_FILE}); give another directory")).into());
     }
     Ok(abs)
+}
+
+/// An I/O error's text without Rust's `(os error N)`.
+fn plain(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
 }
 
 /// Writes the script, readable and executable by everyone (mode 0755).
@@ -190,15 +217,35 @@ fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
 }
 
 /// Runs a Slurm client as the launcher's helpers run (its own process
-/// group, bounded output, killed after [`HELPER_TIMEOUT`]: a controller that
-/// does not answer cannot hold `wait` past its timeout); returns its
-/// stdout, or its error line.
-fn slurm_command(program: &str, args: &[String]) -> Result<String, String> {
+/// group, bounded output), killed after `limit` (at most
+/// [`HELPER_TIMEOUT`]) and, whatever ends this process (SIGKILL included),
+/// with it; returns its stdout, or its error line. A client that was not
+/// given the time to answer or did not answer in it says `gave no answer`
+/// ([`slurm::is_no_answer`]).
+fn slurm_command(program: &str, args: &[String], limit: Duration) -> Result<String, String> {
+    let limit = limit.min(HELPER_TIMEOUT);
+    if limit.is_zero() {
+        return Err(format!("{program} gave no answer: no time was left to ask"));
+    }
     let mut command = Command::new(program);
     command.args(args);
-    let out = match capture(command, HELPER_TIMEOUT) {
+    let parent = std::process::id() as i32;
+    // SAFETY: prctl and getppid are async-signal-safe and change only the child.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // This process may have died before the prctl.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+    let out = match capture(command, limit) {
         Ok(Some(out)) => out,
-        Ok(None) => return Err(format!("{program} gave no answer within {} s", HELPER_TIMEOUT.as_secs())),
+        Ok(None) => return Err(format!("{program} gave no answer within {:.0} s", limit.as_secs_f64())),
         Err(e) => return Err(format!("{program}: cannot run it: {e} (is Slurm installed?)")),
     };
     if out.code == Some(0) {
@@ -217,7 +264,7 @@ fn sbatch(script: &Path, node: Option<&str>, partition: Option<&str>, output: &P
     args.push(format!("--output={}", output.display()));
     args.extend(extra.iter().cloned());
     args.push(script.display().to_string());
-    let out = slurm_command("sbatch", &args)?;
+    let out = slurm_command("sbatch", &args, HELPER_TIMEOUT)?;
     let id = out.trim().split(';').next().unwrap_or("").to_string();
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
         return Err(format!("sbatch printed no job id: '{}'", out.trim()));
@@ -232,7 +279,7 @@ fn cancel(jobs: &[SubmittedJob]) -> String {
         return String::new();
     }
     let ids: Vec<String> = jobs.iter().map(|j| j.job_id.clone()).collect();
-    match slurm_command("scancel", &ids) {
+    match slurm_command("scancel", &ids, HELPER_TIMEOUT) {
         Ok(_) => format!(" (cancelled the jobs already submitted: {})", ids.join(" ")),
         Err(e) => format!(" (cancelling the jobs already submitted, {}, failed: {e})", ids.join(" ")),
     }
@@ -306,33 +353,76 @@ fn is_job_id(s: &str) -> bool {
     [id, element].iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
+/// What one round of questions to Slurm learned.
+struct Poll {
+    /// Each job a command answered for; a job none of them knows, when
+    /// they all answered, is `Unknown`.
+    known: BTreeMap<String, JobInfo>,
+    /// Why some jobs could not be asked about: the controller (or the
+    /// accounting) did not answer, or the time ran out. Their states are
+    /// not known, and they are not `Unknown`.
+    no_answer: Option<String>,
+}
+
+/// The time left until `deadline`; `None` without one.
+fn left(deadline: Option<Instant>) -> Duration {
+    deadline.map_or(HELPER_TIMEOUT, |d| d.saturating_duration_since(Instant::now()))
+}
+
 /// What Slurm says about each job: `squeue` for all at once; `scontrol
 /// show job` for those it does not list or that have ended (their exit
-/// code); `sacct` (the database, else the job completion file) for the
-/// rest. A job none of them knows is `Unknown`.
-fn query(ids: &[String]) -> anyhow::Result<BTreeMap<String, JobInfo>> {
+/// code and requeues), or for all with `every`; `sacct` (the database,
+/// else the job completion file) for the rest, and for the earlier
+/// attempts of a requeued job. Every command is bounded by `deadline`; once
+/// one gives no answer, no more are asked this round (a controller that
+/// hangs costs one wait, not one per job).
+fn query(ids: &[String], every: bool, deadline: Option<Instant>) -> anyhow::Result<Poll> {
     let mut known: BTreeMap<String, JobInfo> = BTreeMap::new();
+    let mut no_answer: Option<String> = None;
+    let ask = |program: &str, args: &[String], no_answer: &mut Option<String>| -> Option<Result<String, String>> {
+        if no_answer.is_some() {
+            return None;
+        }
+        match slurm_command(program, args, left(deadline)) {
+            Err(line) if slurm::is_no_answer(&line) => {
+                *no_answer = Some(line);
+                None
+            }
+            other => Some(other),
+        }
+    };
     let squeue = ["-h", "-t", "all", "-o", "%i|%T|%N|%r", "-j", &ids.join(",")].map(String::from);
-    match slurm_command("squeue", &squeue) {
-        Ok(text) => known.extend(slurm::parse_squeue(&text).into_iter().map(|j| (j.id.clone(), j))),
+    match ask("squeue", &squeue, &mut no_answer) {
+        Some(Ok(text)) => known.extend(slurm::parse_squeue(&text).into_iter().map(|j| (j.id.clone(), j))),
         // squeue refuses the whole list when one job has left the controller.
-        Err(line) if line.contains("Invalid job id") => {}
-        Err(line) => anyhow::bail!("{line}"),
+        Some(Err(line)) if line.contains("Invalid job id") => {}
+        Some(Err(line)) => anyhow::bail!("{line}"),
+        None => {}
     }
     for id in ids {
-        if known.get(id).is_some_and(|j| !j.state.has_ended()) {
+        if !every && known.get(id).is_some_and(|j| !j.state.has_ended()) {
             continue;
         }
-        if let Ok(text) = slurm_command("scontrol", &["show", "job", "-o", id].map(String::from)) {
-            known.extend(slurm::parse_scontrol(&text).into_iter().filter(|j| &j.id == id).map(|j| (j.id.clone(), j)));
+        if let Some(Ok(text)) = ask("scontrol", &["show", "job", "-o", id].map(String::from), &mut no_answer)
+            && let Some(j) = slurm::parse_scontrol(&text).into_iter().find(|j| &j.id == id)
+        {
+            known.insert(id.clone(), j);
         }
     }
+    let sacct = |ids: &[String], all_attempts: bool| {
+        let mut fields =
+            vec!["-n", "-P", "-X", "-o", "JobID,State,ExitCode,NodeList", "-j"].into_iter().map(String::from).collect::<Vec<_>>();
+        fields.push(ids.join(","));
+        if all_attempts {
+            fields.insert(0, "-D".into());
+        }
+        let with_file: Vec<String> = std::iter::once("-c".to_string()).chain(fields.iter().cloned()).collect();
+        [fields, with_file]
+    };
     let missing: Vec<String> = ids.iter().filter(|id| !known.contains_key(*id)).cloned().collect();
     if !missing.is_empty() {
-        let fields = ["-n", "-P", "-X", "-o", "JobID,State,ExitCode,NodeList", "-j", &missing.join(",")].map(String::from);
-        let with_file: Vec<String> = std::iter::once("-c".to_string()).chain(fields.iter().cloned()).collect();
-        for args in [fields.to_vec(), with_file] {
-            if let Ok(text) = slurm_command("sacct", &args) {
+        for args in sacct(&missing, false) {
+            if let Some(Ok(text)) = ask("sacct", &args, &mut no_answer) {
                 known.extend(slurm::parse_sacct(&text).into_iter().filter(|j| missing.contains(&j.id)).map(|j| (j.id.clone(), j)));
             }
             if missing.iter().all(|id| known.contains_key(id)) {
@@ -340,59 +430,114 @@ fn query(ids: &[String]) -> anyhow::Result<BTreeMap<String, JobInfo>> {
             }
         }
     }
-    for id in ids {
-        known.entry(id.clone()).or_insert_with(|| JobInfo {
-            id: id.clone(),
-            state: JobState::Unknown("not known to squeue, scontrol or sacct (ended long ago without accounting?)".into()),
-            nodes: None,
-            reason: None,
-            exit_code: None,
-            command: None,
-        });
+    // How a requeued job's earlier attempts ended: what is known of it
+    // stands without this, so a failure here is not a round without answer.
+    let requeued: Vec<String> = known.values().filter(|j| j.restarts > 0).map(|j| j.id.clone()).collect();
+    if !requeued.is_empty() && no_answer.is_none() {
+        for args in sacct(&requeued, true) {
+            if let Ok(text) = slurm_command("sacct", &args, left(deadline)) {
+                for attempt in slurm::parse_sacct(&text) {
+                    if let Some(j) = known.get_mut(&attempt.id)
+                        && j.earlier.len() < j.restarts as usize
+                    {
+                        j.earlier.push(slurm::Attempt { state: attempt.state, nodes: attempt.nodes });
+                    }
+                }
+            }
+            if requeued.iter().all(|id| !known[id].earlier.is_empty()) {
+                break;
+            }
+        }
     }
-    Ok(known)
+    if no_answer.is_none() {
+        for id in ids {
+            known.entry(id.clone()).or_insert_with(|| JobInfo {
+                id: id.clone(),
+                state: JobState::Unknown("not known to squeue, scontrol or sacct (ended long ago without accounting?)".into()),
+                nodes: None,
+                reason: None,
+                exit_code: None,
+                command: None,
+                restarts: 0,
+                earlier: Vec::new(),
+            });
+        }
+    }
+    Ok(Poll { known, no_answer })
 }
 
-/// One job's line: node, job id, state, exit code, run directory (`-` for
-/// what is not known yet).
+/// One job's line: node, job id, state (with its reason and attempts),
+/// exit code once it has ended, run directory of this attempt (`-` for what
+/// is not known yet).
 fn job_line(t: &Tracked, info: &JobInfo) -> String {
     let node = t.node.clone().or_else(|| info.nodes.clone());
     let results = t.results.clone().or_else(|| {
         let script = Path::new(info.command.as_deref()?);
         (script.file_name()? == SCRIPT_NAME).then(|| script.parent().map(Path::to_path_buf)).flatten()
     });
-    let run_dir = results.and_then(|r| slurm::run_dir(&r, node.as_deref(), &t.job_id));
-    let state = match (&info.state, &info.reason) {
-        (JobState::Completed, _) | (_, None) => info.state.name().to_string(),
-        (s, Some(r)) => format!("{} ({r})", s.name()),
-    };
+    let run_dir = results.and_then(|r| slurm::run_dir(&r, node.as_deref(), &t.job_id, info.restarts));
     format!(
-        "{} {} {state} {} {}",
+        "{} {} {} {} {}",
         node.as_deref().unwrap_or("-"),
         t.job_id,
-        info.exit_text(),
+        info.state_text(),
+        if info.state.has_ended() { info.exit_text() } else { "-".into() },
         run_dir.map_or_else(|| "-".to_string(), |d| d.display().to_string())
     )
 }
 
-/// `slurm status`: one line per job.
+/// The error of a round that could not ask Slurm: one line, exit
+/// [`EXIT_NO_ANSWER`].
+fn no_answer_exit(what: &str) -> ExitCode {
+    to_stderr(&format!("proofbench: error: {what}\n"));
+    ExitCode::from(EXIT_NO_ANSWER)
+}
+
+/// The ids none of Slurm's commands knows, as a usage error's line.
+fn unknown_ids(jobs: &[&Tracked], known: &BTreeMap<String, JobInfo>) -> Option<String> {
+    let unknown: Vec<&str> =
+        jobs.iter().filter(|t| matches!(known[&t.job_id].state, JobState::Unknown(_))).map(|t| t.job_id.as_str()).collect();
+    (!unknown.is_empty()).then(|| {
+        format!(
+            "{} {}: not known to squeue, scontrol or sacct (a mistyped id, or a job that ended long ago without accounting)",
+            if unknown.len() == 1 { "job" } else { "jobs" },
+            unknown.join(", ")
+        )
+    })
+}
+
+/// `slurm status`: one line per job. A job Slurm does not know is a bad
+/// argument (its line says UNKNOWN; exit 2); a job Slurm did not answer
+/// for within [`HELPER_TIMEOUT`] has no line and is [`EXIT_NO_ANSWER`].
 fn status(args: &SlurmJobsArgs) -> anyhow::Result<ExitCode> {
     let jobs = tracked(&args.jobs)?;
     let ids: Vec<String> = jobs.iter().map(|t| t.job_id.clone()).collect();
-    let known = query(&ids)?;
-    let lines: String = jobs.iter().map(|t| job_line(t, &known[&t.job_id]) + "\n").collect();
+    let poll = query(&ids, true, None)?;
+    let lines: String = jobs.iter().filter_map(|t| poll.known.get(&t.job_id).map(|info| job_line(t, info) + "\n")).collect();
     Out::new().print(&lines)?;
+    if let Some(why) = poll.no_answer {
+        let mut silent: Vec<&str> = ids.iter().filter(|id| !poll.known.contains_key(*id)).map(String::as_str).collect();
+        silent.dedup();
+        return Ok(no_answer_exit(&format!("Slurm did not answer ({why}), so the state of {} is not known", silent.join(", "))));
+    }
+    if let Some(line) = unknown_ids(&jobs.iter().collect::<Vec<_>>(), &poll.known) {
+        return Err(UsageError(line).into());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Why a job that did not complete ended: its state, exit code, Slurm's
-/// reason and the last line of its output file (what the job itself said).
+/// reason, its attempts and the last line of its output file (what the job
+/// itself said).
 fn failure(t: &Tracked, info: &JobInfo) -> String {
     let who = match t.node.as_deref().or(info.nodes.as_deref()) {
         Some(n) => format!("{n} (job {})", t.job_id),
         None => format!("job {}", t.job_id),
     };
     let mut why = vec![info.state.name().to_string()];
+    if info.state.name() == "NODE_FAIL" {
+        why.push("its node failed".into());
+    }
     if let JobState::Unknown(reason) = &info.state {
         why.push(reason.clone());
     }
@@ -400,6 +545,7 @@ fn failure(t: &Tracked, info: &JobInfo) -> String {
         why.push(info.exit_text());
     }
     why.extend(info.reason.clone());
+    why.extend(info.attempts_text());
     let said = t.output.as_ref().and_then(|f| fs::read_to_string(f).ok()).and_then(|text| {
         text.lines()
             .map(str::trim)
@@ -410,52 +556,99 @@ fn failure(t: &Tracked, info: &JobInfo) -> String {
     format!("{who} {}", why.join(", "))
 }
 
-/// `slurm wait`: polls until every job has ended, printing each end once.
+/// Exits 130 when SIGINT, SIGTERM or SIGHUP arrives while `wait` waits
+/// (the jobs go on); the Slurm command it was running dies with it.
+fn exit_on_signal() -> anyhow::Result<()> {
+    crate::runner::signals::install()?;
+    crate::runner::signals::set_waker(Some(Box::new(|| {
+        to_stderr("proofbench: slurm wait interrupted; the jobs go on (follow them again with slurm wait or slurm status)\n");
+        std::process::exit(crate::runner::EXIT_INTERRUPTED.into());
+    })));
+    Ok(())
+}
+
+/// `slurm wait`: asks Slurm once a second until every job has ended,
+/// printing each end once. A round Slurm did not answer is asked again
+/// (said once on stderr, and again when it answers), until `--timeout`,
+/// which bounds every command it runs too.
 fn wait(args: &SlurmWaitArgs) -> anyhow::Result<ExitCode> {
     let jobs = tracked(&args.jobs)?;
-    let ids: Vec<String> = jobs.iter().map(|t| t.job_id.clone()).collect();
+    exit_on_signal()?;
     let deadline = args.timeout.map(|t| Instant::now() + t);
     let mut ended: BTreeSet<String> = BTreeSet::new();
     let mut failures: Vec<String> = Vec::new();
+    let mut unknown: Vec<&Tracked> = Vec::new();
     let mut completed = 0;
+    let mut silent: Option<String> = None;
+    let mut last: BTreeMap<String, JobInfo> = BTreeMap::new();
     loop {
-        let known = query(&ids)?;
+        let waiting: Vec<&Tracked> = jobs.iter().filter(|t| !ended.contains(&t.job_id)).collect();
+        let mut ids: Vec<String> = waiting.iter().map(|t| t.job_id.clone()).collect();
+        ids.dedup();
+        let poll = query(&ids, false, deadline)?;
         let mut lines = String::new();
-        for t in &jobs {
-            let info = &known[&t.job_id];
-            if ended.contains(&t.job_id) {
+        for t in waiting {
+            let Some(info) = poll.known.get(&t.job_id) else { continue };
+            last.insert(t.job_id.clone(), info.clone());
+            if !(info.state.has_ended() || matches!(info.state, JobState::Unknown(_))) {
                 continue;
             }
-            if info.state.has_ended() || matches!(info.state, JobState::Unknown(_)) {
-                ended.insert(t.job_id.clone());
-                lines += &(job_line(t, info) + "\n");
-                if info.state == JobState::Completed {
-                    completed += 1;
-                } else {
-                    failures.push(failure(t, info));
-                }
+            ended.insert(t.job_id.clone());
+            lines += &(job_line(t, info) + "\n");
+            match &info.state {
+                JobState::Completed => completed += 1,
+                JobState::Unknown(_) => unknown.push(t),
+                _ => failures.push(failure(t, info)),
             }
         }
         Out::new().print(&lines)?;
-        if ended.len() == jobs.len() {
+        let done = jobs.iter().all(|t| ended.contains(&t.job_id)) || deadline.is_some_and(|d| Instant::now() >= d);
+        // Said once when Slurm stops answering and once when it answers again
+        // (the end says the rest).
+        match (&poll.no_answer, &silent) {
+            (Some(why), None) if !done => {
+                to_stderr(&format!("proofbench: Slurm does not answer ({why}); asking again every second (the jobs go on)\n"))
+            }
+            (None, Some(_)) if !done => to_stderr("proofbench: Slurm answers again\n"),
+            _ => {}
+        }
+        silent = poll.no_answer.clone();
+        if done {
             break;
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            let left: Vec<String> = jobs
-                .iter()
-                .filter(|t| !ended.contains(&t.job_id))
-                .map(|t| format!("{} ({})", t.job_id, known[&t.job_id].state.name()))
-                .collect();
-            failures.push(format!("--timeout: still not ended: {}", left.join(", ")));
-            break;
+        std::thread::sleep(POLL.min(left(deadline)));
+    }
+    let left: Vec<String> = jobs
+        .iter()
+        .filter(|t| !ended.contains(&t.job_id))
+        .map(|t| last.get(&t.job_id).map_or_else(|| t.job_id.clone(), |i| format!("{} ({})", t.job_id, i.state.name())))
+        .collect();
+    let unknown = unknown_ids(&unknown, &last);
+    if !failures.is_empty() || (!left.is_empty() && silent.is_none()) {
+        failures.extend(unknown);
+        if !left.is_empty() {
+            let seen = if silent.is_some() { " (Slurm did not answer the last time it was asked)" } else { "" };
+            failures.push(format!("--timeout: still not ended: {}{seen}", left.join(", ")));
         }
-        std::thread::sleep(POLL);
+        to_stderr(&format!(
+            "proofbench: error: {completed} of {} completed; {}\n",
+            counted(jobs.len(), "job", "jobs"),
+            failures.join("; ")
+        ));
+        return Ok(ExitCode::from(1));
     }
-    if failures.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+    if !left.is_empty() {
+        return Ok(no_answer_exit(&format!(
+            "--timeout: Slurm did not answer ({}), so these jobs' states are not known: {}; {completed} of {} completed",
+            silent.unwrap_or_default(),
+            left.join(", "),
+            counted(jobs.len(), "job", "jobs")
+        )));
     }
-    to_stderr(&format!("proofbench: error: {completed} of {} completed; {}\n", counted(jobs.len(), "job", "jobs"), failures.join("; ")));
-    Ok(ExitCode::from(1))
+    if let Some(line) = unknown {
+        return Err(UsageError(line).into());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -32,7 +32,8 @@ pub struct StoredRun {
 }
 
 /// Reads run.json and rows.jsonl of a run directory, refusing records of a
-/// newer schema major version.
+/// newer schema major version. The `not_run` of a run without its finish
+/// record is its planned cells that have no row.
 pub fn read_run(dir: &Path) -> Result<StoredRun, EvidenceError> {
     let run_path = dir.join("run.json");
     if !dir.is_dir() {
@@ -44,13 +45,18 @@ pub fn read_run(dir: &Path) -> Result<StoredRun, EvidenceError> {
         Err(e) => return Err(EvidenceError::io(&run_path, e)),
     };
     let text = utf8(&bytes, &run_path, None)?;
-    let run = parse_run(text, &run_path)?;
+    let mut run = parse_run(text, &run_path)?;
     let rows_path = dir.join("rows.jsonl");
     let (rows, warnings) = match fs::File::open(&rows_path) {
         Ok(file) => read_rows(io::BufReader::with_capacity(1 << 16, file), &rows_path)?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => (Vec::new(), vec![format!("{}: missing, no rows", rows_path.display())]),
         Err(e) => return Err(EvidenceError::io(&rows_path, e)),
     };
+    // A run without its finish record (killed, or still running) has the
+    // `not_run` of its start: its cells without a row are what it did not run.
+    if run.finished_utc.is_none() {
+        run.not_run = run.cells_without_row(&rows).into_iter().map(|c| c.row_id.clone()).collect();
+    }
     Ok(StoredRun { dir: dir.to_path_buf(), run, rows, warnings })
 }
 
@@ -341,6 +347,29 @@ mod tests {
         let run = r#"{"schema":"proofbench.run/2","envelope":{"schema":"proofbench.envelope/3"},"plan":[]}"#;
         let e = parse_record::<Value>(run, RUN_SCHEMA, Path::new("run.json"), None).unwrap_err();
         assert!(e.to_string().contains("proofbench.envelope/3 is newer"), "{e}");
+    }
+
+    #[test]
+    fn a_killed_run_reads_as_not_running_exactly_its_cells_without_a_row() {
+        use super::super::fake;
+        let tmp = tempfile::tempdir().unwrap();
+        let rows: Vec<Row> = (0..3).map(|i| fake::row(i, "os.syscall", &[], None, &[1.0, 2.0], crate::model::Unit::NsPerOp)).collect();
+        let plan = rows.iter().map(|r| r.cell.clone()).collect();
+        let mut stored = fake::killed(fake::run(plan, Vec::new()));
+        // As the run wrote it at its start, and left it when it was killed after one row.
+        stored.run.not_run = rows.iter().map(|r| r.cell.row_id.clone()).collect();
+        let d = tmp.path().join("run");
+        let mut dir = super::super::RunDir::create_at(&d).unwrap();
+        dir.write_run(&stored.run).unwrap();
+        dir.append_row(&rows[1]).unwrap();
+        drop(dir);
+        let back = read_run(&d).unwrap();
+        assert_eq!(back.run.not_run, [rows[0].cell.row_id.clone(), rows[2].cell.row_id.clone()]);
+        // A finished run's own list stands.
+        let mut finished = stored.run.clone();
+        finished.finished_utc = Some("2025-01-01T00:01:00Z".into());
+        super::super::RunDir::create_at(&tmp.path().join("done")).unwrap().write_run(&finished).unwrap();
+        assert_eq!(read_run(&tmp.path().join("done")).unwrap().run.not_run.len(), 3);
     }
 
     #[test]

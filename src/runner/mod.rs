@@ -367,7 +367,8 @@ fn announce(run: &RunRecord, req: &RunRequest, dir: &Path, launcher: Option<&lau
     ));
 }
 
-/// The run's record as it starts: the plan and the machine, nothing measured.
+/// The run's record as it starts: the plan and the machine, nothing
+/// measured, every planned cell not run.
 fn run_record(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) -> RunRecord {
     RunRecord {
         schema: RUN_SCHEMA.to_string(),
@@ -386,7 +387,9 @@ fn run_record(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) -> RunRecord {
         interrupted: false,
         complete: false,
         counts: None,
-        not_run: Vec::new(),
+        // Nothing has run yet: a run killed before its finish record (a node
+        // that failed) still lists every cell it did not finish.
+        not_run: cfg.cells.iter().map(|c| c.row_id.clone()).collect(),
         launcher: None,
         trials: Some(cfg.trials.clone()),
         rounds: Vec::new(),

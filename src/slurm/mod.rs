@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use parse::{expand_hostlist, first_error_line, parse_sacct, parse_scontrol, parse_squeue};
+pub use parse::{expand_hostlist, first_error_line, is_no_answer, parse_sacct, parse_scontrol, parse_squeue};
 pub use script::{SCRIPT_NAME, batch_script};
 
 /// Schema name and version of [`JobsFile`].
@@ -52,10 +52,12 @@ pub struct SubmittedJob {
     pub output: PathBuf,
 }
 
-/// The run directory a job writes: `RESULTS/<node>-<job id>`, as the
-/// script names it; `None` while the node is not known.
-pub fn run_dir(results: &Path, node: Option<&str>, job_id: &str) -> Option<PathBuf> {
-    node.map(|n| results.join(format!("{n}-{job_id}")))
+/// The run directory an attempt of a job writes, as the script names it:
+/// `RESULTS/<node>-<job id>` for the first, `RESULTS/<node>-<job id>-rerunN`
+/// after `restarts` = N requeues; `None` while the node is not known.
+pub fn run_dir(results: &Path, node: Option<&str>, job_id: &str, restarts: u32) -> Option<PathBuf> {
+    let rerun = if restarts == 0 { String::new() } else { format!("-rerun{restarts}") };
+    node.map(|n| results.join(format!("{n}-{job_id}{rerun}")))
 }
 
 /// A Slurm job state (`squeue %T`, `scontrol JobState`, `sacct State`).
@@ -123,9 +125,65 @@ pub struct JobInfo {
     pub exit_code: Option<String>,
     /// The batch script (`scontrol`'s `Command`).
     pub command: Option<String>,
+    /// How many times Slurm requeued it (`scontrol`'s `Restarts`; 0 where
+    /// the command does not say): the attempt running or ended is the
+    /// `restarts + 1`-th.
+    pub restarts: u32,
+    /// The ends of its earlier attempts, oldest first (`sacct -D`; empty
+    /// when accounting does not keep them).
+    pub earlier: Vec<Attempt>,
+}
+
+/// How an earlier attempt of a requeued job ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// Its end: `NODE_FAIL` when its node failed.
+    pub state: JobState,
+    /// The nodes it ran on.
+    pub nodes: Option<String>,
+}
+
+impl Attempt {
+    /// `node n2 failed, NODE_FAIL`, `PREEMPTED on n2`.
+    fn text(&self) -> String {
+        match (&self.state, self.nodes.as_deref()) {
+            (JobState::Ended(s), Some(n)) if s == "NODE_FAIL" => format!("node {n} failed, NODE_FAIL"),
+            (JobState::Ended(s), None) if s == "NODE_FAIL" => "its node failed, NODE_FAIL".into(),
+            (s, Some(n)) => format!("{} on {n}", s.name()),
+            (s, None) => s.name().to_string(),
+        }
+    }
 }
 
 impl JobInfo {
+    /// The state as `status` and `wait` print it: Slurm's name, its reason
+    /// after a state that is not COMPLETED, and for a requeued job its
+    /// [`JobInfo::attempts_text`]: `PENDING (BeginTime; attempt 2; attempt
+    /// 1: node n2 failed, NODE_FAIL)`.
+    pub fn state_text(&self) -> String {
+        let reason = self.reason.clone().filter(|_| self.state != JobState::Completed);
+        let notes: Vec<String> = reason.into_iter().chain(self.attempts_text()).collect();
+        if notes.is_empty() { self.state.name().to_string() } else { format!("{} ({})", self.state.name(), notes.join("; ")) }
+    }
+
+    /// For a requeued job, which attempt this is and how the earlier ones
+    /// ended (`attempt 2; attempt 1: node n2 failed, NODE_FAIL`), or that
+    /// it was requeued when accounting does not say how; `None` for a job
+    /// never requeued.
+    pub fn attempts_text(&self) -> Option<String> {
+        if self.restarts == 0 {
+            return None;
+        }
+        let mut notes = vec![format!("attempt {}", self.restarts + 1)];
+        let ends = self.earlier.iter().take(self.restarts as usize).enumerate();
+        notes.extend(ends.map(|(i, a)| format!("attempt {}: {}", i + 1, a.text())));
+        if self.earlier.is_empty() {
+            let times = if self.restarts == 1 { "once".to_string() } else { format!("{} times", self.restarts) };
+            notes.push(format!("requeued {times}: a node failed, a preemption or scontrol requeue"));
+        }
+        Some(notes.join("; "))
+    }
+
     /// The exit code as a reader wants it: `exit 3`, `signal 9`, `-` when
     /// not known.
     pub fn exit_text(&self) -> String {

@@ -96,6 +96,25 @@ pub fn first_error_line(stderr: &str) -> Option<String> {
     lines().find(|l| l.contains("error:")).or_else(|| lines().find(|l| !l.starts_with("Try "))).map(str::to_string)
 }
 
+/// Whether a Slurm command's error line says the controller (or the
+/// database) could not be reached or did not answer in time, rather than
+/// answering: worth asking again, and never a statement about a job.
+pub fn is_no_answer(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    [
+        "socket timed out",
+        "unable to contact slurm controller",
+        "connection refused",
+        "zero bytes were transmitted",
+        "communication connection failure",
+        "connection timed out",
+        "slurmdbd: connection",
+        "gave no answer",
+    ]
+    .iter()
+    .any(|p| l.contains(p))
+}
+
 /// "None", "(null)", "Unknown" and empty values mean "not set".
 fn set(value: &str) -> Option<String> {
     let v = value.trim();
@@ -116,6 +135,8 @@ pub fn parse_squeue(text: &str) -> Vec<JobInfo> {
                 reason: set(reason),
                 exit_code: None,
                 command: None,
+                restarts: 0,
+                earlier: Vec::new(),
             })
         })
         .collect()
@@ -155,13 +176,16 @@ pub fn parse_scontrol(text: &str) -> Vec<JobInfo> {
                 reason: get("Reason").and_then(set),
                 exit_code: get("ExitCode").and_then(set),
                 command: get("Command").and_then(set),
+                restarts: get("Restarts").and_then(|r| r.parse().ok()).unwrap_or(0),
+                earlier: Vec::new(),
             })
         })
         .collect()
 }
 
 /// The jobs of `sacct -n -P -o JobID,State,ExitCode,NodeList` (steps,
-/// `123.batch`, are skipped).
+/// `123.batch`, are skipped). With `-D` a requeued job has one line per
+/// attempt, oldest first: each is returned, in order.
 pub fn parse_sacct(text: &str) -> Vec<JobInfo> {
     text.lines()
         .filter_map(|line| {
@@ -174,6 +198,8 @@ pub fn parse_sacct(text: &str) -> Vec<JobInfo> {
                 reason: None,
                 exit_code: set(exit),
                 command: None,
+                restarts: 0,
+                earlier: Vec::new(),
             })
         })
         .collect()

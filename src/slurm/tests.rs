@@ -109,11 +109,11 @@ fn the_script_runs_the_plan_once_on_its_node_and_says_how_to_resubmit_it() {
     assert!(text.contains("#   sbatch --nodelist=NODE --output=/shared/res/NODE-%j.out /shared/res/proofbench-slurm.sh\n"), "{text}");
     assert_eq!(
         *lines.last().unwrap(),
-        "exec '/opt/pb bin/proofbench' run --run-dir /shared/res/\"$node-$SLURM_JOB_ID\" --no-history os.syscall --profile quick --label \
-         \"it's mine\" -- x"
+        "exec '/opt/pb bin/proofbench' run --run-dir \"$dir\" --no-history os.syscall --profile quick --label \"it's mine\" -- x"
     );
     // An argument with a newline cannot break out of its comment.
-    assert!(lines.iter().all(|l| l.starts_with('#') || ["set -u", "node=", "exec "].iter().any(|p| l.starts_with(p))), "{text}");
+    let code = ["set -u", "node=", "restarts=", "dir=", "if ", "echo ", "exec "];
+    assert!(lines.iter().all(|l| l.starts_with('#') || code.iter().any(|p| l.starts_with(p))), "{text}");
     // The words come back as they were, through a shell.
     let exec = lines.last().unwrap().trim_start_matches("exec ");
     let back = shlex::split(exec).unwrap();
@@ -121,7 +121,71 @@ fn the_script_runs_the_plan_once_on_its_node_and_says_how_to_resubmit_it() {
 }
 
 #[test]
-fn run_directories_are_named_by_node_and_job() {
-    assert_eq!(run_dir(Path::new("/r"), Some("n1"), "12").unwrap(), Path::new("/r/n1-12"));
-    assert_eq!(run_dir(Path::new("/r"), None, "12"), None);
+fn run_directories_are_named_by_node_job_and_attempt() {
+    assert_eq!(run_dir(Path::new("/r"), Some("n1"), "12", 0).unwrap(), Path::new("/r/n1-12"));
+    assert_eq!(run_dir(Path::new("/r"), Some("n1"), "12", 2).unwrap(), Path::new("/r/n1-12-rerun2"));
+    assert_eq!(run_dir(Path::new("/r"), None, "12", 0), None);
+}
+
+/// What the script runs under `sh` as attempt `restarts + 1` of job 7 on
+/// n2, `echo` standing for proofbench: (stdout, stderr).
+fn script_run(restarts: Option<&str>) -> (String, String) {
+    let text = batch_script("echo", &["os.syscall".to_string()], Path::new("/shared/res"), &[]);
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c").arg(&text).env("SLURMD_NODENAME", "n2").env("SLURM_JOB_ID", "7").env_remove("SLURM_RESTART_COUNT");
+    if let Some(r) = restarts {
+        sh.env("SLURM_RESTART_COUNT", r);
+    }
+    let o = sh.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
+}
+
+#[test]
+fn a_requeued_job_writes_a_fresh_run_directory_and_appends_to_its_output() {
+    let text = batch_script("pb", &[], Path::new("/shared/res"), &[]);
+    for directive in ["#SBATCH --requeue", "#SBATCH --open-mode=append"] {
+        assert!(text.lines().any(|l| l == directive), "{text}");
+    }
+    let (first, said) = script_run(None);
+    assert_eq!(first, "run --run-dir /shared/res/n2-7 --no-history os.syscall\n");
+    assert_eq!(said, "proofbench-slurm.sh: job 7, attempt 1, on node n2: run directory /shared/res/n2-7\n");
+    assert_eq!(script_run(Some("0")).0, first);
+    let (rerun, said) = script_run(Some("1"));
+    assert_eq!(rerun, "run --run-dir /shared/res/n2-7-rerun1 --no-history os.syscall\n");
+    assert!(said.contains("attempt 2, on node n2"), "{said}");
+    assert_eq!(script_run(Some("3")).0, "run --run-dir /shared/res/n2-7-rerun3 --no-history os.syscall\n");
+}
+
+#[test]
+fn a_requeued_job_says_which_attempt_it_is_and_that_its_node_failed() {
+    let line =
+        "JobId=9 JobState=PENDING Reason=BeginTime Requeue=1 Restarts=1 ExitCode=0:0 NodeList=(null) Command=/r/proofbench-slurm.sh\n";
+    let mut job = parse_scontrol(line).remove(0);
+    assert_eq!(job.restarts, 1);
+    assert_eq!(job.state_text(), "PENDING (BeginTime; attempt 2; requeued once: a node failed, a preemption or scontrol requeue)");
+    // sacct -D: one line per attempt, the ended ones first.
+    let attempts = parse_sacct("9|NODE_FAIL|0:0|n2\n9|PENDING|0:0|None assigned\n");
+    assert_eq!(attempts.len(), 2);
+    job.earlier = vec![Attempt { state: attempts[0].state.clone(), nodes: attempts[0].nodes.clone() }];
+    assert_eq!(job.state_text(), "PENDING (BeginTime; attempt 2; attempt 1: node n2 failed, NODE_FAIL)");
+    job.state = JobState::Completed;
+    assert_eq!(job.state_text(), "COMPLETED (attempt 2; attempt 1: node n2 failed, NODE_FAIL)");
+    let never = parse_scontrol("JobId=3 JobState=COMPLETED Reason=None Restarts=0 ExitCode=0:0\n").remove(0);
+    assert_eq!((never.state_text(), never.attempts_text()), ("COMPLETED".to_string(), None));
+}
+
+#[test]
+fn a_controller_that_does_not_answer_is_told_from_one_that_answers() {
+    for line in [
+        "slurm_load_jobs error: Socket timed out on send/recv operation",
+        "squeue: error: Unable to contact slurm controller (connect failure)",
+        "scontrol gave no answer within 3 s",
+        "sacct gave no answer: no time was left to ask",
+    ] {
+        assert!(is_no_answer(line), "{line}");
+    }
+    for line in ["slurm_load_jobs error: Invalid job id specified", "sacct: error: Slurm accounting storage is disabled"] {
+        assert!(!is_no_answer(line), "{line}");
+    }
 }

@@ -27,6 +27,37 @@ const NODES: [&str; 3] = ["n1", "n2", "n3"];
 /// A tiny plan: one row, one trial of three samples.
 const PLAN: &[&str] = &["os.syscall", "--profile", "quick", "--trials", "1", "--runs", "3", "--warmup", "1", "--settle", "0"];
 
+/// How long the controller waits for a silent slurmd before it sets the
+/// node DOWN and its jobs NODE_FAIL (Slurm's default is 300 s).
+const SLURMD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A plan of two cells whose rows are written far apart (a row is written
+/// when its cell's last trial is decided, at the end of a round): 20 ms
+/// sleeps that meet the 5% interval after their first two trials, and
+/// sleeps of 20 to 320 ms that never do, running to their eighth trial.
+const SLOW_PLAN: &[&str] = &[
+    "selftest.noisy",
+    "--include-selftest",
+    "-p",
+    "base_us=20000",
+    "-p",
+    "jitter_us=0,300000",
+    "--trials",
+    "2",
+    "--max-trials",
+    "8",
+    "--ci-target",
+    "5",
+    "--run-budget",
+    "120s",
+    "--runs",
+    "3",
+    "--warmup",
+    "1",
+    "--settle",
+    "0",
+];
+
 /// Clusters started by this process (part of each cluster's name).
 static STARTED: AtomicUsize = AtomicUsize::new(0);
 
@@ -106,11 +137,13 @@ impl Cluster {
              SlurmctldLogFile={d}/log/slurmctld.log\nSlurmdLogFile={d}/log/slurmd-%n.log\nProctrackType=proctrack/linuxproc\n\
              TaskPlugin=task/none\nMpiDefault=none\nAccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/filetxt\n\
              JobCompLoc={d}/jobcomp.txt\nMailProg=/bin/true\nSchedulerParameters=batch_sched_delay=0\nReturnToService=2\n\
+             SlurmdTimeout={slurmd_timeout}\n\
              TaskProlog={d}/taskprolog.sh\n{nodes}PartitionName=pb Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP\n",
             pid = std::process::id(),
             ctld = ports[0],
             sock = socket.display(),
             d = d.display(),
+            slurmd_timeout = SLURMD_TIMEOUT.as_secs(),
         );
         std::fs::write(&cluster.conf, conf).map_err(|e| format!("slurm.conf: {e}"))?;
         let mut ctld = Command::new("slurmctld");
@@ -202,6 +235,72 @@ impl Cluster {
         std::fs::write(self.dir.path().join(format!("broken-{node}")), "").unwrap();
     }
 
+    /// Kills node `node` as a power cut would, every process at once by pid:
+    /// its slurmd, the slurmstepd of the job writing `run_dir` (the node's
+    /// one job: each has its node to itself) and everything those started
+    /// (the run and its workers). All are stopped first (SIGSTOP), so that
+    /// none sees another die, then killed (SIGKILL). Returns how many were
+    /// killed.
+    pub fn kill_node(&mut self, node: &str, run_dir: &Path) -> usize {
+        let name = format!("slurmd -N {node}");
+        let i = self.daemons.iter().position(|(n, _)| *n == name).expect("the node's slurmd");
+        let mut pids: Vec<i32> = vec![self.daemons[i].1.id() as i32];
+        // The run is the batch script's shell after its exec; its parent is the
+        // job's slurmstepd (found so, not by job id: another test's cluster
+        // has a job of the same id).
+        let dir = format!("--run-dir {}", run_dir.display());
+        let (run, _) = processes().into_iter().find(|(_, cmd)| cmd.contains(&dir)).expect("the job's run is running");
+        pids.extend(parent(run).filter(|p| processes().iter().any(|(q, cmd)| q == p && cmd.starts_with("slurmstepd:"))));
+        assert_eq!(pids.len(), 2, "the run's parent is a slurmstepd");
+        // And everything below them.
+        loop {
+            let before = pids.len();
+            for (pid, _) in processes() {
+                if parent(pid).is_some_and(|p| pids.contains(&p)) && !pids.contains(&pid) {
+                    pids.push(pid);
+                }
+            }
+            if pids.len() == before {
+                break;
+            }
+        }
+        for sig in [libc::SIGSTOP, libc::SIGKILL] {
+            for pid in &pids {
+                // SAFETY: kill only sends a signal, to a pid this cluster's node runs.
+                unsafe { libc::kill(*pid, sig) };
+            }
+        }
+        let (_, mut slurmd) = self.daemons.remove(i);
+        let _ = slurmd.wait();
+        pids.len()
+    }
+
+    /// Starts node `node`'s slurmd again (after [`Cluster::kill_node`]): the
+    /// node comes back as a rebooted one does.
+    pub fn restart_node(&mut self, node: &str) {
+        let mut slurmd = Command::new("slurmd");
+        slurmd.arg("-D").arg("-N").arg(node).arg("-f").arg(&self.conf);
+        self.spawn(&format!("slurmd -N {node}"), slurmd).expect("slurmd starts again");
+    }
+
+    /// Stops slurmctld (SIGSTOP): a controller that takes connections and
+    /// answers none, as a hung one does.
+    pub fn pause_controller(&self) {
+        self.signal_controller(libc::SIGSTOP);
+    }
+
+    /// Lets a paused slurmctld go on (SIGCONT).
+    pub fn resume_controller(&self) {
+        self.signal_controller(libc::SIGCONT);
+    }
+
+    fn signal_controller(&self, sig: i32) {
+        if let Some((_, ctld)) = self.daemons.iter().find(|(n, _)| n == "slurmctld") {
+            // SAFETY: kill only sends a signal, to a child not yet waited for.
+            unsafe { libc::kill(ctld.id() as i32, sig) };
+        }
+    }
+
     /// The states of every job the controller still knows.
     pub fn job_states(&self) -> Vec<String> {
         let o = self.client("squeue").args(["-h", "-t", "all", "-o", "%i %T"]).output().expect("squeue runs");
@@ -215,6 +314,7 @@ impl Drop for Cluster {
     /// slurmds first: SIGTERM, SIGKILL after 5 s. The directory goes with
     /// the `TempDir`.
     fn drop(&mut self) {
+        self.resume_controller();
         if self.daemons.len() == 2 + NODES.len() {
             let _ = self.client("scancel").args(["-u", "root"]).output();
             let t = Instant::now();
@@ -237,6 +337,25 @@ impl Drop for Cluster {
             let _ = child.wait();
         }
     }
+}
+
+/// Every process's pid and command line (arguments joined by spaces).
+fn processes() -> Vec<(i32, String)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            Some((pid, String::from_utf8_lossy(&raw).replace('\0', " ").trim().to_string()))
+        })
+        .collect()
+}
+
+/// The parent of process `pid`.
+fn parent(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)).and_then(|p| p.parse().ok())
 }
 
 /// The cluster, or `None` with "skipped: <reason>" printed; under
@@ -361,6 +480,12 @@ fn a_node_slurm_does_not_know_is_refused_with_its_reason_and_nothing_left_submit
     assert!(err.contains("--nodelist n9: sbatch: error: Batch job submission failed: Invalid node name specified"), "{err}");
     assert!(err.contains("cancelled the jobs already submitted"), "{err}");
     assert!(c.job_states().iter().all(|l| l.ends_with("CANCELLED")), "{:?}", c.job_states());
+    // A job id Slurm never knew is a bad argument, named.
+    let s = c.proofbench(&["status", "99999"]);
+    let err = text(&s.stderr);
+    assert_eq!(s.status.code(), Some(2), "{}{err}", text(&s.stdout));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("proofbench: error: job 99999: not known to squeue, scontrol or sacct"), "{err}");
 }
 
 #[test]
@@ -414,11 +539,27 @@ fn unwritable_results_and_run_flags_that_make_no_sense_are_refused_before_submit
     let under_file = file.join("res");
     let err = refused(&["os.syscall", "--nodelist", "n1", "--results", under_file.to_str().unwrap()]);
     assert!(err.contains(&format!("--results {}", under_file.display())), "{err}");
+    assert!(err.contains(&format!("--results {}: {} is not a directory", under_file.display(), file.display())), "{err}");
+    let err = refused(&["os.syscall", "--nodelist", "n1", "--results", file.to_str().unwrap()]);
+    assert!(err.contains(&format!("--results {}: it exists and is not a directory", file.display())), "{err}");
     let err = refused(&["os.syscall", "--nodelist", "n1", "--results", "/proc/res"]);
-    assert!(err.contains("--results /proc/res"), "{err}");
-    for (flag, value) in [("--launcher", "ssh x"), ("--hosts", "a"), ("--run-dir", "x"), ("--out", "x"), ("--db", "x.sqlite")] {
+    assert!(err.contains("--results /proc/res: cannot create a directory in /proc ("), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+    let refusing = [
+        ("--launcher", "ssh x"),
+        ("--hosts", "a"),
+        ("--max-parallel", "2"),
+        ("--run-dir", "x"),
+        ("--out", "x"),
+        ("--db", "x.sqlite"),
+        ("--html", "x.html"),
+    ];
+    let help = text(&Command::new(bin()).args(["slurm", "submit", "--help"]).output().unwrap().stdout);
+    assert!(help.contains("--nodelist") && help.contains("--trials"), "{help}");
+    for (flag, value) in refusing {
         let err = refused(&["os.syscall", "--nodelist", "n1", flag, value]);
         assert!(err.contains(&format!("error: {flag}: not for slurm submit")), "{err}");
+        assert!(!help.contains(&format!("{flag} ")), "submit --help offers {flag}, which it refuses: {help}");
     }
     assert!(refused(&["os.syscall", "--nodelist", "n[1-"]).contains("--nodelist"));
     assert!(refused(&["os.syscall", "--nodelist", "n1,n1"]).contains("n1 is named twice"));
@@ -440,5 +581,189 @@ fn status_and_wait_refuse_what_is_neither_a_results_directory_nor_a_job_id() {
         let o = Command::new(bin()).args(["slurm", cmd, "."]).current_dir(tmp.path()).output().unwrap();
         assert_eq!(o.status.code(), Some(2));
         assert!(text(&o.stderr).contains("no jobs of slurm submit here"), "{}", text(&o.stderr));
+    }
+}
+
+#[test]
+fn a_node_killed_mid_run_is_said_and_its_job_completes_on_its_rerun_keeping_the_first_attempts_rows() {
+    let Some(mut c) = cluster() else { return };
+    let res = c.results("res");
+    let o = c.proofbench(&[&["submit"], SLOW_PLAN, &["--nodelist", "n2", "--results", res.to_str().unwrap()]].concat());
+    let id = submitted(&o)[0].1.clone();
+    let first = res.join(format!("n2-{id}"));
+    let rows_file = first.join("rows.jsonl");
+    let t = Instant::now();
+    while std::fs::read_to_string(&rows_file).map_or(0, |r| r.lines().count()) < 1 {
+        assert!(t.elapsed() < Duration::from_secs(120), "no row within 120 s: {:?}", c.job_states());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The node dies: slurmd, the job's slurmstepd, the run and its worker, by pid.
+    let killed = c.kill_node("n2", &first);
+    let killed_at = Instant::now();
+    assert!(killed >= 3, "slurmd, slurmstepd, the run (and its worker, if one runs): {killed} processes");
+    let received = std::fs::read(&rows_file).unwrap();
+    let had = text(&received).lines().count();
+    assert_eq!(had, 1, "killed between the first row and the second");
+
+    // `status` says the node failed once the controller has seen it.
+    let said = loop {
+        let s = c.proofbench(&["status", res.to_str().unwrap()]);
+        let out = text(&s.stdout);
+        assert!(s.status.success(), "{out}{}", text(&s.stderr));
+        if out.contains("attempt 1: node n2 failed, NODE_FAIL") {
+            break out;
+        }
+        assert!(killed_at.elapsed() < SLURMD_TIMEOUT + Duration::from_secs(90), "no node failure said: {out}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let seen_after = killed_at.elapsed();
+    let rerun = res.join(format!("n2-{id}-rerun1"));
+    assert!(said.starts_with(&format!("n2 {id} PENDING (")) && said.contains("attempt 2; attempt 1: node n2 failed"), "{said}");
+    assert!(said.trim_end().ends_with(&format!(" - {}", rerun.display())), "the rerun's directory: {said}");
+
+    // The node comes back, as after a reboot, and the requeued job runs again
+    // (Slurm holds a requeued job two minutes first: the test lets it go now).
+    c.restart_node("n2");
+    let _ = c.client("scontrol").args(["update", &format!("JobId={id}"), "StartTime=now"]).output();
+    let w = c.proofbench(&["wait", res.to_str().unwrap(), "--timeout", "300"]);
+    let out = text(&w.stdout);
+    assert!(w.status.success(), "{out}{}", text(&w.stderr));
+    assert_eq!(out, format!("n2 {id} COMPLETED (attempt 2; attempt 1: node n2 failed, NODE_FAIL) exit 0 {}\n", rerun.display()));
+    let done_after = killed_at.elapsed();
+    let rows = rows_of(&rerun);
+    assert_eq!(rows.len(), 2, "the rerun ran the whole plan");
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+    assert_eq!(json(&rerun.join("run.json"))["complete"], true);
+
+    // Nothing the first attempt wrote is lost, and its record says what it did not finish.
+    assert_eq!(std::fs::read(&rows_file).unwrap(), received, "the first attempt's rows are as they were");
+    let run = json(&first.join("run.json"));
+    assert!(run["finished_utc"].is_null(), "{}", run["finished_utc"]);
+    let with_row: Vec<String> = rows_of(&first).iter().map(|r| r["cell"]["row_id"].as_str().unwrap().to_string()).collect();
+    let not_run: Vec<&str> = run["not_run"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let mut unfinished = 0;
+    for cell in run["plan"].as_array().unwrap() {
+        let cell = cell["row_id"].as_str().unwrap();
+        if !with_row.iter().any(|r| r == cell) {
+            unfinished += 1;
+            assert!(not_run.contains(&cell), "{cell} has no row and is not in not_run {not_run:?}");
+        }
+    }
+    assert_eq!(unfinished, 1);
+    // Both attempts' output, one after the other.
+    let output = std::fs::read_to_string(res.join(format!("n2-{id}.out"))).unwrap();
+    assert!(output.contains(&format!("job {id}, attempt 1, on node n2: run directory {}", first.display())), "{output}");
+    assert!(output.contains(&format!("job {id}, attempt 2, on node n2: run directory {}", rerun.display())), "{output}");
+    eprintln!(
+        "node killed ({killed} processes) with {had} of 2 rows written; status said the node failed {:.1} s later; \
+         the rerun completed {:.1} s after the kill",
+        seen_after.as_secs_f64(),
+        done_after.as_secs_f64()
+    );
+}
+
+#[test]
+fn wait_asks_a_stalled_controller_again_and_keeps_its_timeout() {
+    let Some(c) = cluster() else { return };
+    let res = c.results("res");
+    let o = c.proofbench(&[&["submit"], SLOW_PLAN, &["--nodelist", "n1", "--results", res.to_str().unwrap()]].concat());
+    let id = submitted(&o)[0].1.clone();
+    c.pause_controller();
+    let t = Instant::now();
+    let w = c.proofbench(&["wait", res.to_str().unwrap(), "--timeout", "10s"]);
+    let took = t.elapsed();
+    let err = text(&w.stderr);
+    assert_eq!(w.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("proofbench: error: --timeout: Slurm did not answer (") && err.contains(&id), "{err}");
+    assert!(took < Duration::from_secs(16), "--timeout 10s took {took:?}");
+    // A plain wait asks again until the controller answers, and sees the job complete.
+    let mut waiting = c.client(bin().to_str().unwrap());
+    waiting.args(["slurm", "wait", res.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let waiting = waiting.spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(25));
+    c.resume_controller();
+    let w = waiting.wait_with_output().unwrap();
+    let (out, err) = (text(&w.stdout), text(&w.stderr));
+    assert_eq!(w.status.code(), Some(0), "{out}{err}");
+    assert!(out.starts_with(&format!("n1 {id} COMPLETED exit 0 ")), "{out}");
+    assert!(err.contains("proofbench: Slurm does not answer (") && err.contains("proofbench: Slurm answers again"), "{err}");
+    eprintln!("wait --timeout 10s on a stopped controller: {:.1} s", took.as_secs_f64());
+}
+
+/// A directory of fake Slurm commands for PATH: `squeue` answers that the
+/// jobs left the controller; `scontrol` and `sacct` hang (each writes its
+/// pid to `pids` first). Returns the directory and the PATH to use.
+fn hanging_slurm(dir: &Path) -> String {
+    let pids = dir.join("pids");
+    let write = |name: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+    write("squeue", "echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1");
+    for name in ["scontrol", "sacct"] {
+        write(name, &format!("echo $$ >> {}; exec sleep 1000", pids.display()));
+    }
+    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// The fake commands of [`hanging_slurm`] still alive (not dead nor zombie).
+fn alive_helpers(dir: &Path) -> Vec<i32> {
+    let pids = std::fs::read_to_string(dir.join("pids")).unwrap_or_default();
+    pids.lines()
+        .filter_map(|p| p.trim().parse().ok())
+        .filter(|pid: &i32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')))
+        })
+        .collect()
+}
+
+#[test]
+fn wait_timeout_bounds_every_slurm_command_and_a_hang_is_not_an_unknown_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = hanging_slurm(tmp.path());
+    let t = Instant::now();
+    let o = Command::new(bin()).args(["slurm", "wait", "11", "12", "13", "--timeout", "3s"]).env("PATH", &path).output().unwrap();
+    let took = t.elapsed();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("Slurm did not answer (scontrol gave no answer within") && err.contains("11, 12, 13"), "{err}");
+    assert!(!err.contains("not known to squeue"), "a command that hung said nothing of the jobs: {err}");
+    assert!(took < Duration::from_secs(30), "--timeout 3s took {took:?}");
+    assert_eq!(alive_helpers(tmp.path()), Vec::<i32>::new(), "a hung helper outlived wait");
+}
+
+#[test]
+fn a_wait_interrupted_or_killed_leaves_no_slurm_command_running() {
+    for (sig, code) in [(libc::SIGINT, Some(130)), (libc::SIGTERM, Some(130)), (libc::SIGKILL, None)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = hanging_slurm(tmp.path());
+        let child = Command::new(bin())
+            .args(["slurm", "wait", "11"])
+            .env("PATH", &path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while alive_helpers(tmp.path()).is_empty() {
+            assert!(t.elapsed() < Duration::from_secs(30), "wait never asked scontrol");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: kill only sends a signal, to a child not yet waited for.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), code, "signal {sig}: {}", text(&o.stderr));
+        if code.is_some() {
+            assert!(text(&o.stderr).contains("interrupted; the jobs go on"), "{}", text(&o.stderr));
+        }
+        let t = Instant::now();
+        while !alive_helpers(tmp.path()).is_empty() {
+            assert!(t.elapsed() < Duration::from_secs(5), "signal {sig}: the helper outlived wait");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
