@@ -81,6 +81,10 @@ fn submit(args: &SlurmSubmitArgs) -> anyhow::Result<ExitCode> {
     let results = results_dir(&args.results)?;
     let argv: Vec<String> = std::env::args().collect();
     let script = results.join(SCRIPT_NAME);
+    // Every node's job of one submission has the same name, which each
+    // run's envelope records (`slurm.job_name`): the history tells the
+    // nodes of one submission by it.
+    let submission = submission_name(&results);
     write_script(&script, &slurm::batch_script(&exe, &run_words(&argv), &results, &argv))?;
 
     let mut jobs: Vec<SubmittedJob> = Vec::new();
@@ -90,7 +94,7 @@ fn submit(args: &SlurmSubmitArgs) -> anyhow::Result<ExitCode> {
             Target::Anywhere => None,
         };
         let output_pattern = results.join(format!("{}-%j.out", node.unwrap_or("slurm")));
-        match sbatch(&script, node, args.partition.as_deref(), &output_pattern, &args.sbatch_args) {
+        match sbatch(&script, node, args.partition.as_deref(), &output_pattern, &submission, &args.sbatch_args) {
             Ok(id) => {
                 let output = results.join(format!("{}-{id}.out", node.unwrap_or("slurm")));
                 jobs.push(SubmittedJob { node: node.map(String::from), job_id: id, output });
@@ -255,10 +259,24 @@ fn slurm_command(program: &str, args: &[String], limit: Duration) -> Result<Stri
     Err(slurm::first_error_line(&out.stderr).unwrap_or_else(|| format!("{program} {how}")))
 }
 
-/// `sbatch --parsable` of the script for one node (or the partition);
-/// returns the job id, or sbatch's error line.
-fn sbatch(script: &Path, node: Option<&str>, partition: Option<&str>, output: &Path, extra: &[String]) -> Result<String, String> {
-    let mut args = vec!["--parsable".to_string()];
+/// The job name of a submission into `results`: `proofbench-` and the
+/// results directory's name (kept to file-name characters).
+fn submission_name(results: &Path) -> String {
+    let name = results.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "results".into());
+    format!("proofbench-{}", crate::model::file_name::bounded(&name, 48))
+}
+
+/// `sbatch --parsable` of the script for one node (or the partition),
+/// named `job_name`; returns the job id, or sbatch's error line.
+fn sbatch(
+    script: &Path,
+    node: Option<&str>,
+    partition: Option<&str>,
+    output: &Path,
+    job_name: &str,
+    extra: &[String],
+) -> Result<String, String> {
+    let mut args = vec!["--parsable".to_string(), format!("--job-name={job_name}")];
     args.extend(node.map(|n| format!("--nodelist={n}")));
     args.extend(partition.map(|p| format!("--partition={p}")));
     args.push(format!("--output={}", output.display()));

@@ -138,7 +138,8 @@ fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
     assert_eq!((steps[1].from.commit.as_deref(), steps[1].to.commit.as_deref()), (Some("c1"), Some("c2")));
     let text = crate::text::document::terminal::render(&regress::document(&steps, 0.02, "test").blocks);
     assert!(text.contains("3 steps, 1 regressed."), "{text}");
-    assert!(text.contains("regressed: selftest.noisy [-] box on vm from h:2 c1 to h:3 c2"), "{text}");
+    let on = "on vm"; // the series' machine, as series_with names it
+    assert!(text.contains(&format!("regressed: selftest.noisy [-] box {on} from h:2 c1 to h:3 c2")), "{text}");
     let one = crate::text::document::terminal::render(&regress::document(&steps[..1], 0.02, "test").blocks);
     assert!(one.contains("\n1 step, 0 regressed.\n"), "{one}");
 }
@@ -172,7 +173,8 @@ fn a_step_regressed_from_disturbed_trials_says_so_and_the_gate_exits_3() {
     let text = crate::text::document::terminal::render(&regress::document(&steps, 0.02, "test").blocks);
     assert!(text.contains("REGRESSED (DISTURBED)"), "{text}");
     assert!(text.contains("2 steps, 1 regressed (1 from disturbed trials: other processes took their CPUs"), "{text}");
-    assert!(text.contains("regressed (disturbed): selftest.noisy [-] box from h:2 c1 to h:3 c2"), "{text}");
+    let on = "on vm"; // the series' machine, as series_with names it
+    assert!(text.contains(&format!("regressed (disturbed): selftest.noisy [-] box {on} from h:2 c1 to h:3 c2")), "{text}");
     assert_eq!(crate::compare::gate(steps.iter().map(|s| &s.judged), false).0, crate::compare::EXIT_DISTURBED);
 }
 
@@ -193,7 +195,8 @@ fn a_system_label_with_markup_is_escaped_by_each_output_its_own_way() {
     assert!(!html.contains("<script"), "{html}");
     assert!(html.contains("<li>regressed: selftest.noisy [&lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`] &lt;script&gt;"), "{html}");
     let term = crate::text::document::terminal::render(&doc.blocks);
-    assert!(term.contains(&format!("- regressed: selftest.noisy [{HOSTILE}] {HOSTILE} on vm from h:1 c0 to h:2 c1")), "{term}");
+    let on = "on vm"; // the series' machine, as series_with names it
+    assert!(term.contains(&format!("- regressed: selftest.noisy [{HOSTILE}] {HOSTILE} {on} from h:1 c0 to h:2 c1")), "{term}");
 }
 
 #[test]

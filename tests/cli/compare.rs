@@ -53,9 +53,11 @@ fn a_run_against_itself_is_unchanged_and_a_slowed_run_regresses() {
     assert!(text(&out.stdout).contains("0 improved, 0 regressed, 1 unchanged, 0 not comparable."));
 
     // Eight times the sleep: regressed, and the gate fails.
+    // (3 when other processes took the trials' CPUs: the load may explain it.)
     let out = compare(&base.run_dir(), &slowed.run_dir(), &["--fail-on-regression"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
-    assert!(text(&out.stdout).contains("| regressed |"), "{}", text(&out.stdout));
+    let disturbed = text(&out.stdout).contains("| regressed (disturbed) |");
+    assert_eq!(out.status.code(), Some(if disturbed { 3 } else { 1 }), "{}", text(&out.stdout));
+    assert!(disturbed || text(&out.stdout).contains("| regressed |"), "{}", text(&out.stdout));
     // Without the gate the exit is 0; the other way round it improved.
     assert_eq!(compare(&base.run_dir(), &slowed.run_dir(), &[]).status.code(), Some(0));
     let back = json(&slowed.run_dir(), &base.run_dir(), &[]);

@@ -66,14 +66,17 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
     assert!(text(&unknown.stderr).starts_with("proofbench: error: "), "{}", text(&unknown.stderr));
 
     let reg = ok(&pb(dir, &["history", "regressions", "selftest"]));
-    assert!(reg.contains("REGRESSED") && reg.contains("\n1 step, 1 regressed.\n"), "{reg}");
+    assert!(reg.contains("REGRESSED") && reg.contains("\n1 step, 1 regressed"), "{reg}");
+    // On a busy machine (other processes took the trials' CPUs) the step says so.
+    let disturbed = reg.contains("REGRESSED (DISTURBED)");
+    assert_eq!(disturbed, reg.contains("1 regressed (1 from disturbed trials"), "{reg}");
     assert!(reg.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{reg}");
     // --html FILE: the same steps as a page.
     let page_file = dir.join("regressions.html");
     assert_eq!(ok(&pb(dir, &["history", "regressions", "selftest", "--html", page_file.to_str().unwrap()])), reg);
     let page = html_page(&page_file);
-    assert!(page.contains(">proofbench history regressions</h1>") && page.contains("<td>REGRESSED</td>"), "{page}");
-    assert!(page.contains("<li>regressed: selftest.noisy [") && page.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{page}");
+    assert!(page.contains(">proofbench history regressions</h1>") && page.contains("<td>REGRESSED"), "{page}");
+    assert!(page.contains("<li>regressed") && page.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{page}");
     let show_file = dir.join("show.html");
     ok(&pb(dir, &["history", "show", "selftest.noisy", "--plot", plot.to_str().unwrap(), "--html", show_file.to_str().unwrap()]));
     let page = html_page(&show_file);
@@ -81,7 +84,9 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
     let nowhere = pb(dir, &["history", "regressions", "--html", dir.join("no/such/x.html").to_str().unwrap()]);
     assert_eq!(nowhere.status.code(), Some(2), "{}", text(&nowhere.stderr));
     assert!(text(&nowhere.stderr).starts_with("proofbench: error: --html "), "{}", text(&nowhere.stderr));
-    assert_eq!(pb(dir, &["history", "regressions", "--fail-on-regression"]).status.code(), Some(1));
+    // The gate: 1, or 3 for a regression the load may explain.
+    assert_eq!(pb(dir, &["history", "regressions", "--fail-on-regression"]).status.code(), Some(if disturbed { 3 } else { 1 }));
+    assert_eq!(pb(dir, &["history", "regressions", "--fail-on-regression", "--accept-disturbed"]).status.code(), Some(1));
 
     let cmp = ok(&pb(dir, &["compare", "h:1", "#2", "--format", "json"]));
     let v: Value = serde_json::from_str(&cmp).unwrap();

@@ -420,6 +420,9 @@ fn submit_runs_the_plan_once_per_node_and_wait_sees_every_job_complete() {
         assert_eq!(run["envelope"]["slurm"]["job_id"], id.as_str());
         assert_eq!(run["envelope"]["slurm"]["node"], node.as_str());
         assert_eq!(run["envelope"]["slurm"]["job_nodelist"], node.as_str());
+        // Every node's job of the submission has one name: the history tells its nodes by it.
+        let name = format!("proofbench-{}", res.file_name().unwrap().to_string_lossy());
+        assert_eq!(run["envelope"]["slurm"]["job_name"], name.as_str(), "{}", run["envelope"]["slurm"]);
         assert!(res.join(format!("{node}-{id}.out")).exists(), "the job's output file");
         assert!(!dir.join("history.sqlite").exists() && !res.join("history.sqlite").exists(), "no history over a shared directory");
         let report = std::fs::read_to_string(dir.join("report.md")).unwrap();

@@ -251,8 +251,14 @@ fn verdicts_know_the_direction_of_each_unit_in_one_selection() {
     args.extend_from_slice(FAST);
     args.extend(["--variant", "a=param=v=1000", "--variant", "b=param=v=1100", "--fail-on-regression"]);
     let out = pb(dir, &args);
-    assert_eq!(out.status.code(), Some(1), "--fail-on-regression: {}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("1 row(s) regressed against the base variant"), "{}", text(&out.stderr));
+    // (3 when other processes took the trials' CPUs: the load may explain it.)
+    let disturbed = text(&out.stderr).contains("every one from disturbed trials");
+    assert_eq!(out.status.code(), Some(if disturbed { 3 } else { 1 }), "--fail-on-regression: {}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("1 row regressed") && text(&out.stderr).contains("against the base variant"),
+        "{}",
+        text(&out.stderr)
+    );
     let c = ab(&dir.join("ab"));
     assert_eq!(judged(&c, "b", "units.time")["verdict"], "regressed");
     assert_eq!(judged(&c, "b", "units.rate")["verdict"], "improved");
@@ -368,7 +374,8 @@ fn noise_floors_come_from_repeated_runs_of_one_build_and_say_when_there_are_too_
     // The step to c2 is the one that matters; on a loaded machine a step
     // between the c1 runs may be judged too, so only the count of steps is fixed.
     let step = out.lines().find(|l| l.contains("| h:4 c1 | h:5 c2 |")).unwrap_or_else(|| panic!("no step to c2: {out}"));
-    assert!(step.trim_end().ends_with("| REGRESSED |") && out.contains("4 steps, "), "{out}");
+    // (REGRESSED (DISTURBED) where other processes took the trials' CPUs.)
+    assert!(step.contains("| REGRESSED") && out.contains("4 steps, "), "{out}");
     assert!(out.contains("Noise floors (") && out.contains("judged rows have one"), "{out}");
 
     // history show draws each series' floor as a band and says what it is.
