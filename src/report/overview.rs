@@ -121,7 +121,7 @@ fn ratio(c: &RowComparison) -> Line {
         Verdict::NotComparable => Tone::Warn,
     };
     let x = c.ratio.map_or_else(|| "n/a".into(), format::speedup);
-    Line::from(format!("{x} ")).toned(tone, &c.verdict_text())
+    Line::from(format!("{x} ")).toned(tone, c.verdict_text())
 }
 
 /// `1.934x vs 1` for a row at k workers whose series has an ok row at

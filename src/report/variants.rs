@@ -228,7 +228,7 @@ pub fn brief(run: &RunRecord, rows: &[Row]) -> Vec<Line> {
             let tone = if r.verdict == Verdict::Regressed { Tone::Bad } else { Tone::Good };
             out.push(
                 Line::from(format!("  {name} "))
-                    .toned(tone, &r.verdict_text())
+                    .toned(tone, r.verdict_text())
                     .text(": ratio ")
                     .text(r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")))
                     .text(" (")
