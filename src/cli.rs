@@ -631,7 +631,7 @@ pub struct SlurmSubmitArgs {
 const SUBMIT_HIDDEN: [&str; 8] = ["launcher", "hosts", "max_parallel", "run_dir", "out", "db", "html", "no_history"];
 
 /// The run options of `slurm submit`: `proofbench run`'s, with
-/// [`SUBMIT_HIDDEN`] hidden from its help, manual page and completions,
+/// `SUBMIT_HIDDEN` hidden from its help, manual page and completions,
 /// yet still parsed, so that each refused one is refused with its reason.
 #[derive(Clone, Debug)]
 pub struct SubmitRunArgs(pub RunArgs);
