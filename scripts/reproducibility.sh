@@ -56,7 +56,7 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     # Rows of the compare table with a ratio, sorted by how far it is from 1:
     # | Workload | Axes | Base | Candidate | Ratio | 95% CI | Trials | Between | Band | Verdict | Why |
     awk -F'|' 'NF > 11 && $6 ~ /[0-9]/ { r = $6 + 0; d = (r > 1 ? r : 1 / r); printf "%.4f|%s|%s|%s|%s|%s|%s\n", d, $2, $3, $6, $7, $9, $11 }' \
-        "$out/aa-compare.md" | sort -t'|' -k1,1 -gr | head -n 15 |
+        "$out/aa-compare.md" | sort -t'|' -k1,1 -gr | awk 'NR <= 15' |
         while IFS='|' read -r _ w axes ratio ci spread verdict; do
             printf "    %-18s %-44s ratio %s  CI %-13s spread %-15s %s\n" "$(echo $w)" "$(echo $axes)" "$(echo $ratio)" "$(echo $ci)" "$(echo $spread)" "$(echo $verdict)"
         done
