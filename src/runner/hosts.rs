@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::evidence::{Row, RunDir, RunRecord, TrialRecord};
-use crate::model::{Cell, Status, UsageError};
+use crate::model::{Cell, Status, Stopped, UsageError};
 use crate::report::terminal::{Out, to_stderr};
 use crate::text::format::{counted, seconds};
 
@@ -91,8 +91,14 @@ fn one_host(req: &RunRequest, l: &Launcher, lines: &Lines) -> HostEnd {
     let started = Instant::now();
     line.say("probing");
     let failed = |e: anyhow::Error, line: &HostLine| {
-        let code = if e.is::<UsageError>() { 2 } else { 1 };
-        let what = format!("failed: {e:#}");
+        let code = if e.is::<Stopped>() {
+            EXIT_INTERRUPTED
+        } else if e.is::<UsageError>() {
+            2
+        } else {
+            1
+        };
+        let what = if e.is::<Stopped>() { format!("{e:#}") } else { format!("failed: {e:#}") };
         line.end(&what);
         HostEnd { host: host.clone(), code, dir: None, what }
     };

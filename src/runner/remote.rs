@@ -26,7 +26,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::evidence::{Row, RunDir, RunRecord, StatusCounts};
-use crate::model::{Cell, UsageError};
+use crate::model::{Cell, Stopped, UsageError};
 use crate::report::terminal::to_stderr;
 
 use super::config::{RunRequest, RunSpec};
@@ -208,6 +208,9 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
     };
     let said = last_line.as_ref().map(|l| format!(": {l}")).unwrap_or_default();
     if state.run.is_none() {
+        if signals::interrupted() {
+            return Err(Stopped(format!("{}: stopped before the run started; nothing was run", launcher.name())).into());
+        }
         let refused = status.and_then(|s| s.code()) == Some(2);
         let why = cut.unwrap_or_else(|| format!("{how}{said}"));
         return Err(if refused {

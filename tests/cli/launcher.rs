@@ -713,3 +713,84 @@ fn a_host_that_would_be_a_launcher_option_is_refused_before_any_contact() {
         assert!(std::fs::read_dir(tmp.path()).unwrap().next().is_none(), "{bad}: something was written");
     }
 }
+
+/// Whether process `pid` exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+}
+
+#[test]
+fn a_stop_signal_during_the_probe_ends_it_at_once_with_exit_130_and_nothing_left_running() {
+    // A probe that hangs, with a child of its own: the launcher's first
+    // argument (a host or `-`) is dropped, and each probe writes its
+    // shell's pid and its child's.
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let script = dir.path().join("hang.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nshift\ncase \"$*\" in *' env --json') sleep 300 & echo \"$$ $!\" >> {}; wait; exit 0;; esac\nexec \"$@\"\n",
+            pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (signal, hosts) in [(libc::SIGINT, None), (libc::SIGTERM, None), (libc::SIGINT, Some("h1,h2")), (libc::SIGTERM, Some("h1,h2"))] {
+        let _ = std::fs::remove_file(&pids);
+        let out = dir.path().join("out");
+        let mut c = Command::new(bin());
+        c.args(["run", "selftest.tiny", "--include-selftest", "--no-history", "--out"]).arg(&out);
+        match hosts {
+            Some(h) => c.args(["--launcher", &format!("{} {{host}}", script.display()), "--hosts", h]),
+            None => c.args(["--launcher", &format!("{} -", script.display())]),
+        };
+        let mut child = c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let probes = if hosts.is_some() { 2 } else { 1 };
+        let waited = std::time::Instant::now();
+        let started: Vec<i32> = loop {
+            let text = std::fs::read_to_string(&pids).unwrap_or_default();
+            let pids: Vec<i32> = text.split_whitespace().filter_map(|p| p.parse().ok()).collect();
+            if pids.len() == 2 * probes {
+                break pids;
+            }
+            assert!(waited.elapsed() < std::time::Duration::from_secs(30), "the probes did not start: {text:?}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // SAFETY: signalling the proofbench this test started.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let stopped = std::time::Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if stopped.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("signal {signal} {hosts:?}: proofbench did not end within 20 s of it");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let took = stopped.elapsed();
+        let output = child.wait_with_output().unwrap();
+        let err = text(&output.stderr);
+        assert_eq!(status.code(), Some(130), "signal {signal} {hosts:?}: {err}");
+        assert!(took < std::time::Duration::from_secs(5), "signal {signal} {hosts:?}: ended {took:?} after it");
+        let left: Vec<i32> = started.iter().copied().filter(|p| alive(*p)).collect();
+        for p in &left {
+            // SAFETY: ending what this test's launcher left, by the pids it wrote.
+            unsafe { libc::kill(*p, libc::SIGKILL) };
+        }
+        assert!(left.is_empty(), "signal {signal} {hosts:?}: the probes' processes {left:?} were left running");
+        match hosts {
+            None => {
+                assert!(err.starts_with("proofbench: stopped: --launcher ") && err.contains("stopped while probing"), "{err}");
+                assert_eq!(err.lines().count(), 1, "{err}");
+            }
+            Some(_) => {
+                let said = text(&output.stdout);
+                assert_eq!(said.lines().filter(|l| l.contains("stopped while probing")).count(), 2, "{said}{err}");
+            }
+        }
+        assert!(!out.exists(), "signal {signal} {hosts:?}: {} was made", out.display());
+    }
+}
