@@ -29,11 +29,15 @@ pub(crate) mod topology;
 pub(crate) mod worker;
 pub(crate) mod workloads;
 
-/// The exit code for an error: 2 when the user's input is at fault (a bad
+/// The exit code for an error: 130 when a stop signal ended what was
+/// asked before a run started, 2 when the user's input is at fault (a bad
 /// flag value, an unknown workload, an unreadable or foreign run directory),
 /// 1 otherwise.
 pub(crate) fn exit_code_of(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
+        if cause.is::<model::Stopped>() {
+            return runner::EXIT_INTERRUPTED;
+        }
         if cause.is::<plan::PlanError>() || cause.is::<model::UsageError>() {
             return 2;
         }

@@ -51,10 +51,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints an error as one line on stderr; returns its exit code
-/// (`exit_code_of`: 2 for input errors, 1 otherwise).
+/// (`exit_code_of`: 2 for input errors, 130 for a step a stop signal
+/// ended, which is said as `proofbench: stopped: ...`, 1 otherwise).
 pub fn error(e: &anyhow::Error) -> ExitCode {
-    to_stderr(&format!("proofbench: error: {e:#}\n"));
-    ExitCode::from(crate::exit_code_of(e))
+    let code = crate::exit_code_of(e);
+    let what = if code == crate::runner::EXIT_INTERRUPTED { "stopped" } else { "error" };
+    to_stderr(&format!("proofbench: {what}: {e:#}\n"));
+    ExitCode::from(code)
 }
 
 /// Prints a clap error: help and version as clap renders them, anything

@@ -30,13 +30,18 @@ pub struct RunDir {
 
 impl RunDir {
     /// Creates a fresh directory `<out>/<name>` (adding `-2`, `-3`, ... if
-    /// the name is taken) and locks it.
+    /// the name is taken) and locks it. A directory it made but could not
+    /// make a run directory of (a full disk) is removed.
     pub fn create_in(out: &Path, name: &str) -> Result<RunDir, EvidenceError> {
         fs::create_dir_all(out).map_err(|e| EvidenceError::io(out, e))?;
         for n in 1..1000 {
             let candidate = if n == 1 { out.join(name) } else { out.join(format!("{name}-{n}")) };
             match fs::create_dir(&candidate) {
-                Ok(()) => return RunDir::create_at(&candidate),
+                Ok(()) => {
+                    return RunDir::create_at(&candidate).inspect_err(|_| {
+                        let _ = fs::remove_dir_all(&candidate);
+                    });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(EvidenceError::io(&candidate, e)),
             }

@@ -29,7 +29,7 @@ pub mod variant;
 
 pub use cell::{CELL_SCHEMA, Cell, MeasureSpec, TrialPlan};
 pub use color::ColorWhen;
-pub use error::UsageError;
+pub use error::{Stopped, UsageError};
 pub use export::ExportFormat;
 pub use names::Named;
 pub(crate) use names::named_enum;

@@ -77,6 +77,33 @@ pub fn counts(run: &RunRecord, rows: &[Row]) -> Line {
     l
 }
 
+/// What a run's one-line summary adds to its counts (the `--hosts`
+/// summary's host lines): how it ended when it did not run every cell
+/// (`cut short: 2 of 3 cells ran (why)` when `cut` says why its stream was
+/// cut, else `interrupted: 2 of 3 cells ran`, `ended early: ...`,
+/// `incomplete: ...` without its finish record), the machine busy with
+/// other work during it (`busy: others took 98% of CPUs 0-1`), and its rows
+/// with disturbed trials. Empty for a quiet run that ran every cell.
+pub fn states(run: &RunRecord, rows: &[Row], cut: Option<&str>) -> Vec<String> {
+    let planned = run.plan.len();
+    let ran = planned - run.cells_without_row(rows).len();
+    let mut said: Vec<String> = match cut {
+        Some(why) => vec![format!("cut short: {ran} of {planned} cells ran ({why})")],
+        None => crate::evidence::state_text(run.finished_utc.is_some(), run.interrupted, ran, planned).into_iter().collect(),
+    };
+    if run.interrupted && ran == planned {
+        said.push("interrupted".into());
+    }
+    if let Some(i) = run.interference.as_ref().filter(|i| i.disturbed) {
+        said.push(format!("busy: {}", i.text()));
+    }
+    let disturbed = rows.iter().filter(|r| r.disturbed_trials() > 0).count();
+    if disturbed > 0 {
+        said.push(format!("{} disturbed trials", format::counted(disturbed, "row has", "rows have")));
+    }
+    said
+}
+
 /// One line per reason of the rows that are not ok (those skipped by
 /// design left out), its rows named together: `skipped: hw.smt
 /// placement=alone, placement=siblings: no SMT siblings ...`; then the

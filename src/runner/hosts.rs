@@ -3,7 +3,10 @@
 //! launched process ([`super::remote`]), each into its own run directory.
 //! A host that cannot be reached, or that refuses the run, fails alone,
 //! with its reason in the summary; the others finish. The terminal shows
-//! one progress line per host; the exit code is the worst of the hosts'.
+//! one progress line per host; the summary gives each host's rows, time,
+//! what its report warns of (cut short, interrupted, busy, disturbed) and
+//! its run directory whenever one was made; the exit code is the worst of
+//! the hosts'.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,7 +17,7 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::evidence::{Row, RunDir, RunRecord, TrialRecord};
-use crate::model::{Cell, Status, UsageError};
+use crate::model::{Cell, Status, Stopped, UsageError};
 use crate::report::terminal::{Out, to_stderr};
 use crate::text::format::{counted, seconds};
 
@@ -91,8 +94,14 @@ fn one_host(req: &RunRequest, l: &Launcher, lines: &Lines) -> HostEnd {
     let started = Instant::now();
     line.say("probing");
     let failed = |e: anyhow::Error, line: &HostLine| {
-        let code = if e.is::<UsageError>() { 2 } else { 1 };
-        let what = format!("failed: {e:#}");
+        let code = if e.is::<Stopped>() {
+            EXIT_INTERRUPTED
+        } else if e.is::<UsageError>() {
+            2
+        } else {
+            1
+        };
+        let what = if e.is::<Stopped>() { format!("{e:#}") } else { format!("failed: {e:#}") };
         line.end(&what);
         HostEnd { host: host.clone(), code, dir: None, what }
     };
@@ -100,17 +109,23 @@ fn one_host(req: &RunRequest, l: &Launcher, lines: &Lines) -> HostEnd {
         return failed(e, &line);
     }
     let label = req.spec.label.as_ref().map_or_else(|| host.clone(), |x| format!("{x}-{host}"));
+    // The run directory once made: a run that fails after (a full disk
+    // at its report) is named with it.
+    let made = std::cell::RefCell::new(None);
     let make = |run: &RunRecord, dir: &Path| {
         line.started(run, dir);
+        *made.borrow_mut() = Some(dir.to_path_buf());
         Observers::for_host(req, &run.plan, Box::new(line.clone()))
     };
     match super::run_launched(req, l, Some(label), Some(&make)) {
-        Ok((code, dir, counts)) => {
-            let what = format!("{counts}, {}", seconds(started.elapsed().as_secs_f64()));
+        Ok(run) => {
+            let what =
+                [format!("{}, {}", run.counts, seconds(started.elapsed().as_secs_f64()))].into_iter().chain(run.states).collect::<Vec<_>>();
+            let what = what.join("; ");
             line.end(&what);
-            HostEnd { host: host.clone(), code, dir, what }
+            HostEnd { host: host.clone(), code: run.code, dir: run.dir, what }
         }
-        Err(e) => failed(e, &line),
+        Err(e) => HostEnd { dir: made.into_inner(), ..failed(e, &line) },
     }
 }
 
@@ -207,7 +222,7 @@ impl Observer for HostLine {
         self.refresh();
     }
 
-    fn row_finished(&mut self, row: &Row, _rows: &[Row], _dir: &RunDir) -> anyhow::Result<()> {
+    fn row_finished(&mut self, row: &Row, _dir: &RunDir) -> anyhow::Result<()> {
         if let Ok(mut c) = self.state.lock()
             && matches!(row.status, Status::Failed | Status::Invalid | Status::Timeout)
         {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::envelope::{Envelope, tool_info};
 use crate::evidence::LauncherRecord;
-use crate::model::UsageError;
+use crate::model::{Stopped, UsageError};
 
 use super::pipes::{self, Inbox};
 use super::spawn::Invocation;
@@ -138,13 +138,19 @@ impl Launcher {
         Ok(envelope)
     }
 
-    /// `PREFIX REMOTE_EXE env --json`, parsed; no version check.
+    /// `PREFIX REMOTE_EXE env --json`, parsed; no version check. A stop
+    /// signal meanwhile ends the probe's process group at once
+    /// ([`Stopped`]).
     fn fetch_envelope(&self) -> anyhow::Result<Envelope> {
         let shown = self.display(&[&self.remote_exe, "env", "--json"]);
-        let out = capture(self.proofbench(&Invocation::default(), &["env", "--json"]), HELPER_TIMEOUT)
+        let out = run_helper(self.proofbench(&Invocation::default(), &["env", "--json"]), HELPER_TIMEOUT, true)
             .map_err(|e| UsageError(format!("{}: cannot start '{}': {e}", self.name(), self.prefix[0])))?;
-        let Some(out) = out else {
-            return Err(UsageError(format!("{}: `{shown}` gave no answer within {} s", self.name(), HELPER_TIMEOUT.as_secs())).into());
+        let out = match out {
+            Ok(out) => out,
+            Err(NoAnswer::TimedOut) => {
+                return Err(UsageError(format!("{}: `{shown}` gave no answer within {} s", self.name(), HELPER_TIMEOUT.as_secs())).into());
+            }
+            Err(NoAnswer::Stopped) => return Err(Stopped(format!("{}: stopped while probing; nothing was run", self.name())).into()),
         };
         if out.code != Some(0) {
             let how = out.code.map_or_else(|| "was killed by a signal".to_string(), |c| format!("exited with code {c}"));
@@ -173,7 +179,22 @@ pub const HELPER_OUTPUT_LIMIT: usize = 4 << 20;
 /// keeps one open after the command ended is not waited for past
 /// [`super::spawn::GRACE`]. Unlike a worker it is not stopped by SIGINT, so
 /// the cleanup of an interrupted cell still runs.
-pub fn capture(mut command: Command, timeout: Duration) -> std::io::Result<Option<Captured>> {
+pub fn capture(command: Command, timeout: Duration) -> std::io::Result<Option<Captured>> {
+    Ok(run_helper(command, timeout, false)?.ok())
+}
+
+/// Why a helper gave no answer.
+#[derive(Debug, PartialEq)]
+enum NoAnswer {
+    /// It did not end within its time.
+    TimedOut,
+    /// A stop signal arrived while it ran.
+    Stopped,
+}
+
+/// [`capture`]; with `stoppable`, a stop signal (Ctrl-C, SIGTERM) kills
+/// the helper's process group at once, as its timeout would.
+fn run_helper(mut command: Command, timeout: Duration, stoppable: bool) -> std::io::Result<Result<Captured, NoAnswer>> {
     command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = command.spawn()?;
     let pgid = child.id() as i32;
@@ -195,12 +216,17 @@ pub fn capture(mut command: Command, timeout: Duration) -> std::io::Result<Optio
         // An overflow first: the command may have ended of it (EPIPE) meanwhile.
         let cut = overflowed(&out, &err).is_some();
         if !cut && let Some(st) = child.try_wait()? {
-            break Some(st);
+            break Ok(st);
         }
-        if cut || started.elapsed() >= timeout {
+        let stopped = stoppable && super::signals::interrupted();
+        if cut || stopped || started.elapsed() >= timeout {
             kill();
             let st = child.wait()?;
-            break cut.then_some(st);
+            break match (cut, stopped) {
+                (true, _) => Ok(st),
+                (false, true) => Err(NoAnswer::Stopped),
+                (false, false) => Err(NoAnswer::TimedOut),
+            };
         }
         // The exit is looked for every 5 ms, output as it comes.
         let fds: Vec<_> = [out.fd(), err.fd()].into_iter().flatten().map(|fd| (fd, libc::POLLIN)).collect();
@@ -214,6 +240,9 @@ pub fn capture(mut command: Command, timeout: Duration) -> std::io::Result<Optio
     };
     // Stragglers of the group would hold the pipes open.
     kill();
+    if matches!(status, Err(NoAnswer::Stopped)) {
+        return Ok(Err(NoAnswer::Stopped));
+    }
     let drained_by = Instant::now() + super::spawn::GRACE;
     loop {
         let fds: Vec<_> = [out.fd(), err.fd()].into_iter().flatten().map(|fd| (fd, libc::POLLIN)).collect();

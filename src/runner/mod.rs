@@ -99,8 +99,8 @@ pub fn run_and_say_where(req: &RunRequest) -> anyhow::Result<(ExitCode, Vec<Path
         None => run_local(req)?,
         Some(l) => {
             l.probe_envelope()?;
-            let (code, dir, _) = run_launched(req, l, req.spec.label.clone(), None)?;
-            (code, dir.expect("one launcher: a run that did not start is an error"))
+            let launched = run_launched(req, l, req.spec.label.clone(), None)?;
+            (launched.code, launched.dir.expect("one launcher: a run that did not start is an error"))
         }
     };
     Ok((ExitCode::from(code), vec![dir]))
@@ -152,7 +152,7 @@ fn run_local(req: &RunRequest) -> anyhow::Result<(u8, PathBuf)> {
         anyhow::bail!(e);
     }
     written?;
-    let (code, _) = conclude(req, &dir, &mut observers, true)?;
+    let code = conclude(req, &dir, &mut observers, true, None)?.code;
     Ok((code, dir.path().to_path_buf()))
 }
 
@@ -216,18 +216,35 @@ fn run_here(
 /// Makes the observers of one host's run of `--hosts` at its start.
 type HostObservers<'a> = dyn Fn(&RunRecord, &Path) -> Observers + 'a;
 
+/// How a run ended, in brief: its exit code, its rows by status in one line
+/// (`3 rows: 3 ok`), and what else a one-line summary of it must say
+/// ([`report::brief::states`]: cut short, interrupted, busy, disturbed).
+struct Concluded {
+    code: u8,
+    counts: String,
+    states: Vec<String>,
+}
+
+/// A run through a launcher, concluded: how it ended, and its run
+/// directory (absent when the launched side never started the run; that
+/// is an error with one launcher, and `--hosts` reports it by host).
+struct Launched {
+    code: u8,
+    dir: Option<PathBuf>,
+    counts: String,
+    states: Vec<String>,
+}
+
 /// One run through `launcher` (its side probed): the launched side runs
 /// the plan and streams it; this side writes the run directory and the
 /// report. `view` replaces the terminal's bar and lines (one line per host
-/// with `--hosts`). Returns the exit code, the run directory (absent
-/// when the launched side never started the run; that is an error with one
-/// launcher, and `--hosts` reports it by host) and its rows by status.
+/// with `--hosts`).
 fn run_launched(
     req: &RunRequest,
     launcher: &launcher::Launcher,
     label: Option<String>,
     view: Option<&HostObservers>,
-) -> anyhow::Result<(u8, Option<PathBuf>, String)> {
+) -> anyhow::Result<Launched> {
     let received = remote::drive(req, launcher, label, &mut |run, dir| match view {
         Some(make) => make(run, dir),
         None => {
@@ -238,7 +255,9 @@ fn run_launched(
         }
     })?;
     let remote::Received { dir, observers, run, rows, cut } = received;
-    let (Some(dir), Some(mut observers), Some(run)) = (dir, observers, run) else { return Ok((1, None, "the run did not start".into())) };
+    let (Some(dir), Some(mut observers), Some(run)) = (dir, observers, run) else {
+        return Ok(Launched { code: 1, dir: None, counts: "the run did not start".into(), states: Vec::new() });
+    };
     if let Some(why) = &cut {
         let missing = &run.not_run;
         report::terminal::to_stderr(&format!(
@@ -253,9 +272,9 @@ fn run_launched(
             }
         ));
     }
-    let (code, counts) = conclude(req, &dir, &mut observers, view.is_none())?;
-    let code = if cut.is_some() { worse(code, 1) } else { code };
-    Ok((code, Some(dir.path().to_path_buf()), counts))
+    let end = conclude(req, &dir, &mut observers, view.is_none(), cut.as_deref())?;
+    let code = if cut.is_some() { worse(end.code, 1) } else { end.code };
+    Ok(Launched { code, dir: Some(dir.path().to_path_buf()), counts: end.counts, states: end.states })
 }
 
 /// The first `n` of `items`, and how many more.
@@ -279,30 +298,44 @@ fn exit_code(run: &RunRecord) -> u8 {
 /// bytes), the observers' end (the history), the terminal's summary when
 /// `say` (a short one, or with --tables report.md's whole footer), and the
 /// exit code (with `--fail-on-regression`, a regressed variant fails it),
-/// with the rows by status in one line (`3 rows: 3 ok`).
-fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool) -> anyhow::Result<(u8, String)> {
+/// with the run in brief (`cut`: why its stream was cut, if it was).
+fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool, cut: Option<&str>) -> anyhow::Result<Concluded> {
     let stored = read_run(dir.path())?;
     let (md, html) = report::render_md_and_html(&stored);
     dir.write_file("report.md", &md)?;
     dir.write_file("report.html", &html)?;
-    observers.run_finished(dir.path())?;
-    match (say, req.json, req.quiet) {
-        (false, _, _) | (true, true, true) => {}
-        (true, true, false) => report::terminal::to_stderr(
-            report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, report::terminal::Style::PLAIN).as_str(),
-        ),
+    drop((md, html));
+    // What is said of the stored run is made now, and the rows let go
+    // before the observers' end (the history reads them again).
+    let summary = match (say, req.json, req.quiet) {
+        (false, _, _) | (true, true, true) => None,
+        (true, true, false) => {
+            Some((true, report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, report::terminal::Style::PLAIN)))
+        }
         (true, false, quiet) => {
             // After the groups' lines, a blank line first.
             let mut text = report::terminal::Styled::plain(if quiet { "" } else { "\n" });
             text.push(&report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, req.style));
-            Out::deferring().print_styled(&text)?
+            Some((false, text))
         }
-    }
-    let mut code = exit_code(&stored.run);
-    if req.fail_on_regression {
+    };
+    // The gate's code and line, made while the rows are held.
+    let gated = req.fail_on_regression.then(|| {
         let opts = compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..compare::Options::default() };
         let comparisons = compare::paired::compare_run(&stored, &stored.run.id, &opts);
-        let (gate, why) = compare::gate(comparisons.iter().flat_map(|c| &c.rows), req.accept_disturbed);
+        compare::gate(comparisons.iter().flat_map(|c| &c.rows), req.accept_disturbed)
+    });
+    let mut code = exit_code(&stored.run);
+    let counts = crate::text::document::plain(&report::brief::counts(&stored.run, &stored.rows));
+    let states = report::brief::states(&stored.run, &stored.rows, cut);
+    drop(stored);
+    observers.run_finished(dir.path())?;
+    match summary {
+        Some((true, text)) => report::terminal::to_stderr(text.as_str()),
+        Some((false, text)) => Out::deferring().print_styled(&text)?,
+        None => {}
+    }
+    if let Some((gate, why)) = gated {
         if let Some(why) = why {
             report::terminal::to_stderr(&format!("proofbench: {why} against the base variant (--fail-on-regression)\n"));
         }
@@ -319,7 +352,7 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
     if let Some(e) = report::terminal::deferred_error() {
         anyhow::bail!("writing to stdout: {e} (the run's records are complete in {})", dir.path().display());
     }
-    Ok((code, crate::text::document::plain(&report::brief::counts(&stored.run, &stored.rows))))
+    Ok(Concluded { code, counts, states })
 }
 
 /// What the run's end measures against: its start.

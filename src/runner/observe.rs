@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::evidence::{Row, RunDir, TrialRecord, read_run};
 use crate::model::Cell;
 use crate::report::terminal::{Out, Style, Styled};
+use crate::report::variants::Verdicts;
 use crate::report::{self};
 use crate::text::document::Block;
 
@@ -60,6 +61,7 @@ impl Observers {
             style: req.style,
             counters: req.counters,
             order,
+            decided: HashMap::new(),
             ready: HashMap::new(),
             printed: 0,
             printer,
@@ -83,8 +85,8 @@ impl Observers {
         self.list.iter_mut().for_each(|o| o.trial_finished(cell, trial));
     }
 
-    pub fn row_finished(&mut self, row: &Row, rows: &[Row], dir: &RunDir) -> anyhow::Result<()> {
-        self.list.iter_mut().try_for_each(|o| o.row_finished(row, rows, dir))
+    pub fn row_finished(&mut self, row: &Row, dir: &RunDir) -> anyhow::Result<()> {
+        self.list.iter_mut().try_for_each(|o| o.row_finished(row, dir))
     }
 
     pub fn run_finished(&mut self, dir: &Path) -> anyhow::Result<()> {
@@ -98,7 +100,7 @@ struct JsonStream {
 }
 
 impl Observer for JsonStream {
-    fn row_finished(&mut self, row: &Row, _rows: &[Row], _dir: &RunDir) -> anyhow::Result<()> {
+    fn row_finished(&mut self, row: &Row, _dir: &RunDir) -> anyhow::Result<()> {
         self.out.print(&format!("{}\n", serde_json::to_string(row)?))?;
         Ok(())
     }
@@ -121,6 +123,8 @@ struct GroupOutputs {
     counters: bool,
     /// The groups in plan order.
     order: Vec<String>,
+    /// How many rows of each group are decided.
+    decided: HashMap<String, usize>,
     /// What each decided group prints, kept until every group before it
     /// has printed.
     ready: HashMap<String, Styled>,
@@ -131,32 +135,30 @@ struct GroupOutputs {
 }
 
 impl GroupOutputs {
-    /// What group `group` prints, from its rows so far (`rows`: every row of
-    /// the run so far; `section`: its section, when it is made already).
-    fn text(&self, rows: &[Row], group: &str, section: Option<&[Block]>) -> Styled {
-        let mut ordered: Vec<Row> = rows.iter().filter(|r| r.cell.group == group).cloned().collect();
-        ordered.sort_by_key(|r| r.cell.index);
-        let verdicts = report::variants::Verdicts::so_far(rows, &self.cells);
+    /// What group `group` prints, from its rows so far (`ordered`, in plan
+    /// order) and the run's verdicts so far (`section`: its section, when
+    /// it is made already).
+    fn text(&self, ordered: &[Row], group: &str, verdicts: &Verdicts, section: Option<&[Block]>) -> Styled {
         let mut text = if self.tables {
             let made;
             let section = match section {
                 Some(s) => s,
                 None => {
-                    made = report::group_section(&ordered, group, &verdicts);
+                    made = report::group_section(ordered, group, verdicts);
                     &made
                 }
             };
             let mut t = crate::text::document::terminal::render_styled(section, self.style);
             if self.counters {
-                t.push(&report::counters_section(&ordered, group, self.style));
+                t.push(&report::counters_section(ordered, group, self.style));
             }
             t.push(&Styled::plain("\n"));
             t
         } else {
-            report::brief::group(&ordered, group, &verdicts, self.style)
+            report::brief::group(ordered, group, verdicts, self.style)
         };
         if !self.tables && self.counters {
-            text.push(&report::counters_section(&ordered, group, self.style));
+            text.push(&report::counters_section(ordered, group, self.style));
         }
         text
     }
@@ -173,18 +175,27 @@ impl GroupOutputs {
 }
 
 impl Observer for GroupOutputs {
-    fn row_finished(&mut self, row: &Row, rows: &[Row], dir: &RunDir) -> anyhow::Result<()> {
+    fn row_finished(&mut self, row: &Row, dir: &RunDir) -> anyhow::Result<()> {
         let group = &row.cell.group;
-        let planned = self.cells.iter().filter(|c| &c.group == group).count();
-        if rows.iter().filter(|r| &r.cell.group == group).count() < planned {
+        let decided = self.decided.entry(group.clone()).or_insert(0);
+        *decided += 1;
+        if *decided < self.cells.iter().filter(|c| &c.group == group).count() {
             return Ok(());
         }
+        // The rows so far, as stored: read once, each held once.
+        let mut stored = read_run(dir.path())?;
+        // The page so far (the seeds' graphs drawn as results arrive); after
+        // the last row, the run's end writes it.
+        if self.decided.values().sum::<usize>() < self.cells.len() {
+            dir.write_file("report.html", &report::page::render(&stored))?;
+        }
+        // The variants' verdicts are judged with every comparison of the run.
+        let verdicts = Verdicts::so_far(&stored.rows, &self.cells);
         // Rows are decided out of plan order: tables and plots follow the plan.
-        let mut ordered: Vec<Row> = rows.iter().filter(|r| &r.cell.group == group).cloned().collect();
+        let mut ordered: Vec<Row> = std::mem::take(&mut stored.rows).into_iter().filter(|r| &r.cell.group == group).collect();
+        drop(stored);
         ordered.sort_by_key(|r| r.cell.index);
         // One section: its figures are the plot files.
-        // The variants' verdicts are judged with every comparison of the run.
-        let verdicts = report::variants::Verdicts::so_far(rows, &self.cells);
         let section = report::group_section(&ordered, group, &verdicts);
         for f in crate::text::document::figures(&section) {
             dir.write_file(&f.path, &f.svg)?;
@@ -194,10 +205,8 @@ impl Observer for GroupOutputs {
                 Err(e) => report::terminal::to_stderr(&format!("proofbench: warning: plots/{file}: no PNG copy: {e:#}\n")),
             }
         }
-        // The page so far (the seeds' graphs drawn as results arrive).
-        dir.write_file("report.html", &report::page::render(&read_run(dir.path())?))?;
         if self.print {
-            let text = self.text(rows, group, Some(&section));
+            let text = self.text(&ordered, group, &verdicts, Some(&section));
             self.ready.insert(group.clone(), text);
             self.flush()?;
         }
@@ -216,8 +225,11 @@ impl Observer for GroupOutputs {
             .filter(|g| !self.ready.contains_key(*g) && rows.iter().any(|r| &r.cell.group == *g))
             .cloned()
             .collect();
+        let verdicts = Verdicts::so_far(&rows, &self.cells);
         for g in partial {
-            let text = self.text(&rows, &g, None);
+            let mut ordered: Vec<Row> = rows.iter().filter(|r| r.cell.group == g).cloned().collect();
+            ordered.sort_by_key(|r| r.cell.index);
+            let text = self.text(&ordered, &g, &verdicts, None);
             self.ready.insert(g, text);
         }
         // A group with no row at all prints nothing: the summary names its cells.

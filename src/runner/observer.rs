@@ -42,8 +42,10 @@ pub trait Observer {
     fn round_started(&mut self, _round: u32, _coming: &Coming) {}
     fn trial_started(&mut self, _cell: &Cell, _trial: u32, _round: u32) {}
     fn trial_finished(&mut self, _cell: &Cell, _trial: &TrialRecord) {}
-    /// A row was decided and written (`rows`: every row so far, it last).
-    fn row_finished(&mut self, _row: &Row, _rows: &[Row], _dir: &RunDir) -> anyhow::Result<()> {
+    /// A row was decided and written to `dir` (an observer that needs the
+    /// rows so far reads them there: a run of 100,000 rows is not held in
+    /// memory).
+    fn row_finished(&mut self, _row: &Row, _dir: &RunDir) -> anyhow::Result<()> {
         Ok(())
     }
     /// The run's records are final in `dir`.

@@ -26,7 +26,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::evidence::{Row, RunDir, RunRecord, StatusCounts};
-use crate::model::{Cell, UsageError};
+use crate::model::{Cell, Status, Stopped, UsageError};
 use crate::report::terminal::to_stderr;
 
 use super::config::{RunRequest, RunSpec};
@@ -47,6 +47,10 @@ pub const SILENCE_GRACE: Duration = Duration::from_secs(60);
 /// How long a launched side asked to stop (its stdin closed) is given to
 /// send what it has and end.
 pub const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// How many events the reader of the stream may hold that this side has
+/// not yet written.
+const EVENTS_AHEAD: usize = 16;
 
 /// The start of the name of a launched side's working run directory.
 const WORK_PREFIX: &str = "proofbench-remote-";
@@ -142,13 +146,15 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
             s
         })
     });
-    let (tx, rx) = mpsc::channel::<Result<Event, String>>();
+    // A few events read ahead, no more: a side that streams faster than
+    // this one writes waits, and its rows are not held here meanwhile.
+    let (tx, rx) = mpsc::sync_channel::<Result<Event, String>>(EVENTS_AHEAD);
     let stdout = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || read_events(stdout, tx));
     let host = launcher.host.clone().unwrap_or_else(|| launcher.prefix.join(" "));
     let stderr = child.stderr.take().expect("piped");
     let err_reader = std::thread::spawn(move || forward_stderr(stderr, &host));
-    let mut state = Replay { req, spec: &spec, launcher, dir: None, run: None, rows: Vec::new(), observers: None, received: Vec::new() };
+    let mut state = Replay::new(req, &spec, launcher);
     let silence = req.spec.timeout() + SILENCE_GRACE;
     let mut last = Instant::now();
     let mut stop_asked: Option<Instant> = None;
@@ -196,6 +202,8 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
+    // A reader waiting to hand on an event gives up.
+    drop(rx);
     let status = finish_child(&mut child, group, ended);
     // The group is gone: a write still blocked has failed.
     drop(stdin.map(std::thread::JoinHandle::join));
@@ -208,6 +216,9 @@ pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make:
     };
     let said = last_line.as_ref().map(|l| format!(": {l}")).unwrap_or_default();
     if state.run.is_none() {
+        if signals::interrupted() {
+            return Err(Stopped(format!("{}: stopped before the run started; nothing was run", launcher.name())).into());
+        }
         let refused = status.and_then(|s| s.code()) == Some(2);
         let why = cut.unwrap_or_else(|| format!("{how}{said}"));
         return Err(if refused {
@@ -244,11 +255,15 @@ fn finish_child(child: &mut Child, group: i32, ended: bool) -> Option<std::proce
 }
 
 /// Reads the stream's lines into events, each at most [`MAX_LINE`] long,
-/// until its end or the first line that is not an event.
-fn read_events(stdout: impl Read, tx: mpsc::Sender<Result<Event, String>>) {
+/// until its end or the first line that is not an event. A long line's
+/// buffer is let go once it is read: the stream holds one line at a time.
+fn read_events(stdout: impl Read, tx: mpsc::SyncSender<Result<Event, String>>) {
     let mut r = BufReader::new(stdout);
     let mut line = Vec::new();
     loop {
+        if line.capacity() > super::stream::LOG_PIECE * 4 {
+            line = Vec::new();
+        }
         line.clear();
         match (&mut r).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line) {
             Ok(0) | Err(_) => return,
@@ -258,12 +273,11 @@ fn read_events(stdout: impl Read, tx: mpsc::Sender<Result<Event, String>>) {
             }
             Ok(_) => {}
         }
-        let text = String::from_utf8_lossy(&line);
-        if text.trim().is_empty() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        let event = serde_json::from_str::<Event>(&text).map_err(|e| {
-            let shown: String = text.trim().chars().take(120).collect();
+        let event = serde_json::from_slice::<Event>(&line).map_err(|e| {
+            let shown: String = String::from_utf8_lossy(&line[..line.len().min(480)]).trim().chars().take(120).collect();
             format!("it sent something that is not a proofbench stream ({e}): '{shown}'")
         });
         let bad = event.is_err();
@@ -304,6 +318,27 @@ fn forward_stderr(stderr: impl Read, host: &str) -> Option<String> {
     last
 }
 
+/// Writes a received row (its cell the plan's) as a local run does: its
+/// log, its raw samples, its line in rows.jsonl. A row that cannot be
+/// written whole (a full disk) leaves none of its files.
+fn write_row(dir: &mut RunDir, row: &mut Row, log: &str) -> anyhow::Result<()> {
+    // The paths are this side's, never the ones the row came with.
+    (row.log, row.raw) = (format!("logs/{}.log", row.cell.row_id), None);
+    let wrote = (|| -> anyhow::Result<()> {
+        let (mut file, rel) = dir.log_file(&row.cell.row_id)?;
+        file.write_all(log.as_bytes()).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
+        row.log = rel;
+        row.raw = if row.samples.is_empty() { None } else { Some(dir.write_raw(row)?) };
+        Ok(dir.append_row(row)?)
+    })();
+    if wrote.is_err() {
+        for rel in [Some(row.log.clone()), row.raw.take()].into_iter().flatten() {
+            let _ = std::fs::remove_file(dir.path().join(rel));
+        }
+    }
+    wrote
+}
+
 /// The launching side's state while the events of one run arrive.
 struct Replay<'a> {
     req: &'a RunRequest,
@@ -312,13 +347,19 @@ struct Replay<'a> {
     launcher: &'a Launcher,
     dir: Option<RunDir>,
     run: Option<RunRecord>,
-    rows: Vec<Row>,
+    /// The statuses of the rows received (the rows are in the run
+    /// directory, not held here).
+    statuses: Vec<Status>,
     observers: Option<Observers>,
     /// Whether each cell of the plan has its row.
     received: Vec<bool>,
 }
 
-impl Replay<'_> {
+impl<'a> Replay<'a> {
+    fn new(req: &'a RunRequest, spec: &'a RunSpec, launcher: &'a Launcher) -> Replay<'a> {
+        Replay { req, spec, launcher, dir: None, run: None, statuses: Vec::new(), observers: None, received: Vec::new() }
+    }
+
     /// Applies one event; true at the run's end.
     fn apply(&mut self, event: Event, make: &mut MakeObservers) -> anyhow::Result<bool> {
         if self.run.is_none() && !matches!(event, Event::Start { .. }) {
@@ -343,6 +384,7 @@ impl Replay<'_> {
                 let cell = self.cell(cell)?;
                 self.observers().trial_finished(&cell, &trial);
             }
+            Event::Log { cell, text } => self.log(cell, &text)?,
             Event::Row { row, log } => self.row(*row, &log)?,
             Event::End { run } => {
                 self.end(*run);
@@ -445,6 +487,17 @@ impl Replay<'_> {
             .map_or_else(Vec::new, |run| run.plan.iter().filter(|c| !self.received[c.index]).map(|c| c.row_id.clone()).collect())
     }
 
+    /// Appends a piece of a cell's log to its file, before its row.
+    fn log(&mut self, index: usize, text: &str) -> anyhow::Result<()> {
+        let cell = self.cell(index)?;
+        if self.received[cell.index] {
+            anyhow::bail!("it sent a piece of the log of the row {} after the row", cell.row_id);
+        }
+        let (mut file, rel) = self.dir.as_ref().expect("started").log_file(&cell.row_id)?;
+        file.write_all(text.as_bytes()).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
+        Ok(())
+    }
+
     /// Writes a row as a local run does: its raw samples, its log, its line.
     fn row(&mut self, mut row: Row, log: &str) -> anyhow::Result<()> {
         let planned = self.cell(row.cell.index)?;
@@ -464,7 +517,7 @@ impl Replay<'_> {
         if let Some(why) = row.status_contradiction() {
             anyhow::bail!("it sent the row {} {why}", planned.row_id);
         }
-        if std::mem::replace(&mut self.received[planned.index], true) {
+        if self.received[planned.index] {
             anyhow::bail!("it sent the row {} twice", planned.row_id);
         }
         // The statistics are this side's, from the samples received.
@@ -474,15 +527,14 @@ impl Replay<'_> {
         let mode = self.run.as_ref().and_then(|r| r.options.perf_pass);
         row.profile = mode.map(|m| crate::evidence::ProfileRecord::skipped(m, super::perf_check::LAUNCHED));
         let dir = self.dir.as_mut().expect("started");
-        let (mut file, rel) = dir.log_file(&planned.row_id)?;
-        file.write_all(log.as_bytes())?;
-        row.log = rel;
-        row.raw = if row.samples.is_empty() { None } else { Some(dir.write_raw(&row)?) };
-        dir.append_row(&row)?;
-        self.rows.push(row);
+        // A row that could not be written (a full disk) was not received:
+        // its cell stays among those not run.
+        write_row(dir, &mut row, log).map_err(|e| e.context(format!("writing the row {}", planned.row_id)))?;
+        self.received[planned.index] = true;
+        self.statuses.push(row.status);
         let dir = self.dir.as_ref().expect("started");
         let observers = self.observers.as_mut().expect("started");
-        observers.row_finished(self.rows.last().expect("pushed"), &self.rows, dir)
+        observers.row_finished(&row, dir)
     }
 
     /// The run's record as it ends: the launched side's times and rounds
@@ -492,6 +544,13 @@ impl Replay<'_> {
     /// stream that was not cut.
     fn finish(mut self, mut cut: Option<String>) -> Received {
         let missing = self.missing();
+        // A cell whose row did not arrive, or could not be written, keeps
+        // none of its files (the pieces of its log that came before).
+        if let Some(dir) = &self.dir {
+            for id in &missing {
+                let _ = std::fs::remove_file(dir.path().join(format!("logs/{id}.log")));
+            }
+        }
         // An end that leaves cells without their rows, when nobody stopped
         // the run, is an end this side does not believe: the run was cut.
         let stopped = signals::interrupted() || self.run.as_ref().is_some_and(|r| r.interrupted);
@@ -507,14 +566,14 @@ impl Replay<'_> {
             run.interrupted |= signals::interrupted();
             run.complete = cut.is_none() && missing.is_empty() && !run.interrupted;
             run.not_run = missing;
-            run.counts = Some(StatusCounts::of(self.rows.iter().map(|r| &r.status)));
+            run.counts = Some(StatusCounts::of(self.statuses.iter()));
         }
         if let (Some(dir), Some(run)) = (&self.dir, &self.run)
             && let Err(e) = dir.write_run(run)
         {
             to_stderr(&format!("proofbench: warning: the run's record could not be finished: {e}\n"));
         }
-        Received { dir: self.dir, observers: self.observers, run: self.run, rows: self.rows.len(), cut }
+        Received { dir: self.dir, observers: self.observers, run: self.run, rows: self.statuses.len(), cut }
     }
 }
 
@@ -687,8 +746,7 @@ mod tests {
     /// what it kept.
     fn replay(req: &RunRequest, spec: &RunSpec, events: Vec<Event>) -> Received {
         let launcher = Launcher { template: "fake".into(), prefix: vec!["fake".into()], host: None, remote_exe: "pb".into() };
-        let mut state =
-            Replay { req, spec, launcher: &launcher, dir: None, run: None, rows: Vec::new(), observers: None, received: Vec::new() };
+        let mut state = Replay::new(req, spec, &launcher);
         let mut make = |run: &RunRecord, _: &Path| Observers::for_host(req, &run.plan, Box::new(Silent));
         let mut cut = Some("the stream ended before the run's end".to_string());
         for e in events {
@@ -829,6 +887,36 @@ mod tests {
         assert_eq!(stored.run.counts.as_ref().map(|c| c.ok), Some(3));
         assert_eq!(stored.run.wall_s, Some(3.0));
         assert_eq!(stored.rows.len(), 3);
+    }
+
+    #[test]
+    fn a_row_that_cannot_be_written_is_not_received_and_leaves_no_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = spec();
+        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()) };
+        let honest = honest_start(&spec);
+        let launcher = Launcher { template: "fake".into(), prefix: vec!["fake".into()], host: None, remote_exe: "pb".into() };
+        let mut state = Replay::new(&req, &spec, &launcher);
+        let mut make = |run: &RunRecord, _: &Path| Observers::for_host(&req, &run.plan, Box::new(Silent));
+        state.apply(Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(honest.clone()) }, &mut make).unwrap();
+        let dir = state.dir.as_ref().unwrap().path().to_path_buf();
+        // The second row's raw file cannot be made, as on a full disk: a
+        // directory that is not empty holds its name.
+        let lost = &honest.plan[1].row_id;
+        std::fs::create_dir_all(dir.join(format!("raw/{lost}.csv/x"))).unwrap();
+        for c in &honest.plan {
+            let row = Event::Row { row: Box::new(row_of(c, &[Status::Ok, Status::Ok])), log: "a log line\n".into() };
+            let applied = state.apply(row, &mut make);
+            assert_eq!(applied.is_err(), c.index == 1, "{:?}", applied.err());
+        }
+        let received = state.finish(None);
+        assert!(received.cut.as_deref().is_some_and(|c| c.contains("having sent 2 of 3 rows")), "{:?}", received.cut);
+        let stored = read_run(&dir).unwrap();
+        assert_eq!(stored.run.not_run, std::slice::from_ref(lost));
+        assert!(!stored.run.complete);
+        assert_eq!(stored.run.counts.as_ref().map(|c| c.ok), Some(2));
+        assert_eq!(stored.rows.len(), 2);
+        assert!(!dir.join(format!("logs/{lost}.log")).exists(), "the lost row's log is left");
     }
 
     #[test]

@@ -273,7 +273,7 @@ fn finish(
     }
     dir.append_row(&row)?;
     rows.push(row);
-    obs.row_finished(rows.last().expect("just pushed"), rows, dir)
+    obs.row_finished(rows.last().expect("just pushed"), dir)
 }
 
 #[cfg(test)]
