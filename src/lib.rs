@@ -36,7 +36,9 @@ pub(crate) mod workloads;
 pub(crate) fn exit_code_of(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
         if cause.is::<model::Stopped>() {
-            return runner::EXIT_INTERRUPTED;
+            // runner::EXIT_INTERRUPTED (128 + SIGINT), named here by value:
+            // the crate root sits below runner.
+            return 130;
         }
         if cause.is::<plan::PlanError>() || cause.is::<model::UsageError>() {
             return 2;
