@@ -145,7 +145,8 @@ fn every_kind_of_variant_setting_reaches_the_worker() {
     assert_eq!(judged(&c, "exe", "probe.env")["verdict"], "unchanged");
     let report = sb.report_md();
     assert!(report.contains("#### Variants against base") && report.contains("## Variants"), "{report}");
-    assert!(report.contains("env against base: 1 regressed, 0 improved, 0 unchanged, 0 not comparable"), "{report}");
+    // ("1 regressed (1 from disturbed trials)" where other tests took the trials' CPUs.)
+    assert!(report.contains("env against base: 1 regressed") && report.contains("0 improved, 0 unchanged, 0 not comparable"), "{report}");
 }
 
 #[test]
