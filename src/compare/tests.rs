@@ -200,44 +200,13 @@ fn a_treatment_the_rows_record_is_matched_across_whatever_the_workload() {
     assert!(r.reason.starts_with("different parameters: pad 0 vs 10"), "{}", r.reason);
 }
 
-/// Other processes took 80% of the CPUs over a window.
-fn busy_window() -> crate::measure::interference::Interference {
-    crate::measure::interference::Interference {
-        cpus: vec![0, 1],
-        window_ms: 1000.0,
-        own_cpu_ms: 400.0,
-        busy_ms: 2000.0,
-        others_cpu_ms: 1600.0,
-        others_share: 0.8,
-        steal_ms: 0.0,
-        steal_share: 0.0,
-        pressure_ms: None,
-        pressure_share: None,
-        resolution_ms: 10.0,
-        disturbed: true,
-    }
-}
-
-/// `r` with its trials disturbed (other processes took their CPUs).
-fn disturbed(mut r: Row) -> Row {
-    for t in &mut r.trials {
-        t.facts = Some(crate::evidence::TrialFacts {
-            allowed_cpus: vec![0, 1],
-            thread_cpus: vec![0],
-            anon_huge_bytes: None,
-            interference: Some(busy_window()),
-        });
-    }
-    r
-}
-
 #[test]
 fn a_verdict_from_disturbed_trials_is_said_so_in_every_output_and_the_gate_exits_3() {
     const SAME: [f64; 3] = [100.0, 101.0, 99.0];
     const SLOWER: [f64; 3] = [200.0, 202.0, 198.0];
     // Row 0 regressed from clean trials, row 1 from disturbed ones.
     let base = vec![row(0, "w.x", 0, &SAME), row(1, "w.x", 1, &SAME)];
-    let cand = vec![row(0, "w.x", 0, &SLOWER), disturbed(row(1, "w.x", 1, &SLOWER))];
+    let cand = vec![row(0, "w.x", 0, &SLOWER), fake::disturbed(row(1, "w.x", 1, &SLOWER), 0.8)];
     let (b, c) = (fake::run(plan(&base), base.clone()), fake::run(plan(&cand), cand));
     let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
     assert_eq!(
@@ -260,7 +229,7 @@ fn a_verdict_from_disturbed_trials_is_said_so_in_every_output_and_the_gate_exits
     assert_eq!((code, why.as_deref()), (1, Some("2 rows regressed (1 of them from disturbed trials, accepted)")));
 
     // Only the disturbed one: exit 3, unless accepted.
-    let only = vec![row(0, "w.x", 0, &SAME), disturbed(row(1, "w.x", 1, &SLOWER))];
+    let only = vec![row(0, "w.x", 0, &SAME), fake::disturbed(row(1, "w.x", 1, &SLOWER), 0.8)];
     let c = fake::run(plan(&only), only);
     let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
     let (code, why) = gate(&cmp.rows, false);
@@ -277,8 +246,8 @@ fn two_runs_on_a_busy_machine_are_said_busy_and_their_verdicts_marked() {
     let base = vec![row(0, "w.x", 0, &SAME)];
     let cand = vec![row(0, "w.x", 0, &SLOWER)];
     let (mut b, mut c) = (fake::run(plan(&base), base), fake::run(plan(&cand), cand));
-    b.run.interference = Some(busy_window());
-    c.run.interference = Some(busy_window());
+    b.run.interference = Some(fake::busy(0.8));
+    c.run.interference = Some(fake::busy(0.8));
     let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
     // Both busy: said (it was said only when the two differed), and the
     // verdict, from trials not themselves marked, is marked by the runs'.

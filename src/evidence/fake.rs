@@ -186,3 +186,35 @@ pub(crate) fn fake_run(name: &str, started: &str, commit: Option<&str>, rows: Ve
     let text = serde_json::to_string_pretty(&run).unwrap();
     (StoredRun { dir: PathBuf::from(format!("/nowhere/{name}")), run, rows, warnings: Vec::new() }, text)
 }
+
+/// What else ran over a second of CPUs 0 and 1: others took `share` of
+/// them (disturbed from 10%).
+pub(crate) fn busy(share: f64) -> crate::measure::interference::Interference {
+    crate::measure::interference::Interference {
+        cpus: vec![0, 1],
+        window_ms: 1000.0,
+        own_cpu_ms: 1000.0 * (1.0 - share),
+        busy_ms: 2000.0,
+        others_cpu_ms: 2000.0 * share,
+        others_share: share,
+        steal_ms: 0.0,
+        steal_share: 0.0,
+        pressure_ms: None,
+        pressure_share: None,
+        resolution_ms: 10.0,
+        disturbed: share >= 0.1,
+    }
+}
+
+/// `r` with every trial disturbed: others took `share` of its CPUs.
+pub(crate) fn disturbed(mut r: Row, share: f64) -> Row {
+    for t in &mut r.trials {
+        t.facts = Some(super::TrialFacts {
+            allowed_cpus: vec![0, 1],
+            thread_cpus: vec![0],
+            anon_huge_bytes: None,
+            interference: Some(busy(share)),
+        });
+    }
+    r
+}

@@ -198,45 +198,18 @@ fn the_first_screen_names_at_most_twenty_outliers() {
     assert!(text.find("slow24: cpu.primes").unwrap() < text.find("slow23: cpu.primes").unwrap(), "{text}");
 }
 
-/// Interference of a trial or run where others took `share` of the CPUs.
-fn busy(share: f64) -> crate::measure::interference::Interference {
-    crate::measure::interference::Interference {
-        cpus: vec![0, 1],
-        window_ms: 1000.0,
-        own_cpu_ms: 1000.0 * (1.0 - share),
-        busy_ms: 2000.0,
-        others_cpu_ms: 2000.0 * share,
-        others_share: share,
-        steal_ms: 0.0,
-        steal_share: 0.0,
-        pressure_ms: None,
-        pressure_share: None,
-        resolution_ms: 10.0,
-        disturbed: share >= 0.1,
-    }
-}
-
-/// `r` with every trial disturbed: others took 98% of its CPUs.
-fn disturbed(mut r: Row) -> Row {
-    for t in &mut r.trials {
-        t.facts = Some(crate::evidence::TrialFacts {
-            allowed_cpus: vec![0, 1],
-            thread_cpus: vec![0],
-            anon_huge_bytes: None,
-            interference: Some(busy(0.98)),
-        });
-    }
-    r
-}
-
 /// Issue 32, item 3: 16 hosts at once, every one busy; no row of them is
 /// called plainly "in band" or an outlier, and each host's run says busy.
 #[test]
 fn busy_hosts_are_not_called_in_band_plainly() {
     let mut runs: Vec<StoredRun> = (0..4)
         .map(|i| {
-            let mut s = host_run(&format!("h{i}"), "x", vec![disturbed(row("cpu.primes", &[800.0 + i as f64, 801.0, 802.0], Unit::Ns))]);
-            s.run.interference = Some(busy(0.98));
+            let mut s = host_run(
+                &format!("h{i}"),
+                "x",
+                vec![crate::evidence::fake::disturbed(row("cpu.primes", &[800.0 + i as f64, 801.0, 802.0], Unit::Ns), 0.98)],
+            );
+            s.run.interference = Some(crate::evidence::fake::busy(0.98));
             s
         })
         .collect();

@@ -149,25 +149,7 @@ fn a_step_regressed_from_disturbed_trials_says_so_and_the_gate_exits_3() {
     let tmp = tempfile::tempdir().unwrap();
     let mut store = Store::open_writer(&tmp.path().join("h.sqlite")).unwrap();
     // The third run's trials were disturbed: other processes took 80% of their CPUs.
-    let busy = |i: usize, mut r: Row| {
-        if i == 2 {
-            for t in &mut r.trials {
-                let window: crate::measure::interference::Interference = serde_json::from_value(json!({
-                    "cpus": [0, 1], "window_ms": 1000.0, "own_cpu_ms": 400.0, "busy_ms": 2000.0, "others_cpu_ms": 1600.0,
-                    "others_share": 0.8, "steal_ms": 0.0, "steal_share": 0.0, "pressure_ms": null, "pressure_share": null,
-                    "resolution_ms": 10.0, "disturbed": true
-                }))
-                .unwrap();
-                t.facts = Some(crate::evidence::TrialFacts {
-                    allowed_cpus: vec![0, 1],
-                    thread_cpus: vec![0],
-                    anon_huge_bytes: None,
-                    interference: Some(window),
-                });
-            }
-        }
-        r
-    };
+    let busy = |i: usize, r: Row| if i == 2 { crate::evidence::fake::disturbed(r, 0.8) } else { r };
     let steps = series_with(&mut store, &[100.0, 100.0, 150.0], busy);
     assert_eq!((steps[1].judged.verdict, steps[1].judged.disturbed_verdict), (Verdict::Regressed, true));
     let text = crate::text::document::terminal::render(&regress::document(&steps, 0.02, "test").blocks);
