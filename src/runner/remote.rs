@@ -430,6 +430,10 @@ impl<'a> Replay<'a> {
                 named(plan.cells.get(i))
             );
         }
+        // Until the end arrives every cell is not run, as a local run's first
+        // record says: a launching side killed before the end leaves a record
+        // that names them.
+        let not_run = plan.cells.iter().map(|c| c.row_id.clone()).collect();
         let mut mine = RunRecord {
             label,
             profile: self.spec.options.profile,
@@ -445,7 +449,7 @@ impl<'a> Replay<'a> {
             interrupted: false,
             complete: false,
             counts: None,
-            not_run: Vec::new(),
+            not_run,
             rounds: Vec::new(),
             interference: None,
             ..run
@@ -900,6 +904,9 @@ mod tests {
         let mut make = |run: &RunRecord, _: &Path| Observers::for_host(&req, &run.plan, Box::new(Silent));
         state.apply(Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(honest.clone()) }, &mut make).unwrap();
         let dir = state.dir.as_ref().unwrap().path().to_path_buf();
+        // The first record names every cell not run, as a local run's does.
+        let first: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+        assert_eq!(first["not_run"].as_array().map(Vec::len), Some(honest.plan.len()), "{}", first["not_run"]);
         // The second row's raw file cannot be made, as on a full disk: a
         // directory that is not empty holds its name.
         let lost = &honest.plan[1].row_id;
