@@ -48,7 +48,8 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     set -- $held
     pct=$(( ${2:-0} > 0 ? 100 * ${1:-0} / ${2:-1} : 0 ))
     echo "  false verdicts: $changed (target: at most 2)"
-    echo "  intervals holding the other run's median: ${1:-0} of ${2:-0} ($pct%; target: at least 80%)"
+    expected=$(grep -oE "would hold it about [0-9]+%" "$out/aa-compare.md" | grep -oE "[0-9]+%" || echo "?")
+    echo "  intervals holding the other run's median: ${1:-0} of ${2:-0} ($pct%; target: at least 80%; about $expected if the runs differed only as their trials do)"
     [ "$changed" -le 2 ] || fail "too many false verdicts"
     [ "$pct" -ge 80 ] || fail "the intervals do not hold the other run's median often enough"
     echo

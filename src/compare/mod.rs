@@ -32,7 +32,7 @@ use crate::envelope::Envelope;
 use crate::evidence::{Row, RunRecord, StoredRun};
 use crate::measure::interference::DISTURBED_SHARE;
 use crate::model::{Direction, Reading, Status, Unit, value_text};
-use crate::stats::{Floor, LEVEL, ratio};
+use crate::stats::{self, Floor, LEVEL, ratio};
 use crate::text::format;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -71,7 +71,8 @@ pub struct RowComparison {
     pub ratio_ci95: Option<[f64; 2]>,
     /// Whether the base's 95% interval holds the candidate's median, and the
     /// candidate's the base's (`None` where a side has no interval): of two
-    /// runs of the same build, about 95% should.
+    /// runs of the same build, the share [`stats::expected_hold`] gives
+    /// (about 85-90%) when they differ only as their trials do.
     pub holds_other: [Option<bool>; 2],
     /// Trials (with timed samples) of the base and of the candidate.
     pub trials: [usize; 2],
@@ -392,10 +393,17 @@ impl Comparison {
     }
 
     /// Of the intervals that could be checked, how many held the other
-    /// run's median: `(held, checked)` over both directions.
-    pub fn held(&self) -> (usize, usize) {
-        let all: Vec<bool> = self.rows.iter().flat_map(|r| r.holds_other).flatten().collect();
-        (all.iter().filter(|h| **h).count(), all.len())
+    /// run's median: `(held, checked, expected)` over both directions, where
+    /// `expected` is how many would, on average, if the two runs differed
+    /// only as their trials do ([`stats::expected_hold`] of each check's
+    /// trial counts).
+    pub fn held(&self) -> (usize, usize, f64) {
+        let checks = self.rows.iter().flat_map(|r| {
+            [(r.holds_other[0], r.trials[0], r.trials[1]), (r.holds_other[1], r.trials[1], r.trials[0])]
+                .into_iter()
+                .filter_map(|(h, own, other)| h.map(|h| (h, stats::expected_hold(own, other, stats::LEVEL).unwrap_or(1.0))))
+        });
+        checks.fold((0, 0, 0.0), |(held, checked, expected), (h, e)| (held + usize::from(h), checked + 1, expected + e))
     }
 }
 

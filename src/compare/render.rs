@@ -135,13 +135,15 @@ fn comparison(c: &Comparison) -> Vec<Block> {
     if let Some(f) = &c.floors {
         lines.push(bands_summary(&c.rows, f));
     }
-    let (held, checked) = c.held();
+    let (held, checked, expected) = c.held();
     if checked > 0 && !c.paired {
         lines.push(Line::from(format!(
-            "Each run's 95% interval held the other's median {} of {checked} ({:.0}%); for two runs of the same build about 95% is \
-             expected.",
+            "Each run's 95% interval held the other's median {} of {checked} ({:.0}%); two runs of one build that differ only as \
+             their trials do would hold it about {:.0}% of the time (an interval for a run's own median is narrower than one for \
+             the next run's).",
             counted(held, "time", "times"),
-            100.0 * held as f64 / checked as f64
+            100.0 * held as f64 / checked as f64,
+            100.0 * expected / checked as f64
         )));
     }
     out.push(Block::Paragraph(lines));

@@ -262,3 +262,27 @@ fn two_runs_on_a_busy_machine_are_said_busy_and_their_verdicts_marked() {
     assert!(quiet.interference.is_none() && !quiet.rows[0].disturbed_verdict);
     assert_eq!(gate(&quiet.rows, false).0, 1);
 }
+
+#[test]
+fn the_held_count_is_set_beside_what_runs_differing_only_as_their_trials_do_would_give() {
+    // Row 0: each interval holds the other's median. Row 1: the candidate
+    // moved far outside both intervals. Row 2 has 7 trials in the base.
+    let base = vec![
+        row(0, "w.x", 0, &[100.0, 101.0, 99.0]),
+        row(1, "w.x", 1, &[100.0, 101.0, 99.0]),
+        row(2, "w.x", 2, &[100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8]),
+    ];
+    let cand =
+        vec![row(0, "w.x", 0, &[100.5, 99.5, 100.0]), row(1, "w.x", 1, &[150.0, 151.0, 149.0]), row(2, "w.x", 2, &[100.1, 99.9, 100.0])];
+    let c = compare(&fake::run(plan(&base), base.clone()), &fake::run(plan(&cand), cand.clone()), "a", "b", &opts(), &no_floor);
+    let (held, checked, expected) = c.held();
+    assert_eq!((held, checked), (4, 6), "{:?}", c.rows.iter().map(|r| r.holds_other).collect::<Vec<_>>());
+    let e = |a, b| stats::expected_hold(a, b, LEVEL).unwrap();
+    let want = 4.0 * e(3, 3) + e(7, 3) + e(3, 7);
+    assert!((expected - want).abs() < 1e-9, "{expected} against {want}");
+    // The printed line carries both figures, and not the 95% no run's own interval promises.
+    let text = crate::text::document::markdown::render(&document(std::slice::from_ref(&c), &[], &[]).blocks);
+    assert!(text.contains("held the other's median 4 times of 6 (67%)"), "{text}");
+    assert!(text.contains(&format!("about {:.0}% of the time", 100.0 * want / 6.0)), "{text}");
+    assert!(!text.contains("about 95%"), "{text}");
+}

@@ -304,8 +304,9 @@ pub fn reproducibility(rows: &[Row]) -> Vec<Block> {
         Block::heading(2, "Reproducibility"),
         Block::paragraph(
             Line::from(
-                "In the rows' tables, Median is the median of the trial medians and 95% CI its interval over trials (where a \
-                 rerun's median should fall); Between and Within are the spread of the trial medians and of the samples inside a \
+                "In the rows' tables, Median is the median of the trial medians and 95% CI its interval over trials (for the median \
+                 of many such trials on the machine as it was; a rerun's median falls inside it about 85-90% of the time when nothing \
+                 changed between the runs); Between and Within are the spread of the trial medians and of the samples inside a \
                  trial (standard deviations of their logs); Sees is the smallest change ",
             )
             .code("compare")

@@ -49,7 +49,7 @@ pub use bootstrap::{DEFAULT_RESAMPLES, bootstrap_median_ci};
 pub use change::{Floor, band_p_value, benjamini_hochberg, noise_floor, paired};
 pub use estimators::{median, quantile};
 pub use summary::Summary;
-pub use trials::{DEFAULT_NOISE, LEVEL, TrialEstimate, estimate, ratio, trial_interval};
+pub use trials::{DEFAULT_NOISE, LEVEL, TrialEstimate, estimate, expected_hold, ratio, trial_interval};
 
 /// Why a set of values cannot be a [`Sample`].
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -128,6 +128,16 @@ show("TRIAL_CI95  # exp(log median(x) -+ t.ppf(0.975, 2) f(3) std(log x, ddof=1)
      [np.exp(np.median(TM) - hw), np.exp(np.median(TM) + hw)])
 show("TRIAL_SD_LOG  # numpy.std(log x, ddof=1)", np.std(TM, ddof=1))
 
+# How often one run's interval (n_a trials) holds the median of another run
+# of the same build (n_b trials) when they differ only as trials do:
+# 2 t.cdf(t.ppf(0.975, n_a - 1) k, n_a - 1) - 1, k = (f_a / sqrt n_a) / sqrt(f_a^2 / n_a + f_b^2 / n_b).
+def expected_hold(na, nb):
+    fa, fb = F(na) / np.sqrt(na), F(nb) / np.sqrt(nb)
+    k = scipy.stats.t.ppf(0.975, na - 1) * fa / np.sqrt(fa * fa + fb * fb)
+    return 2 * scipy.stats.t.cdf(k, na - 1) - 1
+show("EXPECTED_HOLD  # (3, 3), (3, 7), (7, 3), (10, 10), (30, 30)",
+     [expected_hold(3, 3), expected_hold(3, 7), expected_hold(7, 3), expected_hold(10, 10), expected_hold(30, 30)])
+
 # Two runs' trial medians: the ratio of their medians, with a Welch interval
 # centred on its log, each side's variance f(n)^2 s^2 / n (that of a median),
 # its degrees of freedom Welch-Satterthwaite's of those variances.

@@ -226,6 +226,31 @@ pub fn trial_interval(summaries: &[f64], level: f64) -> Option<TrialInterval> {
     Some(TrialInterval { lo: lo.min(m), hi: hi.max(m), level, df, scale })
 }
 
+/// How often, at most, one run's interval ([`trial_interval`], `n_self`
+/// trials) holds the median of another run of the same build (`n_other`
+/// trials) when the two runs differ only as their trials do: the figure an
+/// A/A comparison's "held the other's median" count is measured against.
+///
+/// With normal log trial medians of spread `sigma`, the difference of the
+/// two medians is normal with variance `sigma^2 (f_a^2 / n_a + f_b^2 / n_b)`
+/// ([`median_factor`]), and the half-width is `t f_a s / sqrt(n_a)`; their
+/// quotient is Student t with `n_a - 1` degrees of freedom, so the share is
+/// `2 F(t k) - 1`, `k = (f_a / sqrt(n_a)) / sqrt(f_a^2 / n_a + f_b^2 / n_b)`.
+/// About 0.91 for 3 trials each, 0.86 for 10, tending to 0.83: an interval
+/// for a run's own median is not an interval for the next run's (that
+/// would be wider by about `sqrt 2`). `None` below two trials.
+pub fn expected_hold(n_self: usize, n_other: usize, level: f64) -> Option<f64> {
+    if n_self < 2 || n_other < 1 {
+        return None;
+    }
+    let fa = median_factor(n_self) / (n_self as f64).sqrt();
+    let fb = median_factor(n_other) / (n_other as f64).sqrt();
+    let df = (n_self - 1) as f64;
+    let k = t_quantile((1.0 + level) / 2.0, df) * fa / (fa * fa + fb * fb).sqrt();
+    let t = StudentsT::new(0.0, 1.0, df).ok()?;
+    Some(2.0 * t.cdf(k) - 1.0)
+}
+
 /// The smallest relative change that a comparison of two runs with `trials`
 /// trials each and a between-trial spread `between` (sd of log trial
 /// medians) calls at the noise band `noise` (0.02 = 2%): the change whose
@@ -399,6 +424,40 @@ mod tests {
         assert_rel(ci.lo, 100.50027101537908, 1e-12);
         assert_rel(ci.hi, 287.5614135963632, 1e-12);
         assert_eq!((ci.df, ci.scale), (2.0, Scale::Log));
+    }
+
+    #[test]
+    fn the_expected_share_of_held_medians_matches_scipy_and_a_simulation() {
+        // EXPECTED_HOLD of src/stats/reference.py.
+        for ((a, b), want) in [
+            ((3, 3), 0.9068205238163605),
+            ((3, 7), 0.9289951210987697),
+            ((7, 3), 0.7839635373298091),
+            ((10, 10), 0.8558454217182756),
+            ((30, 30), 0.8411554933751442),
+        ] {
+            assert_rel(expected_hold(a, b, LEVEL).unwrap(), want, 1e-6);
+        }
+        assert_eq!(expected_hold(1, 3, LEVEL), None);
+        // Two runs of normal log trial medians: how often the first's
+        // interval holds the second's median.
+        use crate::stats::testdata::normal;
+        use rand::SeedableRng;
+        use rand::rngs::Xoshiro256PlusPlus;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        for (na, nb) in [(3, 3), (7, 3), (5, 10)] {
+            let sims = 4000;
+            let mut held = 0;
+            for _ in 0..sims {
+                let a: Vec<f64> = (0..na).map(|_| 100.0 * (0.05 * normal(&mut rng)).exp()).collect();
+                let b: Vec<f64> = (0..nb).map(|_| 100.0 * (0.05 * normal(&mut rng)).exp()).collect();
+                let ci = trial_interval(&a, LEVEL).unwrap();
+                let m = median(&b);
+                held += usize::from(ci.lo <= m && m <= ci.hi);
+            }
+            let (got, want) = (held as f64 / sims as f64, expected_hold(na, nb, LEVEL).unwrap());
+            assert!((got - want).abs() < 0.025, "{na} against {nb} trials: {got:.3} held, {want:.3} expected");
+        }
     }
 
     #[test]
