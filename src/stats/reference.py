@@ -177,3 +177,31 @@ show("BAND_P  # min(1, 2 min(P(T > (m - L) / se), P(T < (m + L) / se)))", min(1.
 # Benjamini-Hochberg adjusted p-values.
 show("BH_ADJUSTED  # scipy.stats.false_discovery_control([0.01, 0.04, 0.03, 0.005, 0.5, 0.2], method='bh')",
      scipy.stats.false_discovery_control([0.01, 0.04, 0.03, 0.005, 0.5, 0.2], method="bh"))
+
+# ---- decided verdicts (src/stats/decide.rs)
+# Five trial pairs' summaries (each the median of that pair's sample log ratios
+# B over A). At a look of a design with 8 planned looks (3 to 10 pairs) and
+# alpha 0.05, Bonferroni gives each look alpha_k = 0.05 / 8: DIFFERENT reads
+# the two-sided (1 - alpha_k) interval, SAME (two one-sided tests at alpha_k
+# each) the (1 - 2 alpha_k) interval; both centred on the median, half-width
+# t f(n) sd / sqrt(n), exponentiated.
+DD = np.array([0.0123, 0.0087, 0.0151, 0.0102, 0.0069])
+ak = 0.05 / 8
+dse = F(5) * np.std(DD, ddof=1) / np.sqrt(5)
+show("DECIDE_ACROSS_CI95  # exp(median(d) -+ t.ppf(0.975, 4) f(5) std(d, ddof=1) / sqrt(5))",
+     [np.exp(np.median(DD) - scipy.stats.t.ppf(0.975, 4) * dse), np.exp(np.median(DD) + scipy.stats.t.ppf(0.975, 4) * dse)])
+show("DECIDE_DIFFERENT_CI  # exp(median(d) -+ t.ppf(1 - 0.05 / 16, 4) f(5) std(d, ddof=1) / sqrt(5))",
+     [np.exp(np.median(DD) - scipy.stats.t.ppf(1 - ak / 2, 4) * dse), np.exp(np.median(DD) + scipy.stats.t.ppf(1 - ak / 2, 4) * dse)])
+show("DECIDE_TOST_CI  # exp(median(d) -+ t.ppf(1 - 0.05 / 8, 4) f(5) std(d, ddof=1) / sqrt(5))",
+     [np.exp(np.median(DD) - scipy.stats.t.ppf(1 - ak, 4) * dse), np.exp(np.median(DD) + scipy.stats.t.ppf(1 - ak, 4) * dse)])
+# The TOST's p-values against the 2% band: the larger one is below alpha_k
+# exactly when the (1 - 2 alpha_k) interval lies inside the band.
+tl = (np.median(DD) + np.log(1.02)) / dse
+tu = (np.median(DD) - np.log(1.02)) / dse
+show("DECIDE_TOST_P  # max(P(T > (m + ln 1.02) / se), P(T < (m - ln 1.02) / se)), T ~ t(4)",
+     max(1 - scipy.stats.t.cdf(tl, 4), scipy.stats.t.cdf(tu, 4)))
+# One trial pair alone: the t interval over its sample log ratios.
+WP = np.array([0.021, -0.004, 0.013, 0.030, 0.008, 0.017, 0.002])
+wse = F(7) * np.std(WP, ddof=1) / np.sqrt(7)
+show("DECIDE_WITHIN_CI95  # exp(median(w) -+ t.ppf(0.975, 6) f(7) std(w, ddof=1) / sqrt(7))",
+     [np.exp(np.median(WP) - scipy.stats.t.ppf(0.975, 6) * wse), np.exp(np.median(WP) + scipy.stats.t.ppf(0.975, 6) * wse)])

@@ -1,0 +1,426 @@
+//! Decided verdicts: whether B differs from A, from trial pairs, as one of
+//! three words (docs/METHODOLOGY.md, "Decided verdicts: SAME, DIFFERENT,
+//! UNKNOWN").
+//!
+//! A **trial pair** is a fresh pair of worker processes, A and B, whose
+//! timed samples alternate; each sample of B has a sample of A a few
+//! milliseconds away, and their log ratio `ln b - ln a` is one paired
+//! observation. A pair is summarised by the **median of its sample log
+//! ratios** ([`pair_summary`]). Samples of one pair share their two
+//! processes' memory layout, pages and placement, so they cannot tell how
+//! the next pair of processes will come out: the interval of the change is
+//! taken **across trial pairs**, from their summaries ([`across_pairs`]),
+//! as `stats::trials` does across trials: the median of the summaries with
+//! a Student t interval centred on it, half-width `t(n - 1) f(n) s /
+//! sqrt(n)` (`f` is [`super::trials::median_factor`]), exponentiated, so
+//! the ratio always lies inside its own interval. [`within_pair`] gives the
+//! interval of one pair alone, from its samples; it is marked
+//! [`Scope::WithinPair`] because it does **not** hold the variation between
+//! processes and is narrower than the truth warrants.
+//!
+//! **The decision** ([`Plan::decide`]) is re-made after each new pair from
+//! `min_pairs` to `max_pairs` (the looks), each look allotted the level
+//! `alpha_k = alpha / looks` (Bonferroni across the planned looks):
+//!
+//! - **DIFFERENT** when the two-sided `1 - alpha_k` interval excludes 1 (or
+//!   the band `1 / (1 + min_effect) ..= 1 + min_effect`), with the
+//!   direction of the ratio;
+//! - **SAME** when two one-sided tests at `alpha_k` each put the ratio
+//!   inside `1 / (1 + e) ..= 1 + e` (`e` the equivalence band, 2% unless
+//!   given): the `1 - 2 alpha_k` interval lies inside that band. Before the
+//!   last look a row stops as SAME only when the change its point suggests
+//!   could not be called DIFFERENT even at the last look with the spread
+//!   seen so far (`|ln ratio| - t_last f(max) s / sqrt(max) <= ln(1 +
+//!   min_effect)`); a row leaning away from 1 spends its budget to find out
+//!   whether it is DIFFERENT, and is SAME only at the end;
+//! - **UNKNOWN** otherwise: too few pairs yet, take another
+//!   ([`Decision::more_pairs`]), or the budget is spent.
+//!
+//! DIFFERENT is tested first: a 1% change inside a 2% band is reported as
+//! the change it is when the pairs can show it.
+//!
+//! **Why Bonferroni.** Whatever the correlation between looks, the chance of
+//! a false DIFFERENT at any look is at most the sum of the looks' levels,
+//! `alpha`; a false SAME (the true ratio outside the band) needs one of
+//! the one-sided tests to reject falsely at some look, again at most
+//! `alpha`. Group-sequential boundaries (Pocock, O'Brien-Fleming) rely on
+//! the statistic following a Brownian motion across looks, which a t
+//! statistic with 2 to 9 degrees of freedom over medians does not. The
+//! tests (`spending`) compare Bonferroni with Lan-DeMets spending of both
+//! shapes on the same simulated rows (2,000 each, 3 to 10 pairs): all keep
+//! the false-DIFFERENT rate (normal A/A 1.6%, 2.0%, 1.3%); the Pocock shape
+//! spends most at 3 pairs, where t has 2 degrees of freedom, and sees a 2%
+//! change at 1% spread in 88% of rows against Bonferroni's 94%; the
+//! O'Brien-Fleming shape sees it in 96% but decides a 10% change after 5.4
+//! pairs against 4.8, and lets 3.8% of A/A rows in two speed modes through
+//! as DIFFERENT against 2.0%.
+//!
+//! Identical summaries (a deterministic metric) give the exact ratio: a
+//! zero-width interval, decided on the point, as `stats::change::paired`
+//! does.
+//!
+//! Pure: no I/O, no clock, no randomness.
+
+use serde::{Deserialize, Serialize};
+
+use super::estimators::{median, stddev};
+use super::trials::{median_factor, t_quantile};
+
+/// The overall false-verdict rate a design keeps unless told otherwise.
+pub const DEFAULT_ALPHA: f64 = 0.05;
+
+/// The equivalence band unless told otherwise (2%, as `--equivalence 2%`).
+pub const DEFAULT_EQUIVALENCE: f64 = 0.02;
+
+/// The first look: with fewer pairs the t quantile (12.7 at one degree of
+/// freedom, before any division of alpha) leaves nothing to decide.
+pub const DEFAULT_MIN_PAIRS: usize = 3;
+
+/// The budget of trial pairs per row unless told otherwise.
+pub const DEFAULT_MAX_PAIRS: usize = 10;
+
+/// The largest budget a design may plan (its quantiles are tabulated).
+pub const MAX_PLANNED_PAIRS: usize = 1000;
+
+/// A spread of log ratios at or below this is none: equal ratios differ in
+/// the last bits of their logs (as in `stats::change::paired`).
+const NO_SPREAD: f64 = 1e-12;
+
+/// What an interval of the change covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Across trial pairs: holds the variation between processes.
+    AcrossPairs,
+    /// One trial pair's samples alone: does NOT hold the variation between
+    /// processes, so it is narrower than a repeat of the experiment needs.
+    WithinPair,
+}
+
+/// An interval of the ratio B / A, centred on the median log ratio.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairInterval {
+    /// exp(median of the log ratios).
+    pub ratio: f64,
+    pub lo: f64,
+    pub hi: f64,
+    /// Confidence level, e.g. 0.95.
+    pub level: f64,
+    /// Degrees of freedom (values - 1; infinite when every log ratio was
+    /// the same and the interval is the exact ratio).
+    pub df: f64,
+    /// How many log ratios it came from: pairs across, samples within.
+    pub values: usize,
+    pub scope: Scope,
+}
+
+/// The sample log ratios `ln b - ln a` of paired observations (B over A),
+/// in order; `None` when the lengths differ, are zero, or a value is not
+/// positive and finite.
+pub fn log_ratios(a: &[f64], b: &[f64]) -> Option<Vec<f64>> {
+    let ok = |x: &f64| x.is_finite() && *x > 0.0;
+    if a.is_empty() || a.len() != b.len() || !a.iter().all(ok) || !b.iter().all(ok) {
+        return None;
+    }
+    Some(a.iter().zip(b).map(|(x, y)| y.ln() - x.ln()).collect())
+}
+
+/// One trial pair's summary: the median of its sample log ratios; `None`
+/// when there are none or one is not finite.
+pub fn pair_summary(log_ratios: &[f64]) -> Option<f64> {
+    (!log_ratios.is_empty() && log_ratios.iter().all(|x| x.is_finite())).then(|| median(log_ratios))
+}
+
+/// Every trial pair's summary ([`pair_summary`]), in order; `None` when a
+/// pair has none.
+pub fn summaries(pairs: &[Vec<f64>]) -> Option<Vec<f64>> {
+    pairs.iter().map(|p| pair_summary(p)).collect()
+}
+
+/// The median of `xs` (at least two, finite) with the half-width `t f(n) s
+/// / sqrt(n)` around it, on the log scale; the half-width is 0 when the
+/// values have no spread.
+fn centred(xs: &[f64], t: f64) -> (f64, f64) {
+    let n = xs.len();
+    let s = stddev(xs);
+    let hw = if s <= NO_SPREAD { 0.0 } else { t * median_factor(n) * s / (n as f64).sqrt() };
+    (median(xs), hw)
+}
+
+/// `exp(m -+ hw)` as `(ratio, lo, hi)`, the bounds holding the ratio even
+/// where `exp` rounds a last bit away.
+fn exp_bounds(m: f64, hw: f64) -> (f64, f64, f64) {
+    let r = m.exp();
+    (r, (m - hw).exp().min(r), (m + hw).exp().max(r))
+}
+
+fn interval(xs: &[f64], level: f64, scope: Scope) -> Option<PairInterval> {
+    let n = xs.len();
+    if n < 2 || !xs.iter().all(|x| x.is_finite()) || !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let df = (n - 1) as f64;
+    let (m, hw) = centred(xs, t_quantile((1.0 + level) / 2.0, df));
+    let (ratio, lo, hi) = exp_bounds(m, hw);
+    let df = if hw == 0.0 { f64::INFINITY } else { df };
+    Some(PairInterval { ratio, lo, hi, level, df, values: n, scope })
+}
+
+/// The interval of the change across trial pairs, from their summaries (log
+/// ratios, at least two, finite) at `level`: [`Scope::AcrossPairs`].
+/// `None` with fewer than two summaries, a value not finite or a level
+/// outside (0, 1).
+///
+/// Cost: O(pairs).
+pub fn across_pairs(summaries: &[f64], level: f64) -> Option<PairInterval> {
+    interval(summaries, level, Scope::AcrossPairs)
+}
+
+/// The interval of the change from one trial pair alone, from its sample
+/// log ratios, at `level`: [`Scope::WithinPair`], which does not hold the
+/// variation between processes (a fresh pair may land outside it). For a
+/// row with a single pair; `None` as for [`across_pairs`].
+///
+/// Cost: O(samples).
+pub fn within_pair(log_ratios: &[f64], level: f64) -> Option<PairInterval> {
+    interval(log_ratios, level, Scope::WithinPair)
+}
+
+/// Which way B moved from A.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// B's value is above A's (ratio above 1): slower for a time, faster
+    /// for a throughput.
+    Higher,
+    /// B's value is below A's (ratio below 1).
+    Lower,
+}
+
+/// Why a row is not decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    /// Fewer pairs than the design's first look: take another.
+    FewPairs,
+    /// Neither verdict yet: take another pair.
+    NotYet,
+    /// The last look came and neither verdict held.
+    BudgetSpent,
+    /// A summary was NaN or infinite.
+    BadInput,
+    /// The design itself is invalid (see [`Design::check`]).
+    BadDesign,
+}
+
+/// The verdict about a change, at one look.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "lowercase")]
+pub enum Decision {
+    /// The `1 - alpha_k` interval `lo..=hi` of the ratio B / A excludes 1
+    /// (and the minimum effect's band); `ratio` lies inside it and its
+    /// side of 1 is `direction`.
+    Different { direction: Direction, ratio: f64, lo: f64, hi: f64 },
+    /// The `1 - 2 alpha_k` interval `lo..=hi` lies inside `1 / (1 + band)
+    /// ..= 1 + band`.
+    Same { band: f64, ratio: f64, lo: f64, hi: f64 },
+    /// Neither, and why.
+    Unknown { why: Why },
+}
+
+impl Decision {
+    /// The word a report prints: DIFFERENT, SAME or UNKNOWN.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Decision::Different { .. } => "DIFFERENT",
+            Decision::Same { .. } => "SAME",
+            Decision::Unknown { .. } => "UNKNOWN",
+        }
+    }
+
+    /// Whether the row should take another trial pair (undecided, and the
+    /// budget not spent).
+    pub fn more_pairs(&self) -> bool {
+        matches!(self, Decision::Unknown { why: Why::FewPairs | Why::NotYet })
+    }
+}
+
+/// A sequential design: looks after every pair from `min_pairs` to
+/// `max_pairs`, keeping the overall false-DIFFERENT and false-SAME rates
+/// each at most `alpha`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Design {
+    /// The first look (at least 2).
+    pub min_pairs: usize,
+    /// The last look: the budget of trial pairs.
+    pub max_pairs: usize,
+    /// The overall two-sided false-DIFFERENT rate, and the false-SAME rate.
+    pub alpha: f64,
+    /// The band of SAME: 0.02 is +-2%.
+    pub equivalence: f64,
+    /// The smallest change DIFFERENT may call: 0.0 calls any (default).
+    pub min_effect: f64,
+}
+
+impl Default for Design {
+    fn default() -> Design {
+        Design {
+            min_pairs: DEFAULT_MIN_PAIRS,
+            max_pairs: DEFAULT_MAX_PAIRS,
+            alpha: DEFAULT_ALPHA,
+            equivalence: DEFAULT_EQUIVALENCE,
+            min_effect: 0.0,
+        }
+    }
+}
+
+/// Why a [`Design`] cannot be planned.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum DesignError {
+    #[error("min_pairs must be at least 2 (one pair has no spread across pairs), got {0}")]
+    FewPairs(usize),
+    #[error("max_pairs ({max}) must be at least min_pairs ({min}) and at most {MAX_PLANNED_PAIRS}")]
+    MaxPairs { min: usize, max: usize },
+    #[error("alpha must lie between 0 and 0.5, got {0}")]
+    Alpha(f64),
+    #[error("the equivalence band must be a finite fraction above 0, got {0}")]
+    Equivalence(f64),
+    #[error("the minimum effect must be a finite fraction of 0 or more, got {0}")]
+    MinEffect(f64),
+}
+
+impl Design {
+    /// Whether the design can be planned.
+    ///
+    /// # Errors
+    ///
+    /// The first [`DesignError`] that applies.
+    pub fn check(&self) -> Result<(), DesignError> {
+        if self.min_pairs < 2 {
+            return Err(DesignError::FewPairs(self.min_pairs));
+        }
+        if self.max_pairs < self.min_pairs || self.max_pairs > MAX_PLANNED_PAIRS {
+            return Err(DesignError::MaxPairs { min: self.min_pairs, max: self.max_pairs });
+        }
+        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+            return Err(DesignError::Alpha(self.alpha));
+        }
+        if !(self.equivalence.is_finite() && self.equivalence > 0.0) {
+            return Err(DesignError::Equivalence(self.equivalence));
+        }
+        if !(self.min_effect.is_finite() && self.min_effect >= 0.0) {
+            return Err(DesignError::MinEffect(self.min_effect));
+        }
+        Ok(())
+    }
+
+    /// How many looks the design plans.
+    pub fn looks(&self) -> usize {
+        self.max_pairs.saturating_sub(self.min_pairs) + 1
+    }
+
+    /// The level each look is allotted: `alpha / looks` (Bonferroni).
+    pub fn look_alpha(&self) -> f64 {
+        self.alpha / self.looks() as f64
+    }
+}
+
+/// A checked [`Design`] with each look's level and t quantiles tabulated,
+/// to decide many looks cheaply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    design: Design,
+    /// Per look (pairs - min_pairs): its level alpha_k.
+    levels: Vec<f64>,
+    /// Per look: t(1 - alpha_k / 2, pairs - 1), the DIFFERENT interval's
+    /// quantile.
+    t_different: Vec<f64>,
+    /// Per look: t(1 - alpha_k, pairs - 1), the SAME interval's.
+    t_same: Vec<f64>,
+}
+
+impl Plan {
+    /// Plans `design` at `alpha / looks` per look (Bonferroni).
+    ///
+    /// # Errors
+    ///
+    /// The design's [`DesignError`].
+    ///
+    /// Cost: O(looks) quantiles.
+    pub fn new(design: Design) -> Result<Plan, DesignError> {
+        design.check()?;
+        Ok(Plan::with_levels(design, &vec![design.look_alpha(); design.looks()]))
+    }
+
+    /// Plans a checked `design` with `levels[k]` at look `k` (the tests
+    /// compare other spending schemes, and naive repeated testing, with it).
+    fn with_levels(design: Design, levels: &[f64]) -> Plan {
+        let pairs = design.min_pairs..=design.max_pairs;
+        let t = |p: f64, n: usize| t_quantile(p, (n - 1) as f64);
+        Plan {
+            design,
+            levels: levels.to_vec(),
+            t_different: pairs.clone().zip(levels).map(|(n, a)| t(1.0 - a / 2.0, n)).collect(),
+            t_same: pairs.zip(levels).map(|(n, a)| t(1.0 - a, n)).collect(),
+        }
+    }
+
+    /// The level of the look at `pairs` pairs; `None` outside the looks.
+    pub fn look_alpha(&self, pairs: usize) -> Option<f64> {
+        pairs.checked_sub(self.design.min_pairs).and_then(|k| self.levels.get(k).copied())
+    }
+
+    /// The decision after the pairs whose summaries (log ratios B over A,
+    /// [`pair_summary`]) are `summaries`, in the order they ran. Beyond
+    /// `max_pairs`, only the first `max_pairs` count (the plan's last look).
+    ///
+    /// Cost: O(pairs).
+    pub fn decide(&self, summaries: &[f64]) -> Decision {
+        let d = &self.design;
+        if !summaries.iter().all(|x| x.is_finite()) {
+            return Decision::Unknown { why: Why::BadInput };
+        }
+        if summaries.len() < d.min_pairs {
+            return Decision::Unknown { why: Why::FewPairs };
+        }
+        let xs = &summaries[..summaries.len().min(d.max_pairs)];
+        let (n, look) = (xs.len(), xs.len() - d.min_pairs);
+        let effect = d.min_effect.ln_1p();
+        let (m, hw) = centred(xs, self.t_different[look]);
+        if m - hw > effect || m + hw < -effect {
+            let direction = if m > 0.0 { Direction::Higher } else { Direction::Lower };
+            let (ratio, lo, hi) = exp_bounds(m, hw);
+            return Decision::Different { direction, ratio, lo, hi };
+        }
+        let band = d.equivalence.ln_1p();
+        let (_, hw_same) = centred(xs, self.t_same[look]);
+        let inside = m - hw_same > -band && m + hw_same < band;
+        let last = n == d.max_pairs;
+        if inside && (last || self.futile(m, stddev(xs), effect)) {
+            let (ratio, lo, hi) = exp_bounds(m, hw_same);
+            return Decision::Same { band: d.equivalence, ratio, lo, hi };
+        }
+        Decision::Unknown { why: if last { Why::BudgetSpent } else { Why::NotYet } }
+    }
+
+    /// Whether a point `m` with spread `s` would not be DIFFERENT even at
+    /// the last look: the early stop for SAME.
+    fn futile(&self, m: f64, s: f64, effect: f64) -> bool {
+        let (n, t) = (self.design.max_pairs, self.t_different[self.t_different.len() - 1]);
+        let hw = if s <= NO_SPREAD { 0.0 } else { t * median_factor(n) * s / (n as f64).sqrt() };
+        m.abs() - hw <= effect
+    }
+}
+
+/// The decision of `design` after the pairs summarised by `summaries` (see
+/// [`Plan::decide`]); `Unknown { why: BadDesign }` when the design is
+/// invalid. Plan once with [`Plan::new`] to decide many looks.
+pub fn decide(design: &Design, summaries: &[f64]) -> Decision {
+    match Plan::new(*design) {
+        Ok(plan) => plan.decide(summaries),
+        Err(_) => Decision::Unknown { why: Why::BadDesign },
+    }
+}
+
+#[cfg(test)]
+mod tests;
