@@ -283,6 +283,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub base: Option<String>,
 
+    /// With --variant: each trial of a cell starts every variant's worker
+    /// together and they take their timed samples in turn (A B, B A, ...,
+    /// the order drawn per set), each sample of one a few milliseconds from
+    /// one of the other, on the same CPU for cells of one thread; the
+    /// paired comparison then sees the change, not the machine's drift.
+    #[arg(long, requires = "variants")]
+    pub lockstep: bool,
+
     /// With --variant: exit 1 when a variant regressed against the base;
     /// exit 3 when every regression was made from disturbed trials or on a
     /// busy machine (the load may explain it).

@@ -139,6 +139,7 @@ fn options(args: &RunArgs, timeout: Duration) -> RunOptions {
         variants: args.variants.clone(),
         base: args.base.clone(),
         perf_pass: args.perf_pass,
+        lockstep: args.lockstep,
     }
 }
 

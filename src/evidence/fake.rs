@@ -110,6 +110,7 @@ pub(crate) fn trial(n: u32, median: f64, status: Status) -> TrialRecord {
         measurement: None,
         rusage_measured: None,
         facts: None,
+        lockstep: None,
     }
 }
 
@@ -203,6 +204,7 @@ pub(crate) fn busy(share: f64) -> crate::measure::interference::Interference {
         pressure_share: None,
         resolution_ms: 10.0,
         disturbed: share >= 0.1,
+        partners_cpu_ms: None,
     }
 }
 

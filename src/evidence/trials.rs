@@ -58,6 +58,22 @@ pub struct TrialRecord {
     pub rusage_measured: Option<Rusage>,
     /// Where it ran and what else ran meanwhile (absent when it measured nothing).
     pub facts: Option<TrialFacts>,
+    /// The lockstep set it ran in (`run --lockstep`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lockstep: Option<LockstepRecord>,
+}
+
+/// A trial that ran as one side of a lockstep set: its worker alive with the
+/// other variants' workers, their timed samples taken in turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LockstepRecord {
+    /// This trial's side in the set, from 0 (A).
+    pub side: u32,
+    /// The row ids of the set's sides, in side order.
+    pub sides: Vec<String>,
+    /// The one CPU every side ran on (cells of one thread); `None`: each
+    /// kept its own placement.
+    pub cpu: Option<usize>,
 }
 
 impl TrialRecord {
@@ -89,6 +105,7 @@ impl TrialRecord {
             measurement: report.measurement.clone(),
             rusage_measured: report.rusage_measured,
             facts: report.facts.clone(),
+            lockstep: None,
         }
     }
 

@@ -24,6 +24,9 @@ crate::model::named_enum! {
         Budget = "budget",
         /// The sample cap was reached.
         Cap = "cap",
+        /// The runner ended a lockstep pair's timed loop (its sample pairs
+        /// were taken, or the other side failed).
+        Lockstep = "lockstep",
     }
 }
 

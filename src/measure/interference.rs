@@ -123,6 +123,19 @@ pub struct Interference {
     /// Others took at least 10% of the CPUs, or the hypervisor at least 5%
     /// (and at least three ticks, so that rounding cannot).
     pub disturbed: bool,
+    /// The CPU time of the other sides of the trial's lockstep set in the
+    /// window, milliseconds: taken out of `others_cpu_ms` (they are the
+    /// measurement, taking turns with this worker, not other work).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partners_cpu_ms: Option<f64>,
+}
+
+/// Whether `others_ms` and `steal_ms` over `capacity_ms` of CPU time make a
+/// window disturbed (each at least [`MIN_TICKS`] ticks of `tick_ms`).
+fn disturbed(others_ms: f64, steal_ms: f64, capacity_ms: f64, tick_ms: f64) -> bool {
+    let share = |ms: f64| if capacity_ms > 0.0 { ms / capacity_ms } else { 0.0 };
+    let enough = |ms: f64| ms >= MIN_TICKS * tick_ms;
+    (share(others_ms) >= DISTURBED_SHARE && enough(others_ms)) || (share(steal_ms) >= STOLEN_SHARE && enough(steal_ms))
 }
 
 impl Interference {
@@ -148,9 +161,7 @@ impl Interference {
             (Some(x), Some(y)) => Some(y.saturating_sub(x) as f64 / 1e3),
             _ => None,
         };
-        let enough = |ms: f64| ms >= MIN_TICKS * tick_ms;
-        let disturbed =
-            (share(others_cpu_ms) >= DISTURBED_SHARE && enough(others_cpu_ms)) || (share(steal_ms) >= STOLEN_SHARE && enough(steal_ms));
+        let disturbed = disturbed(others_cpu_ms, steal_ms, capacity, tick_ms);
         Interference {
             cpus: counted,
             window_ms,
@@ -164,6 +175,21 @@ impl Interference {
             pressure_share: pressure_ms.map(|p| if window_ms > 0.0 { p / window_ms } else { 0.0 }),
             resolution_ms: tick_ms,
             disturbed,
+            partners_cpu_ms: None,
+        }
+    }
+
+    /// The same window with `partners_ms` of CPU time (the other sides of a
+    /// lockstep set) no longer counted as others', and judged again.
+    pub fn without_partners(&self, partners_ms: f64) -> Interference {
+        let others_cpu_ms = (self.others_cpu_ms - partners_ms).max(0.0);
+        let capacity = self.cpus.len() as f64 * self.window_ms;
+        Interference {
+            others_cpu_ms,
+            others_share: if capacity > 0.0 { others_cpu_ms / capacity } else { 0.0 },
+            disturbed: disturbed(others_cpu_ms, self.steal_ms, capacity, self.resolution_ms),
+            partners_cpu_ms: Some(partners_ms),
+            ..self.clone()
         }
     }
 
@@ -303,6 +329,30 @@ mod tests {
         assert_eq!((i.pressure_ms, i.pressure_share), (Some(500.0), Some(0.5)));
         assert!(i.disturbed);
         assert!(i.text().contains("others took 45% of CPUs 0,2"), "{}", i.text());
+    }
+
+    #[test]
+    fn a_lockstep_partner_s_time_is_not_another_process_s() {
+        let i = Interference {
+            cpus: vec![0],
+            window_ms: 1000.0,
+            own_cpu_ms: 480.0,
+            busy_ms: 990.0,
+            others_cpu_ms: 510.0,
+            others_share: 0.51,
+            steal_ms: 0.0,
+            steal_share: 0.0,
+            pressure_ms: None,
+            pressure_share: None,
+            resolution_ms: 10.0,
+            disturbed: true,
+            partners_cpu_ms: None,
+        };
+        let quiet = i.without_partners(490.0);
+        assert!(!quiet.disturbed && (quiet.others_cpu_ms - 20.0).abs() < 1e-9 && quiet.partners_cpu_ms == Some(490.0));
+        // A third process beside the partner still disturbs.
+        let busy = i.without_partners(300.0);
+        assert!(busy.disturbed && (busy.others_share - 0.21).abs() < 1e-9);
     }
 
     #[test]

@@ -8,4 +8,5 @@ pub mod counters;
 pub mod interference;
 pub mod interrupts;
 pub mod isa;
+pub mod lockstep;
 pub mod rusage;

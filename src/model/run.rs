@@ -71,6 +71,10 @@ pub struct RunOptions {
     /// outside the timed samples (absent: no profiling pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perf_pass: Option<PerfPass>,
+    /// `--lockstep`: the variants of a cell run as one set of worker
+    /// processes alive together, taking their timed samples in turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lockstep: bool,
 }
 
 named_enum! {

@@ -33,6 +33,7 @@ fn request(selection: &[&str]) -> RunOptions {
         variants: Vec::new(),
         base: None,
         perf_pass: None,
+        lockstep: false,
     }
 }
 

@@ -20,7 +20,7 @@ use rand::{RngExt, SeedableRng};
 
 use crate::evidence::{RoundRecord, Row, RowStop, RunDir};
 use crate::measure::interrupts::Idle;
-use crate::model::{Status, TrialPlan, utc_now_millis};
+use crate::model::{Cell, Status, TrialPlan, utc_now_millis};
 use crate::stats::{LEVEL, trial_interval};
 
 use super::compose::{self, Finished, RowInput};
@@ -54,17 +54,23 @@ pub fn shuffled(cells: &[usize], seed: u64, round: u32) -> Vec<usize> {
     order
 }
 
-/// The cells of round `round` in the order they run: the `active` groups
-/// shuffled ([`shuffled`]), each group's cells back to back, rotated by the
-/// round plus an offset drawn from the seed for that group.
-pub fn round_order(groups: &[Vec<usize>], active: &[usize], seed: u64, round: u32) -> Vec<usize> {
+/// The cells of round `round` in the order they run, one list per group:
+/// the `active` groups shuffled ([`shuffled`]), each group's cells back to
+/// back (or as one lockstep set), rotated by the round plus an offset drawn
+/// from the seed for that group.
+#[cfg(test)]
+fn round_groups_flat(groups: &[Vec<usize>], active: &[usize], seed: u64, round: u32) -> Vec<usize> {
+    round_groups(groups, active, seed, round).concat()
+}
+
+pub fn round_groups(groups: &[Vec<usize>], active: &[usize], seed: u64, round: u32) -> Vec<Vec<usize>> {
     shuffled(active, seed, round)
         .into_iter()
-        .flat_map(|g| {
+        .map(|g| {
             let cells = &groups[g];
             let offset = Xoshiro256PlusPlus::seed_from_u64(seed ^ (g as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)).random::<u64>() as usize;
             let start = (round as usize).wrapping_add(offset) % cells.len().max(1);
-            (0..cells.len()).map(move |j| cells[(start + j) % cells.len()])
+            (0..cells.len()).map(|j| cells[(start + j) % cells.len()]).collect()
         })
         .collect()
 }
@@ -173,7 +179,8 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
     let mut out = Outcome { rows: Vec::new(), rounds: Vec::new(), interrupted: false, idle };
     let mut round = 0u32;
     while !active.is_empty() && !out.interrupted {
-        let order = round_order(&cfg.groups, &active, cfg.seed, round);
+        let units = round_groups(&cfg.groups, &active, cfg.seed, round);
+        let order: Vec<usize> = units.iter().flatten().copied().collect();
         obs.round_started(round, &Coming::at(round, order.len(), cfg.trials.min, cfg.trials.max));
         let mut record = RoundRecord {
             index: round,
@@ -181,24 +188,52 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
             started_utc: utc_now_millis(),
             finished_utc: None,
         };
-        for &i in &order {
+        for unit in &units {
             if signals::interrupted() {
                 out.interrupted = true;
                 break;
             }
-            let cell = &cfg.cells[i];
-            obs.trial_started(cell, runs[i].len() as u32, round);
-            let Some(done) = trial::run(cfg, dir, cell, runs[i].len() as u32, round)? else {
-                out.interrupted = true;
-                break;
+            // The variants of a cell as one lockstep set (`--lockstep`), or each cell in turn.
+            let done: Vec<(usize, Finished)> = if cfg.options.lockstep && unit.len() >= 2 {
+                let cells: Vec<&Cell> = unit.iter().map(|&i| &cfg.cells[i]).collect();
+                let trials: Vec<u32> = unit.iter().map(|&i| runs[i].len() as u32).collect();
+                for (c, &t) in cells.iter().zip(&trials) {
+                    obs.trial_started(c, t, round);
+                }
+                let Some(done) = trial::run_set(cfg, dir, &cells, &trials, round)? else {
+                    out.interrupted = true;
+                    break;
+                };
+                unit.iter().copied().zip(done).collect()
+            } else {
+                let mut done = Vec::new();
+                for &i in unit {
+                    if signals::interrupted() {
+                        out.interrupted = true;
+                        break;
+                    }
+                    let cell = &cfg.cells[i];
+                    obs.trial_started(cell, runs[i].len() as u32, round);
+                    let Some(d) = trial::run(cfg, dir, cell, runs[i].len() as u32, round)? else {
+                        out.interrupted = true;
+                        break;
+                    };
+                    done.push((i, d));
+                }
+                done
             };
-            obs.trial_finished(cell, &done.record);
-            let ok = done.record.status == Status::Ok;
-            runs[i].push(done);
-            if !ok {
-                // A failed, invalid, timed-out or skipped trial decides the row.
-                finish(cfg, dir, obs, &mut out, i, std::mem::take(&mut runs[i]), RowStop::NotOk)?;
-                written[i] = true;
+            for (i, d) in done {
+                obs.trial_finished(&cfg.cells[i], &d.record);
+                let ok = d.record.status == Status::Ok;
+                runs[i].push(d);
+                if !ok {
+                    // A failed, invalid, timed-out or skipped trial decides the row.
+                    finish(cfg, dir, obs, &mut out, i, std::mem::take(&mut runs[i]), RowStop::NotOk)?;
+                    written[i] = true;
+                }
+            }
+            if out.interrupted {
+                break;
             }
         }
         record.finished_utc = Some(utc_now_millis());
@@ -306,7 +341,7 @@ mod tests {
         let groups = vec![vec![0, 1], vec![2, 3], vec![4]];
         let mut first_of_group0 = Vec::new();
         for round in 0..6 {
-            let order = round_order(&groups, &[0, 1, 2], 11, round);
+            let order = round_groups_flat(&groups, &[0, 1, 2], 11, round);
             let mut sorted = order.clone();
             sorted.sort_unstable();
             assert_eq!(sorted, [0, 1, 2, 3, 4], "every cell once a round");
@@ -317,7 +352,7 @@ mod tests {
             first_of_group0.push(order[order.iter().position(|c| *c < 2).unwrap()]);
         }
         assert!(first_of_group0.windows(2).all(|w| w[0] != w[1]), "the first variant alternates: {first_of_group0:?}");
-        assert_eq!(round_order(&groups, &[1], 11, 0).len(), 2, "only the active groups");
+        assert_eq!(round_groups_flat(&groups, &[1], 11, 0).len(), 2, "only the active groups");
     }
 
     #[test]

@@ -13,7 +13,9 @@ use std::sync::{Mutex, OnceLock};
 pub type Waker = Box<dyn Fn() + Send>;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-static WAKER: Mutex<Option<Waker>> = Mutex::new(None);
+/// The wakers of the threads waiting now, by thread (a lockstep set's
+/// workers are waited for by one thread each).
+static WAKER: Mutex<Vec<(std::thread::ThreadId, Waker)>> = Mutex::new(Vec::new());
 static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
 
 /// Installs the handler once per process.
@@ -29,10 +31,10 @@ pub fn install() -> anyhow::Result<()> {
 /// stream cannot be written.
 pub fn stop() {
     INTERRUPTED.store(true, Ordering::SeqCst);
-    if let Ok(w) = WAKER.lock()
-        && let Some(wake) = w.as_ref()
-    {
-        wake();
+    if let Ok(w) = WAKER.lock() {
+        for (_, wake) in w.iter() {
+            wake();
+        }
     }
 }
 
@@ -41,9 +43,14 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// What to call on a stop signal while a worker runs (`None` between cells).
+/// What to call on a stop signal while this thread waits for a worker
+/// (`None` when it no longer waits). Each thread has its own.
 pub fn set_waker(wake: Option<Waker>) {
+    let me = std::thread::current().id();
     if let Ok(mut w) = WAKER.lock() {
-        *w = wake;
+        w.retain(|(t, _)| *t != me);
+        if let Some(wake) = wake {
+            w.push((me, wake));
+        }
     }
 }

@@ -77,7 +77,8 @@ pub fn signal_name(sig: i32) -> String {
     name.to_string()
 }
 
-fn kill_group(pgid: i32, sig: i32) {
+/// Sends `sig` to the process group `pgid` (a worker's: its pid).
+pub fn kill_group(pgid: i32, sig: i32) {
     // SAFETY: sending a signal to a process group we created; no memory involved.
     unsafe { libc::kill(-pgid, sig) };
 }
@@ -178,13 +179,28 @@ pub fn mib(bytes: usize) -> String {
 /// timeout. So a worker that never reads its cell, or prints without end,
 /// still times out or is stopped by a signal; killing its process group
 /// ends it, and with it the wait4 thread.
-pub fn run_worker(mut command: Command, cell_json: &str, log: File, timeout: Duration, report_limit: usize) -> io::Result<WorkerRun> {
+pub fn run_worker(command: Command, cell_json: &str, log: File, timeout: Duration, report_limit: usize) -> io::Result<WorkerRun> {
+    run_worker_then(command, cell_json, log, timeout, report_limit, |_| {})
+}
+
+/// [`run_worker`], calling `started` with the worker's pid (its process
+/// group's id too) as soon as it has started: a lockstep set closes its
+/// copies of the worker's ends there and may stop a side that hangs.
+pub fn run_worker_then(
+    mut command: Command,
+    cell_json: &str,
+    log: File,
+    timeout: Duration,
+    report_limit: usize,
+    started_then: impl FnOnce(i32),
+) -> io::Result<WorkerRun> {
     let started = Instant::now();
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::from(log)).process_group(0);
     die_with_this_process(&mut command);
     let wake = Wake::new()?;
     let mut child = command.spawn()?;
     let pid = child.id() as i32;
+    started_then(pid);
     let (tx, rx) = mpsc::channel::<Event>();
     let (waker, ring) = (tx.clone(), wake.ring());
     signals::set_waker(Some(Box::new(move || {

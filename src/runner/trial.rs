@@ -34,7 +34,9 @@ use crate::workloads::process;
 
 use super::compose::{self, Finished};
 use super::config::{RunConfig, ScratchRoot};
+use super::signals;
 use super::spawn::{self, WorkerRun};
+use crate::measure::lockstep;
 
 /// The start of every scratch directory's name.
 const PREFIX: &str = "proofbench-";
@@ -276,9 +278,15 @@ fn needs_scratch(cell: &Cell) -> bool {
     cell.command.is_none() && crate::workloads::registry::find(&cell.workload).is_some_and(|w| w.needs_scratch())
 }
 
-/// Runs trial `trial` of `cell` in round `round`. `None` when a stop signal
-/// ended it (the trial is incomplete and is not kept).
-pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -> anyhow::Result<Option<Finished>> {
+/// A trial about to start its worker: its log (headed), scratch directory
+/// and start time; or, when it cannot start, its record already.
+enum Begun {
+    Ready { log: std::fs::File, log_rel: String, scratch: Option<Scratch>, started_utc: String, worker_from: u64 },
+    Done(Box<Finished>),
+}
+
+/// Removes what runs that ended left behind, once per process.
+fn remove_stale_once(cfg: &RunConfig) {
     static STALE: Once = Once::new();
     STALE.call_once(|| {
         let (removed, unrecognised) = remove_stale(&cfg.scratch_root.path);
@@ -295,6 +303,11 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
             ));
         }
     });
+}
+
+/// Opens trial `trial` of `cell`: its log's heading and its scratch directory.
+fn begin(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -> anyhow::Result<Begun> {
+    remove_stale_once(cfg);
     let (mut log, log_rel) = dir.log_file(&cell.row_id)?;
     writeln!(log, "=== proofbench: trial {} of {} (round {}) ===", trial + 1, cell.row_id, round + 1)
         .with_context(|| format!("writing {log_rel}"))?;
@@ -310,7 +323,7 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
                 finished_utc: utc_now(),
                 ..TrialRecord::from_report(trial, round, Status::Skipped, Some(why), ProcessRecord::default(), &report)
             };
-            return Ok(Some(Finished { record, report, log_rel, stderr_tail: String::new() }));
+            return Ok(Begun::Done(Box::new(Finished { record, report, log_rel, stderr_tail: String::new() })));
         }
         Err(why) => {
             writeln!(log, "proofbench: {why}; this workload needs no files: it runs without one")
@@ -320,13 +333,190 @@ pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -
     };
     // The worker's stderr follows what proofbench wrote above: its own lines start here.
     let worker_from = log.metadata().map(|m| m.len()).with_context(|| format!("reading the length of {log_rel}"))?;
-    let wr = run_worker_in(cfg, cell, scratch, &[], log).with_context(|| format!("running the worker of {}", cell.row_id))?;
+    Ok(Begun::Ready { log, log_rel, scratch, started_utc, worker_from })
+}
+
+/// The record of a trial whose worker ran (`None`: a stop signal ended it).
+#[allow(clippy::too_many_arguments)]
+fn conclude(
+    cfg: &RunConfig,
+    dir: &RunDir,
+    wr: &WorkerRun,
+    log_rel: String,
+    worker_from: u64,
+    trial: u32,
+    round: u32,
+    started_utc: String,
+) -> Option<Finished> {
     if wr.interrupted {
-        return Ok(None);
+        return None;
     }
     let stderr_tail = compose::log_tail(&dir.path().join(&log_rel), 10, worker_from);
-    let (record, report) = compose::trial(&wr, cfg.timeout, &stderr_tail, trial, round, started_utc, utc_now());
-    Ok(Some(Finished { record, report, log_rel, stderr_tail }))
+    let (record, report) = compose::trial(wr, cfg.timeout, &stderr_tail, trial, round, started_utc, utc_now());
+    Some(Finished { record, report, log_rel, stderr_tail })
+}
+
+/// Runs trial `trial` of `cell` in round `round`. `None` when a stop signal
+/// ended it (the trial is incomplete and is not kept).
+pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -> anyhow::Result<Option<Finished>> {
+    let Begun::Ready { log, log_rel, scratch, started_utc, worker_from } = (match begin(cfg, dir, cell, trial, round)? {
+        Begun::Done(f) => return Ok(Some(*f)),
+        ready => ready,
+    }) else {
+        unreachable!("begin returns Ready or Done")
+    };
+    let wr = run_worker_in(cfg, cell, scratch, &[], log).with_context(|| format!("running the worker of {}", cell.row_id))?;
+    Ok(conclude(cfg, dir, &wr, log_rel, worker_from, trial, round, started_utc))
+}
+
+/// The CPU a lockstep set of `cells` shares in trial `trial`: for cells of
+/// one thread left to the scheduler, one of this process's CPUs, the next
+/// one each trial (both sides on one CPU, taking turns: the CPU's speed
+/// cancels in their ratio); `None` for cells of several threads or pinned
+/// ones, which keep their own placement.
+fn lockstep_cpu(cells: &[&Cell], trial: u32) -> Option<usize> {
+    let single = cells.iter().all(|c| c.workers.unwrap_or(1) <= 1 && c.placement.cpus.is_none() && c.cpu_for(0).is_none());
+    let allowed = crate::measure::affinity::current_thread().ok()?;
+    (single && !allowed.is_empty()).then(|| allowed[trial as usize % allowed.len()])
+}
+
+/// Runs trial `trials[k]` of each of `cells` (the variants of one cell) as
+/// one lockstep set (`crate::measure::lockstep`): every worker started
+/// together, their timed samples taken in turn as the runner hands them
+/// the token, on one CPU for cells of one thread. A side that dies, hangs
+/// or fails ends the set: every side's trial is then failed with the
+/// reason (a hung side is killed at the per-sample timeout). A cell that
+/// cannot start (no scratch directory for a workload that needs one) is
+/// skipped and the others run in turn, without lockstep. `None` when a
+/// stop signal ended the set.
+pub fn run_set(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], round: u32) -> anyhow::Result<Option<Vec<Finished>>> {
+    let mut begun = Vec::new();
+    for (cell, &t) in cells.iter().zip(trials) {
+        begun.push(begin(cfg, dir, cell, t, round)?);
+    }
+    if begun.iter().any(|b| matches!(b, Begun::Done(_))) {
+        let mut out = Vec::new();
+        for ((b, cell), &t) in begun.into_iter().zip(cells).zip(trials) {
+            match b {
+                Begun::Done(f) => out.push(*f),
+                Begun::Ready { log, log_rel, scratch, started_utc, worker_from } => {
+                    let wr =
+                        run_worker_in(cfg, cell, scratch, &[], log).with_context(|| format!("running the worker of {}", cell.row_id))?;
+                    match conclude(cfg, dir, &wr, log_rel, worker_from, t, round, started_utc) {
+                        Some(f) => out.push(f),
+                        None => return Ok(None),
+                    }
+                }
+            }
+        }
+        return Ok(Some(out));
+    }
+    let cpu = lockstep_cpu(cells, trials[0]);
+    let mut sides = Vec::new();
+    let mut ends = Vec::new();
+    for _ in cells {
+        let (side, end) = lockstep::channel().context("making a lockstep set's pipes")?;
+        sides.push(side);
+        ends.push(end);
+    }
+    let pids: Vec<std::sync::Mutex<Option<i32>>> = cells.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let m = &cells[0].measure;
+    // `--runs N`: N sets; else the cell's sample bounds and a budget per side.
+    let pace = match m.fixed_runs {
+        Some(n) => lockstep::Pace { min: n.max(1), max: n.max(1), budget: std::time::Duration::ZERO },
+        None => lockstep::Pace {
+            min: m.min_samples.max(1),
+            max: m.max_samples.max(m.min_samples).max(1),
+            budget: std::time::Duration::from_millis(m.budget_ms * cells.len() as u64),
+        },
+    };
+    let seed = cells[0].seed ^ u64::from(trials[0]);
+    let (runs, fault) = std::thread::scope(|scope| -> anyhow::Result<_> {
+        let mut handles = Vec::new();
+        for (k, ((b, cell), end)) in begun.into_iter().zip(cells).zip(ends).enumerate() {
+            let Begun::Ready { log, log_rel, scratch, started_utc, worker_from } = b else { unreachable!("no Done here") };
+            let pid = &pids[k];
+            handles.push(scope.spawn(move || -> anyhow::Result<_> {
+                let cell = &Cell { scratch_dir: scratch.as_ref().map(|s| s.path.display().to_string()), ..(*cell).clone() };
+                let cell_json = serde_json::to_string(cell).context("serializing a cell")?;
+                let mut command = spawn::local(&cfg.exe, &cfg.invocation(cell), &["worker"]);
+                end.inherit(&mut command);
+                if let Some(cpu) = cpu {
+                    pin_child(&mut command, cpu);
+                }
+                let limit = spawn::report_limit(&cell.measure, cell_json.len());
+                let mut end = Some(end);
+                let wr = spawn::run_worker_then(command, &cell_json, log, cfg.timeout, limit, |p| {
+                    *pid.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
+                    // The worker holds its ends now; this side's copies would hide its death.
+                    drop(end.take());
+                })
+                .with_context(|| format!("running the worker of {}", cell.row_id))?;
+                drop(end);
+                drop(scratch);
+                Ok((wr, log_rel, worker_from, started_utc))
+            }));
+        }
+        let mut coordinator = lockstep::Coordinator::new(sides, cfg.timeout, cfg.timeout);
+        let result = coordinator.run(pace, seed, &signals::interrupted);
+        if let Err(lockstep::Fault::Hung { side, .. } | lockstep::Fault::Garbled { side, .. }) = &result
+            && let Some(p) = *pids[*side].lock().unwrap_or_else(|e| e.into_inner())
+        {
+            spawn::kill_group(p, libc::SIGKILL);
+        }
+        drop(coordinator);
+        let mut runs = Vec::new();
+        for h in handles {
+            runs.push(h.join().map_err(|_| anyhow::anyhow!("a lockstep side's thread panicked"))??);
+        }
+        Ok((runs, result.err()))
+    })?;
+    let mut out: Vec<Finished> = Vec::new();
+    for (k, (wr, log_rel, worker_from, started_utc)) in runs.into_iter().enumerate() {
+        let Some(mut f) = conclude(cfg, dir, &wr, log_rel, worker_from, trials[k], round, started_utc) else { return Ok(None) };
+        if matches!(fault, Some(lockstep::Fault::Stopped)) {
+            return Ok(None);
+        }
+        if let Some(fault) = &fault
+            && f.record.status == Status::Ok
+        {
+            f.record.status = Status::Failed;
+            f.record.reason = Some(format!("{fault} (this is side {} of {})", lockstep::side_name(k), cells.len()));
+        }
+        f.record.lockstep =
+            Some(crate::evidence::LockstepRecord { side: k as u32, sides: cells.iter().map(|c| c.row_id.clone()).collect(), cpu });
+        out.push(f);
+    }
+    // Each side's window holds the others' turns: their CPU time is the
+    // set's, not other work's.
+    let own: Vec<f64> =
+        out.iter().map(|f| f.record.facts.as_ref().and_then(|x| x.interference.as_ref()).map_or(0.0, |i| i.own_cpu_ms)).collect();
+    let total: f64 = own.iter().sum();
+    for (f, own) in out.iter_mut().zip(&own) {
+        if let Some(i) = f.record.facts.as_mut().and_then(|x| x.interference.as_mut()) {
+            *i = i.without_partners(total - own);
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Makes `command`'s process run on `cpu` alone (inherited by the worker).
+fn pin_child(command: &mut std::process::Command, cpu: usize) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure calls sched_setaffinity only (async-signal-safe)
+    // on a set built before the fork.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is one of this process's allowed CPUs, below CPU_SETSIZE.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: as above.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Runs `cell`'s worker once, in `scratch` when it has one (removed after

@@ -130,6 +130,14 @@ fn guard(worker: libc::pid_t, waited: &libc::sigset_t) -> ! {
         libc::close(0);
         libc::close(1);
     }
+    // A lockstep pair's ends are the worker's too: with the guard holding
+    // none, the runner sees the worker's death at once as their end.
+    for fd in std::env::var(crate::measure::lockstep::ENV).iter().flat_map(|v| v.split(',')).filter_map(|f| f.trim().parse::<i32>().ok()) {
+        if fd > 2 {
+            // SAFETY: closing a descriptor the runner handed this process for the worker.
+            unsafe { libc::close(fd) };
+        }
+    }
     let (mut status, mut stop) = (None, None);
     while status.is_none() && stop.is_none() {
         // SAFETY: `waited` is a valid set of signals blocked in this thread.

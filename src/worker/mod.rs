@@ -21,7 +21,7 @@ use anyhow::Context;
 
 use crate::evidence::{WorkerReport, dir::parse_record};
 use crate::measure::counters::Probe;
-use crate::measure::{affinity, clock};
+use crate::measure::{affinity, clock, lockstep};
 use crate::model::{CELL_SCHEMA, Cell, SkipKind, Status};
 use crate::workloads::command::CommandWorkload;
 use crate::workloads::contract::{PrepareContext, Prepared, Workload};
@@ -49,7 +49,15 @@ pub fn main() -> anyhow::Result<()> {
     eprintln!("proofbench worker pid {} for {} (guard pid {guard_pid})", std::process::id(), cell.row_id);
     // The children a workload forks must not hold the report channel.
     let cx = PrepareContext::new(&cell, allowed, vec![fd]);
-    let report = run_cell(&cell, &cx);
+    // A lockstep pair's side: the runner's token paces its timed samples.
+    let report = match lockstep::Gate::from_env() {
+        Ok(mut gate) => {
+            // SAFETY: the worker proper has one thread yet; what the workload starts must not see it.
+            unsafe { std::env::remove_var(lockstep::ENV) };
+            run_cell(&cell, &cx, gate.as_mut())
+        }
+        Err(e) => WorkerReport::new(Status::Failed, Some(format!("lockstep: {e}"))),
+    };
     // SAFETY: `fd` was duplicated above and is owned by nothing else.
     let mut out = unsafe { std::fs::File::from_raw_fd(fd) };
     let mut line = serde_json::to_string(&report).context("serializing the report")?;
@@ -58,9 +66,10 @@ pub fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prepares and measures one cell with the worker's context `cx`; every
-/// failure becomes a report.
-pub fn run_cell(cell: &Cell, cx: &PrepareContext) -> WorkerReport {
+/// Prepares and measures one cell with the worker's context `cx` (its
+/// timed samples paced by `gate` in a lockstep pair); every failure becomes
+/// a report.
+pub fn run_cell(cell: &Cell, cx: &PrepareContext, gate: Option<&mut lockstep::Gate>) -> WorkerReport {
     let workload: Box<dyn Workload> = match &cell.command {
         Some(def) => Box::new(CommandWorkload { def: def.clone() }),
         None => match registry::find(&cell.workload) {
@@ -81,7 +90,7 @@ pub fn run_cell(cell: &Cell, cx: &PrepareContext) -> WorkerReport {
     let prepared = catch_unwind(AssertUnwindSafe(|| workload.prepare(cell, cx)));
     let prepare_ms = (clock::now_ns() - t0) as f64 / 1e6;
     match prepared {
-        Ok(Ok(Prepared::Ready(inst))) => sampling::measure(cell, &cx.allowed, &spec, inst, prepare_ms, probe),
+        Ok(Ok(Prepared::Ready(inst))) => sampling::measure(cell, &cx.allowed, &spec, inst, prepare_ms, probe, gate),
         Ok(Ok(Prepared::Skip(reason))) => WorkerReport::skipped(SkipKind::Machine, reason),
         Ok(Ok(Prepared::NotApplicable(reason))) => WorkerReport::skipped(SkipKind::ByDesign, reason),
         Ok(Err(e)) => WorkerReport::new(Status::Failed, Some(format!("prepare failed: {e:#}"))),

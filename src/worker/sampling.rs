@@ -12,11 +12,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::evidence::{MeasurementRecord, SampleRecord, TrialFacts, VerifierRecord, WorkerReport};
+use crate::evidence::{MeasurementRecord, SampleRecord, StopReason, TrialFacts, VerifierRecord, WorkerReport};
 use crate::measure::clock;
 use crate::measure::counters::{Accumulator, CounterRecord, InterruptCounters, Probe, Snapshot};
 use crate::measure::interference::{self, Interference};
 use crate::measure::interrupts::Interrupts;
+use crate::measure::lockstep::Gate;
 use crate::measure::rusage::Rusage;
 use crate::model::Cell;
 use crate::model::Status;
@@ -191,11 +192,23 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 /// `allowed` are the CPUs the worker process started with; `probe` was
 /// opened before the workload's prepare (so that inherited hardware counters
 /// follow the threads it made).
-pub fn measure(cell: &Cell, allowed: &[usize], spec: &WorkloadSpec, inst: Box<dyn Sampler>, prepare_ms: f64, probe: Probe) -> WorkerReport {
-    measure_with(&Monotonic, cell, allowed, spec, inst, prepare_ms, probe)
+pub fn measure(
+    cell: &Cell,
+    allowed: &[usize],
+    spec: &WorkloadSpec,
+    inst: Box<dyn Sampler>,
+    prepare_ms: f64,
+    probe: Probe,
+    gate: Option<&mut Gate>,
+) -> WorkerReport {
+    measure_with(&Monotonic, cell, allowed, spec, inst, prepare_ms, probe, gate)
 }
 
-/// [`measure`] with the loop's clock given.
+/// [`measure`] with the loop's clock given. With a lockstep `gate`, each
+/// timed sample waits for the runner's token and hands it back, and the
+/// runner, not the stopping rule, says when the timed loop ends
+/// ([`crate::measure::lockstep`]).
+#[allow(clippy::too_many_arguments)]
 fn measure_with<C: Clock>(
     clk: &C,
     cell: &Cell,
@@ -204,6 +217,7 @@ fn measure_with<C: Clock>(
     inst: Box<dyn Sampler>,
     prepare_ms: f64,
     probe: Probe,
+    mut gate: Option<&mut Gate>,
 ) -> WorkerReport {
     let m = &cell.measure;
     clk.settle(m.settle_ms);
@@ -285,15 +299,29 @@ fn measure_with<C: Clock>(
         }
         // Outside every sample: one read costs tens of microseconds.
         irq_begin = Interrupts::read().map(|i| (i, clock::now_ns()));
+        let lockstep = |e: std::io::Error| Halt::Failed(format!("lockstep: the runner's token was lost ({e})"));
+        if let Some(g) = gate.as_deref_mut() {
+            g.ready().map_err(lockstep)?;
+        }
         let t0 = clk.now_ns();
         let mut values: Vec<f64> = Vec::new();
         loop {
+            if let Some(g) = gate.as_deref_mut()
+                && !g.wait().map_err(lockstep)?
+            {
+                rec.stop_reason = Some(StopReason::Lockstep);
+                return Ok(());
+            }
             let before = clk.now_ns();
             lp.sample(rec.iters_per_sample, false, true)?;
             let after = clk.now_ns();
             rec.timed_samples += 1;
             values.push(lp.samples.last().map(|s| s.value).unwrap_or(f64::NAN));
             rec.timed_phase_ms = (after - t0) as f64 / 1e6;
+            if let Some(g) = gate.as_deref_mut() {
+                g.done().map_err(lockstep)?;
+                continue;
+            }
             let d = stopping::decide(&values, after - t0, after - before, m, cell.seed);
             if let Some(reason) = d.stop {
                 rec.stop_reason = Some(reason);

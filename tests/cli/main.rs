@@ -22,6 +22,7 @@ mod hygiene;
 mod io;
 mod launcher;
 mod lifecycle;
+mod lockstep;
 mod npb_ep_cg;
 mod npb_mg;
 mod os_fs;

@@ -139,7 +139,7 @@ fn run(measure: MeasureSpec, batched: bool, per_iter_ns: &[u64], fail_at: Option
     let clock = ScriptedClock::default();
     let inst = Scripted { clock: clock.clone(), per_iter_ns: per_iter_ns.to_vec(), fail_at, calls: 0 };
     let allowed = crate::measure::affinity::current_thread().unwrap_or_default();
-    let report = measure_with(&clock, &cell(measure), &allowed, &spec(batched), Box::new(Sampled::new(inst)), 0.0, Probe::open());
+    let report = measure_with(&clock, &cell(measure), &allowed, &spec(batched), Box::new(Sampled::new(inst)), 0.0, Probe::open(), None);
     (report, clock.now_ns())
 }
 

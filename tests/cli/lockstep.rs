@@ -1,0 +1,124 @@
+//! Lockstep sets (`run --variant ... --lockstep`): every kind of variant
+//! runs with its workers alive together, taking their timed samples in
+//! turn on one CPU; a side that dies ends its set at once, both rows
+//! failed with the reason, never a hang.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{Sandbox, bin, text};
+
+/// A command workload whose value is `n` times `$PB_K` (1 when unset), and
+/// which kills its worker on its third timed sample when `PB_DIE` is set.
+const TOML: &str = r#"
+[[workload]]
+id = "step.env"
+summary = "A value from its environment; dies when asked"
+unit = "ns"
+direction = "lower-is-better"
+shell = true
+command = "c=$(cat count 2>/dev/null || echo 0); echo $((c + 1)) > count; if [ -n \"$PB_DIE\" ] && [ $c -ge 4 ]; then kill -9 $PPID; sleep 5; fi; echo value=$(( ${PB_K:-1} * {n} ))"
+metric = { regex = 'value=(\d+)' }
+
+[workload.axes]
+n = 1000
+
+[workload.verify]
+must_match = ['value=\d+']
+"#;
+
+fn toml(dir: &Path) -> PathBuf {
+    let p = dir.join("step.toml");
+    std::fs::write(&p, TOML).unwrap();
+    p
+}
+
+fn row<'a>(rows: &'a [Value], variant: &str) -> &'a Value {
+    rows.iter().find(|r| r["cell"]["variant"]["name"] == variant).unwrap_or_else(|| panic!("no row of {variant}"))
+}
+
+#[test]
+fn every_kind_of_variant_runs_in_lockstep_on_one_cpu_taking_turns() {
+    let sb = Sandbox::new();
+    let toml = toml(sb.tmp.path());
+    let copy = sb.tmp.path().join("proofbench-copy");
+    std::fs::copy(bin(), &copy).unwrap();
+    let exe = format!("exe=exe={}", copy.display());
+    let variants = ["base=", "env=env=PB_K=3", "par=param=n=2000", "wrap=launcher=env PB_K=5", &exe];
+    let mut args = vec![
+        "step.env",
+        "--workloads",
+        toml.to_str().unwrap(),
+        "--trials",
+        "2",
+        "--runs",
+        "6",
+        "--warmup",
+        "1",
+        "--settle",
+        "0",
+        "--lockstep",
+    ];
+    for v in &variants {
+        args.extend(["--variant", v]);
+    }
+    let out = sb.run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = sb.rows();
+    assert_eq!(rows.len(), variants.len());
+    let median = |v: &str| row(&rows, v)["stats"]["headline"]["median"].as_f64().unwrap();
+    assert_eq!((median("base"), median("env"), median("par"), median("wrap"), median("exe")), (1000.0, 3000.0, 2000.0, 5000.0, 1000.0));
+    let sides: Vec<String> = variants.iter().map(|v| v.split('=').next().unwrap().to_string()).collect();
+    for v in &sides {
+        for t in row(&rows, v)["trials"].as_array().unwrap() {
+            let ls = &t["lockstep"];
+            // Every trial of a round is one set of all five sides.
+            assert_eq!(ls["sides"].as_array().map(Vec::len), Some(variants.len()), "{t}");
+            assert!(ls["sides"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().ends_with(&format!("variant={v}"))), "{t}");
+            // `--runs 6`: six sets, the runner ending each side's loop.
+            assert_eq!((t["timed_samples"].as_u64(), t["measurement"]["stop_reason"].as_str()), (Some(6), Some("lockstep")), "{t}");
+            // One CPU for every side of a set of one-thread cells.
+            let cpu = ls["cpu"].as_u64().expect("a CPU for one-thread cells");
+            assert_eq!(t["facts"]["allowed_cpus"], serde_json::json!([cpu]), "{t}");
+            // The other sides' turns are not other processes' work.
+            assert!(t["facts"]["interference"]["partners_cpu_ms"].as_f64().is_some(), "{t}");
+        }
+    }
+}
+
+#[test]
+fn a_side_that_dies_ends_its_set_at_once_and_fails_both_rows_with_the_reason() {
+    let sb = Sandbox::new();
+    let toml = toml(sb.tmp.path());
+    let start = Instant::now();
+    let out = sb.run(&[
+        "step.env",
+        "--workloads",
+        toml.to_str().unwrap(),
+        "--trials",
+        "2",
+        "--runs",
+        "10",
+        "--warmup",
+        "1",
+        "--settle",
+        "0",
+        "--timeout",
+        "60s",
+        "--lockstep",
+        "--variant",
+        "a=",
+        "--variant",
+        "b=env=PB_DIE=1",
+    ]);
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(1), "failed rows exit 1: {}", text(&out.stderr));
+    assert!(took < Duration::from_secs(30), "took {took:?}: the death is seen at once, not at the 60 s timeout");
+    let rows = sb.rows();
+    let (a, b) = (row(&rows, "a"), row(&rows, "b"));
+    assert_eq!((a["status"].as_str(), b["status"].as_str()), (Some("failed"), Some("failed")), "{a}\n{b}");
+    let reason = a["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("side") && reason.contains("lockstep set ended"), "{reason}");
+}
