@@ -173,6 +173,7 @@ fn launchers(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
         prefix: words.iter().map(|w| host.map_or_else(|| w.clone(), |h| w.replace(HOST, h))).collect(),
         host: host.map(str::to_string),
         remote_exe: remote_exe.clone(),
+        submission: None,
     };
     match &args.hosts {
         None if has_host => Err(UsageError(format!("--launcher '{template}' contains {HOST}: give the hosts with --hosts a,b,c")).into()),
@@ -194,7 +195,9 @@ fn launchers(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
                 }
                 seen.push(h);
             }
-            Ok(hosts.iter().map(|h| make(Some(h))).collect())
+            // One id for the invocation, named here: every host's run carries it.
+            let submission = crate::runner::launcher::new_submission();
+            Ok(hosts.iter().map(|h| Launcher { submission: Some(submission.clone()), ..make(Some(h)) }).collect())
         }
     }
 }

@@ -169,12 +169,13 @@ impl Envelope {
             let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
             push(
                 "Slurm",
+                // The submission is the run's (`RunRecord::submission`): a
+                // report's `Submission` line says it.
                 format!(
-                    "job {} on node {} (job nodes {}){}",
+                    "job {} on node {} (job nodes {})",
                     or_unknown(&slurm.job_id),
                     or_unknown(&slurm.node),
-                    or_unknown(&slurm.job_nodelist),
-                    slurm.submission().map(|s| format!(", submission {s}")).unwrap_or_default()
+                    or_unknown(&slurm.job_nodelist)
                 ),
             );
         }

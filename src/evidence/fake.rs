@@ -180,6 +180,19 @@ fn record(name: &str, started: &str, commit: Option<&str>, rows: &[Row]) -> RunR
     }
 }
 
+/// How a run of `--launcher 'ssh -- {host}'` reached `host`, one host of
+/// the `--hosts` invocation `submission` (`None`: a run of one launcher).
+pub(crate) fn launcher(host: &str, submission: Option<&str>) -> crate::evidence::LauncherRecord {
+    crate::evidence::LauncherRecord {
+        template: "ssh -- {host}".into(),
+        host: Some(host.into()),
+        prefix: vec!["ssh".into(), "--".into(), host.into()],
+        remote_exe: "proofbench".into(),
+        launched_from: Some("head".into()),
+        submission: submission.map(String::from),
+    }
+}
+
 /// A run named `name` that started at `started` holding `rows`, and the
 /// text of its run.json.
 pub(crate) fn fake_run(name: &str, started: &str, commit: Option<&str>, rows: Vec<Row>) -> (StoredRun, String) {

@@ -306,6 +306,39 @@ mod tests {
         assert_eq!(parse_row(&new, p, None).unwrap().cell.treatments, Some(vec!["pad".to_string()]));
     }
 
+    /// Issue 32, item 7: a run's submission is its `--hosts` invocation's,
+    /// else its Slurm job's; a record written before the field reads as
+    /// one of none.
+    #[test]
+    fn a_runs_submission_is_its_hosts_invocations_else_its_slurm_submissions() {
+        let fake = super::super::fake::fake_run;
+        let (stored, _) = fake("r", "2026-01-01T00:00:00Z", None, Vec::new());
+        let mut run = stored.run;
+        run.envelope.slurm = None;
+        assert_eq!(run.submission(), None, "a run made on its own");
+        // A launched run of one launcher, as recorded before the field.
+        run.launcher = Some(super::super::fake::launcher("a", None));
+        let mut old = serde_json::to_value(&run).unwrap();
+        assert!(old["launcher"].get("submission").is_none(), "{}", old["launcher"]);
+        let back: RunRecord = parse_record(&old.to_string(), RUN_SCHEMA, Path::new("run.json"), None).unwrap();
+        assert_eq!(back.submission(), None);
+        // A Slurm job of an array.
+        run.envelope.slurm = crate::envelope::SlurmFacts::from_vars(|k| match k {
+            "SLURM_JOB_ID" => Some("12".into()),
+            "SLURM_ARRAY_JOB_ID" => Some("7".into()),
+            _ => None,
+        });
+        assert_eq!(run.submission().as_deref(), Some("slurm array 7"));
+        // One host of a `--hosts` invocation: its id, kept through run.json.
+        run.launcher = Some(super::super::fake::launcher("a", Some("hosts 20260101T000000Z-k3x9qa")));
+        let back: RunRecord = parse_record(&serde_json::to_string(&run).unwrap(), RUN_SCHEMA, Path::new("run.json"), None).unwrap();
+        assert_eq!(back.submission().as_deref(), Some("hosts 20260101T000000Z-k3x9qa"), "the invocation's, before the job's");
+        // The old record with the Slurm job reads as the job's.
+        old["envelope"]["slurm"] = serde_json::to_value(&run.envelope.slurm).unwrap();
+        let back: RunRecord = parse_record(&old.to_string(), RUN_SCHEMA, Path::new("run.json"), None).unwrap();
+        assert_eq!(back.submission().as_deref(), Some("slurm array 7"));
+    }
+
     #[test]
     fn history_ids_parse_as_h_colon_or_hash() {
         assert_eq!(parse_history_id("h:12"), Some(12));

@@ -394,6 +394,18 @@ pub fn state_text(finished: bool, interrupted: bool, ran: usize, planned: usize)
 }
 
 impl RunRecord {
+    /// The submission this run was one machine's run of, which every run of
+    /// that submission shares: the `--hosts` invocation that launched it
+    /// ([`LauncherRecord::submission`]), else the Slurm submission its job
+    /// belonged to ([`crate::envelope::SlurmFacts::submission`]); `None` for
+    /// a run made on its own.
+    pub fn submission(&self) -> Option<String> {
+        self.launcher
+            .as_ref()
+            .and_then(|l| l.submission.clone())
+            .or_else(|| self.envelope.slurm.as_ref().and_then(crate::envelope::SlurmFacts::submission))
+    }
+
     /// The planned cells that have no row in `rows`.
     ///
     /// Cost: O(plan + rows).
@@ -423,4 +435,11 @@ pub struct LauncherRecord {
     pub remote_exe: String,
     /// The hostname of the machine that launched the run.
     pub launched_from: Option<String>,
+    /// The `--hosts` invocation this run was one host's run of (`hosts
+    /// 20260101T000000Z-k3x9qa`: its start time and a random tag), which
+    /// every host's run of that invocation shares. Named by the launching
+    /// side, never by the launched one. Absent for a run of one launcher,
+    /// and in runs recorded before the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submission: Option<String>,
 }

@@ -45,6 +45,9 @@ pub struct Host {
     /// finish record) and busy (other processes took its CPUs); `None`
     /// for a whole run on a quiet machine.
     pub state: Option<String>,
+    /// The submission its run belongs to ([`crate::evidence::RunRecord::submission`]):
+    /// a `--hosts` invocation or a Slurm submission.
+    pub submission: Option<String>,
 }
 
 /// Hosts of one kind of machine.
@@ -181,6 +184,20 @@ impl Fleet {
     /// The rows that are not ok on their host, or missing from its run.
     pub fn not_ok(&self) -> impl Iterator<Item = &Entry> {
         self.entries.iter().filter(|e| matches!(e.standing, Standing::NotOk(_) | Standing::Missing(_)))
+    }
+
+    /// The hosts by the submission their runs belong to, in the order each
+    /// first comes (`None`: runs made on their own).
+    pub fn submissions(&self) -> Vec<(Option<&str>, Vec<usize>)> {
+        let mut out: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
+        for (i, h) in self.hosts.iter().enumerate() {
+            let s = h.submission.as_deref();
+            match out.iter_mut().find(|(k, _)| *k == s) {
+                Some((_, hosts)) => hosts.push(i),
+                None => out.push((s, vec![i])),
+            }
+        }
+        out
     }
 }
 
@@ -342,6 +359,7 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
             run: dir.to_string(),
             group: g,
             state: run_state(s),
+            submission: s.run.submission(),
         });
     }
     // Each host's rows by key; every key of the group, in the order of the

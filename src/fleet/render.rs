@@ -120,6 +120,38 @@ fn counts(fleet: &Fleet) -> String {
     s
 }
 
+/// Which submissions the hosts' runs belong to: `3 hosts of submission
+/// X.` when one, a warning naming each submission's hosts when several
+/// (runs not made together: the hosts' states may differ), nothing when
+/// no run belongs to one.
+fn submissions(fleet: &Fleet) -> Option<Block> {
+    let subs = fleet.submissions();
+    match subs.as_slice() {
+        [(None, _)] => None,
+        [(Some(s), hosts)] => Some(Block::paragraph(format!("{} of submission {s}.", format::counted(hosts.len(), "host", "hosts")))),
+        _ => {
+            let parts: Vec<Line> = subs
+                .iter()
+                .map(|(s, hosts)| {
+                    let names: Vec<&str> = hosts.iter().map(|&h| fleet.hosts[h].name.as_str()).collect();
+                    let of = s.map_or_else(|| "of no submission".to_string(), |s| format!("of submission {s}"));
+                    Line::from(format!("{} {of}: {}", format::counted(hosts.len(), "host", "hosts"), names.join(", ")))
+                })
+                .collect();
+            let named = subs.iter().filter(|(s, _)| s.is_some()).count();
+            let what = match (named, subs.len() > named) {
+                (1, _) => "one submission with runs of none".to_string(),
+                (n, false) => format!("{n} submissions"),
+                (n, true) => format!("{n} submissions and runs of none"),
+            };
+            Some(Block::Compact(vec![
+                Block::Warning(Line::from(format!("the runs mix {what}: they were not all made together"))),
+                Block::List(parts),
+            ]))
+        }
+    }
+}
+
 /// The fleet as a document: the outliers' sentences and the count first
 /// (one screen), the rows that are not ok, then one table per kind of
 /// machine.
@@ -136,6 +168,7 @@ pub fn document(fleet: &Fleet) -> Document {
         blocks.push(Block::Compact(vec![Block::paragraph("Outliers, farthest first:"), Block::List(sentences)]));
     }
     blocks.push(Block::paragraph(counts(fleet)));
+    blocks.extend(submissions(fleet));
     for n in &fleet.naming {
         blocks.push(Block::paragraph(format!("{n}.")));
     }
@@ -213,7 +246,7 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
     Ok(match fmt {
         ExportFormat::Csv => {
             let mut out = String::from(
-                "host,hostname,run,machine,workload,axes,status,unit,direction,median,fleet_median,ratio,ratio_ci95_lo,ratio_ci95_hi,trials,standing,disturbed,cut,run_state\n",
+                "host,hostname,run,machine,workload,axes,status,unit,direction,median,fleet_median,ratio,ratio_ci95_lo,ratio_ci95_hi,trials,standing,disturbed,cut,run_state,submission\n",
             );
             for e in &fleet.entries {
                 let h = host(e);
@@ -237,6 +270,7 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
                     csv_field(e.disturbed.as_deref().unwrap_or_default()),
                     e.cut.to_string(),
                     csv_field(h.state.as_deref().unwrap_or_default()),
+                    csv_field(h.submission.as_deref().unwrap_or_default()),
                 ];
                 out.push_str(&fields.join(","));
                 out.push('\n');
@@ -274,6 +308,7 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
                         "disturbed": e.disturbed,
                         "cut": e.cut,
                         "run_state": h.state,
+                        "submission": h.submission,
                     })
                 })
                 .collect();

@@ -230,7 +230,7 @@ fn busy_hosts_are_not_called_in_band_plainly() {
     assert!(text.contains("4 from disturbed trials"), "{text}");
     assert!(text.contains("4 of 5 hosts did not run whole on a quiet machine"), "{text}");
     let csv = export(&f, crate::model::ExportFormat::Csv).unwrap();
-    assert!(csv.lines().next().unwrap().ends_with(",disturbed,cut,run_state"), "{csv}");
+    assert!(csv.lines().next().unwrap().ends_with(",disturbed,cut,run_state,submission"), "{csv}");
     let json: serde_json::Value = serde_json::from_str(&export(&f, crate::model::ExportFormat::Json).unwrap()).unwrap();
     let h0 = json.as_array().unwrap().iter().find(|e| e["host"] == "h0").unwrap();
     assert_eq!(h0["standing_text"], "in band, from disturbed trials");
@@ -260,13 +260,7 @@ fn a_dropped_connection_and_a_time_limit_are_said_and_missing_rows_keep_their_un
     dropped.rows.truncate(1);
     dropped.run.complete = false;
     dropped.run.not_run = vec!["001-os.syscall".into()];
-    dropped.run.launcher = Some(crate::evidence::LauncherRecord {
-        template: "ssh -- {host}".into(),
-        host: Some("c".into()),
-        prefix: Vec::new(),
-        remote_exe: "proofbench".into(),
-        launched_from: Some("head".into()),
-    });
+    dropped.run.launcher = Some(fake::launcher("c", None));
     let mut stopped = rows("d");
     stopped.rows.truncate(1);
     stopped.run.complete = false;
@@ -290,4 +284,44 @@ fn a_dropped_connection_and_a_time_limit_are_said_and_missing_rows_keep_their_un
         let line = text.lines().nth(*i).unwrap();
         assert_eq!(line.matches(" ns").count(), 2 - usize::from(line.contains("missing")), "median and fleet median in ns: {line}");
     }
+}
+
+/// Issue 32, item 7: a fleet says which submission its hosts' runs belong
+/// to (a `--hosts` invocation's or a Slurm one's), and when they mix.
+#[test]
+fn the_fleet_names_the_submission_its_hosts_share_and_says_when_they_mix() {
+    let text = |runs: &[StoredRun]| crate::text::document::terminal::render(&render::document(&fleet_of(runs)).blocks);
+    let of = |host: &str, submission: Option<&str>| {
+        let mut r = host_run(host, "x", vec![row("cpu.primes", &[100.0, 101.0, 99.0], Unit::Ns)]);
+        r.run.envelope.slurm = None;
+        r.run.launcher = Some(fake::launcher(host, submission));
+        r
+    };
+    let one = "hosts 20260101T000000Z-k3x9qa";
+    let same = [of("a", Some(one)), of("b", Some(one)), of("c", Some(one))];
+    let f = fleet_of(&same);
+    assert!(f.hosts.iter().all(|h| h.submission.as_deref() == Some(one)));
+    let t = text(&same);
+    assert!(t.contains(&format!("3 hosts of submission {one}.")), "{t}");
+    assert!(!t.contains("mix"), "{t}");
+    let json: serde_json::Value = serde_json::from_str(&render::export(&f, crate::model::ExportFormat::Json).unwrap()).unwrap();
+    assert_eq!(json[0]["submission"], one);
+
+    // Another invocation's host, a Slurm node and a run of none.
+    let mut slurm = of("d", None);
+    slurm.run.launcher = None;
+    slurm.run.envelope.slurm =
+        crate::envelope::SlurmFacts::from_vars(|k| (k == "SLURM_ARRAY_JOB_ID" || k == "SLURM_JOB_ID").then(|| "7".into()));
+    let mixed = [of("a", Some(one)), of("b", Some("hosts 20260101T000001Z-zzzzzz")), slurm, of("e", None), of("f", Some(one))];
+    let t = text(&mixed);
+    assert!(t.contains("warning: the runs mix 3 submissions and runs of none: they were not all made together"), "{t}");
+    assert!(t.contains(&format!("2 hosts of submission {one}: a, f")), "{t}");
+    assert!(t.contains("1 host of submission hosts 20260101T000001Z-zzzzzz: b"), "{t}");
+    assert!(t.contains("1 host of submission slurm array 7: d"), "{t}");
+    assert!(t.contains("1 host of no submission: e"), "{t}");
+    let t = text(&[of("a", Some(one)), of("b", None)]);
+    assert!(t.contains("the runs mix one submission with runs of none"), "{t}");
+    // Runs of no submission: nothing said.
+    let t = text(&[of("a", None), of("b", None)]);
+    assert!(!t.contains("submission"), "{t}");
 }

@@ -107,6 +107,9 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     t.push(vec!["Started (UTC)".into(), run.started_utc.clone()]);
     t.push(vec!["Finished (UTC)".into(), run.finished_utc.clone().unwrap_or_else(|| "(not finished)".into())]);
     t.push(vec!["Rows".into(), counts_text(&counts, run.plan.len())]);
+    if let Some(s) = run.submission() {
+        t.push(vec!["Submission".into(), s]);
+    }
     for (k, v) in run.envelope.summary() {
         t.push(vec![k, v]);
     }

@@ -5,8 +5,10 @@
 //! with its reason in the summary; the others finish. The terminal shows
 //! one progress line per host; the summary gives each host's rows, time,
 //! what its report warns of (cut short, interrupted, busy, disturbed) and
-//! its run directory whenever one was made; the exit code is the worst of
-//! the hosts'.
+//! its run directory whenever one was made, then the submission id that
+//! every host's run of the invocation carries (named on this side:
+//! [`super::launcher::new_submission`]); the exit code is the worst of the
+//! hosts'.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -72,6 +74,9 @@ pub fn run_all(req: &RunRequest) -> anyhow::Result<(ExitCode, Vec<PathBuf>)> {
     for e in &ends {
         let dir = e.dir.as_ref().map(|d| format!("  {}", d.display())).unwrap_or_default();
         text.push_str(&format!("  {:width$}  {}{dir}\n", e.host, e.what));
+    }
+    if let Some(s) = req.launchers.first().and_then(|l| l.submission.as_ref()) {
+        text.push_str(&format!("Submission: {s} (every host's run carries it)\n"));
     }
     if req.json {
         to_stderr(&text)

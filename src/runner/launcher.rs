@@ -37,6 +37,19 @@ pub struct Launcher {
     pub host: Option<String>,
     /// The proofbench binary on the launched side (`--remote-exe`).
     pub remote_exe: String,
+    /// The `--hosts` invocation this launcher is one host of
+    /// ([`new_submission`]); `None` for a run of one launcher.
+    pub submission: Option<String>,
+}
+
+/// A new id for one `--hosts` invocation, which every host's run of it
+/// carries: `hosts 20260101T000000Z-k3x9qa`, the time it starts here and
+/// six random characters (two invocations started in the same second
+/// differ).
+pub fn new_submission() -> String {
+    let now = crate::model::utc_now();
+    let stamp: String = now.chars().filter(|c| c.is_ascii_digit() || matches!(c, 'T' | 'Z')).collect();
+    format!("hosts {stamp}-{}", super::trial::random_suffix(6))
 }
 
 /// What a launched helper command printed and how it ended.
@@ -110,6 +123,7 @@ impl Launcher {
             prefix: self.prefix.clone(),
             remote_exe: self.remote_exe.clone(),
             launched_from: std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_string()),
+            submission: self.submission.clone(),
         }
     }
 

@@ -749,7 +749,8 @@ mod tests {
     /// Feeds the events to the launching side as `drive` does, and returns
     /// what it kept.
     fn replay(req: &RunRequest, spec: &RunSpec, events: Vec<Event>) -> Received {
-        let launcher = Launcher { template: "fake".into(), prefix: vec!["fake".into()], host: None, remote_exe: "pb".into() };
+        let launcher =
+            Launcher { template: "fake".into(), prefix: vec!["fake".into()], host: None, remote_exe: "pb".into(), submission: None };
         let mut state = Replay::new(req, spec, &launcher);
         let mut make = |run: &RunRecord, _: &Path| Observers::for_host(req, &run.plan, Box::new(Silent));
         let mut cut = Some("the stream ended before the run's end".to_string());
@@ -899,7 +900,8 @@ mod tests {
         let spec = spec();
         let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()) };
         let honest = honest_start(&spec);
-        let launcher = Launcher { template: "fake".into(), prefix: vec!["fake".into()], host: None, remote_exe: "pb".into() };
+        let launcher =
+            Launcher { template: "fake".into(), prefix: vec!["fake".into()], host: None, remote_exe: "pb".into(), submission: None };
         let mut state = Replay::new(&req, &spec, &launcher);
         let mut make = |run: &RunRecord, _: &Path| Observers::for_host(&req, &run.plan, Box::new(Silent));
         state.apply(Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(honest.clone()) }, &mut make).unwrap();

@@ -72,7 +72,7 @@ fn lock_dir(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// `n` random characters from `[a-z0-9]`, from the kernel's generator.
-fn random_suffix(n: usize) -> String {
+pub(super) fn random_suffix(n: usize) -> String {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let mut bytes = vec![0u8; n];
     if getrandom::fill(&mut bytes).is_err() {

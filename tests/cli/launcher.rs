@@ -438,6 +438,76 @@ fn hosts_run_the_plan_once_per_host_into_directories_labelled_by_host() {
     assert!(std::fs::read_dir(&out_dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with("-base-h3")));
 }
 
+/// Issue 32, item 7: the runs of one `--hosts` invocation carry one
+/// submission id, named on the launching side (what a launched side says
+/// of it is not read); another invocation carries another; `fleet` says
+/// which its hosts share, and when they mix.
+#[test]
+fn every_hosts_run_of_one_invocation_carries_its_submission_and_another_invocation_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = host_forger(dir.path());
+    let invoke = |out: &str| {
+        let o = Command::new(bin())
+            .arg("run")
+            .args(["selftest.tiny", "--include-selftest"])
+            .args(FAST)
+            .args(["--no-history", "--out"])
+            .arg(dir.path().join(out))
+            .args(["--launcher", &format!("{} {{host}}", script.display()), "--hosts", "h1,h2"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let dirs = run_dirs(&dir.path().join(out));
+        assert_eq!(dirs.len(), 2, "{dirs:?}");
+        let ids: Vec<String> = dirs
+            .iter()
+            .map(|d| {
+                let run: Value = serde_json::from_str(&std::fs::read_to_string(d.join("run.json")).unwrap()).unwrap();
+                run["launcher"]["submission"].as_str().unwrap_or_else(|| panic!("no submission: {}", run["launcher"])).to_string()
+            })
+            .collect();
+        assert_eq!(ids[0], ids[1], "both hosts' runs carry the invocation's id");
+        let said = text(&o.stdout);
+        assert!(said.contains(&format!("Submission: {} (every host's run carries it)", ids[0])), "{said}");
+        let report = std::fs::read_to_string(dirs[0].join("report.md")).unwrap();
+        let line = report.lines().find(|l| l.starts_with("| Submission ")).unwrap_or_else(|| panic!("the report says it:\n{report}"));
+        assert!(line.contains(&format!("| {} ", ids[0])), "{line}");
+        ids[0].clone()
+    };
+    let first = invoke("one");
+    // `hosts 20260101T000000Z-k3x9qa`: the start here, and a random tag.
+    let (stamp, tag) = first.strip_prefix("hosts ").and_then(|s| s.split_once('-')).unwrap_or_else(|| panic!("{first}"));
+    assert!(stamp.len() == 16 && stamp.as_bytes()[8] == b'T' && stamp.ends_with('Z'), "{first}");
+    assert!(tag.len() == 6 && tag.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()), "{first}");
+
+    // h2's launched side now claims a submission of its own in its start.
+    let honest = std::fs::read_to_string(dir.path().join("honest-h2.jsonl")).unwrap();
+    let mut events: Vec<Value> = honest.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(events[0]["event"], "start");
+    events[0]["run"]["launcher"] = serde_json::json!({
+        "template": "x {host}", "host": "h2", "prefix": ["x", "h2"], "remote_exe": "pb", "launched_from": "h2",
+        "submission": "hosts FORGED"
+    });
+    let lines: Vec<String> = events.iter().map(Value::to_string).collect();
+    std::fs::write(dir.path().join("forged-h2.jsonl"), lines.join("\n") + "\n").unwrap();
+    let second = invoke("two");
+    assert_ne!(second, first, "another invocation, another id");
+
+    let fleet = |dirs: &[&str]| {
+        let o = Command::new(bin()).arg("fleet").args(dirs.iter().map(|d| dir.path().join(d))).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let one = fleet(&["one"]);
+    assert!(one.contains(&format!("2 hosts of submission {first}.")), "{one}");
+    let both = fleet(&["one", "two"]);
+    assert!(both.contains("the runs mix 2 submissions"), "{both}");
+    assert!(
+        both.contains(&format!("2 hosts of submission {first}: ")) && both.contains(&format!("2 hosts of submission {second}: ")),
+        "{both}"
+    );
+}
+
 #[test]
 fn a_launched_side_killed_mid_run_keeps_the_rows_that_arrived_and_names_the_cells_that_did_not() {
     // `timeout -s KILL 4` kills the launched side as a dropped connection

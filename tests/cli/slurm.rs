@@ -446,6 +446,9 @@ fn submit_runs_the_plan_once_per_node_and_wait_sees_every_job_complete() {
     for node in NODES {
         assert!(said.contains(&format!("/{node}")), "{node}: {said}");
     }
+    // ... and are one submission's: the job name every node's job shares.
+    let name = format!("proofbench-{}", res.file_name().unwrap().to_string_lossy());
+    assert!(said.contains(&format!("3 hosts of submission slurm job {name}.")), "{said}");
 }
 
 #[test]
