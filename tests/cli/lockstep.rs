@@ -35,6 +35,14 @@ fn toml(dir: &Path) -> PathBuf {
     p
 }
 
+/// `step.env` of `toml` in lockstep: two trials of `runs` sample sets.
+fn base_args(toml: &Path, runs: &str) -> Vec<String> {
+    let toml = toml.display().to_string();
+    ["step.env", "--workloads", &toml, "--trials", "2", "--runs", runs, "--warmup", "1", "--settle", "0", "--lockstep"]
+        .map(String::from)
+        .to_vec()
+}
+
 fn row<'a>(rows: &'a [Value], variant: &str) -> &'a Value {
     rows.iter().find(|r| r["cell"]["variant"]["name"] == variant).unwrap_or_else(|| panic!("no row of {variant}"))
 }
@@ -47,24 +55,11 @@ fn every_kind_of_variant_runs_in_lockstep_on_one_cpu_taking_turns() {
     std::fs::copy(bin(), &copy).unwrap();
     let exe = format!("exe=exe={}", copy.display());
     let variants = ["base=", "env=env=PB_K=3", "par=param=n=2000", "wrap=launcher=env PB_K=5", &exe];
-    let mut args = vec![
-        "step.env",
-        "--workloads",
-        toml.to_str().unwrap(),
-        "--trials",
-        "2",
-        "--runs",
-        "6",
-        "--warmup",
-        "1",
-        "--settle",
-        "0",
-        "--lockstep",
-    ];
+    let mut args = base_args(&toml, "6");
     for v in &variants {
-        args.extend(["--variant", v]);
+        args.extend(["--variant".to_string(), v.to_string()]);
     }
-    let out = sb.run(&args);
+    let out = sb.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let rows = sb.rows();
     assert_eq!(rows.len(), variants.len());
@@ -93,26 +88,9 @@ fn a_side_that_dies_ends_its_set_at_once_and_fails_both_rows_with_the_reason() {
     let sb = Sandbox::new();
     let toml = toml(sb.tmp.path());
     let start = Instant::now();
-    let out = sb.run(&[
-        "step.env",
-        "--workloads",
-        toml.to_str().unwrap(),
-        "--trials",
-        "2",
-        "--runs",
-        "10",
-        "--warmup",
-        "1",
-        "--settle",
-        "0",
-        "--timeout",
-        "60s",
-        "--lockstep",
-        "--variant",
-        "a=",
-        "--variant",
-        "b=env=PB_DIE=1",
-    ]);
+    let mut args = base_args(&toml, "10");
+    args.extend(["--timeout", "60s", "--variant", "a=", "--variant", "b=env=PB_DIE=1"].map(String::from));
+    let out = sb.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let took = start.elapsed();
     assert_eq!(out.status.code(), Some(1), "failed rows exit 1: {}", text(&out.stderr));
     assert!(took < Duration::from_secs(30), "took {took:?}: the death is seen at once, not at the 60 s timeout");
