@@ -229,6 +229,16 @@ impl std::fmt::Display for Fault {
 
 impl std::error::Error for Fault {}
 
+impl Fault {
+    /// The side at fault (`None`: a stop request).
+    pub fn side(&self) -> Option<usize> {
+        match self {
+            Fault::Died { side, .. } | Fault::Hung { side, .. } | Fault::Garbled { side, .. } => Some(*side),
+            Fault::Stopped => None,
+        }
+    }
+}
+
 /// What the runner did: the order of the sides in each set of samples.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Schedule {

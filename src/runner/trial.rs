@@ -385,7 +385,7 @@ fn lockstep_cpu(cells: &[&Cell], trial: u32) -> Option<usize> {
 /// together, their timed samples taken in turn as the runner hands them
 /// the token, on one CPU for cells of one thread. A side that dies, hangs
 /// or fails ends the set: every side's trial is then failed with the
-/// reason (a hung side is killed at the per-sample timeout). A cell that
+/// reason (a hung side is stopped at the timeout, as a timed-out worker is). A cell that
 /// cannot start (no scratch directory for a workload that needs one) is
 /// skipped and the others run in turn, without lockstep. `None` when a
 /// stop signal ended the set.
@@ -446,7 +446,11 @@ pub fn run_set(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], r
                 }
                 let limit = spawn::report_limit(&cell.measure, cell_json.len());
                 let mut end = Some(end);
-                let wr = spawn::run_worker_then(command, &cell_json, log, cfg.timeout, limit, |p| {
+                // The runner's coordinator bounds each wait by the per-trial
+                // timeout; a set takes turns, so each worker's own limit (the
+                // backstop) is the timeout once per side and once more.
+                let backstop = cfg.timeout * (cells.len() as u32 + 1);
+                let wr = spawn::run_worker_then(command, &cell_json, log, backstop, limit, |p| {
                     *pid.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
                     // The worker holds its ends now; this side's copies would hide its death.
                     drop(end.take());
@@ -462,7 +466,9 @@ pub fn run_set(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], r
         if let Err(lockstep::Fault::Hung { side, .. } | lockstep::Fault::Garbled { side, .. }) = &result
             && let Some(p) = *pids[*side].lock().unwrap_or_else(|e| e.into_inner())
         {
-            spawn::kill_group(p, libc::SIGKILL);
+            // As a timeout does: the guard takes SIGTERM and ends everything
+            // the worker started (a command's own process group included).
+            spawn::kill_group(p, libc::SIGTERM);
         }
         drop(coordinator);
         let mut runs = Vec::new();
@@ -477,11 +483,17 @@ pub fn run_set(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], r
         if matches!(fault, Some(lockstep::Fault::Stopped)) {
             return Ok(None);
         }
-        if let Some(fault) = &fault
-            && f.record.status == Status::Ok
-        {
-            f.record.status = Status::Failed;
-            f.record.reason = Some(format!("{fault} (this is side {} of {})", lockstep::side_name(k), cells.len()));
+        // A side that died keeps what ended it (a signal, an exit); one that
+        // hung or garbled was killed for it; every other side failed because
+        // its set ended.
+        if let Some(fault) = &fault {
+            let killed = matches!(fault, lockstep::Fault::Hung { .. } | lockstep::Fault::Garbled { .. });
+            let at_fault = fault.side() == Some(k);
+            if !at_fault || killed || f.record.status == Status::Ok {
+                f.record.status = Status::Failed;
+                let what = if at_fault && killed { "; the runner stopped it" } else { "" };
+                f.record.reason = Some(format!("{fault}{what} (this is side {} of {})", lockstep::side_name(k), cells.len()));
+            }
         }
         f.record.lockstep =
             Some(crate::evidence::LockstepRecord { side: k as u32, sides: cells.iter().map(|c| c.row_id.clone()).collect(), cpu });

@@ -11,7 +11,8 @@ use serde_json::Value;
 use crate::common::{Sandbox, bin, text};
 
 /// A command workload whose value is `n` times `$PB_K` (1 when unset), and
-/// which kills its worker on its third timed sample when `PB_DIE` is set.
+/// which kills its worker on its fifth run when `PB_DIE` is set, or hangs
+/// from then on when `PB_HANG` is.
 const TOML: &str = r#"
 [[workload]]
 id = "step.env"
@@ -19,7 +20,7 @@ summary = "A value from its environment; dies when asked"
 unit = "ns"
 direction = "lower-is-better"
 shell = true
-command = "c=$(cat count 2>/dev/null || echo 0); echo $((c + 1)) > count; if [ -n \"$PB_DIE\" ] && [ $c -ge 4 ]; then kill -9 $PPID; sleep 5; fi; echo value=$(( ${PB_K:-1} * {n} ))"
+command = "c=$(cat count 2>/dev/null || echo 0); echo $((c + 1)) > count; if [ -n \"$PB_DIE\" ] && [ $c -ge 4 ]; then kill -9 $PPID; sleep 5; fi; if [ -n \"$PB_HANG\" ] && [ $c -ge 4 ]; then sleep 1000; fi; echo value=$(( ${PB_K:-1} * {n} ))"
 metric = { regex = 'value=(\d+)' }
 
 [workload.axes]
@@ -99,4 +100,27 @@ fn a_side_that_dies_ends_its_set_at_once_and_fails_both_rows_with_the_reason() {
     assert_eq!((a["status"].as_str(), b["status"].as_str()), (Some("failed"), Some("failed")), "{a}\n{b}");
     let reason = a["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("side") && reason.contains("lockstep set ended"), "{reason}");
+}
+
+#[test]
+fn a_side_that_hangs_is_killed_at_the_timeout_and_its_set_ends_with_the_reason() {
+    let sb = Sandbox::new();
+    let toml = toml(sb.tmp.path());
+    let mut args = base_args(&toml, "10");
+    args.extend(["--timeout", "3s", "--variant", "a=", "--variant", "b=env=PB_HANG=1"].map(String::from));
+    let start = Instant::now();
+    let out = sb.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(1), "failed rows exit 1: {}", text(&out.stderr));
+    assert!(took < Duration::from_secs(20), "took {took:?}: the hung side is stopped at the 3 s timeout");
+    let rows = sb.rows();
+    let (a, b) = (row(&rows, "a"), row(&rows, "b"));
+    // The runner stopped the hung side at the timeout; the other failed with the set.
+    assert_eq!((a["status"].as_str(), b["status"].as_str()), (Some("failed"), Some("failed")), "{a}\n{b}");
+    let reason = a["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("side B of the lockstep set did not answer for 3.0 s"), "{reason}");
+    assert!(b["reason"].as_str().unwrap_or_default().contains("did not answer"), "{b}");
+    // Nothing of the hung side is left running.
+    let ps = std::process::Command::new("pgrep").args(["-f", "sleep 1000"]).output().unwrap();
+    assert!(ps.stdout.is_empty(), "left running: {}", text(&ps.stdout));
 }
