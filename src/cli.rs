@@ -288,7 +288,8 @@ pub struct RunArgs {
     /// the order drawn per set), each sample of one a few milliseconds from
     /// one of the other, on the same CPU for cells of one thread; the
     /// paired comparison then sees the change, not the machine's drift.
-    #[arg(long, requires = "variants")]
+    /// (`noise --lockstep`: its own two variants in lockstep.)
+    #[arg(long)]
     pub lockstep: bool,
 
     /// With --variant: exit 1 when a variant regressed against the base;

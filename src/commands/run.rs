@@ -69,6 +69,9 @@ pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunReques
     if args.fail_on_regression && args.variants.is_empty() {
         return Err(UsageError("--fail-on-regression needs two or more --variant (compare gates two runs)".into()).into());
     }
+    if args.lockstep && args.variants.is_empty() {
+        return Err(UsageError("--lockstep needs two or more --variant (it runs a cell's variants together)".into()).into());
+    }
     if args.max_parallel.is_some() && args.hosts.is_none() {
         return Err(UsageError("--max-parallel needs --hosts".into()).into());
     }

@@ -124,3 +124,32 @@ fn a_side_that_hangs_is_killed_at_the_timeout_and_its_set_ends_with_the_reason()
     let ps = std::process::Command::new("pgrep").args(["-f", "sleep 1000"]).output().unwrap();
     assert!(ps.stdout.is_empty(), "left running: {}", text(&ps.stdout));
 }
+
+#[test]
+fn noise_runs_its_two_variants_in_lockstep_and_run_without_variants_refuses_it() {
+    let sb = Sandbox::new();
+    let toml = toml(sb.tmp.path());
+    let mut args = vec!["noise".to_string()];
+    args.extend(base_args(&toml, "4"));
+    let out = std::process::Command::new(bin()).args(&args).current_dir(sb.tmp.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run = std::fs::read_dir(sb.tmp.path().join("results"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.path().join("rows.jsonl").exists())
+        .unwrap()
+        .path();
+    let rows: Vec<Value> =
+        std::fs::read_to_string(run.join("rows.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter().all(|r| r["trials"].as_array().unwrap().iter().all(|t| t["lockstep"]["sides"].as_array().map(Vec::len) == Some(2))),
+        "{rows:?}"
+    );
+
+    let out = sb.run(&base_args(&toml, "4").iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("proofbench: error: --lockstep needs two or more --variant"), "{err}");
+}
