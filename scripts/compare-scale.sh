@@ -27,35 +27,6 @@ sizes=${SIZES:-10000 100000}
 limit=${LIMIT:-900}
 start_check compare-scale "compare and report at scale" "${1:-}"
 
-# measure NAME CMD...: runs CMD (stdout to $out/NAME.out, stderr to
-# $out/NAME.err) and sets `wall` (seconds), `rss` (peak, MiB) and `code`.
-measure() {
-    local name=$1
-    shift
-    code=0
-    if [ -x /usr/bin/time ]; then
-        /usr/bin/time -v -o "$out/$name.time" timeout "$limit" "$@" > "$out/$name.out" 2> "$out/$name.err" || code=$?
-        wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$out/$name.time")
-        rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$out/$name.time")
-    else
-        local t0 hwm=0 v pid
-        t0=$(date +%s.%N)
-        timeout "$limit" "$@" > "$out/$name.out" 2> "$out/$name.err" &
-        pid=$!
-        # timeout's child is the command: its peak is what counts.
-        while kill -0 "$pid" 2> /dev/null; do
-            for p in $(pgrep -P "$pid") "$pid"; do
-                v=$(awk '/^VmHWM/ { print $2 }' "/proc/$p/status" 2> /dev/null || true)
-                [ -n "$v" ] && [ "$v" -gt "$hwm" ] && hwm=$v
-            done
-            sleep 0.1
-        done
-        wait "$pid" || code=$?
-        wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-        rss=$((hwm / 1024))
-    fi
-}
-
 # replicate SEED_DIR N DIR: a run directory DIR of N rows made of SEED_DIR's.
 replicate() {
     mkdir -p "$3"
@@ -105,7 +76,7 @@ for n in $sizes; do
         replicate "$(newest "$out/seed-$side")" "$n" "$out/rows-$n-$side"
     done
     echo "  rows.jsonl: $(du -m "$out/rows-$n-base/rows.jsonl" | cut -f1) MiB a side"
-    measure "compare-$n" "$PB" compare "$out/rows-$n-base" "$out/rows-$n-candidate" --db "$out/none.sqlite"
+    timed_run "compare-$n" "$PB" compare "$out/rows-$n-base" "$out/rows-$n-candidate" --db "$out/none.sqlite"
     summary=$(grep -E "improved, .* regressed" "$out/compare-$n.out" || echo "no summary line")
     echo "  compare: $wall s, peak RSS $rss MiB (exit $code; $summary)"
     [ "$code" -le 1 ] || fail "compare of $n rows exited $code (see $out/compare-$n.err)"
@@ -116,7 +87,7 @@ done
 echo
 echo "== report of the $largest-row base run =="
 size=$(du -m "$out/rows-$largest-base/rows.jsonl" | cut -f1)
-measure "report-$largest" "$PB" report "$out/rows-$largest-base"
+timed_run "report-$largest" "$PB" report "$out/rows-$largest-base"
 echo "  report: $wall s, peak RSS $rss MiB for a rows.jsonl of $size MiB (exit $code)"
 [ "$code" -eq 0 ] || fail "report exited $code (see $out/report-$largest.err)"
 [ "$rss" -le $((2 * size)) ] || fail "the report's peak memory is more than twice rows.jsonl"

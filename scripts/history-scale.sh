@@ -29,34 +29,6 @@ limit=${LIMIT:-900}
 per_run=${ROWS_PER_RUN:-100}
 start_check history-scale "history show at scale" "${1:-}"
 
-# measure NAME CMD...: runs CMD (stdout to $out/NAME.out, stderr to
-# $out/NAME.err) and sets `wall` (seconds), `rss` (peak, MiB) and `code`.
-measure() {
-    local name=$1
-    shift
-    code=0
-    if [ -x /usr/bin/time ]; then
-        /usr/bin/time -v -o "$out/$name.time" timeout "$limit" "$@" > "$out/$name.out" 2> "$out/$name.err" || code=$?
-        wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$out/$name.time")
-        rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$out/$name.time")
-    else
-        local t0 hwm=0 v pid
-        t0=$(date +%s.%N)
-        timeout "$limit" "$@" > "$out/$name.out" 2> "$out/$name.err" &
-        pid=$!
-        while kill -0 "$pid" 2> /dev/null; do
-            for p in $(pgrep -P "$pid") "$pid"; do
-                v=$(awk '/^VmHWM/ { print $2 }' "/proc/$p/status" 2> /dev/null || true)
-                [ -n "$v" ] && [ "$v" -gt "$hwm" ] && hwm=$v
-            done
-            sleep 0.1
-        done
-        wait "$pid" || code=$?
-        wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-        rss=$((hwm / 1024))
-    fi
-}
-
 # replicate SEED_DIR N PER_RUN DIR: N rows made of SEED_DIR's, in run
 # directories of PER_RUN rows each under DIR (each run its own id and start
 # time, an hour apart, so that the history holds them as separate runs).
@@ -120,10 +92,10 @@ for shape in one many; do
         rm -rf "$out/$shape-$n" "$out/$shape-$n.sqlite"
         replicate "$seed" "$n" "$per" "$out/$shape-$n"
         echo "  runs: $(du -sm "$out/$shape-$n" | cut -f1) MiB"
-        measure "import-$shape-$n" "$PB" history --db "$out/$shape-$n.sqlite" import "$out/$shape-$n"
+        timed_run "import-$shape-$n" "$PB" history --db "$out/$shape-$n.sqlite" import "$out/$shape-$n"
         echo "  history import: $wall s, peak RSS $rss MiB (exit $code)"
         [ "$code" -eq 0 ] || fail "history import of $n rows exited $code (see $out/import-$shape-$n.err)"
-        measure "show-$shape-$n" "$PB" history --db "$out/$shape-$n.sqlite" show os.syscall --plot "$out/trend-$shape-$n.svg"
+        timed_run "show-$shape-$n" "$PB" history --db "$out/$shape-$n.sqlite" show os.syscall --plot "$out/trend-$shape-$n.svg"
         shown=$(grep -c "^| h:" "$out/show-$shape-$n.out" || true)
         echo "  history show: $wall s, peak RSS $rss MiB (exit $code; $shown rows in its table)"
         [ "$code" -eq 0 ] || fail "history show of $n rows exited $code (see $out/show-$shape-$n.err)"
