@@ -359,14 +359,20 @@ fn conclude(
 /// Runs trial `trial` of `cell` in round `round`. `None` when a stop signal
 /// ended it (the trial is incomplete and is not kept).
 pub fn run(cfg: &RunConfig, dir: &RunDir, cell: &Cell, trial: u32, round: u32) -> anyhow::Result<Option<Finished>> {
-    let Begun::Ready { log, log_rel, scratch, started_utc, worker_from } = (match begin(cfg, dir, cell, trial, round)? {
-        Begun::Done(f) => return Ok(Some(*f)),
-        ready => ready,
-    }) else {
-        unreachable!("begin returns Ready or Done")
-    };
-    let wr = run_worker_in(cfg, cell, scratch, &[], log).with_context(|| format!("running the worker of {}", cell.row_id))?;
-    Ok(conclude(cfg, dir, &wr, log_rel, worker_from, trial, round, started_utc))
+    let begun = begin(cfg, dir, cell, trial, round)?;
+    alone(cfg, dir, cell, begun, trial, round)
+}
+
+/// Runs an opened trial's worker by itself (or returns the record of one
+/// that could not start).
+fn alone(cfg: &RunConfig, dir: &RunDir, cell: &Cell, begun: Begun, trial: u32, round: u32) -> anyhow::Result<Option<Finished>> {
+    match begun {
+        Begun::Done(f) => Ok(Some(*f)),
+        Begun::Ready { log, log_rel, scratch, started_utc, worker_from } => {
+            let wr = run_worker_in(cfg, cell, scratch, &[], log).with_context(|| format!("running the worker of {}", cell.row_id))?;
+            Ok(conclude(cfg, dir, &wr, log_rel, worker_from, trial, round, started_utc))
+        }
+    }
 }
 
 /// The CPU a lockstep set of `cells` shares in trial `trial`: for cells of
@@ -397,17 +403,8 @@ pub fn run_set(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], r
     if begun.iter().any(|b| matches!(b, Begun::Done(_))) {
         let mut out = Vec::new();
         for ((b, cell), &t) in begun.into_iter().zip(cells).zip(trials) {
-            match b {
-                Begun::Done(f) => out.push(*f),
-                Begun::Ready { log, log_rel, scratch, started_utc, worker_from } => {
-                    let wr =
-                        run_worker_in(cfg, cell, scratch, &[], log).with_context(|| format!("running the worker of {}", cell.row_id))?;
-                    match conclude(cfg, dir, &wr, log_rel, worker_from, t, round, started_utc) {
-                        Some(f) => out.push(f),
-                        None => return Ok(None),
-                    }
-                }
-            }
+            let Some(f) = alone(cfg, dir, cell, b, t, round)? else { return Ok(None) };
+            out.push(f);
         }
         return Ok(Some(out));
     }
