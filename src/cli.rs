@@ -292,9 +292,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub lockstep: bool,
 
-    /// With --variant: exit 1 when a variant regressed against the base;
-    /// exit 3 when every regression was made from disturbed trials or on a
-    /// busy machine (the load may explain it).
+    /// With --variant: the band of SAME, e.g. `1%`: a row is SAME when
+    /// its ratio's interval lies inside +-PERCENT (two one-sided tests);
+    /// each row takes trial pairs until SAME or DIFFERENT, or UNKNOWN when
+    /// the trials or the run's budget end first. Default 2%.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub equivalence: Option<f64>,
+
+    /// With --variant: exit 1 when a variant was DIFFERENT and worse
+    /// (regressed) against the base; exit 3 when every regression was made
+    /// from disturbed trials or on a busy machine (the load may explain
+    /// it); exit 4 when none regressed but some row is UNKNOWN.
     #[arg(long)]
     pub fail_on_regression: bool,
 
@@ -302,6 +310,11 @@ pub struct RunArgs {
     /// or on a busy machine fails the gate as a plain one (exit 1, not 3).
     #[arg(long, requires = "fail_on_regression")]
     pub accept_disturbed: bool,
+
+    /// With --fail-on-regression: rows that are UNKNOWN pass the gate
+    /// (exit 0, not 4); they are still said.
+    #[arg(long, requires = "fail_on_regression")]
+    pub allow_unknown: bool,
 
     /// After each row's timed trials, run its worker once more under perf,
     /// outside the timed samples and their statistics: `stat` (`perf stat`
@@ -406,10 +419,18 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PERCENT", value_parser = parse_threshold)]
     pub threshold: Option<f64>,
 
-    /// Exit 1 when any row regressed, or could not be compared because a
-    /// run is incomplete (killed or interrupted before it); exit 3 when
-    /// every regression was made from disturbed trials or on a busy machine
-    /// (the load may explain it).
+    /// The band of SAME, e.g. `1%`: a row is SAME when its ratio's 95%
+    /// interval lies inside +-PERCENT; DIFFERENT needs it beyond the noise
+    /// band; anything else is UNKNOWN. Default: a run's own (variants of
+    /// one run), else 2%.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub equivalence: Option<f64>,
+
+    /// Exit 1 when any row regressed (DIFFERENT and worse), or could not
+    /// be compared because a run is incomplete (killed or interrupted
+    /// before it); exit 3 when every regression was made from disturbed
+    /// trials or on a busy machine (the load may explain it); exit 4 when
+    /// none regressed but some row is UNKNOWN.
     #[arg(long)]
     pub fail_on_regression: bool,
 
@@ -417,6 +438,11 @@ pub struct CompareArgs {
     /// or on a busy machine fails the gate as a plain one (exit 1, not 3).
     #[arg(long, requires = "fail_on_regression")]
     pub accept_disturbed: bool,
+
+    /// With --fail-on-regression: rows that are UNKNOWN pass the gate
+    /// (exit 0, not 4); they are still said.
+    #[arg(long, requires = "fail_on_regression")]
+    pub allow_unknown: bool,
 
     /// With --fail-on-regression: rows that an incomplete run did not run
     /// do not fail the gate (they are still listed as not comparable).
@@ -533,14 +559,22 @@ pub enum HistoryCommand {
         /// Judge steps between runs on different machines too.
         #[arg(long)]
         across_machines: bool,
+        /// The band of SAME (as `compare --equivalence`), default 2%.
+        #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+        equivalence: Option<f64>,
         /// Exit 1 when any step regressed; exit 3 when every regressed step
-        /// was made from disturbed trials (the load may explain it).
+        /// was made from disturbed trials (the load may explain it); exit 4
+        /// when none regressed but some step is UNKNOWN.
         #[arg(long)]
         fail_on_regression: bool,
         /// With --fail-on-regression: a step regressed from disturbed trials
         /// fails the gate as a plain one (exit 1, not 3).
         #[arg(long, requires = "fail_on_regression")]
         accept_disturbed: bool,
+        /// With --fail-on-regression: steps that are UNKNOWN pass the gate
+        /// (exit 0, not 4); they are still said.
+        #[arg(long, requires = "fail_on_regression")]
+        allow_unknown: bool,
         /// Also write the steps as one self-contained HTML page to FILE
         /// (`-`: print the page instead).
         #[arg(long, value_name = "FILE")]

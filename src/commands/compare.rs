@@ -20,7 +20,12 @@ use super::read_run_arg;
 /// `--allow-missing`.
 pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let threshold = args.threshold.unwrap_or(args.noise) / 100.0;
-    let opts = compare::Options { threshold, across_machines: args.across_machines, ignore_params: args.ignore_params.clone() };
+    let opts = compare::Options {
+        threshold,
+        across_machines: args.across_machines,
+        ignore_params: args.ignore_params.clone(),
+        equivalence: args.equivalence.map(|p| p / 100.0),
+    };
     // An --html FILE that cannot be written stops the command before it
     // says anything (the envelopes' notices go to stderr before the page).
     if let Some(file) = &args.html {
@@ -85,7 +90,8 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     if !args.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }
-    let (mut code, why) = compare::gate(comparisons.iter().flat_map(|c| &c.rows), args.accept_disturbed);
+    let rules = compare::GateRules { accept_disturbed: args.accept_disturbed, allow_unknown: args.allow_unknown };
+    let (mut code, why) = compare::gate(comparisons.iter().flat_map(|c| &c.rows), rules);
     if let Some(why) = why {
         report::terminal::to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
     }

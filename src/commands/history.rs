@@ -26,12 +26,22 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         HistoryCommand::Import { dirs } => import(&args.db, dirs),
         HistoryCommand::List => list(&args.db),
         HistoryCommand::Show { workload, params, plot, html } => show(&args.db, workload, params, plot.as_deref(), html.as_deref()),
-        HistoryCommand::Regressions { workload, noise, across_machines, fail_on_regression, accept_disturbed, html } => {
+        HistoryCommand::Regressions {
+            workload,
+            noise,
+            across_machines,
+            equivalence,
+            fail_on_regression,
+            accept_disturbed,
+            allow_unknown,
+            html,
+        } => {
             let judged = Judged {
                 threshold: *noise / 100.0,
                 across_machines: *across_machines,
+                equivalence: equivalence.map(|p| p / 100.0),
                 fail: *fail_on_regression,
-                accept_disturbed: *accept_disturbed,
+                rules: compare::GateRules { accept_disturbed: *accept_disturbed, allow_unknown: *allow_unknown },
             };
             regressions(&args.db, workload.as_deref(), judged, html.as_deref())
         }
@@ -318,12 +328,13 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
 struct Judged {
     threshold: f64,
     across_machines: bool,
+    equivalence: Option<f64>,
     fail: bool,
-    accept_disturbed: bool,
+    rules: compare::GateRules,
 }
 
 fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let Judged { threshold, across_machines, fail, accept_disturbed } = judged;
+    let Judged { threshold, across_machines, equivalence, fail, rules } = judged;
     let store = Store::open_reader(db)?;
     let runs = store.runs()?;
     let mut rows = Vec::new();
@@ -344,7 +355,7 @@ fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&P
         (Some(x), Some(y)) => x.machine_differences(&y),
         _ => vec!["envelope unreadable".to_string()],
     };
-    let opts = compare::Options { threshold, across_machines, ..compare::Options::default() };
+    let opts = compare::Options { threshold, across_machines, equivalence, ..compare::Options::default() };
     let floors = Floors::load(&store, &[])?;
     let floor = |id: i64, row: &Row| match envelope(id) {
         Some(e) => floors.of(row, &e.machine_key()),
@@ -357,7 +368,7 @@ fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&P
         return Ok(ExitCode::SUCCESS);
     }
     // The gate of compare, over the steps judged together.
-    let (code, why) = compare::gate(steps.iter().map(|s| &s.judged), accept_disturbed);
+    let (code, why) = compare::gate(steps.iter().map(|s| &s.judged), rules);
     if let Some(why) = why {
         to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
     }

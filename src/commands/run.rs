@@ -72,6 +72,9 @@ pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunReques
     if args.lockstep && args.variants.is_empty() {
         return Err(UsageError("--lockstep needs two or more --variant (it runs a cell's variants together)".into()).into());
     }
+    if args.equivalence.is_some() && args.variants.is_empty() {
+        return Err(UsageError("--equivalence needs two or more --variant (it is the band of SAME between them)".into()).into());
+    }
     if args.max_parallel.is_some() && args.hosts.is_none() {
         return Err(UsageError("--max-parallel needs --hosts".into()).into());
     }
@@ -104,7 +107,7 @@ pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunReques
         max_parallel: args.max_parallel.map_or(launchers.len().max(1), |n| n as usize),
         launchers,
         fail_on_regression: args.fail_on_regression,
-        accept_disturbed: args.accept_disturbed,
+        gate_rules: crate::compare::GateRules { accept_disturbed: args.accept_disturbed, allow_unknown: args.allow_unknown },
     })
 }
 
@@ -143,6 +146,7 @@ fn options(args: &RunArgs, timeout: Duration) -> RunOptions {
         base: args.base.clone(),
         perf_pass: args.perf_pass,
         lockstep: args.lockstep,
+        equivalence: args.equivalence.map(|p| p / 100.0),
     }
 }
 

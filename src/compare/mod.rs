@@ -55,6 +55,45 @@ impl Verdict {
     }
 }
 
+/// The decided verdict about a row, in the three words every output uses
+/// (docs/METHODOLOGY.md, "Decided verdicts: SAME, DIFFERENT, UNKNOWN"):
+/// DIFFERENT with a direction (the verdict says regressed or improved),
+/// SAME within the equivalence band, UNKNOWN when the evidence could tell
+/// neither. A row that could not be compared at all (a side failed, units
+/// differ, a side missing) has no word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Word {
+    Same,
+    Different,
+    Unknown,
+}
+
+impl Word {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Word::Same => "SAME",
+            Word::Different => "DIFFERENT",
+            Word::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// The word of a row judged by its 95% interval alone (two runs, a
+    /// history step): DIFFERENT with a regressed or improved verdict; SAME
+    /// when the interval lies inside `1 / (1 + equivalence) ..= 1 +
+    /// equivalence` (its two one-sided tests at 2.5% each, stricter than
+    /// the 5% each that TOST asks); UNKNOWN otherwise; none when not
+    /// comparable and without an interval.
+    pub fn of_interval(verdict: Verdict, ci: Option<[f64; 2]>, equivalence: f64) -> Option<Word> {
+        match (verdict, ci) {
+            (Verdict::Regressed | Verdict::Improved, _) => Some(Word::Different),
+            (Verdict::Unchanged, Some([lo, hi])) if lo > 1.0 / (1.0 + equivalence) && hi < 1.0 + equivalence => Some(Word::Same),
+            (Verdict::Unchanged, _) => Some(Word::Unknown),
+            (Verdict::NotComparable, _) => None,
+        }
+    }
+}
+
 /// One matched (or unmatched) row.
 #[derive(Clone, Debug, Serialize)]
 pub struct RowComparison {
@@ -123,6 +162,24 @@ pub struct RowComparison {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub floor_note: Option<String>,
     pub verdict: Verdict,
+    /// The decided verdict: SAME, DIFFERENT or UNKNOWN ([`Word`]); absent
+    /// when the row could not be compared.
+    pub word: Option<Word>,
+    /// The band of SAME (a fraction: 0.02 = +-2%).
+    pub equivalence: f64,
+    /// Variants of one run: the sequential decision over the trial pairs
+    /// (`stats::decide`), with its interval at the look's level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<crate::stats::decide::Decision>,
+    /// Variants of one run: of the pairs, those whose summary came from
+    /// lockstep samples (each sample of the base beside one of the
+    /// candidate); the others paired trial medians of one round.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lockstep_pairs: Option<usize>,
+    /// Variants of one run: rounds left out because one side's trial was
+    /// disturbed and the other's was not (no evidence of a change).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub one_side_disturbed: usize,
     /// Whether a regressed or improved verdict was made from disturbed
     /// trials (other processes took the trials' CPUs) or in a run made on
     /// a busy machine: said beside the verdict wherever it is printed, and
@@ -139,26 +196,57 @@ pub struct RowComparison {
 /// fails it with 1 as a plain regression).
 pub const EXIT_DISTURBED: u8 = 3;
 
+/// The exit code of `--fail-on-regression` when no row is DIFFERENT and
+/// worse but some row is UNKNOWN: the gate cannot say the change is SAME
+/// there (`--allow-unknown` passes it with 0, still saying so).
+pub const EXIT_UNKNOWN: u8 = 4;
+
+/// How a gate treats what it cannot decide.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GateRules {
+    /// Count regressions made from disturbed trials as plain ones.
+    pub accept_disturbed: bool,
+    /// Pass rows that are UNKNOWN (they are still said).
+    pub allow_unknown: bool,
+}
+
 /// What `--fail-on-regression` makes of the rows judged together (of one
-/// comparison or several, or history's steps): the exit code (0, 1, or
-/// [`EXIT_DISTURBED`]) and the line that says why, if it fails.
-pub fn gate<'a>(rows: impl IntoIterator<Item = &'a RowComparison>, accept_disturbed: bool) -> (u8, Option<String>) {
-    let regressed: Vec<&RowComparison> = rows.into_iter().filter(|r| r.verdict == Verdict::Regressed).collect();
+/// comparison or several, or history's steps): the exit code (0, 1,
+/// [`EXIT_DISTURBED`] or [`EXIT_UNKNOWN`]) and the line that says why, if
+/// it fails or passes UNKNOWN rows. It fails on DIFFERENT-worse alone
+/// (regressed); UNKNOWN rows are always said.
+pub fn gate<'a>(rows: impl IntoIterator<Item = &'a RowComparison>, rules: GateRules) -> (u8, Option<String>) {
+    let rows: Vec<&RowComparison> = rows.into_iter().collect();
+    let regressed: Vec<&&RowComparison> = rows.iter().filter(|r| r.verdict == Verdict::Regressed).collect();
+    let unknown = rows.iter().filter(|r| r.word == Some(Word::Unknown)).count();
     let disturbed = regressed.iter().filter(|r| r.disturbed_verdict).count();
     let regressed = regressed.len();
-    let rows = |n| format::counted(n, "row", "rows");
+    let counted = |n| format::counted(n, "row", "rows");
+    let unknown_text = |lead: &str| match unknown {
+        0 => String::new(),
+        n => format!("{lead}{} UNKNOWN (neither SAME nor DIFFERENT could be decided)", counted(n)),
+    };
     match (regressed, disturbed) {
-        (0, _) => (0, None),
-        (r, d) if d < r || accept_disturbed => {
+        (0, _) if unknown == 0 => (0, None),
+        (0, _) if rules.allow_unknown => (0, Some(format!("{}, passed (--allow-unknown)", unknown_text("")))),
+        (0, _) => (
+            EXIT_UNKNOWN,
+            Some(format!(
+                "no row regressed, but {}: exit {EXIT_UNKNOWN} (more trials may decide them; --allow-unknown passes them)",
+                unknown_text("")
+            )),
+        ),
+        (r, d) if d < r || rules.accept_disturbed => {
             let of_them = if d > 0 { format!(" ({d} of them from disturbed trials, accepted)") } else { String::new() };
-            (1, Some(format!("{} regressed{of_them}", rows(r))))
+            (1, Some(format!("{} regressed{of_them}{}", counted(r), unknown_text("; "))))
         }
         (r, _) => (
             EXIT_DISTURBED,
             Some(format!(
                 "{} regressed, every one from disturbed trials or a busy machine: the load may explain it (exit \
-                 {EXIT_DISTURBED}; measure again on a quiet machine, or --accept-disturbed to count them)",
-                rows(r)
+                 {EXIT_DISTURBED}; measure again on a quiet machine, or --accept-disturbed to count them){}",
+                counted(r),
+                unknown_text("; ")
             )),
         ),
     }
@@ -219,6 +307,11 @@ impl RowComparison {
             floor: None,
             floor_note: None,
             verdict: Verdict::NotComparable,
+            word: None,
+            equivalence: crate::stats::decide::DEFAULT_EQUIVALENCE,
+            decision: None,
+            lockstep_pairs: None,
+            one_side_disturbed: 0,
             disturbed_verdict: false,
             reason: String::new(),
         }
@@ -228,6 +321,21 @@ impl RowComparison {
     /// one made from disturbed trials or on a busy machine.
     pub fn verdict_text(&self) -> String {
         if self.disturbed_verdict { format!("{} (disturbed)", self.verdict.as_str()) } else { self.verdict.as_str().to_string() }
+    }
+
+    /// The decided verdict as printed: `DIFFERENT (regressed)`, `DIFFERENT
+    /// (improved, disturbed)`, `SAME within 2%`, `UNKNOWN`, or `not
+    /// comparable`.
+    pub fn word_text(&self) -> String {
+        match self.word {
+            Some(Word::Different) => {
+                let disturbed = if self.disturbed_verdict { ", disturbed" } else { "" };
+                format!("DIFFERENT ({}{disturbed})", self.verdict.as_str())
+            }
+            Some(Word::Same) => format!("SAME within {}", format::band(self.equivalence)),
+            Some(Word::Unknown) => "UNKNOWN".into(),
+            None => self.verdict.as_str().into(),
+        }
     }
 
     /// Whether the row is on one side only, the other side's run never
@@ -254,6 +362,10 @@ impl RowComparison {
         };
         format!("{} {from}", format::percent(self.band))
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The noise floor of a row, or why there is none.
@@ -303,6 +415,7 @@ pub fn control_false_discoveries_among<'a>(rows: impl IntoIterator<Item = &'a mu
                  (adjusted p-value {q:.3} > {FALSE_DISCOVERY_RATE}, Benjamini-Hochberg)"
             );
             r.verdict = Verdict::Unchanged;
+            r.word = Some(Word::Unknown);
         }
     }
 }
@@ -372,6 +485,11 @@ impl Comparison {
         self.rows.iter().filter(|r| r.verdict == v).count()
     }
 
+    /// The rows whose decided verdict is `w`.
+    pub fn count_word(&self, w: Word) -> usize {
+        self.rows.iter().filter(|r| r.word == Some(w)).count()
+    }
+
     /// Of the rows with verdict `v`, those made from disturbed trials or
     /// on a busy machine.
     pub fn count_disturbed(&self, v: Verdict) -> usize {
@@ -418,6 +536,16 @@ pub struct Options {
     /// changed on purpose); every other differing parameter makes a pair
     /// not comparable.
     pub ignore_params: Vec<String>,
+    /// The band of SAME (`--equivalence`); `None`: a run's own (variants of
+    /// one run), else [`crate::stats::decide::DEFAULT_EQUIVALENCE`].
+    pub equivalence: Option<f64>,
+}
+
+impl Options {
+    /// The band of SAME these options give, else the default.
+    pub fn equivalence(&self) -> f64 {
+        self.equivalence.unwrap_or(crate::stats::decide::DEFAULT_EQUIVALENCE)
+    }
 }
 
 fn reading_text<T: std::fmt::Debug>(r: &Reading<T>) -> String {
@@ -476,6 +604,7 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         band_from,
         floor: floor.as_ref().ok().cloned(),
         floor_note: floor.err(),
+        equivalence: opts.equivalence(),
         ..RowComparison::of(base, cand, base.axes_text(), band)
     };
     let not = |mut o: RowComparison, why: String| {
@@ -502,6 +631,8 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
     out.ratio = Some(crate::stats::median(c) / crate::stats::median(b));
     if b.len() < 2 || c.len() < 2 {
         let few = |side: &str, n: usize| format!("{side} {n} trial{}", if n == 1 { "" } else { "s" });
+        // Both measured: not beyond deciding in principle, but undecided.
+        out.word = Some(Word::Unknown);
         return not(
             out,
             format!(
@@ -521,6 +652,14 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
         BandFrom::Floor => "the row's noise floor",
     };
     (out.verdict, out.reason) = verdict_of(base.direction, r.lo, r.hi, out.band, name);
+    out.word = Word::of_interval(out.verdict, out.ratio_ci95, out.equivalence);
+    if out.word == Some(Word::Same) {
+        out.reason.push_str(&format!(
+            "; inside the equivalence band {}..{}",
+            format::speedup(1.0 / (1.0 + out.equivalence)),
+            format::speedup(1.0 + out.equivalence)
+        ));
+    }
     if out.disturbed != [0, 0] {
         out.reason.push_str(&format!("; disturbed trials: {} in the base, {} in the candidate", out.disturbed[0], out.disturbed[1]));
     }

@@ -1,36 +1,104 @@
-//! Variants of one run, compared paired by round: the strongest evidence
-//! about a change. The rows of one cell under the base variant and under a
+//! Variants of one run, compared paired: the strongest evidence about a
+//! change. The rows of one cell under the base variant and under a
 //! candidate match by workload and every other axis; their trials pair by
-//! the round they ran in (back to back, so they shared the machine's state),
-//! and the ratio's interval comes from the per-round ratios
-//! (`stats::paired`). No noise floor applies: the pairing already removes
-//! what moves between runs.
+//! the round they ran in (back to back, or as one lockstep set, so they
+//! shared the machine's state). Each pair gives one summary of the change,
+//! `ln(B / A)`: the median of its samples' log ratios when the two trials
+//! ran in lockstep (each sample of A beside one of B), else the log ratio
+//! of the two trials' medians. A pair in which one side was disturbed and
+//! the other was not is left out: the load, not the change, may have made
+//! it. The sequential design of `stats::decide` turns the summaries into
+//! SAME, DIFFERENT or UNKNOWN, with the ratio's interval across pairs. No
+//! noise floor applies: the pairing removes what moves between runs.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::evidence::{Row, RunRecord, StoredRun, TrialRecord};
-use crate::model::{Cell, Status, Variant, variant::AXIS};
-use crate::stats::{LEVEL, paired};
+use crate::evidence::{Row, RunRecord, SampleRecord, StoredRun, TrialRecord};
+use crate::model::{Cell, Direction, Status, Variant, variant::AXIS};
+use crate::stats::decide::{self, Decision, Design, Plan};
+use crate::stats::{LEVEL, stddev};
 use crate::text::format;
 
 use super::{
-    COMPARE_SCHEMA, Comparison, Completion, Key, Options, RowComparison, Side, Verdict, cell_key, control_false_discoveries_among,
-    match_rows, verdict_of,
+    COMPARE_SCHEMA, Comparison, Completion, Key, Options, RowComparison, Side, Verdict, Word, cell_key, control_false_discoveries_among,
+    match_rows,
 };
 
-/// The (base, candidate) trial medians of the rounds in which both had an
-/// ok trial with timed samples, in round order.
-pub fn round_pairs<'a>(
-    base: impl IntoIterator<Item = &'a TrialRecord>,
-    cand: impl IntoIterator<Item = &'a TrialRecord>,
-) -> Vec<(f64, f64)> {
-    let ok = |t: &&TrialRecord| t.status == Status::Ok;
-    let cand: Vec<(u32, f64)> = cand.into_iter().filter(ok).filter_map(|t| Some((t.round, t.median?))).collect();
-    base.into_iter()
-        .filter(ok)
-        .filter_map(|t| Some((t.round, t.median?)))
-        .filter_map(|(r, b)| cand.iter().find(|(rc, _)| *rc == r).map(|&(_, c)| (b, c)))
+/// One side's trial as the pairing takes it: its record and its timed
+/// samples' values in the order taken.
+pub type TrialSamples<'a> = (&'a TrialRecord, Vec<f64>);
+
+/// The timed samples' values of each trial of `samples`, by trial.
+pub fn timed_by_trial(samples: &[SampleRecord]) -> HashMap<u32, Vec<f64>> {
+    let mut by: HashMap<u32, Vec<(u32, f64)>> = HashMap::new();
+    for s in samples.iter().filter(|s| !s.warmup) {
+        by.entry(s.trial).or_default().push((s.index, s.value));
+    }
+    by.into_iter()
+        .map(|(t, mut v)| {
+            v.sort_by_key(|x| x.0);
+            (t, v.into_iter().map(|x| x.1).collect())
+        })
         .collect()
+}
+
+/// A row's trials with their timed samples.
+pub fn row_trials(row: &Row) -> Vec<TrialSamples<'_>> {
+    let mut by = timed_by_trial(&row.samples);
+    row.trials.iter().map(|t| (t, by.remove(&t.trial).unwrap_or_default())).collect()
+}
+
+/// The trial pairs of a base and a candidate, as the decision takes them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PairEvidence {
+    /// Each counted pair's summary, `ln(B / A)`, in round order.
+    pub summaries: Vec<f64>,
+    /// Of them, pairs summarised from lockstep samples.
+    pub lockstep: usize,
+    /// Rounds left out: one side disturbed, the other not.
+    pub one_side_disturbed: usize,
+}
+
+/// The summary of one pair: the median of the samples' log ratios when the
+/// two trials ran in one lockstep set with as many timed samples each
+/// (`true`), else the log ratio of their medians.
+fn pair_summary(a: &TrialSamples, b: &TrialSamples) -> Option<(f64, bool)> {
+    let same_set = match (&a.0.lockstep, &b.0.lockstep) {
+        (Some(x), Some(y)) => x.sides == y.sides && x.side != y.side,
+        _ => false,
+    };
+    if same_set && !a.1.is_empty() && a.1.len() == b.1.len() {
+        if let Some(m) = decide::log_ratios(&a.1, &b.1).and_then(|l| decide::pair_summary(&l)) {
+            return Some((m, true));
+        }
+    }
+    let (x, y) = (a.0.median?, b.0.median?);
+    (x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()).then(|| (y.ln() - x.ln(), false))
+}
+
+/// The pairs of `base` and `cand` (each trial with its timed samples): the
+/// ok trials of one round pair; a pair whose one side was disturbed and the
+/// other not is counted apart, not as evidence.
+///
+/// Cost: O(trials x samples per trial).
+pub fn pair_evidence(base: &[TrialSamples], cand: &[TrialSamples]) -> PairEvidence {
+    let ok = |t: &&TrialSamples| t.0.status == Status::Ok && t.0.median.is_some();
+    let cand: HashMap<u32, &TrialSamples> = cand.iter().filter(ok).map(|t| (t.0.round, t)).collect();
+    let mut out = PairEvidence::default();
+    let mut base: Vec<&TrialSamples> = base.iter().filter(ok).collect();
+    base.sort_by_key(|t| t.0.round);
+    for a in base {
+        let Some(b) = cand.get(&a.0.round) else { continue };
+        if a.0.disturbed() != b.0.disturbed() {
+            out.one_side_disturbed += 1;
+            continue;
+        }
+        if let Some((m, lockstep)) = pair_summary(a, b) {
+            out.summaries.push(m);
+            out.lockstep += usize::from(lockstep);
+        }
+    }
+    out
 }
 
 /// A row's axes without the variant (`workers=2`, or `-`).
@@ -65,9 +133,19 @@ fn run_variants(run: Option<&RunRecord>, rows: &[Row]) -> Option<(Variant, Vec<V
     }
 }
 
-/// Judges a candidate row against the base row of the same cell, paired by round.
-pub fn judge(base: &Row, cand: &Row, noise: f64) -> RowComparison {
-    let mut out = RowComparison::of(base, cand, axes_without_variant(base), noise);
+/// The design a row's comparison is decided with: the base row's own (the
+/// run's trial plan and `--equivalence`, recorded with it), else the
+/// default; `equivalence` (`compare --equivalence`) replaces its band.
+pub fn design_of(base: &Row, equivalence: Option<f64>) -> Design {
+    let design = base.design.unwrap_or_default();
+    Design { equivalence: equivalence.unwrap_or(design.equivalence), ..design }
+}
+
+/// Judges a candidate row against the base row of the same cell, paired by
+/// round, decided by `plan`.
+pub fn judge(base: &Row, cand: &Row, plan: &Plan) -> RowComparison {
+    let d = plan.design();
+    let mut out = RowComparison { equivalence: d.equivalence, ..RowComparison::of(base, cand, axes_without_variant(base), d.min_effect) };
     if base.status != Status::Ok || cand.status != Status::Ok {
         out.reason = format!("base {}, candidate {}", base.status.as_str(), cand.status.as_str());
         return out;
@@ -76,25 +154,73 @@ pub fn judge(base: &Row, cand: &Row, noise: f64) -> RowComparison {
         out.reason = format!("units differ: {} vs {}", base.unit.as_str(), cand.unit.as_str());
         return out;
     }
-    let pairs = round_pairs(&base.trials, &cand.trials);
-    out.pairs = Some(pairs.len());
-    let Some(p) = paired(&pairs, LEVEL, noise) else {
-        out.reason = if pairs.len() < 2 {
-            format!("{} round(s) paired the two: an interval needs at least 2 (--trials)", pairs.len())
+    let ev = pair_evidence(&row_trials(base), &row_trials(cand));
+    let n = ev.summaries.len();
+    out.pairs = Some(n);
+    out.lockstep_pairs = (ev.lockstep > 0).then_some(ev.lockstep);
+    out.one_side_disturbed = ev.one_side_disturbed;
+    let left_out = match ev.one_side_disturbed {
+        0 => String::new(),
+        k => format!(" ({} left out: one side disturbed, the other not)", format::counted(k, "round", "rounds")),
+    };
+    // Both measured: undecided, whatever else is missing.
+    out.word = Some(Word::Unknown);
+    let Some(ci) = decide::across_pairs(&ev.summaries, LEVEL) else {
+        out.reason = if n < 2 {
+            format!("{} paired the two{left_out}: an interval needs at least 2 (--trials)", format::counted(n, "round", "rounds"))
         } else {
-            "no interval: a trial median is zero or negative".into()
+            "no interval: a trial median or sample is zero or negative".into()
         };
         return out;
     };
-    out.ratio = Some(p.ratio.ratio);
-    out.ratio_ci95 = Some([p.ratio.lo, p.ratio.hi]);
-    out.sensitivity = p.sensitivity;
-    out.pair_spread = Some(p.spread);
-    out.p_value = Some(crate::stats::band_p_value(&p.ratio, LEVEL, noise));
-    (out.verdict, out.reason) = verdict_of(base.direction, p.ratio.lo, p.ratio.hi, noise, "the noise band");
-    if let (Verdict::Unchanged, Some(s)) = (out.verdict, out.sensitivity) {
-        // What "unchanged" is worth: with few rounds, only a large change shows.
-        out.reason.push_str(&format!("; from {} rounds it could see a change of {} or more", p.pairs, format::percent(s)));
+    out.ratio = Some(ci.ratio);
+    out.ratio_ci95 = Some([ci.lo, ci.hi]);
+    out.pair_spread = Some(stddev(&ev.summaries));
+    out.sensitivity = plan.sees(&ev.summaries);
+    out.p_value = plan.p_different(&ev.summaries);
+    let decision = plan.decide(&ev.summaries);
+    let pairs = match ev.lockstep {
+        0 => format::counted(n, "pair of rounds", "pairs of rounds"),
+        k if k == n => format::counted(n, "lockstep pair", "lockstep pairs"),
+        k => format!("{} ({k} in lockstep)", format::counted(n, "pair", "pairs")),
+    };
+    let iv = |lo: f64, hi: f64, level: &str| format!("{}..{} at {level}", format::speedup(lo), format::speedup(hi));
+    let level = |a: f64| format::percent(1.0 - a);
+    let alpha = plan.look_alpha(n.min(d.max_pairs)).unwrap_or(d.alpha);
+    (out.verdict, out.reason) = match &decision {
+        Decision::Different { direction, lo, hi, .. } => {
+            let worse = match base.direction {
+                Direction::LowerIsBetter => *direction == decide::Direction::Higher,
+                Direction::HigherIsBetter => *direction == decide::Direction::Lower,
+            };
+            let v = if worse { Verdict::Regressed } else { Verdict::Improved };
+            (v, format!("the interval {} excludes 1, from {pairs}", iv(*lo, *hi, &level(alpha))))
+        }
+        Decision::Same { band, lo, hi, .. } => (
+            Verdict::Unchanged,
+            format!("the interval {} lies inside +-{}, from {pairs}", iv(*lo, *hi, &level(2.0 * alpha)), format::band(*band)),
+        ),
+        Decision::Unknown { why } => {
+            let why = match why {
+                decide::Why::FewPairs => format!("fewer than {} pairs", d.min_pairs),
+                decide::Why::BudgetSpent => "neither SAME nor DIFFERENT at the last look".into(),
+                decide::Why::NotYet if n < d.max_pairs => format!("the run's budget ended the row at {n} of {} pairs", d.max_pairs),
+                decide::Why::NotYet => "neither SAME nor DIFFERENT".into(),
+                decide::Why::BadInput | decide::Why::BadDesign => "the design or the pairs cannot be decided".into(),
+            };
+            (Verdict::Unchanged, format!("{why}, from {pairs}"))
+        }
+    };
+    out.reason = format!("{}: {}", decision.word(), out.reason);
+    out.word = Some(match decision {
+        Decision::Different { .. } => Word::Different,
+        Decision::Same { .. } => Word::Same,
+        Decision::Unknown { .. } => Word::Unknown,
+    });
+    out.decision = Some(decision);
+    out.reason.push_str(&left_out);
+    if let (Some(Word::Same | Word::Unknown), Some(s)) = (out.word, out.sensitivity) {
+        out.reason.push_str(&format!("; it could see a change of {} or more", format::percent(s)));
     }
     if out.disturbed != [0, 0] {
         out.reason.push_str(&format!("; disturbed trials: {} in the base, {} in the candidate", out.disturbed[0], out.disturbed[1]));
@@ -159,7 +285,14 @@ fn judge_variants(rows: &[Row], run: Option<&RunRecord>, run_name: &str, opts: &
         .map(|cv| {
             let sides = [side("base variant", &base.name), side("candidate variant", &cv.name)];
             let cand_rows = by_variant.get(cv.name.as_str()).unwrap_or(&none);
-            let judge = |b: &Row, c: &Row| judge(b, c, opts.threshold);
+            let judge = |b: &Row, c: &Row| match Plan::new(design_of(b, opts.equivalence)) {
+                Ok(plan) => judge(b, c, &plan),
+                Err(e) => {
+                    let mut out = RowComparison::of(b, c, axes_without_variant(b), 0.0);
+                    out.reason = format!("the decision's design is invalid: {e}");
+                    out
+                }
+            };
             let rows = match_rows(base_rows, cand_rows, &sides, opts.threshold, run.is_some(), judge);
             Comparison {
                 schema: COMPARE_SCHEMA,
@@ -181,20 +314,25 @@ fn judge_variants(rows: &[Row], run: Option<&RunRecord>, run_name: &str, opts: &
     cs
 }
 
-/// `b against a: 2 regressed, 0 improved, 137 unchanged, 0 not comparable`,
-/// then what the comparison could see (see [`sees_text`]).
+/// `b against a: 2 DIFFERENT (2 regressed, 0 improved), 130 SAME within 2%,
+/// 7 UNKNOWN, 0 not comparable`, then what the comparison could see (see
+/// [`sees_text`]).
 pub fn summary_line(c: &Comparison, candidate: &str, base: &str) -> String {
+    let within = c.rows.iter().find(|r| r.word.is_some()).map_or(decide::DEFAULT_EQUIVALENCE, |r| r.equivalence);
     format!(
-        "{candidate} against {base}: {}, {}, {} unchanged, {} not comparable{}",
+        "{candidate} against {base}: {} DIFFERENT ({}, {}), {} SAME within {}, {} UNKNOWN, {} not comparable{}",
+        c.count_word(Word::Different),
         c.count_text(Verdict::Regressed),
         c.count_text(Verdict::Improved),
-        c.count(Verdict::Unchanged),
-        c.count(Verdict::NotComparable),
+        c.count_word(Word::Same),
+        format::band(within),
+        c.count_word(Word::Unknown),
+        c.rows.iter().filter(|r| r.word.is_none()).count(),
         sees_text(c)
     )
 }
 
-/// `; from 2 rounds it could see a change of 57.31% or more`, or `; its
+/// `; from 2 pairs it could see a change of 57.31% or more`, or `; its
 /// rows could see changes of 3.10% to 57.31% or more` when they differ (the
 /// rows' sensitivity); "" when no row has one.
 pub fn sees_text(c: &Comparison) -> String {
@@ -202,9 +340,9 @@ pub fn sees_text(c: &Comparison) -> String {
     let (Some(lo), Some(hi)) = (sees.iter().map(|s| s.0).min_by(f64::total_cmp), sees.iter().map(|s| s.0).max_by(f64::total_cmp)) else {
         return String::new();
     };
-    let rounds: HashSet<usize> = sees.iter().map(|s| s.1).collect();
+    let pairs: HashSet<usize> = sees.iter().map(|s| s.1).collect();
     match (format::percent(lo), format::percent(hi)) {
-        (lo, hi) if lo == hi && rounds.len() == 1 => format!("; from {} rounds it could see a change of {lo} or more", sees[0].1),
+        (lo, hi) if lo == hi && pairs.len() == 1 => format!("; from {} pairs it could see a change of {lo} or more", sees[0].1),
         (lo, hi) if lo == hi => format!("; it could see a change of {lo} or more"),
         (lo, hi) => format!("; its rows could see changes of {lo} to {hi} or more"),
     }
@@ -289,22 +427,24 @@ mod tests {
     #[test]
     fn a_two_round_comparison_says_how_large_a_change_it_could_see() {
         let (a, b) = (fake::variant("a", true), fake::variant("b", false));
+        let two = Some(Design::for_trials(2, 2, 0.02));
         let rows = vec![
-            fake::row(0, "w.x", &[], Some(&a), &[100.0, 110.0], Unit::Ns),
-            fake::row(1, "w.x", &[], Some(&b), &[104.0, 108.0], Unit::Ns),
+            Row { design: two, ..fake::row(0, "w.x", &[], Some(&a), &[100.0, 110.0], Unit::Ns) },
+            Row { design: two, ..fake::row(1, "w.x", &[], Some(&b), &[104.0, 108.0], Unit::Ns) },
         ];
         let opts = Options { threshold: crate::stats::DEFAULT_NOISE, ..Options::default() };
         let c = &compare(&rows, "", &opts)[0];
         let r = &c.rows[0];
-        assert_eq!((r.verdict, r.pairs), (Verdict::Unchanged, Some(2)));
+        assert_eq!((r.verdict, r.word, r.pairs), (Verdict::Unchanged, Some(Word::Unknown), Some(2)));
         let sees = format::percent(r.sensitivity.unwrap());
-        // Rounds 4% and 1.8% slower: one degree of freedom makes that an interval 0.75x..1.39x.
+        // Rounds 4% and 1.8% slower: one degree of freedom makes that a wide interval.
         assert!(r.sensitivity.unwrap() > 0.4, "one degree of freedom: a wide interval ({sees})");
-        assert!(r.reason.ends_with(&format!("; from 2 rounds it could see a change of {sees} or more")), "{}", r.reason);
+        assert!(r.reason.ends_with(&format!("; it could see a change of {sees} or more")), "{}", r.reason);
         assert_eq!(
             summary_line(c, "b", "a"),
             format!(
-                "b against a: 0 regressed, 0 improved, 1 unchanged, 0 not comparable; from 2 rounds it could see a change of {sees} or more"
+                "b against a: 0 DIFFERENT (0 regressed, 0 improved), 0 SAME within 2%, 1 UNKNOWN, 0 not comparable; from 2 pairs it \
+                 could see a change of {sees} or more"
             )
         );
     }
@@ -314,17 +454,89 @@ mod tests {
         TrialRecord { median, ..TrialRecord::from_report(round, round, status, None, ProcessRecord::default(), &report) }
     }
 
+    fn no_samples(trials: &[TrialRecord]) -> Vec<TrialSamples<'_>> {
+        trials.iter().map(|t| (t, Vec::new())).collect()
+    }
+
     #[test]
     fn trials_pair_by_the_round_they_ran_in() {
         let base = [trial(0, Some(10.0), Status::Ok), trial(1, Some(11.0), Status::Ok), trial(3, Some(13.0), Status::Ok)];
         let cand = [
-            trial(1, Some(21.0), Status::Ok),
+            trial(1, Some(22.0), Status::Ok),
             trial(0, Some(20.0), Status::Ok),
             trial(2, Some(22.0), Status::Ok),
             trial(3, None, Status::Ok),
         ];
-        assert_eq!(round_pairs(&base, &cand), [(10.0, 20.0), (11.0, 21.0)], "rounds 0 and 1 only: round 2 has no base, round 3 no value");
-        let failed = [trial(0, Some(20.0), Status::Failed), trial(1, Some(21.0), Status::Ok)];
-        assert_eq!(round_pairs(&base, &failed), [(11.0, 21.0)], "a trial that is not ok pairs with nothing");
+        let ev = pair_evidence(&no_samples(&base), &no_samples(&cand));
+        let want = [2f64.ln(), 2f64.ln()];
+        assert_eq!(ev.summaries.len(), 2, "rounds 0 and 1 only: round 2 has no base, round 3 no value");
+        assert!(ev.summaries.iter().zip(want).all(|(x, y)| (x - y).abs() < 1e-12), "{ev:?}");
+        assert_eq!((ev.lockstep, ev.one_side_disturbed), (0, 0));
+        let failed = [trial(0, Some(20.0), Status::Failed), trial(1, Some(33.0), Status::Ok)];
+        let ev = pair_evidence(&no_samples(&base), &no_samples(&failed));
+        assert!(ev.summaries.len() == 1 && (ev.summaries[0] - 3f64.ln()).abs() < 1e-12, "a trial that is not ok pairs with nothing");
+    }
+
+    #[test]
+    fn lockstep_pairs_take_the_median_of_their_samples_log_ratios_and_a_one_side_disturbed_pair_is_left_out() {
+        let set = |side: u32| crate::evidence::LockstepRecord { side, sides: vec!["a".into(), "b".into()], cpu: Some(0) };
+        let mut base = [trial(0, Some(100.0), Status::Ok), trial(1, Some(100.0), Status::Ok), trial(2, Some(100.0), Status::Ok)];
+        let mut cand = [trial(0, Some(150.0), Status::Ok), trial(1, Some(150.0), Status::Ok), trial(2, Some(150.0), Status::Ok)];
+        for (a, b) in base.iter_mut().zip(cand.iter_mut()) {
+            (a.lockstep, b.lockstep) = (Some(set(0)), Some(set(1)));
+        }
+        // Round 2's candidate was disturbed, its base not.
+        cand[2].facts = Some(crate::evidence::TrialFacts {
+            allowed_cpus: vec![0],
+            thread_cpus: vec![0],
+            anon_huge_bytes: None,
+            interference: Some(fake::busy(0.4)),
+        });
+        // Samples 1% apart, one by one, though the trials' medians say 1.5x.
+        let a: Vec<TrialSamples> = base.iter().map(|t| (t, vec![100.0, 200.0, 50.0])).collect();
+        let b: Vec<TrialSamples> = cand.iter().map(|t| (t, vec![101.0, 202.0, 50.5])).collect();
+        let ev = pair_evidence(&a, &b);
+        assert_eq!((ev.summaries.len(), ev.lockstep, ev.one_side_disturbed), (2, 2, 1), "{ev:?}");
+        assert!(ev.summaries.iter().all(|x| (x - 1.01f64.ln()).abs() < 1e-12), "{ev:?}");
+        // Unequal sample counts, or trials of different sets: their medians.
+        let short: Vec<TrialSamples> = cand.iter().map(|t| (t, vec![101.0])).collect();
+        let ev = pair_evidence(&a[..1], &short[..1]);
+        assert!(ev.lockstep == 0 && (ev.summaries[0] - 1.5f64.ln()).abs() < 1e-12, "{ev:?}");
+    }
+
+    #[test]
+    fn a_row_is_decided_by_its_pairs_and_says_which() {
+        let (a, b) = (fake::variant("a", true), fake::variant("b", false));
+        let design = Design::for_trials(3, 10, 0.02);
+        let plan = Plan::new(design).unwrap();
+        let base = fake::row(0, "w.x", &[], Some(&a), &[100.0, 120.0, 90.0, 105.0], Unit::Ns);
+        // 3% slower in every round, the machine moving 30% between rounds.
+        let slower = fake::row(1, "w.x", &[], Some(&b), &[103.0, 123.6, 92.7, 108.15], Unit::Ns);
+        let r = judge(&base, &slower, &plan);
+        assert_eq!((r.word, r.verdict, r.pairs, r.lockstep_pairs), (Some(Word::Different), Verdict::Regressed, Some(4), None));
+        assert!(r.reason.starts_with("DIFFERENT: the interval 1.030x..1.030x"), "{}", r.reason);
+        // The same with a throughput: higher is better, so 3% more is improved.
+        let (base_t, faster) = (fake::row(0, "w.x", &[], Some(&a), &[100.0, 120.0, 90.0, 105.0], Unit::OpsPerSec), {
+            fake::row(1, "w.x", &[], Some(&b), &[103.0, 123.6, 92.7, 108.15], Unit::OpsPerSec)
+        });
+        assert_eq!(judge(&base_t, &faster, &plan).verdict, Verdict::Improved);
+        // Within 0.2% either way: SAME within 2%, saying what it could see.
+        let same = fake::row(1, "w.x", &[], Some(&b), &[100.2, 119.8, 90.1, 104.9], Unit::Ns);
+        let r = judge(&base, &same, &plan);
+        assert_eq!((r.word, r.verdict), (Some(Word::Same), Verdict::Unchanged), "{}", r.reason);
+        assert!(r.reason.contains("it could see a change of"), "{}", r.reason);
+        // Two rounds: fewer than the first look.
+        let two = judge(
+            &fake::row(0, "w.x", &[], Some(&a), &[100.0, 101.0], Unit::Ns),
+            &fake::row(1, "w.x", &[], Some(&b), &[100.0, 102.0], Unit::Ns),
+            &plan,
+        );
+        assert_eq!(two.word, Some(Word::Unknown));
+        assert!(two.reason.starts_with("UNKNOWN: fewer than 3 pairs"), "{}", two.reason);
+        // A row recorded with its design is decided by it, --equivalence replacing its band.
+        let recorded = Row { design: Some(Design::for_trials(2, 2, 0.05)), ..base.clone() };
+        assert_eq!(design_of(&recorded, None).max_pairs, 2);
+        assert_eq!(design_of(&recorded, Some(0.01)).equivalence, 0.01);
+        assert_eq!(design_of(&base, None), Design::default(), "older rows: the default design");
     }
 }

@@ -76,6 +76,7 @@ pub(crate) fn row(index: usize, workload: &str, axes: &[(&str, Value)], variant:
         trials,
         trials_planned: medians.len() as u32,
         stop: Some(super::RowStop::Fixed),
+        design: None,
         disagreement: None,
         samples,
         details: Value::Null,

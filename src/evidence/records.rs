@@ -153,6 +153,11 @@ pub struct Row {
     /// Why the row stopped adding trials.
     #[serde(default)]
     pub stop: Option<RowStop>,
+    /// A row of a variant: the sequential design its comparison with the
+    /// base is decided by (the run's trial plan and `--equivalence`), so
+    /// that whatever reads the row decides as the run did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design: Option<crate::stats::decide::Design>,
     /// When the trials disagree beyond their samples' noise: by how much,
     /// and the likely cause from what the trials recorded.
     #[serde(default)]

@@ -26,6 +26,9 @@ crate::model::named_enum! {
         /// Another variant of the same cell was not ok: the variants of a cell
         /// stop together, so that their rounds keep pairing them.
         VariantNotOk = "variant-not-ok",
+        /// The variants' comparison was decided: SAME or DIFFERENT for every
+        /// candidate against the base (`stats::decide`).
+        Decided = "decided",
     }
 }
 

@@ -75,6 +75,10 @@ pub struct RunOptions {
     /// processes alive together, taking their timed samples in turn.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lockstep: bool,
+    /// `--equivalence`: the band of SAME for the variants' decided
+    /// verdicts, a fraction (absent: 2%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<f64>,
 }
 
 named_enum! {

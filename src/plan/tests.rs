@@ -34,6 +34,7 @@ fn request(selection: &[&str]) -> RunOptions {
         base: None,
         perf_pass: None,
         lockstep: false,
+        equivalence: None,
     }
 }
 

@@ -69,6 +69,7 @@ pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: 
         trials: samples.iter().map(|s| crate::evidence::fake::trial(s.trial, s.value, status)).collect(),
         trials_planned: values.len() as u32,
         stop: Some(crate::evidence::RowStop::CiTarget),
+        design: None,
         disagreement: None,
         samples,
         details: serde_json::Value::Null,

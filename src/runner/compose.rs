@@ -222,6 +222,7 @@ pub fn row(input: RowInput) -> Row {
         trials: records,
         trials_planned: planned,
         stop: Some(stop),
+        design: None,
         disagreement,
         stderr_tail: deciding.stderr_tail.clone(),
         log: last.log_rel.clone(),

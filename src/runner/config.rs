@@ -127,9 +127,9 @@ pub struct RunRequest {
     pub max_parallel: usize,
     /// `--fail-on-regression`.
     pub fail_on_regression: bool,
-    /// `--accept-disturbed`: a regression made from disturbed trials fails
-    /// the gate as a plain one.
-    pub accept_disturbed: bool,
+    /// `--accept-disturbed` and `--allow-unknown`: how the gate treats a
+    /// regression made from disturbed trials, and rows that are UNKNOWN.
+    pub gate_rules: crate::compare::GateRules,
 }
 
 impl RunRequest {
@@ -151,7 +151,7 @@ impl RunRequest {
             launchers: Vec::new(),
             max_parallel: 1,
             fail_on_regression: false,
-            accept_disturbed: false,
+            gate_rules: crate::compare::GateRules::default(),
         }
     }
 

@@ -323,7 +323,7 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
     let gated = req.fail_on_regression.then(|| {
         let opts = compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..compare::Options::default() };
         let comparisons = compare::paired::compare_run(&stored, &stored.run.id, &opts);
-        compare::gate(comparisons.iter().flat_map(|c| &c.rows), req.accept_disturbed)
+        compare::gate(comparisons.iter().flat_map(|c| &c.rows), req.gate_rules)
     });
     let mut code = exit_code(&stored.run);
     let counts = crate::text::document::plain(&report::brief::counts(&stored.run, &stored.rows));

@@ -18,9 +18,11 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
+use crate::compare::paired::{TrialSamples, pair_evidence};
 use crate::evidence::{RoundRecord, Row, RowStop, RunDir};
 use crate::measure::interrupts::Idle;
 use crate::model::{Cell, Status, TrialPlan, utc_now_millis};
+use crate::stats::decide::{Design, Plan};
 use crate::stats::{LEVEL, trial_interval};
 
 use super::compose::{self, Finished, RowInput};
@@ -88,11 +90,15 @@ pub struct Standing {
     pub rel_half_width: Option<f64>,
     /// What one more trial is expected to cost, ms.
     pub cost_ms: f64,
+    /// A group of variants: whether every candidate's comparison with the
+    /// base is decided, SAME or DIFFERENT (`None` for a single cell).
+    pub decided: Option<bool>,
 }
 
 /// After a round: which cells take another trial, and why each other one
 /// stops. Below the planned trials every cell goes on; at `max`, it stops;
-/// within the target, it stops; of the rest, the widest relative to the
+/// a group of variants whose comparisons are decided stops, one that is not
+/// goes on whatever its width; a cell within the target stops; of the rest, the widest relative to the
 /// target go on while their expected cost fits in what is left of the run
 /// budget (`elapsed_ms` used so far), and the others stop for the budget.
 pub fn decide(plan: &TrialPlan, standing: &[Standing], elapsed_ms: f64) -> (Vec<usize>, Vec<(usize, RowStop)>) {
@@ -105,7 +111,9 @@ pub fn decide(plan: &TrialPlan, standing: &[Standing], elapsed_ms: f64) -> (Vec<
             spent += s.cost_ms;
         } else if s.trials >= plan.max {
             stop.push((s.cell, if plan.min == plan.max { RowStop::Fixed } else { RowStop::MaxTrials }));
-        } else if s.rel_half_width.is_some_and(|r| r * 100.0 <= plan.ci_target_pct) {
+        } else if s.decided == Some(true) {
+            stop.push((s.cell, RowStop::Decided));
+        } else if s.decided.is_none() && s.rel_half_width.is_some_and(|r| r * 100.0 <= plan.ci_target_pct) {
             stop.push((s.cell, RowStop::CiTarget));
         } else {
             wide.push(s);
@@ -140,29 +148,49 @@ fn standing(cell: usize, trials: &[Finished]) -> Standing {
         // Every trial gave the same median: nothing to narrow.
         None => 0.0,
     });
-    Standing { cell, trials: trials.len() as u32, rel_half_width, cost_ms: cost_ms(trials) }
+    Standing { cell, trials: trials.len() as u32, rel_half_width, cost_ms: cost_ms(trials), decided: None }
 }
 
-/// The standing of a group of variants (base first): what is narrowed is
-/// the comparison, so the width is the widest paired interval of a
-/// candidate against the base (its half-width on the log scale, about the
-/// relative one); the trials are the fewest any variant has, the cost that
-/// of one more trial of each.
-fn group_standing(group: usize, members: &[&[Finished]]) -> Standing {
-    let base = members[0];
-    let widths: Vec<Option<f64>> = members[1..]
+/// The design the variants' comparisons of this run are decided by: its
+/// trial plan, its `--equivalence`.
+pub fn design(cfg: &RunConfig) -> Design {
+    let equivalence = cfg.options.equivalence.unwrap_or(crate::stats::decide::DEFAULT_EQUIVALENCE);
+    Design::for_trials(cfg.trials.min, cfg.trials.max, equivalence)
+}
+
+/// Trials with their timed samples, as the pairing takes them.
+fn with_samples(trials: &[Finished]) -> Vec<TrialSamples<'_>> {
+    trials
         .iter()
-        .map(|cand| {
-            let pairs = crate::compare::paired::round_pairs(base.iter().map(|t| &t.record), cand.iter().map(|t| &t.record));
-            crate::stats::paired(&pairs, LEVEL, crate::stats::DEFAULT_NOISE).map(|p| (p.ratio.hi / p.ratio.lo).ln() / 2.0)
+        .map(|t| {
+            let timed = crate::compare::paired::timed_by_trial(&t.report.samples).into_values().next().unwrap_or_default();
+            (&t.record, timed)
         })
-        .collect();
-    let rel_half_width = widths.iter().copied().collect::<Option<Vec<f64>>>().map(|w| w.into_iter().fold(0.0, f64::max));
+        .collect()
+}
+
+/// The standing of a group of variants (base first) under `plan`: it is
+/// decided when every candidate's comparison with the base is SAME or
+/// DIFFERENT (`stats::decide`, from the pairs as `compare` takes them);
+/// its width is the widest 95% interval across pairs (half-width on the log
+/// scale, about the relative one), which ranks the undecided for the
+/// budget; the trials are the fewest any variant has, the cost that of one
+/// more trial of each.
+fn group_standing(group: usize, members: &[&[Finished]], plan: &Plan) -> Standing {
+    let base = with_samples(members[0]);
+    let (mut widths, mut decided) = (Vec::new(), true);
+    for cand in &members[1..] {
+        let ev = pair_evidence(&base, &with_samples(cand));
+        widths.push(crate::stats::decide::across_pairs(&ev.summaries, LEVEL).map(|c| (c.hi / c.lo).ln() / 2.0));
+        decided &= !plan.decide(&ev.summaries).more_pairs();
+    }
+    let rel_half_width = widths.into_iter().collect::<Option<Vec<f64>>>().map(|w| w.into_iter().fold(0.0, f64::max));
     Standing {
         cell: group,
         trials: members.iter().map(|m| m.len() as u32).min().unwrap_or(0),
         rel_half_width,
         cost_ms: members.iter().map(|m| cost_ms(m)).sum(),
+        decided: Some(decided),
     }
 }
 
@@ -171,6 +199,8 @@ fn group_standing(group: usize, members: &[&[Finished]]) -> Standing {
 pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let n = cfg.cells.len();
+    // Checked when the run was configured (`--equivalence`).
+    let plan = Plan::new(design(cfg)).map_err(|e| anyhow::anyhow!("the variants' decision: {e}"))?;
     let mut runs: Vec<Vec<Finished>> = (0..n).map(|_| Vec::new()).collect();
     // Cells whose row is written.
     let mut written = vec![false; n];
@@ -260,7 +290,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
             .iter()
             .map(|&g| match cfg.groups[g].as_slice() {
                 [i] => Standing { cell: g, ..standing(*i, &runs[*i]) },
-                members => group_standing(g, &members.iter().map(|&i| runs[i].as_slice()).collect::<Vec<_>>()),
+                members => group_standing(g, &members.iter().map(|&i| runs[i].as_slice()).collect::<Vec<_>>(), &plan),
             })
             .collect();
         let (more, stops) = decide(&cfg.trials, &standings, started.elapsed().as_secs_f64() * 1e3);
@@ -296,6 +326,7 @@ fn finish(
 ) -> anyhow::Result<()> {
     let cell = &cfg.cells[i];
     let mut row = compose::row(RowInput { cell, spec: cfg.spec(cell), trials, planned: cfg.trials.min, stop });
+    row.design = cell.variant.is_some().then(|| design(cfg));
     if let (Some(idle), Some(irq)) = (&out.idle, row.counters.as_mut().and_then(|c| c.interrupts.as_mut())) {
         irq.baseline_ns = idle.window_ns;
         irq.baseline = Some(idle.counts(&irq.cpus));
@@ -320,7 +351,7 @@ mod tests {
     }
 
     fn st(cell: usize, trials: u32, rel: f64, cost: f64) -> Standing {
-        Standing { cell, trials, rel_half_width: Some(rel), cost_ms: cost }
+        Standing { cell, trials, rel_half_width: Some(rel), cost_ms: cost, decided: None }
     }
 
     #[test]
@@ -380,11 +411,30 @@ mod tests {
         // the paired half-width t(0.975, 2) f(3) s / sqrt(3) is 1.13% (scipy), where
         // either side's own spread is over 10%.
         let cand = [fin(0, 110.0), fin(1, 132.5), fin(2, 98.6)];
-        let s = group_standing(4, &[&base, &cand]);
+        let plan = Plan::new(Design::default()).unwrap();
+        let s = group_standing(4, &[&base, &cand], &plan);
         assert_eq!((s.cell, s.trials), (4, 3));
         assert!(s.rel_half_width.unwrap() < 0.012, "paired: {s:?}");
         assert!((s.cost_ms - 250.0).abs() < 1e-9, "one more trial of each: {s:?}");
-        assert_eq!(group_standing(0, &[&base[..1], &cand[..1]]).rel_half_width, None, "one pair: no interval");
+        // 10% slower, every round: DIFFERENT at the first look, so decided.
+        assert_eq!(s.decided, Some(true), "{s:?}");
+        let one = group_standing(0, &[&base[..1], &cand[..1]], &plan);
+        assert_eq!((one.rel_half_width, one.decided), (None, Some(false)), "one pair: no interval, not decided");
+        // A ratio that wanders 1.00..1.04 at 3 pairs is neither yet.
+        let wander = [fin(0, 100.0), fin(1, 124.8), fin(2, 90.9)];
+        assert_eq!(group_standing(1, &[&base, &wander], &plan).decided, Some(false));
+    }
+
+    #[test]
+    fn a_decided_group_stops_and_an_undecided_one_goes_on_however_narrow() {
+        let group = |cell, decided, rel| Standing { decided: Some(decided), ..st(cell, 3, rel, 10.0) };
+        let (more, stop) = decide(&plan(3, 10, 10_000), &[group(0, true, 0.5), group(1, false, 0.001), st(2, 3, 0.001, 10.0)], 0.0);
+        assert_eq!(more, vec![1], "undecided, though within the 2% target");
+        assert_eq!(stop, vec![(0, RowStop::Decided), (2, RowStop::CiTarget)]);
+        let (more, stop) = decide(&plan(3, 10, 10), &[group(1, false, 0.001)], 5.0);
+        assert_eq!((more, stop), (vec![], vec![(1, RowStop::RunBudget)]), "the budget ends an undecided group: UNKNOWN");
+        let (_, stop) = decide(&plan(3, 10, 10_000), &[Standing { trials: 10, ..group(1, false, 0.5) }], 0.0);
+        assert_eq!(stop, vec![(1, RowStop::MaxTrials)]);
     }
 
     #[test]

@@ -1,15 +1,9 @@
-//! Estimates about a change: variants paired by round, and the noise floor
-//! of a row from runs of one build.
+//! Estimates about a change between two runs: the p-value of a verdict
+//! against a band, the adjustment for many rows judged together, and the
+//! noise floor of a row from runs of one build. (Variants of one run,
+//! paired by round or in lockstep, are decided by [`super::decide`]; the
+//! tests below check its interval's coverage under drift between rounds.)
 //!
-//! - **Paired by round.** Variants of one cell run back to back in every
-//!   round, so a round's trials share the machine's state of that minute.
-//!   The ratio candidate / base is estimated from the per-round log ratios
-//!   `d_r = ln c_r - ln b_r`: their median, with a Student t interval
-//!   centred on it (half-width `t f(n) s / sqrt(n)`, the one estimator of
-//!   [`super::trials`]), exponentiated: whatever moved the machine between
-//!   rounds moves both trials of a round and cancels in `d_r`. Its coverage
-//!   is tested by simulation below, with a drift between rounds ten times
-//!   the trials' own noise.
 //! - **Noise floor.** Two runs of one build on one machine differ by more
 //!   than their trials say when the machine changes between them (a host's
 //!   state over minutes). Given the medians of repeated runs of one build
@@ -24,67 +18,8 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use super::estimators::{mean, median, stddev};
-use super::trials::{LEVEL, RatioEstimate, median_factor, t_quantile};
-
-/// A ratio from paired trials.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PairedEstimate {
-    /// exp(median of the log ratios), with its 95% interval centred on it
-    /// and its degrees of freedom (pairs - 1; infinite when every pair gave
-    /// the same ratio).
-    pub ratio: RatioEstimate,
-    /// The rounds that paired the two.
-    pub pairs: usize,
-    /// The standard deviation of the per-round log ratios (about the
-    /// relative spread of one round's ratio).
-    pub spread: f64,
-    /// The smallest change such a comparison calls at the noise band (see
-    /// [`paired_sensitivity`]).
-    pub sensitivity: Option<f64>,
-}
-
-/// The ratio candidate / base from `pairs` (base, candidate) trial medians
-/// that ran in the same round, with a paired t interval at `level`; `noise`
-/// is the band the sensitivity is computed for. `None` with fewer than two
-/// pairs or a value that is not positive.
-///
-/// Cost: O(pairs).
-pub fn paired(pairs: &[(f64, f64)], level: f64, noise: f64) -> Option<PairedEstimate> {
-    let n = pairs.len();
-    if n < 2 || pairs.iter().any(|&(b, c)| b <= 0.0 || c <= 0.0 || !b.is_finite() || !c.is_finite()) {
-        return None;
-    }
-    let d: Vec<f64> = pairs.iter().map(|&(b, c)| c.ln() - b.ln()).collect();
-    // The median of the rounds' log ratios, with a t interval centred on it
-    // (the one estimator of `trials`: a median, its variance f(n)^2 s^2 / n).
-    let (m, s) = (median(&d), stddev(&d));
-    // Equal ratios in every round (a deterministic metric) differ only in
-    // the last bits of their logs: that is no spread.
-    let s = if s <= 1e-12 { 0.0 } else { s };
-    let r = m.exp();
-    let ratio = if s <= 0.0 {
-        RatioEstimate { ratio: r, lo: r, hi: r, df: f64::INFINITY }
-    } else {
-        let df = (n - 1) as f64;
-        let hw = t_quantile((1.0 + level) / 2.0, df) * median_factor(n) * s / (n as f64).sqrt();
-        RatioEstimate { ratio: r, lo: (m - hw).exp().min(r), hi: (m + hw).exp().max(r), df }
-    };
-    Some(PairedEstimate { ratio, pairs: n, spread: s, sensitivity: paired_sensitivity(s, n, noise) })
-}
-
-/// The smallest relative change a paired comparison over `pairs` rounds
-/// with per-round spread `spread` (sd of the log ratios) calls at the noise
-/// band `noise`: the change whose interval (half-width
-/// `t(pairs - 1) spread / sqrt(pairs)`) just clears the band when the
-/// observed ratio equals it. `None` with fewer than two pairs.
-pub fn paired_sensitivity(spread: f64, pairs: usize, noise: f64) -> Option<f64> {
-    if pairs < 2 || !spread.is_finite() {
-        return None;
-    }
-    let hw = t_quantile((1.0 + LEVEL) / 2.0, (pairs - 1) as f64) * median_factor(pairs) * spread / (pairs as f64).sqrt();
-    Some((1.0 + noise) * hw.exp() - 1.0)
-}
+use super::estimators::mean;
+use super::trials::{LEVEL, RatioEstimate, t_quantile};
 
 /// The p-value of a verdict about a ratio estimated with interval `r` (at
 /// `level`, a t interval on the log scale): the null hypothesis is that the
@@ -197,26 +132,32 @@ mod tests {
     use super::*;
     use crate::stats::testdata::assert_rel;
 
+    /// The paired interval of `pairs` (base, candidate) trial medians: the
+    /// decision's interval across pairs over their log ratios.
+    pub(super) fn paired(pairs: &[(f64, f64)], level: f64) -> Option<RatioEstimate> {
+        let (b, c): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+        let p = crate::stats::decide::across_pairs(&crate::stats::decide::log_ratios(&b, &c)?, level)?;
+        Some(RatioEstimate { ratio: p.ratio, lo: p.lo, hi: p.hi, df: p.df })
+    }
+
     #[test]
     fn the_paired_interval_matches_scipy() {
-        // PAIRED_RATIO_CI95 and PAIRED_SD of src/stats/reference.py.
+        // PAIRED_RATIO_CI95 of src/stats/reference.py.
         let pairs = [(100.0, 106.0), (103.0, 108.5), (98.0, 103.0), (101.0, 107.0)];
-        let p = paired(&pairs, 0.95, 0.02).unwrap();
-        assert_rel(p.ratio.ratio, 1.056397728472978, 1e-12);
-        assert_rel(p.ratio.lo, 1.048703481139069, 1e-9);
-        assert_rel(p.ratio.hi, 1.064148427838467, 1e-9);
-        assert!(p.ratio.lo <= p.ratio.ratio && p.ratio.ratio <= p.ratio.hi, "the point inside its interval");
-        assert_rel(p.spread, 0.004206398994586983, 1e-9);
-        assert_eq!((p.pairs, p.ratio.df), (4, 3.0));
+        let p = paired(&pairs, 0.95).unwrap();
+        assert_rel(p.ratio, 1.056397728472978, 1e-12);
+        assert_rel(p.lo, 1.048703481139069, 1e-9);
+        assert_rel(p.hi, 1.064148427838467, 1e-9);
+        assert!(p.lo <= p.ratio && p.ratio <= p.hi, "the point inside its interval");
+        assert_eq!(p.df, 3.0);
         // Welch on the same values ignores the pairing: far wider.
         let welch = crate::stats::ratio(&[100.0, 103.0, 98.0, 101.0], &[106.0, 108.5, 103.0, 107.0], 0.95).unwrap();
-        assert!(welch.hi - welch.lo > 3.0 * (p.ratio.hi - p.ratio.lo), "{welch:?}");
-        assert_eq!(paired(&[(1.0, 2.0)], 0.95, 0.02), None, "one pair");
-        assert_eq!(paired(&[(1.0, 2.0), (0.0, 1.0)], 0.95, 0.02), None, "a value that is not positive");
-        let exact = paired(&[(1.0, 2.0), (3.0, 6.0)], 0.95, 0.02).unwrap();
-        assert_eq!(exact.ratio.df, f64::INFINITY, "deterministic: the exact ratio");
-        assert!(exact.ratio.lo == exact.ratio.hi && (exact.ratio.lo - 2.0).abs() < 1e-12, "{exact:?}");
-        assert_rel(exact.sensitivity.unwrap(), 0.02, 1e-12);
+        assert!(welch.hi - welch.lo > 3.0 * (p.hi - p.lo), "{welch:?}");
+        assert_eq!(paired(&[(1.0, 2.0)], 0.95), None, "one pair");
+        assert_eq!(paired(&[(1.0, 2.0), (0.0, 1.0)], 0.95), None, "a value that is not positive");
+        let exact = paired(&[(1.0, 2.0), (3.0, 6.0)], 0.95).unwrap();
+        assert_eq!(exact.df, f64::INFINITY, "deterministic: the exact ratio");
+        assert!(exact.lo == exact.hi && (exact.lo - 2.0).abs() < 1e-12, "{exact:?}");
     }
 
     #[test]
@@ -259,15 +200,6 @@ mod tests {
         assert!(benjamini_hochberg(&[]).is_empty());
         assert_eq!(benjamini_hochberg(&[0.03]), [0.03], "one comparison: as it is");
     }
-
-    #[test]
-    fn sensitivity_is_the_band_widened_by_the_interval() {
-        let s = paired_sensitivity(0.01, 3, 0.02).unwrap();
-        // t(0.975, 2) f(3) (MEDIAN_FACTOR of src/stats/reference.py) s / sqrt(3).
-        assert_rel(s, 1.02 * (4.302652729749462 * 1.160178138793618 * 0.01 / 3f64.sqrt()).exp() - 1.0, 1e-9);
-        assert!(paired_sensitivity(0.01, 10, 0.02).unwrap() < s);
-        assert_eq!(paired_sensitivity(0.01, 1, 0.02), None);
-    }
 }
 
 /// Coverage by simulation: the paired interval under drift between rounds,
@@ -296,9 +228,9 @@ mod coverage {
                     (b, c)
                 })
                 .collect();
-            let p = paired(&pairs, 0.95, 0.02).expect("positive");
-            paired_hits += usize::from(p.ratio.lo <= truth && truth <= p.ratio.hi);
-            paired_width += (p.ratio.hi / p.ratio.lo).ln();
+            let p = tests::paired(&pairs, 0.95).expect("positive");
+            paired_hits += usize::from(p.lo <= truth && truth <= p.hi);
+            paired_width += (p.hi / p.lo).ln();
             let (b, c): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
             let w = crate::stats::ratio(&b, &c, 0.95).expect("positive");
             welch_width += (w.hi / w.lo).ln();
@@ -323,8 +255,10 @@ mod coverage {
 
     #[test]
     fn among_140_rows_of_an_a_a_the_adjustment_keeps_any_false_verdict_under_5_percent() {
-        // 300 simulated A/A comparisons of 140 rows, 5 rounds each, spreads
-        // from 0.5% to 20% (most rows far noisier than the 2% band).
+        // 300 simulated A/A comparisons of 140 rows, 5 pairs each, spreads
+        // from 0.5% to 20%, each row's p-value of DIFFERENT as the decided
+        // verdicts take it (no band: any change).
+        let plan = crate::stats::decide::Plan::new(crate::stats::decide::Design::for_trials(5, 5, 0.02)).unwrap();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
         let (mut any_raw, mut any_adjusted, sims) = (0, 0, 300);
         for _ in 0..sims {
@@ -337,7 +271,8 @@ mod coverage {
                             (100.0 * (level + spread * normal(&mut rng)).exp(), 100.0 * (level + spread * normal(&mut rng)).exp())
                         })
                         .collect();
-                    band_p_value(&paired(&pairs, 0.95, 0.02).expect("positive").ratio, 0.95, 0.02)
+                    let logs: Vec<f64> = pairs.iter().map(|(b, c)| c.ln() - b.ln()).collect();
+                    plan.p_different(&logs).expect("five pairs")
                 })
                 .collect();
             any_raw += usize::from(ps.iter().any(|&p| p < 0.05));

@@ -131,12 +131,6 @@ pub fn pair_summary(log_ratios: &[f64]) -> Option<f64> {
     (!log_ratios.is_empty() && log_ratios.iter().all(|x| x.is_finite())).then(|| median(log_ratios))
 }
 
-/// Every trial pair's summary ([`pair_summary`]), in order; `None` when a
-/// pair has none.
-pub fn summaries(pairs: &[Vec<f64>]) -> Option<Vec<f64>> {
-    pairs.iter().map(|p| pair_summary(p)).collect()
-}
-
 /// The median of `xs` (at least two, finite) with the half-width `t f(n) s
 /// / sqrt(n)` around it, on the log scale; the half-width is 0 when the
 /// values have no spread.
@@ -314,6 +308,16 @@ impl Design {
         Ok(())
     }
 
+    /// The design of a run whose rows take `min` to `max` trials (its trial
+    /// plan): its first look at `min` pairs (at least 2), its last at `max`
+    /// (at least the first), SAME within `equivalence`, any change
+    /// DIFFERENT. Check it before use: a band of 0 is refused there.
+    pub fn for_trials(min: u32, max: u32, equivalence: f64) -> Design {
+        let min_pairs = (min as usize).clamp(2, MAX_PLANNED_PAIRS);
+        let max_pairs = (max as usize).clamp(min_pairs, MAX_PLANNED_PAIRS);
+        Design { min_pairs, max_pairs, equivalence, ..Design::default() }
+    }
+
     /// How many looks the design plans.
     pub fn looks(&self) -> usize {
         self.max_pairs.saturating_sub(self.min_pairs) + 1
@@ -403,22 +407,64 @@ impl Plan {
         Decision::Unknown { why: if last { Why::BudgetSpent } else { Why::NotYet } }
     }
 
+    /// The design this plan carries out.
+    pub fn design(&self) -> &Design {
+        &self.design
+    }
+
+    /// The look `summaries` reach (their count, at most `max_pairs`) and
+    /// the summaries it uses; `None` before the first look or with a value
+    /// not finite.
+    fn look<'s>(&self, summaries: &'s [f64]) -> Option<(usize, &'s [f64])> {
+        let d = &self.design;
+        if summaries.len() < d.min_pairs || !summaries.iter().all(|x| x.is_finite()) {
+            return None;
+        }
+        let xs = &summaries[..summaries.len().min(d.max_pairs)];
+        Some((xs.len() - d.min_pairs, xs))
+    }
+
+    /// The p-value of DIFFERENT at the look `summaries` reach, adjusted for
+    /// the looks (Bonferroni: the look's own two-sided p-value of `|median|
+    /// > ln(1 + min_effect)`, times the looks, at most 1): below `alpha`
+    /// exactly when [`Plan::decide`] says DIFFERENT. What a false discovery
+    /// control across rows (`stats::benjamini_hochberg`) takes. `None`
+    /// before the first look or with a value not finite.
+    ///
+    /// Cost: O(pairs).
+    pub fn p_different(&self, summaries: &[f64]) -> Option<f64> {
+        let (_, xs) = self.look(summaries)?;
+        let n = xs.len();
+        let (m, s) = (median(xs), stddev(xs));
+        let beyond = m.abs() - self.design.min_effect.ln_1p();
+        if s <= NO_SPREAD {
+            return Some(if beyond > 0.0 { 0.0 } else { 1.0 });
+        }
+        let t = beyond / (median_factor(n) * s / (n as f64).sqrt());
+        let dist = statrs::distribution::StudentsT::new(0.0, 1.0, (n - 1) as f64).ok()?;
+        let p = 2.0 * (1.0 - statrs::distribution::ContinuousCDF::cdf(&dist, t));
+        Some((p * self.design.looks() as f64).min(1.0))
+    }
+
+    /// The smallest change DIFFERENT could call at the look `summaries`
+    /// reach, with their spread: `(1 + min_effect) exp(hw) - 1`, `hw` the
+    /// look's DIFFERENT half-width (0 for a metric without spread). What a
+    /// row "can see". `None` before the first look or with a value not
+    /// finite.
+    ///
+    /// Cost: O(pairs).
+    pub fn sees(&self, summaries: &[f64]) -> Option<f64> {
+        let (look, xs) = self.look(summaries)?;
+        let (_, hw) = centred(xs, self.t_different[look]);
+        Some((1.0 + self.design.min_effect) * hw.exp() - 1.0)
+    }
+
     /// Whether a point `m` with spread `s` would not be DIFFERENT even at
     /// the last look: the early stop for SAME.
     fn futile(&self, m: f64, s: f64, effect: f64) -> bool {
         let (n, t) = (self.design.max_pairs, self.t_different[self.t_different.len() - 1]);
         let hw = if s <= NO_SPREAD { 0.0 } else { t * median_factor(n) * s / (n as f64).sqrt() };
         m.abs() - hw <= effect
-    }
-}
-
-/// The decision of `design` after the pairs summarised by `summaries` (see
-/// [`Plan::decide`]); `Unknown { why: BadDesign }` when the design is
-/// invalid. Plan once with [`Plan::new`] to decide many looks.
-pub fn decide(design: &Design, summaries: &[f64]) -> Decision {
-    match Plan::new(*design) {
-        Ok(plan) => plan.decide(summaries),
-        Err(_) => Decision::Unknown { why: Why::BadDesign },
     }
 }
 

@@ -19,7 +19,8 @@
 //!   ratio of two rows ([`ratio`]), [`trials::sensitivity`], [`trials::t_quantile`];
 //! - `runs`: the runs test, [`runs::time_ordered`] (whether disagreeing trials
 //!   split by the time they ran);
-//! - `change`: variants paired by round ([`paired`]) and a row's noise
+//! - `change`: the p-value of a verdict against a band ([`band_p_value`]),
+//!   the adjustment for many rows ([`benjamini_hochberg`]) and a row's noise
 //!   floor from repeated runs of one build ([`noise_floor`]);
 //! - `decide`: decided verdicts about a change from trial pairs, SAME,
 //!   DIFFERENT or UNKNOWN, with a sequential design ([`decide::Plan`],
@@ -39,9 +40,6 @@
 
 mod bootstrap;
 mod change;
-// Nothing outside the tests calls it until compare and the runner decide
-// their rows with it (issue 33); the lint comes back with the first caller.
-#[cfg_attr(not(test), allow(dead_code))]
 pub mod decide;
 mod estimators;
 pub mod karp_flatt;
@@ -53,8 +51,8 @@ pub(crate) mod testdata;
 mod trials;
 
 pub use bootstrap::{DEFAULT_RESAMPLES, bootstrap_median_ci};
-pub use change::{Floor, band_p_value, benjamini_hochberg, noise_floor, paired};
-pub use estimators::{median, quantile};
+pub use change::{Floor, band_p_value, benjamini_hochberg, noise_floor};
+pub use estimators::{median, quantile, stddev};
 pub use summary::Summary;
 pub use trials::{DEFAULT_NOISE, LEVEL, TrialEstimate, estimate, expected_hold, ratio, trial_interval};
 

@@ -505,9 +505,9 @@ mod tests {
                 let other: Vec<f64> = trials.iter().rev().map(|m| m * 1.003).collect();
                 let r = ratio(&trials, &other, LEVEL).unwrap();
                 assert!(r.lo <= r.ratio && r.ratio <= r.hi, "{n}/{slow_ones}: ratio {r:?}");
-                let pairs: Vec<(f64, f64)> = trials.iter().copied().zip(other.iter().copied()).collect();
-                let p = crate::stats::paired(&pairs, LEVEL, 0.02).unwrap();
-                assert!(p.ratio.lo <= p.ratio.ratio && p.ratio.ratio <= p.ratio.hi, "{n}/{slow_ones}: paired {p:?}");
+                let logs = crate::stats::decide::log_ratios(&trials, &other).unwrap();
+                let p = crate::stats::decide::across_pairs(&logs, LEVEL).unwrap();
+                assert!(p.lo <= p.ratio && p.ratio <= p.hi, "{n}/{slow_ones}: paired {p:?}");
             }
         }
     }

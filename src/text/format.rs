@@ -134,6 +134,16 @@ pub fn percent(f: f64) -> String {
     if f.is_finite() { format!("{:.2}%", f * 100.0) } else { "n/a".into() }
 }
 
+/// A band or setting given in percent, as typed: 0.02 -> `2%`, 0.015 ->
+/// `1.5%` (at most two decimals, trailing zeros left out).
+pub fn band(f: f64) -> String {
+    if !f.is_finite() {
+        return "n/a".into();
+    }
+    let t = format!("{:.2}", f * 100.0);
+    format!("{}%", t.trim_end_matches('0').trim_end_matches('.'))
+}
+
 /// A CI relative to its center: `-0.31% / +0.52%`.
 pub fn ci_relative(lo: f64, hi: f64, center: f64) -> String {
     if center == 0.0 || !center.is_finite() {
@@ -214,6 +224,7 @@ mod tests {
     fn ratios_percentages_and_intervals() {
         assert_eq!(speedup(1.9343), "1.934x");
         assert_eq!(percent(0.0586), "5.86%");
+        assert_eq!((band(0.02), band(0.015), band(0.1), band(0.0125)), ("2%".into(), "1.5%".into(), "10%".into(), "1.25%".into()));
         assert_eq!(ci_relative(99.0, 102.0, 100.0), "-1.00% / +2.00%");
         assert_eq!(seconds(0.25), "250 ms");
         assert_eq!(seconds(12.34), "12.3 s");

@@ -8,6 +8,21 @@ use rand::{RngExt, SeedableRng};
 use super::*;
 use crate::stats::testdata::{assert_rel, normal};
 
+/// Every trial pair's summary ([`pair_summary`]), in order; `None` when a
+/// pair has none.
+fn summaries(pairs: &[Vec<f64>]) -> Option<Vec<f64>> {
+    pairs.iter().map(|p| pair_summary(p)).collect()
+}
+
+/// The decision of `design` after the pairs summarised by `summaries`;
+/// `Unknown { why: BadDesign }` when the design is invalid.
+fn decide(design: &Design, summaries: &[f64]) -> Decision {
+    match Plan::new(*design) {
+        Ok(plan) => plan.decide(summaries),
+        Err(_) => Decision::Unknown { why: Why::BadDesign },
+    }
+}
+
 /// Five pairs' summaries: `DD` of src/stats/reference.py.
 const DD: [f64; 5] = [0.0123, 0.0087, 0.0151, 0.0102, 0.0069];
 
@@ -163,6 +178,56 @@ fn every_point_lies_inside_its_interval_and_the_direction_follows_it() {
         }
     }
     assert!(different > 500 && same > 100, "the rows must reach both verdicts: {different} {same}");
+}
+
+#[test]
+fn the_p_value_is_below_alpha_exactly_when_the_row_is_different_and_sees_marks_the_edge() {
+    // Random rows at two designs: `p_different < alpha` iff DIFFERENT; and a
+    // row whose every summary is moved so that its median sits just beyond
+    // (or just inside) what it `sees` is DIFFERENT (or not), its spread
+    // unchanged.
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
+    let designs = [Design::default(), Design { min_pairs: 2, max_pairs: 6, alpha: 0.1, equivalence: 0.03, min_effect: 0.01 }];
+    let mut different = 0;
+    for i in 0..2000 {
+        let n = 2 + i % 10;
+        let (shift, spread) = (0.02 * normal(&mut rng), [0.002, 0.01, 0.04][i % 3]);
+        let xs: Vec<f64> = (0..n).map(|_| shift + spread * normal(&mut rng)).collect();
+        for design in &designs {
+            let plan = Plan::new(*design).unwrap();
+            let (Some(p), Some(sees)) = (plan.p_different(&xs), plan.sees(&xs)) else {
+                assert!(n < design.min_pairs, "{n} pairs: {design:?}");
+                continue;
+            };
+            let is_different = matches!(plan.decide(&xs), Decision::Different { .. });
+            different += usize::from(is_different);
+            assert_eq!(p < design.alpha, is_different, "{xs:?}: p {p}");
+            assert!((0.0..=1.0).contains(&p) && sees >= design.min_effect, "{p} {sees}");
+            let m = median(&xs[..n.min(design.max_pairs)]);
+            for (by, expect) in [(1.0 + 1e-6, true), (1.0 - 1e-6, false)] {
+                let moved: Vec<f64> = xs.iter().map(|x| x - m + sees.ln_1p() * by).collect();
+                let got = matches!(plan.decide(&moved), Decision::Different { .. });
+                assert_eq!(got, expect, "moved to {by} x sees {sees}: {moved:?}");
+            }
+        }
+    }
+    assert!(different > 300, "{different}");
+    // No spread: the exact ratio, decided on the point; sees the minimum effect.
+    let plan = Plan::new(Design::default()).unwrap();
+    assert_eq!((plan.p_different(&[0.01; 4]), plan.sees(&[0.01; 4])), (Some(0.0), Some(0.0)));
+    assert_eq!((plan.p_different(&[0.01; 2]), plan.sees(&[0.01, f64::NAN, 0.0])), (None, None));
+}
+
+#[test]
+fn a_design_for_a_runs_trials_keeps_its_looks_possible() {
+    assert_eq!(Design::for_trials(3, 10, 0.02), Design::default());
+    let one = Design::for_trials(1, 1, 0.05);
+    assert_eq!((one.min_pairs, one.max_pairs, one.equivalence), (2, 2, 0.05));
+    assert!(one.check().is_ok());
+    let fixed = Design::for_trials(5, 5, 0.02);
+    assert_eq!((fixed.min_pairs, fixed.max_pairs, fixed.looks()), (5, 5, 1));
+    assert_eq!(Design::for_trials(2, u32::MAX, 0.02).max_pairs, MAX_PLANNED_PAIRS);
+    assert!(Design::for_trials(3, 10, 0.0).check().is_err(), "a band of 0 is refused by the check");
 }
 
 /// Simulation of the sequential design: each row takes pairs until its
