@@ -57,23 +57,38 @@ pub struct PairEvidence {
     pub lockstep: usize,
     /// Rounds left out: one side disturbed, the other not.
     pub one_side_disturbed: usize,
+    /// Each lockstep pair's own interval from its samples' log ratios
+    /// (`stats::decide::within_pair`), in round order: it does not hold
+    /// the variation between processes.
+    pub within: Vec<decide::PairInterval>,
+}
+
+/// How one pair was summarised.
+enum Summary {
+    /// From its lockstep samples' log ratios, with its own interval from
+    /// them where it took two samples or more.
+    Lockstep(f64, Option<decide::PairInterval>),
+    /// From the log ratio of its trials' medians.
+    Medians(f64),
 }
 
 /// The summary of one pair: the median of the samples' log ratios when the
-/// two trials ran in one lockstep set with as many timed samples each
-/// (`true`), else the log ratio of their medians.
-fn pair_summary(a: &TrialSamples, b: &TrialSamples) -> Option<(f64, bool)> {
+/// two trials ran in one lockstep set with as many timed samples each, else
+/// the log ratio of their medians.
+fn pair_summary(a: &TrialSamples, b: &TrialSamples) -> Option<Summary> {
     let same_set = match (&a.0.lockstep, &b.0.lockstep) {
         (Some(x), Some(y)) => x.sides == y.sides && x.side != y.side,
         _ => false,
     };
     if same_set && !a.1.is_empty() && a.1.len() == b.1.len() {
-        if let Some(m) = decide::log_ratios(&a.1, &b.1).and_then(|l| decide::pair_summary(&l)) {
-            return Some((m, true));
+        if let Some(logs) = decide::log_ratios(&a.1, &b.1)
+            && let Some(m) = decide::pair_summary(&logs)
+        {
+            return Some(Summary::Lockstep(m, decide::within_pair(&logs, LEVEL)));
         }
     }
     let (x, y) = (a.0.median?, b.0.median?);
-    (x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()).then(|| (y.ln() - x.ln(), false))
+    (x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()).then(|| Summary::Medians(y.ln() - x.ln()))
 }
 
 /// The pairs of `base` and `cand` (each trial with its timed samples): the
@@ -93,9 +108,14 @@ pub fn pair_evidence(base: &[TrialSamples], cand: &[TrialSamples]) -> PairEviden
             out.one_side_disturbed += 1;
             continue;
         }
-        if let Some((m, lockstep)) = pair_summary(a, b) {
-            out.summaries.push(m);
-            out.lockstep += usize::from(lockstep);
+        match pair_summary(a, b) {
+            Some(Summary::Lockstep(m, within)) => {
+                out.summaries.push(m);
+                out.lockstep += 1;
+                out.within.extend(within);
+            }
+            Some(Summary::Medians(m)) => out.summaries.push(m),
+            None => {}
         }
     }
     out
@@ -167,7 +187,21 @@ pub fn judge(base: &Row, cand: &Row, plan: &Plan) -> RowComparison {
     out.word = Some(Word::Unknown);
     let Some(ci) = decide::across_pairs(&ev.summaries, LEVEL) else {
         out.reason = if n < 2 {
-            format!("{} paired the two{left_out}: an interval needs at least 2 (--trials)", format::counted(n, "round", "rounds"))
+            let within = match ev.within.first() {
+                Some(w) if n == 1 => format!(
+                    " (within its one lockstep pair {} ({}..{} at 95%, from {} samples), which does not hold the variation \
+                     between processes)",
+                    format::speedup(w.ratio),
+                    format::speedup(w.lo),
+                    format::speedup(w.hi),
+                    w.values
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "UNKNOWN: {} paired the two{left_out}{within}: an interval across pairs needs at least 2 (--trials)",
+                format::counted(n, "round", "rounds")
+            )
         } else {
             "no interval: a trial median or sample is zero or negative".into()
         };
@@ -502,6 +536,10 @@ mod tests {
         let short: Vec<TrialSamples> = cand.iter().map(|t| (t, vec![101.0])).collect();
         let ev = pair_evidence(&a[..1], &short[..1]);
         assert!(ev.lockstep == 0 && (ev.summaries[0] - 1.5f64.ln()).abs() < 1e-12, "{ev:?}");
+        // One lockstep pair: its own interval from its samples, said in the row's reason.
+        let ev = pair_evidence(&a[..1], &b[..1]);
+        assert_eq!((ev.within.len(), ev.within[0].values), (1, 3), "{ev:?}");
+        assert_eq!(ev.within[0].scope, decide::Scope::WithinPair);
     }
 
     #[test]

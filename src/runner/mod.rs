@@ -390,7 +390,8 @@ fn announce(run: &RunRecord, req: &RunRequest, dir: &Path, launcher: Option<&lau
     } else {
         let names: Vec<&str> = run.variants.iter().map(|v| v.name.as_str()).collect();
         let groups = run.plan.len() / run.variants.len().max(1);
-        format!(" ({groups} under each of the variants {}, interleaved)", names.join(", "))
+        let how = if run.options.lockstep { "in lockstep" } else { "interleaved" };
+        format!(" ({groups} under each of the variants {}, {how})", names.join(", "))
     };
     report::terminal::to_stderr(&format!(
         "proofbench: {}{variants}, {trials}, profile {}{through}, writing {}\n",

@@ -393,9 +393,31 @@ fn lockstep_cpu(cells: &[&Cell], trial: u32) -> Option<usize> {
 /// or fails ends the set: every side's trial is then failed with the
 /// reason (a hung side is stopped at the timeout, as a timed-out worker is). A cell that
 /// cannot start (no scratch directory for a workload that needs one) is
-/// skipped and the others run in turn, without lockstep. `None` when a
-/// stop signal ended the set.
+/// skipped and the others run in turn, without lockstep. A side skipped
+/// (the cell does not apply, or the machine cannot run it) skips the others
+/// too: nothing can be compared. A set on one CPU whose side the machine
+/// could not run there (a cell that needs two CPUs while its workers
+/// looked single) runs again on the CPUs the run has. `None` when a stop
+/// signal ended the set.
 pub fn run_set(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], round: u32) -> anyhow::Result<Option<Vec<Finished>>> {
+    let cpu = lockstep_cpu(cells, trials[0]);
+    let Some(out) = run_set_on(cfg, dir, cells, trials, round, cpu)? else { return Ok(None) };
+    let machine_skip = |f: &Finished| f.record.status == Status::Skipped && f.record.skip != Some(crate::model::SkipKind::ByDesign);
+    if cpu.is_some() && out.iter().any(machine_skip) {
+        return run_set_on(cfg, dir, cells, trials, round, None);
+    }
+    Ok(Some(out))
+}
+
+/// [`run_set`] with every side on `cpu`, or on the run's CPUs (`None`).
+fn run_set_on(
+    cfg: &RunConfig,
+    dir: &RunDir,
+    cells: &[&Cell],
+    trials: &[u32],
+    round: u32,
+    cpu: Option<usize>,
+) -> anyhow::Result<Option<Vec<Finished>>> {
     let mut begun = Vec::new();
     for (cell, &t) in cells.iter().zip(trials) {
         begun.push(begin(cfg, dir, cell, t, round)?);
@@ -408,7 +430,6 @@ pub fn run_set(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], r
         }
         return Ok(Some(out));
     }
-    let cpu = lockstep_cpu(cells, trials[0]);
     let mut sides = Vec::new();
     let mut ends = Vec::new();
     for _ in cells {
@@ -476,10 +497,30 @@ pub fn run_set(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], r
     })?;
     let mut out: Vec<Finished> = Vec::new();
     for (k, (wr, log_rel, worker_from, started_utc)) in runs.into_iter().enumerate() {
-        let Some(mut f) = conclude(cfg, dir, &wr, log_rel, worker_from, trials[k], round, started_utc) else { return Ok(None) };
+        let Some(f) = conclude(cfg, dir, &wr, log_rel, worker_from, trials[k], round, started_utc) else { return Ok(None) };
         if matches!(fault, Some(lockstep::Fault::Stopped)) {
             return Ok(None);
         }
+        out.push(f);
+    }
+    // A side skipped (it ended of itself, saying why): the set has nothing
+    // to compare, so every side is skipped with its reason, not failed.
+    if let Some(k) = out.iter().position(|f| f.record.status == Status::Skipped) {
+        let (why, kind) = (out[k].record.reason.clone().unwrap_or_default(), out[k].record.skip);
+        let name = |c: &Cell| c.variant.as_ref().map_or_else(|| c.row_id.clone(), |v| format!("variant {}", v.name));
+        for (j, f) in out.iter_mut().enumerate() {
+            if f.record.status != Status::Skipped {
+                f.record.status = Status::Skipped;
+                f.record.skip = kind;
+                f.record.reason = Some(format!("{} of its lockstep set was skipped: {why}", name(cells[k])));
+            }
+            f.record.lockstep =
+                Some(crate::evidence::LockstepRecord { side: j as u32, sides: cells.iter().map(|c| c.row_id.clone()).collect(), cpu });
+        }
+        return Ok(Some(out));
+    }
+    let concluded = std::mem::take(&mut out);
+    for (k, mut f) in concluded.into_iter().enumerate() {
         // A side that died keeps what ended it (a signal, an exit); one that
         // hung or garbled was killed for it; every other side failed because
         // its set ended.

@@ -57,6 +57,13 @@ impl Sandbox {
         rows_of(&self.run_dir())
     }
 
+    /// `proofbench compare <tmp>/run --format json`: the variants' comparisons.
+    pub fn compare_json(&self) -> Value {
+        let out = Command::new(bin()).arg("compare").arg(self.run_dir()).args(["--format", "json"]).output().expect("compare runs");
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("compare --format json: {e}: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+
     pub fn report_md(&self) -> String {
         std::fs::read_to_string(self.run_dir().join("report.md")).expect("report.md")
     }

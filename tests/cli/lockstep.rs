@@ -153,3 +153,87 @@ fn noise_runs_its_two_variants_in_lockstep_and_run_without_variants_refuses_it()
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("proofbench: error: --lockstep needs two or more --variant"), "{err}");
 }
+
+#[test]
+fn a_skipped_side_skips_its_set_and_a_cell_that_needs_two_cpus_runs_unpinned() {
+    let sb = Sandbox::new();
+    // Not meaningful by design: both sides skipped, the twin saying why.
+    let spawn = ["rt.parallel-for", "-p", "mode=per-item", "-p", "runtime=spawn", "-p", "workers=1"];
+    let mut args = spawn.to_vec();
+    args.extend(["--trials", "2", "--settle", "0", "--lockstep", "--variant", "a=", "--variant", "b="]);
+    let out = sb.run(&args);
+    assert_eq!(out.status.code(), Some(0), "skipped rows exit 0: {}", text(&out.stderr));
+    let rows = sb.rows();
+    for v in ["a", "b"] {
+        let r = row(&rows, v);
+        assert_eq!(r["status"].as_str(), Some("skipped"), "{r}");
+        let reason = r["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("not meaningful for this many tiny tasks"), "{reason}");
+    }
+    // Two threads on two CPUs, though its workers look single: the set
+    // pinned to one CPU is skipped by the machine, then runs on the run's CPUs.
+    let sb = Sandbox::new();
+    let out = sb.run(&[
+        "os.ipc-rtt",
+        "-p",
+        "transport=pipe",
+        "-p",
+        "placement=cross-cpu",
+        "--trials",
+        "2",
+        "--settle",
+        "0",
+        "--lockstep",
+        "--variant",
+        "a=",
+        "--variant",
+        "b=",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = sb.rows();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for v in ["a", "b"] {
+        let r = row(&rows, v);
+        let want = if cpus >= 2 { "ok" } else { "skipped" };
+        assert_eq!(r["status"].as_str(), Some(want), "{cpus} CPUs: {r}");
+        if cpus >= 2 {
+            assert!(r["trials"].as_array().unwrap().iter().all(|t| t["lockstep"]["cpu"].is_null()), "not pinned: {r}");
+        }
+    }
+}
+
+#[test]
+fn a_planted_change_is_different_and_one_pair_is_unknown_which_the_gate_says_with_exit_4() {
+    // 10% more calls: DIFFERENT and regressed, the gate exiting 1.
+    let sb = Sandbox::new();
+    let common = ["os.syscall", "--settle", "0", "--lockstep", "--variant", "a=param=pad_pct=0"];
+    let mut args = common.to_vec();
+    // (--accept-disturbed: the tests share a busy machine, which alone would exit 3.)
+    args.extend(["--variant", "b=param=pad_pct=10", "--fail-on-regression", "--accept-disturbed"]);
+    let out = sb.run(&args);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("proofbench: 1 row regressed"), "{err}");
+    let cmp = sb.compare_json();
+    let r = &cmp[0]["rows"][0];
+    assert_eq!((r["word"].as_str(), r["verdict"].as_str()), (Some("DIFFERENT"), Some("regressed")), "{r}");
+    assert!(r["lockstep_pairs"].as_u64().unwrap() >= 3 && r["lockstep_pairs"] == r["pairs"], "every pair in lockstep: {r}");
+    // One trial, one pair: fewer than the first look (two), so UNKNOWN, exit
+    // 4; --allow-unknown passes it, saying so.
+    for (allow, code) in [(false, 4), (true, 0)] {
+        let sb = Sandbox::new();
+        let mut args = common.to_vec();
+        args.extend(["--variant", "b=param=pad_pct=0", "--trials", "1", "--fail-on-regression"]);
+        if allow {
+            args.push("--allow-unknown");
+        }
+        let out = sb.run(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{err}");
+        assert!(err.contains("1 row UNKNOWN"), "UNKNOWN is said, never silent: {err}");
+        let cmp = sb.compare_json();
+        assert_eq!(cmp[0]["rows"][0]["word"].as_str(), Some("UNKNOWN"), "{cmp}");
+        let reason = cmp[0]["rows"][0]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("within its one lockstep pair") && reason.contains("does not hold the variation"), "{reason}");
+    }
+}
