@@ -246,8 +246,12 @@ pub struct Schedule {
     pub order: Vec<Vec<u8>>,
 }
 
-/// How many sets of samples a lockstep trial takes: at least `min`, then
-/// more until `budget` has passed since the first, at most `max`.
+/// How many sets of samples a lockstep trial takes, as a lone trial takes
+/// samples (`worker::stopping`): at least `min`, or as many sets as fit in
+/// `budget` when fewer do (at least one: a trial of long samples is one
+/// set); then more while one more set of the last one's length fits in
+/// `budget` since the first; at most `max`. A zero `budget` takes exactly
+/// `min` (`--runs N`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pace {
     pub min: u32,
@@ -345,10 +349,18 @@ impl Coordinator {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6C6F_636B_7374_6570);
         let mut order = Vec::new();
         let start = Instant::now();
+        let mut last = Duration::ZERO;
         for p in 0..pace.max {
-            if p >= pace.min && start.elapsed() >= pace.budget {
+            if pace.budget.is_zero() && p >= pace.min {
                 break;
             }
+            if p > 0 && !pace.budget.is_zero() {
+                let fit = u32::try_from(pace.budget.as_nanos() / last.as_nanos().max(1)).unwrap_or(u32::MAX);
+                if p >= pace.min.min(fit).max(1) && start.elapsed() + last > pace.budget {
+                    break;
+                }
+            }
+            let set_start = Instant::now();
             if stop() {
                 return Err(Fault::Stopped);
             }
@@ -359,6 +371,7 @@ impl Coordinator {
                 self.answer(s as usize, Some(p), self.timeout, DONE, stop)?;
             }
             order.push(set);
+            last = set_start.elapsed();
         }
         Ok(Schedule { order })
     }
@@ -377,6 +390,8 @@ mod tests {
         DiesAt(u32),
         /// Stops answering at this pair's sample.
         HangsAt(u32),
+        /// Takes this many milliseconds per sample.
+        Slow(u64),
     }
 
     /// A side in a thread: records `(side, pair)` in `log` for each sample.
@@ -392,6 +407,7 @@ mod tests {
                         std::thread::sleep(Duration::from_millis(600));
                         return n;
                     }
+                    Behaviour::Slow(ms) => std::thread::sleep(Duration::from_millis(ms)),
                     _ => {}
                 }
                 log.lock().unwrap().push(who);
@@ -438,20 +454,30 @@ mod tests {
 
     #[test]
     fn the_pace_takes_the_minimum_then_sets_until_the_budget_and_never_beyond_the_maximum() {
-        let run = |pace: Pace| {
-            let log = Arc::new(Mutex::new(Vec::new()));
-            let (sa, ea) = channel().unwrap();
-            let (sb, eb) = channel().unwrap();
-            let (ta, tb) = (side(ea, 0, Behaviour::Honest, log.clone()), side(eb, 1, Behaviour::Honest, log));
-            let mut c = Coordinator::new(vec![sa, sb], Duration::from_secs(5), Duration::from_secs(5));
-            let s = c.run(pace, 1, &|| false).unwrap();
-            drop(c);
-            ta.join().unwrap();
-            tb.join().unwrap();
-            s.order.len() as u32
-        };
+        let run = |pace: Pace| run_with(pace, Behaviour::Honest);
         assert_eq!(run(Pace { min: 5, max: 50, budget: Duration::ZERO }), 5);
         assert_eq!(run(Pace { min: 5, max: 40, budget: Duration::from_secs(60) }), 40);
+        // Sets of 2 x 40 ms against a budget of 100 ms: one fits, so one is
+        // taken (a lone trial of such samples takes one), not the minimum 5;
+        // against 500 ms, the minimum 5 and no more (a sixth would overrun).
+        let slow = |budget_ms| run_with(Pace { min: 5, max: 50, budget: Duration::from_millis(budget_ms) }, Behaviour::Slow(40));
+        assert_eq!(slow(100), 1);
+        let n = slow(500);
+        assert!((5..=6).contains(&n), "{n} sets");
+    }
+
+    /// How many sets two sides behaving as `b` take under `pace`.
+    fn run_with(pace: Pace, b: Behaviour) -> u32 {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (sa, ea) = channel().unwrap();
+        let (sb, eb) = channel().unwrap();
+        let (ta, tb) = (side(ea, 0, b, log.clone()), side(eb, 1, b, log));
+        let mut c = Coordinator::new(vec![sa, sb], Duration::from_secs(5), Duration::from_secs(5));
+        let s = c.run(pace, 1, &|| false).unwrap();
+        drop(c);
+        ta.join().unwrap();
+        tb.join().unwrap();
+        s.order.len() as u32
     }
 
     #[test]
