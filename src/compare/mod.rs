@@ -410,9 +410,10 @@ pub fn control_false_discoveries_among<'a>(rows: impl IntoIterator<Item = &'a mu
     for (r, q) in rows.iter_mut().zip(q) {
         r.q_value = Some(q);
         if matches!(r.verdict, Verdict::Regressed | Verdict::Improved) && q > FALSE_DISCOVERY_RATE {
+            let alone = if r.decision.is_some() { "DIFFERENT on its own" } else { "the 95% interval lies beyond the band" };
             r.reason = format!(
-                "the 95% interval lies beyond the band, but among the {n} comparisons judged together chance alone gives that \
-                 (adjusted p-value {q:.3} > {FALSE_DISCOVERY_RATE}, Benjamini-Hochberg)"
+                "UNKNOWN: {alone}, but among the {n} comparisons judged together chance alone gives that (adjusted p-value \
+                 {q:.3} > {FALSE_DISCOVERY_RATE}, Benjamini-Hochberg)"
             );
             r.verdict = Verdict::Unchanged;
             r.word = Some(Word::Unknown);

@@ -39,8 +39,9 @@ pub struct ProfileDefaults {
     /// Trials every cell gets.
     pub trials: u32,
     /// Trials every cell gets when it is measured under two or more
-    /// variants: a paired interval over r rounds has r - 1 degrees of
-    /// freedom (t = 4.3 at 3 rounds, 2.8 at 5).
+    /// variants: the first look of their decided verdicts (`stats::decide`),
+    /// after which a row takes more pairs only until it is SAME or
+    /// DIFFERENT.
     pub paired_trials: u32,
     /// Trials a cell may get while its interval is wider than the target.
     pub max_trials: u32,
@@ -54,7 +55,7 @@ impl ProfileDefaults {
     /// The defaults of a profile (docs/METHODOLOGY.md says why these).
     pub fn of(profile: Profile) -> ProfileDefaults {
         match profile {
-            Profile::Quick => ProfileDefaults { trials: 3, paired_trials: 5, max_trials: 10, cell_budget_ms: 900, run_budget_ms: 150_000 },
+            Profile::Quick => ProfileDefaults { trials: 3, paired_trials: 3, max_trials: 10, cell_budget_ms: 900, run_budget_ms: 150_000 },
             Profile::Full => {
                 ProfileDefaults { trials: 5, paired_trials: 5, max_trials: 10, cell_budget_ms: 10_000, run_budget_ms: 4 * 3_600_000 }
             }

@@ -281,7 +281,7 @@ fn variants_plan_every_cell_under_each_variant_base_first_with_its_values() {
     assert_eq!(ranges, [1_050_000, 1_000_000, 1_050_000, 1_000_000]);
     assert!(p.cells.iter().all(|c| c.axes == ["variant", "workers"] && c.variant.is_some()));
     assert!(p.cells[0].variant.as_ref().unwrap().base && !p.cells[1].variant.as_ref().unwrap().base);
-    assert_eq!(p.trials.min, 5, "paired rounds: the profile's paired trials");
+    assert_eq!(p.trials.min, 3, "paired rounds: the profile's paired trials, the decided verdicts' first look");
     assert_eq!(p.trials.run_budget_ms, 2 * 150_000, "the run budget for each variant");
     // Without variants: one cell per group, the plain trials.
     let plain = plan(&request(&["cpu.primes"]), "kvm-2c").unwrap();
