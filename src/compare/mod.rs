@@ -701,7 +701,7 @@ fn interference_difference(base: &RunRecord, cand: &RunRecord) -> Option<String>
     let apart = (b.others_share - c.others_share).abs() >= DISTURBED_SHARE || (b.steal_share - c.steal_share).abs() >= DISTURBED_SHARE;
     let said = format!("base run {}; candidate run {}", b.text(), c.text());
     if b.disturbed && c.disturbed {
-        Some(format!("both runs were made on a busy machine ({said}): their verdicts are marked (disturbed)"))
+        Some(format!("both runs were made on a busy machine ({said}): their DIFFERENT verdicts are marked disturbed"))
     } else if b.disturbed != c.disturbed || apart {
         Some(format!("the machine was not equally quiet: {said}"))
     } else {
@@ -713,7 +713,7 @@ fn interference_difference(base: &RunRecord, cand: &RunRecord) -> Option<String>
 /// compared (none when it was quiet).
 pub fn busy_run_note(run: &RunRecord) -> Option<String> {
     let i = run.interference.as_ref().filter(|i| i.disturbed)?;
-    Some(format!("the run was made on a busy machine ({}): its verdicts are marked (disturbed)", i.text()))
+    Some(format!("the run was made on a busy machine ({}): its DIFFERENT verdicts are marked disturbed", i.text()))
 }
 
 #[cfg(test)]

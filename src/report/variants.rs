@@ -376,7 +376,7 @@ fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
     if !spreads.is_empty() {
         let q = |p: f64| format::percent(crate::stats::quantile(&spreads, p));
         out.push(Block::paragraph(format!(
-            "Spread of the rounds' ratios over the rows: median {}, 90th percentile {}, largest {}.",
+            "Spread of the pairs' log ratios over the rows: median {}, 90th percentile {}, largest {}.",
             q(0.5),
             q(0.9),
             q(1.0)

@@ -288,5 +288,5 @@ fn a_fleets_nodes_are_not_chained_as_successive_runs_of_one_machine() {
     let reg = ok(&pb(dir, &["history", "regressions", "selftest"]));
     assert!(reg.contains("No series has two ok runs yet."), "n1, n2 and n3 are three machines, one run each: {reg}");
     let across = ok(&pb(dir, &["history", "regressions", "selftest", "--across-machines"]));
-    assert!(across.contains("\n2 steps, "), "--across-machines spans them: {across}");
+    assert!(across.contains("\n2 steps: "), "--across-machines spans them: {across}");
 }

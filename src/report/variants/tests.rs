@@ -101,5 +101,19 @@ fn the_noise_profile_counts_rows_that_can_see_2_5_and_10_percent_and_its_three_w
         assert!(text.contains(&format!("Of 4 rows, {figures}.")), "{text}");
         assert!(text.contains("false verdict: w.x ") && text.contains("n=1] DIFFERENT (regressed) with ratio 1.030"), "{text}");
         assert!(text.contains("Any DIFFERENT between them is a false verdict"), "{text}");
+        assert!(text.contains("Spread of the pairs") && text.contains(" log ratios over the rows: median "), "{text}");
     }
+
+    // A row DIFFERENT on its own p-value that the adjustment for the rows
+    // compared together left UNKNOWN is said apart from the false verdicts.
+    let mut adjusted = c.clone();
+    adjusted.rows[3].p_value = Some(0.01);
+    let text = markdown::render(&noise_profile(&[adjusted]));
+    assert!(
+        text.contains(
+            "Another 1 of the 4 rows compared together had, each on its own, a p-value of DIFFERENT below 5%, as chance alone \
+             gives among so many: UNKNOWN after the adjustment for them (Benjamini-Hochberg at 5.00%), not false verdicts."
+        ),
+        "{text}"
+    );
 }
