@@ -77,7 +77,7 @@ for n in $sizes; do
     done
     echo "  rows.jsonl: $(du -m "$out/rows-$n-base/rows.jsonl" | cut -f1) MiB a side"
     timed_run "compare-$n" "$PB" compare "$out/rows-$n-base" "$out/rows-$n-candidate" --db "$out/none.sqlite"
-    summary=$(grep -E "improved, .* regressed" "$out/compare-$n.out" || echo "no summary line")
+    summary=$(grep -E "[0-9]+ DIFFERENT \(.* regressed" "$out/compare-$n.out" || echo "no summary line")
     echo "  compare: $wall s, peak RSS $rss MiB (exit $code; $summary)"
     [ "$code" -le 1 ] || fail "compare of $n rows exited $code (see $out/compare-$n.err)"
     eval "compare_wall_$n=$wall"

@@ -29,7 +29,7 @@ start_check repro "reproducibility check" "${1:-}"
 # the whole table in $3.
 compare() {
     "$PB" compare "$1" "$2" "${@:4}" > "$3" || true
-    grep -E "improved, .* regressed|interval held" "$3" | sed 's/^/  /'
+    grep -E "[0-9]+ DIFFERENT \(.* regressed|interval held" "$3" | sed 's/^/  /'
 }
 
 if [ "$part" = all ] || [ "$part" = 1 ]; then
@@ -42,8 +42,8 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     done
     a=$(newest "$out/aa-a"); b=$(newest "$out/aa-b")
     compare "$a" "$b" "$out/aa-compare.md"
-    # A verdict from disturbed trials says "(disturbed)" after it: it counts too.
-    changed=$(grep -cE "\| (regressed|improved)( \(disturbed\))? +\|" "$out/aa-compare.md" || true)
+    # A verdict from disturbed trials says ", disturbed" in it: it counts too.
+    changed=$(grep -cE "\| DIFFERENT \((regressed|improved)(, disturbed)?\) +\|" "$out/aa-compare.md" || true)
     held=$(grep -oE "held the other's median [0-9]+ times of [0-9]+" "$out/aa-compare.md" | grep -oE "[0-9]+" | tr '\n' ' ')
     set -- $held
     pct=$(( ${2:-0} > 0 ? 100 * ${1:-0} / ${2:-1} : 0 ))
@@ -79,7 +79,7 @@ if [ "$part" = all ] || [ "$part" = 2 ]; then
             while IFS='|' read -r _ _ axes _ _ ratio ci _ _ _ verdict _; do
                 verdict=$(echo $verdict)
                 echo "  $name repeat $i $(echo $axes): ratio $(echo $ratio), CI $(echo $ci): $verdict"
-                case "$verdict" in regressed|"regressed (disturbed)") ;; *) fail "$name repeat $i was not called regressed" ;; esac
+                case "$verdict" in "DIFFERENT (regressed)"|"DIFFERENT (regressed, disturbed)") ;; *) fail "$name repeat $i was not called regressed" ;; esac
             done < <(grep -E "^\| [a-z]" "$out/$name-$i.md" | grep -v "^| Workload")
         done
     }

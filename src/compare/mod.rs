@@ -20,7 +20,10 @@ pub mod paired;
 mod render;
 mod sides;
 
-pub use render::{Notice, bands_summary, completion_warnings, document, warnings};
+pub use render::{
+    Notice, PAIRED_DIFFERENT, TWO_RUNS_DIFFERENT, bands_summary, completion_warnings, document, equivalence, warnings, words_meaning,
+    words_text,
+};
 pub use sides::Completion;
 pub(crate) use sides::{Key, Side, cell_key, keyed, match_rows};
 
@@ -317,12 +320,6 @@ impl RowComparison {
         }
     }
 
-    /// The verdict as printed: `regressed`, or `regressed (disturbed)` for
-    /// one made from disturbed trials or on a busy machine.
-    pub fn verdict_text(&self) -> String {
-        if self.disturbed_verdict { format!("{} (disturbed)", self.verdict.as_str()) } else { self.verdict.as_str().to_string() }
-    }
-
     /// The decided verdict as printed: `DIFFERENT (regressed)`, `DIFFERENT
     /// (improved, disturbed)`, `SAME within 2%`, `UNKNOWN`, or `not
     /// comparable`.
@@ -482,27 +479,9 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    pub fn count(&self, v: Verdict) -> usize {
-        self.rows.iter().filter(|r| r.verdict == v).count()
-    }
-
     /// The rows whose decided verdict is `w`.
     pub fn count_word(&self, w: Word) -> usize {
         self.rows.iter().filter(|r| r.word == Some(w)).count()
-    }
-
-    /// Of the rows with verdict `v`, those made from disturbed trials or
-    /// on a busy machine.
-    pub fn count_disturbed(&self, v: Verdict) -> usize {
-        self.rows.iter().filter(|r| r.verdict == v && r.disturbed_verdict).count()
-    }
-
-    /// `5 regressed` or `5 regressed (3 from disturbed trials)`.
-    pub fn count_text(&self, v: Verdict) -> String {
-        match self.count_disturbed(v) {
-            0 => format!("{} {}", self.count(v), v.as_str()),
-            d => format!("{} {} ({d} from disturbed trials)", self.count(v), v.as_str()),
-        }
     }
 
     /// Rows that could not be compared because a side's run is incomplete
@@ -723,7 +702,7 @@ fn interference_difference(base: &RunRecord, cand: &RunRecord) -> Option<String>
     let apart = (b.others_share - c.others_share).abs() >= DISTURBED_SHARE || (b.steal_share - c.steal_share).abs() >= DISTURBED_SHARE;
     let said = format!("base run {}; candidate run {}", b.text(), c.text());
     if b.disturbed && c.disturbed {
-        Some(format!("both runs were made on a busy machine ({said}): their verdicts are marked (disturbed)"))
+        Some(format!("both runs were made on a busy machine ({said}): their DIFFERENT verdicts are marked disturbed"))
     } else if b.disturbed != c.disturbed || apart {
         Some(format!("the machine was not equally quiet: {said}"))
     } else {
@@ -735,7 +714,7 @@ fn interference_difference(base: &RunRecord, cand: &RunRecord) -> Option<String>
 /// compared (none when it was quiet).
 pub fn busy_run_note(run: &RunRecord) -> Option<String> {
     let i = run.interference.as_ref().filter(|i| i.disturbed)?;
-    Some(format!("the run was made on a busy machine ({}): its verdicts are marked (disturbed)", i.text()))
+    Some(format!("the run was made on a busy machine ({}): its DIFFERENT verdicts are marked disturbed", i.text()))
 }
 
 #[cfg(test)]

@@ -352,15 +352,9 @@ fn judge_variants(rows: &[Row], run: Option<&RunRecord>, run_name: &str, opts: &
 /// 7 UNKNOWN, 0 not comparable`, then what the comparison could see (see
 /// [`sees_text`]).
 pub fn summary_line(c: &Comparison, candidate: &str, base: &str) -> String {
-    let within = c.rows.iter().find(|r| r.word.is_some()).map_or(decide::DEFAULT_EQUIVALENCE, |r| r.equivalence);
     format!(
-        "{candidate} against {base}: {} DIFFERENT ({}, {}), {} SAME within {}, {} UNKNOWN, {} not comparable{}",
-        c.count_word(Word::Different),
-        c.count_text(Verdict::Regressed),
-        c.count_text(Verdict::Improved),
-        c.count_word(Word::Same),
-        format::band(within),
-        c.count_word(Word::Unknown),
+        "{candidate} against {base}: {}, {} not comparable{}",
+        super::words_text(&c.rows),
         c.rows.iter().filter(|r| r.word.is_none()).count(),
         sees_text(c)
     )
@@ -417,12 +411,12 @@ mod tests {
             }
             let cs = compare(&all, "", &opts);
             assert_eq!(cs.len(), variants - 1);
-            let verdicts = |c: &Comparison| c.count(Verdict::Regressed) + c.count(Verdict::Improved);
+            let verdicts = |c: &Comparison| c.count_word(Word::Different);
             let wrong: usize = cs[changed..].iter().map(verdicts).sum();
             let all: usize = cs.iter().map(verdicts).sum();
             any += usize::from(wrong > 0);
             share += if all > 0 { wrong as f64 / all as f64 } else { 0.0 };
-            found += cs[..changed].iter().map(|c| c.count(Verdict::Regressed)).sum::<usize>();
+            found += cs[..changed].iter().flat_map(|c| &c.rows).filter(|r| r.verdict == Verdict::Regressed).count();
         }
         let n = sims as f64;
         [any as f64 / n, share / n, found as f64 / (n * (changed * rows).max(1) as f64)]

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{BandFrom, Comparison, Completion, RowComparison, Verdict};
+use super::{BandFrom, Comparison, Completion, RowComparison, Verdict, Word};
 use crate::text::document::{Align, Block, Document, Line, Table};
 use crate::text::format::{self, counted};
 
@@ -95,23 +95,28 @@ pub fn document(cs: &[Comparison], warnings: &[String], notes: &[String]) -> Doc
     Document { title: "proofbench compare".into(), blocks }
 }
 
-/// One comparison: its runs and threshold, the table of the rows both
-/// sides have (or planned), and the summary lines.
+/// One comparison: its runs and threshold, what the three words mean, the
+/// table of the rows both sides have (or planned), and the summary lines.
 fn comparison(c: &Comparison) -> Vec<Block> {
-    let interval = if c.paired {
-        "with a 95% interval from the rounds that paired their trials"
+    let how = if c.paired {
+        Line::from(
+            "Ratio = candidate / base, with its interval across the pairs of trials that ran in one round (back to back or in \
+             lockstep; Trials: the pairs); Between: the spread of each side's trial medians.",
+        )
     } else {
-        "with a 95% interval from the trials of both runs"
+        Line::from(format!(
+            "Noise threshold: {} (ratio = candidate / base, with a 95% interval from the trials of both runs; the band is the \
+             noise threshold, or the row's noise floor from the history where that is larger; Between: the spread of each side's \
+             trial medians).",
+            format::percent(c.threshold)
+        ))
     };
+    let different = if c.paired { PAIRED_DIFFERENT } else { TWO_RUNS_DIFFERENT };
     let mut out = vec![Block::Paragraph(vec![
         Line::from("Base: ").text(c.base.as_str()).text(state(&c.completion[0])),
         Line::from("Candidate: ").text(c.candidate.as_str()).text(state(&c.completion[1])),
-        Line::from(format!(
-            "Noise threshold: {} (ratio = candidate / base, {interval}; regressed or improved only when the whole interval lies \
-             beyond the band: the noise threshold, or the row's noise floor from the history where that is larger; Between: the \
-             spread of each side's trial medians)",
-            format::percent(c.threshold)
-        )),
+        how,
+        Line::from(format!("{}.", words_meaning(equivalence(&c.rows), different, "trials"))),
     ])];
     let t = table(c);
     if t.is_empty() {
@@ -125,11 +130,9 @@ fn comparison(c: &Comparison) -> Vec<Block> {
         n => format!(" ({n} of them not run: a run is incomplete)"),
     };
     let mut lines = vec![Line::from(format!(
-        "{}, {}, {} unchanged, {} not comparable{not_run}.",
-        c.count_text(Verdict::Improved),
-        c.count_text(Verdict::Regressed),
-        c.count(Verdict::Unchanged),
-        c.rows.iter().filter(|r| r.verdict == Verdict::NotComparable && !r.is_one_sided()).count()
+        "{}, {} not comparable{not_run}.",
+        words_text(&c.rows),
+        c.rows.iter().filter(|r| r.word.is_none() && !r.is_one_sided()).count()
     ))];
     lines.extend(one_sided_lines(c));
     if let Some(f) = &c.floors {
@@ -182,12 +185,66 @@ fn table(c: &Comparison) -> Table {
                 [Some(a), Some(b)] => format!("{} / {}", format::percent(a), format::percent(b)),
                 _ => "n/a".into(),
             },
-            r.band_text(),
-            r.verdict_text(),
+            // Variants of one run: no noise band unless the design sets a smallest change.
+            if c.paired && r.band == 0.0 { "none".into() } else { r.band_text() },
+            r.word_text(),
             r.reason.clone(),
         ]);
     }
     t
+}
+
+/// When a comparison of two runs (or a history step) calls a row
+/// DIFFERENT, for [`words_meaning`].
+pub const TWO_RUNS_DIFFERENT: &str = "the whole 95% interval lies beyond the band";
+
+/// When variants of one run are DIFFERENT, for [`words_meaning`].
+pub const PAIRED_DIFFERENT: &str = "the interval excludes 1, however small the change (no noise band: each pair of trials shared \
+                                    the machine's state)";
+
+/// What the three words mean, said once above a table of them: `DIFFERENT
+/// (regressed or improved): {different}; SAME within 2%: the interval lies
+/// inside +-2%; UNKNOWN: neither, more {more} may decide it`.
+pub fn words_meaning(equivalence: f64, different: &str, more: &str) -> String {
+    let band = format::band(equivalence);
+    format!(
+        "DIFFERENT (regressed or improved): {different}; SAME within {band}: the interval lies inside +-{band}; UNKNOWN: \
+         neither, more {more} may decide it"
+    )
+}
+
+/// The band of SAME of `rows`: the first's that has a word (they share
+/// one), else the default.
+pub fn equivalence<'a>(rows: impl IntoIterator<Item = &'a RowComparison>) -> f64 {
+    rows.into_iter().find(|r| r.word.is_some()).map_or(crate::stats::decide::DEFAULT_EQUIVALENCE, |r| r.equivalence)
+}
+
+/// `5 regressed`, or `5 regressed (3 from disturbed trials)`.
+fn verdict_count(rows: &[RowComparison], v: Verdict) -> String {
+    let of: Vec<&RowComparison> = rows.iter().filter(|r| r.verdict == v).collect();
+    match of.iter().filter(|r| r.disturbed_verdict).count() {
+        0 => format!("{} {}", of.len(), v.as_str()),
+        d => format!("{} {} ({d} from disturbed trials)", of.len(), v.as_str()),
+    }
+}
+
+/// The rows' decided verdicts counted, as every output says them: `2
+/// DIFFERENT (2 regressed, 0 improved), 130 SAME within 2%, 7 UNKNOWN`
+/// (the rows that could not be compared are not counted).
+pub fn words_text(rows: &[RowComparison]) -> String {
+    let count = |w: Word| rows.iter().filter(|r| r.word == Some(w)).count();
+    format!(
+        "{} {} ({}, {}), {} {} within {}, {} {}",
+        count(Word::Different),
+        Word::Different.as_str(),
+        verdict_count(rows, Verdict::Regressed),
+        verdict_count(rows, Verdict::Improved),
+        count(Word::Same),
+        Word::Same.as_str(),
+        format::band(equivalence(rows)),
+        count(Word::Unknown),
+        Word::Unknown.as_str()
+    )
 }
 
 /// The most groups a one-sided line names.

@@ -169,9 +169,10 @@ fn rows_one_side_never_planned_are_counted_per_side_in_every_output_and_kept_in_
     for out in &outputs {
         assert_eq!(out.matches(line).count(), 1, "{out}");
         assert!(!out.contains("missing in the candidate"), "no row of them is listed: {out}");
-        assert!(out.contains("0 improved, 0 regressed, 3 unchanged, 0 not comparable."), "{out}");
+        // Three trials a side spread by 1%: an interval too wide for SAME within 2%.
+        assert!(out.contains("0 DIFFERENT (0 regressed, 0 improved), 0 SAME within 2%, 3 UNKNOWN, 0 not comparable."), "{out}");
     }
-    assert_eq!(outputs[0].matches("| unchanged ").count(), 3, "{}", outputs[0]);
+    assert_eq!(outputs[0].matches("| UNKNOWN ").count(), 3, "{}", outputs[0]);
     // The other way round, and one row alone: singular.
     let c = compare(&little, &big, "small", "full", &opts(), &no_floor);
     let text = crate::text::document::terminal::render(&document(&[c], &[], &[]).blocks);
@@ -213,8 +214,9 @@ fn a_verdict_from_disturbed_trials_is_said_so_in_every_output_and_the_gate_exits
         cmp.rows.iter().map(|r| (r.verdict, r.disturbed_verdict)).collect::<Vec<_>>(),
         [(Verdict::Regressed, false), (Verdict::Regressed, true)]
     );
-    assert_eq!(cmp.rows[1].verdict_text(), "regressed (disturbed)");
-    assert_eq!(cmp.count_text(Verdict::Regressed), "2 regressed (1 from disturbed trials)");
+    assert_eq!(cmp.rows[1].word_text(), "DIFFERENT (regressed, disturbed)");
+    let counted = "2 DIFFERENT (2 regressed (1 from disturbed trials), 0 improved)";
+    assert!(words_text(&cmp.rows).starts_with(counted), "{}", words_text(&cmp.rows));
     let json = serde_json::to_value(&cmp).unwrap();
     assert_eq!(json["rows"][1]["disturbed_verdict"], true);
     for text in [
@@ -222,7 +224,7 @@ fn a_verdict_from_disturbed_trials_is_said_so_in_every_output_and_the_gate_exits
         crate::text::document::markdown::render(&document(std::slice::from_ref(&cmp), &[], &[]).blocks),
         crate::text::document::html::render(&document(std::slice::from_ref(&cmp), &[], &[]).blocks),
     ] {
-        assert!(text.contains("regressed (disturbed)") && text.contains("2 regressed (1 from disturbed trials)"), "{text}");
+        assert!(text.contains("DIFFERENT (regressed, disturbed)") && text.contains(counted), "{text}");
     }
     // A clean regression fails the gate with 1, the disturbed one said beside it.
     let (code, why) = gate(&cmp.rows, GateRules::default());
@@ -285,4 +287,103 @@ fn the_held_count_is_set_beside_what_runs_differing_only_as_their_trials_do_woul
     assert!(text.contains("held the other's median 4 times of 6 (67%)"), "{text}");
     assert!(text.contains(&format!("about {:.0}% of the time", 100.0 * want / 6.0)), "{text}");
     assert!(!text.contains("about 95%"), "{text}");
+}
+
+/// The terminal, markdown and HTML documents of `cs`.
+fn outputs(cs: &[Comparison]) -> [String; 3] {
+    let doc = document(cs, &[], &[]);
+    [
+        crate::text::document::terminal::render(&doc.blocks),
+        crate::text::document::markdown::render(&doc.blocks),
+        crate::text::document::html::render(&doc.blocks),
+    ]
+}
+
+/// `n` trials around `center`, 0.1% apart.
+fn tight(center: f64, n: usize) -> Vec<f64> {
+    (0..n).map(|i| center * (1.0 + (i as f64 - n as f64 / 2.0) * 0.001)).collect()
+}
+
+#[test]
+fn every_output_of_two_runs_says_each_row_s_word_and_the_json_carries_it() {
+    let failed = Row { status: crate::model::Status::Failed, ..row(3, "w.x", 3, &tight(100.0, 10)) };
+    let base = vec![
+        row(0, "w.x", 0, &tight(100.0, 10)),
+        row(1, "w.x", 1, &tight(100.0, 10)),
+        row(2, "w.x", 2, &[100.0, 101.0, 99.0]),
+        row(3, "w.x", 3, &tight(100.0, 10)),
+    ];
+    // 1.5x slower; the same; three trials spread by 1% (an interval too wide for either); failed.
+    let cand =
+        vec![row(0, "w.x", 0, &tight(150.0, 10)), row(1, "w.x", 1, &tight(100.0, 10)), row(2, "w.x", 2, &[100.0, 101.0, 99.0]), failed];
+    let (b, c) = (fake::run(plan(&base), base), fake::run(plan(&cand), cand));
+    let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
+    let words: Vec<Option<Word>> = cmp.rows.iter().map(|r| r.word).collect();
+    assert_eq!(words, [Some(Word::Different), Some(Word::Same), Some(Word::Unknown), None]);
+    let meaning = "DIFFERENT (regressed or improved): the whole 95% interval lies beyond the band; SAME within 2%: the interval \
+                   lies inside +-2%; UNKNOWN: neither, more trials may decide it.";
+    let counts = "1 DIFFERENT (1 regressed, 0 improved), 1 SAME within 2%, 1 UNKNOWN, 1 not comparable.";
+    let [term, md, html] = outputs(std::slice::from_ref(&cmp));
+    for text in [&term, &md, &html] {
+        assert!(text.contains(meaning) && text.contains(counts), "{text}");
+        assert_eq!(text.matches(meaning).count(), 1, "said once: {text}");
+    }
+    for cell in ["DIFFERENT (regressed)", "SAME within 2%", "UNKNOWN", "not comparable (base ok, candidate failed)"] {
+        let cell = cell.split(" (base").next().unwrap();
+        assert!(term.contains(&format!("| {cell} ")) && md.contains(&format!("| {cell} ")), "{cell}: {term}\n{md}");
+        assert!(html.contains(&format!("<td>{cell}</td>")), "{cell}: {html}");
+    }
+    let json = serde_json::to_value(&cmp).unwrap();
+    let words: Vec<&serde_json::Value> = (0..4).map(|i| &json["rows"][i]["word"]).collect();
+    assert_eq!(words, [&json!("DIFFERENT"), &json!("SAME"), &json!("UNKNOWN"), &serde_json::Value::Null]);
+    assert_eq!(
+        (&json["rows"][0]["verdict"], &json["rows"][1]["verdict"]),
+        (&json!("regressed"), &json!("unchanged")),
+        "beside the verdict"
+    );
+
+    // --equivalence 5%: the band is said where SAME is.
+    let cmp = compare(&b, &c, "a", "b", &Options { equivalence: Some(0.05), ..opts() }, &no_floor);
+    for text in outputs(std::slice::from_ref(&cmp)) {
+        assert!(text.contains("SAME within 5%: the interval lies inside +-5%") && text.contains("SAME within 5%, "), "{text}");
+    }
+}
+
+#[test]
+fn every_output_of_a_run_s_variants_says_each_row_s_word_and_what_different_means_there() {
+    let (a, v) = (fake::variant("a", true), fake::variant("b", false));
+    let base = [100.0, 120.0, 90.0, 105.0];
+    let times = |k: f64| base.map(|x| x * k);
+    let vrow = |i: usize, n: usize, variant: &crate::model::Variant, medians: &[f64]| {
+        fake::row(i, "w.x", &[("n", json!(n))], Some(variant), medians, Unit::Ns)
+    };
+    let rows = vec![
+        vrow(0, 0, &a, &base),
+        vrow(1, 0, &v, &times(1.03)),
+        vrow(2, 1, &a, &base),
+        // Within 0.2% either way (no spread at all would decide on the point).
+        vrow(3, 1, &v, &[100.2, 119.8, 90.1, 104.9]),
+        vrow(4, 2, &a, &base),
+        // Rounds 10% apart either way: neither.
+        vrow(5, 2, &v, &[110.0, 108.0, 99.0, 94.5]),
+        vrow(6, 3, &a, &base),
+        Row { status: crate::model::Status::Failed, ..vrow(7, 3, &v, &base) },
+    ];
+    let cs = paired::compare(&rows, "run", &opts());
+    let words: Vec<Option<Word>> = cs[0].rows.iter().map(|r| r.word).collect();
+    assert_eq!(words, [Some(Word::Different), Some(Word::Same), Some(Word::Unknown), None], "{:#?}", cs[0].rows);
+    let [term, md, html] = outputs(&cs);
+    for text in [&term, &md, &html] {
+        assert!(text.contains("DIFFERENT (regressed or improved): the interval excludes 1, however small the change"), "{text}");
+        assert!(text.contains("1 DIFFERENT (1 regressed, 0 improved), 1 SAME within 2%, 1 UNKNOWN, 1 not comparable."), "{text}");
+        assert!(!text.contains("Noise threshold"), "no noise band for variants of one run: {text}");
+    }
+    for cell in ["DIFFERENT (regressed)", "SAME within 2%", "UNKNOWN", "not comparable"] {
+        assert!(term.contains(&format!("| {cell} ")) && md.contains(&format!("| {cell} ")), "{cell}: {term}\n{md}");
+        assert!(html.contains(&format!("<td>{cell}</td>")), "{cell}: {html}");
+    }
+    assert!(term.contains("| none ") && !term.contains("0.00% noise"), "{term}");
+    let json = serde_json::to_value(&cs).unwrap();
+    let words: Vec<&serde_json::Value> = (0..4).map(|i| &json[0]["rows"][i]["word"]).collect();
+    assert_eq!(words, [&json!("DIFFERENT"), &json!("SAME"), &json!("UNKNOWN"), &serde_json::Value::Null]);
 }

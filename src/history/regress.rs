@@ -2,12 +2,14 @@
 //! consecutive pair of runs with `compare::judge` (the same test as
 //! `proofbench compare`: ratio of medians, an interval from the trials of
 //! both runs, and a band that is the larger of `--noise` and the row's noise
-//! floor from the history), flagging each step that regressed. Pure: the
-//! caller reads the database.
+//! floor from the history), each step SAME, DIFFERENT or UNKNOWN, and
+//! flagging each step that regressed. Pure: the caller reads the database.
 
 use std::collections::BTreeMap;
 
-use crate::compare::{FloorLookup, Options, RowComparison, Verdict, bands_summary, judge};
+use crate::compare::{
+    FloorLookup, Options, RowComparison, TWO_RUNS_DIFFERENT, Verdict, Word, bands_summary, judge, words_meaning, words_text,
+};
 use crate::evidence::Row;
 use crate::model::Status;
 use crate::text::document::{Align, Block, Document, Line, Table};
@@ -105,8 +107,10 @@ fn run_text(r: &RunEntry) -> String {
     format!("h:{} {}", r.id, r.short_commit())
 }
 
-/// The steps as a document: a table, with the regressed ones listed again
-/// at the end; `floors` says where the noise floors came from.
+/// The steps as a document: a table with each step's word (`DIFFERENT
+/// (regressed)`, `SAME within 2%`, `UNKNOWN`), the words counted, and the
+/// regressed steps listed again at the end; `floors` says where the noise
+/// floors came from.
 pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
     let mut t = Table::new(&[
         ("Workload", Align::Left),
@@ -125,7 +129,6 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
     ]);
     for s in steps {
         let j = &s.judged;
-        let verdict = if j.verdict == Verdict::Regressed { j.verdict_text().to_uppercase() } else { j.verdict_text() };
         t.push(vec![
             j.workload.clone(),
             j.axes.clone(),
@@ -139,17 +142,19 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
             j.ratio_ci95.map(|[lo, hi]| format!("{lo:.3}..{hi:.3}")).unwrap_or_else(|| "n/a".into()),
             format!("{} vs {}", j.trials[0], j.trials[1]),
             j.band_text(),
-            if j.verdict == Verdict::NotComparable { format!("{verdict} ({})", j.reason) } else { verdict },
+            if j.word.is_none() { format!("{} ({})", j.word_text(), j.reason) } else { j.word_text() },
         ]);
     }
     let title = "proofbench history regressions";
+    let judged: Vec<RowComparison> = steps.iter().map(|s| s.judged.clone()).collect();
     let mut blocks = vec![
         Block::heading(1, title),
         Block::paragraph(format!(
-            "Each step compares a row with the same row of the next run of its series, on one machine unless --across-machines (ratio = to / from, with a 95% interval from \
-             the trials of both runs; regressed only when the whole interval lies beyond the band: the noise threshold of {}, or \
-             the row's noise floor, how far its median moves between runs of one build here, where that is larger).",
-            format::percent(threshold)
+            "Each step compares a row with the same row of the next run of its series, on one machine unless --across-machines \
+             (ratio = to / from, with a 95% interval from the trials of both runs; the band is the noise threshold of {}, or the \
+             row's noise floor, how far its median moves between runs of one build here, where that is larger). {}.",
+            format::percent(threshold),
+            words_meaning(crate::compare::equivalence(&judged), TWO_RUNS_DIFFERENT, "trials")
         )),
     ];
     if steps.is_empty() {
@@ -158,19 +163,23 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
     }
     blocks.push(Block::Table(t));
     let regressed: Vec<&Step> = steps.iter().filter(|s| s.judged.verdict == Verdict::Regressed).collect();
-    let judged: Vec<RowComparison> = steps.iter().map(|s| s.judged.clone()).collect();
-    let disturbed = match regressed.iter().filter(|s| s.judged.disturbed_verdict).count() {
+    let disturbed = match steps.iter().filter(|s| s.judged.word == Some(Word::Different) && s.judged.disturbed_verdict).count() {
         0 => String::new(),
-        d => format!(" ({d} from disturbed trials: other processes took their CPUs, which may explain them)"),
+        _ => "; other processes took the disturbed trials' CPUs, which may explain their verdicts".to_string(),
     };
     let summary = Block::Paragraph(vec![
-        Line::from(format!("{}, {} regressed{disturbed}.", format::counted(steps.len(), "step", "steps"), regressed.len())),
+        Line::from(format!(
+            "{}: {}, {} not comparable{disturbed}.",
+            format::counted(steps.len(), "step", "steps"),
+            words_text(&judged),
+            judged.iter().filter(|j| j.word.is_none()).count()
+        )),
         bands_summary(&judged, floors),
     ]);
     let listed: Vec<Line> = regressed
         .iter()
         .map(|s| {
-            Line::from(format!("{}: ", s.judged.verdict_text()))
+            Line::from(format!("{}: ", s.judged.word_text()))
                 .text(s.judged.workload.as_str())
                 .text(" [")
                 .text(s.judged.axes.as_str())

@@ -137,11 +137,42 @@ fn a_slowed_step_of_a_series_is_flagged_and_a_steady_one_is_not() {
     assert_eq!(verdicts, vec![Verdict::Unchanged, Verdict::Regressed, Verdict::Unchanged]);
     assert_eq!((steps[1].from.commit.as_deref(), steps[1].to.commit.as_deref()), (Some("c1"), Some("c2")));
     let text = crate::text::document::terminal::render(&regress::document(&steps, 0.02, "test").blocks);
-    assert!(text.contains("3 steps, 1 regressed."), "{text}");
+    assert!(text.contains("3 steps: 1 DIFFERENT (1 regressed, 0 improved), 2 SAME within 2%, 0 UNKNOWN, 0 not comparable."), "{text}");
     let on = "on vm"; // the series' machine, as series_with names it
-    assert!(text.contains(&format!("regressed: selftest.noisy [-] box {on} from h:2 c1 to h:3 c2")), "{text}");
+    assert!(text.contains(&format!("\n- DIFFERENT (regressed): selftest.noisy [-] box {on} from h:2 c1 to h:3 c2")), "{text}");
     let one = crate::text::document::terminal::render(&regress::document(&steps[..1], 0.02, "test").blocks);
-    assert!(one.contains("\n1 step, 0 regressed.\n"), "{one}");
+    assert!(one.contains("\n1 step: 0 DIFFERENT (0 regressed, 0 improved), 1 SAME within 2%, 0 UNKNOWN, 0 not comparable.\n"), "{one}");
+}
+
+#[test]
+fn each_step_says_different_same_or_unknown_in_every_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open_writer(&tmp.path().join("h.sqlite")).unwrap();
+    // The same; 1.5x slower; 2% slower, an interval astride the band's edge.
+    let steps = series_of(&mut store, &[100.0, 100.0, 150.0, 153.0]);
+    let words: Vec<Option<crate::compare::Word>> = steps.iter().map(|s| s.judged.word).collect();
+    use crate::compare::Word::{Different, Same, Unknown};
+    assert_eq!(words, [Some(Same), Some(Different), Some(Unknown)]);
+    let doc = regress::document(&steps, 0.02, "test");
+    let outputs = [
+        crate::text::document::terminal::render(&doc.blocks),
+        crate::text::document::markdown::render(&doc.blocks),
+        crate::text::document::html::render(&doc.blocks),
+    ];
+    for text in &outputs {
+        assert!(text.contains("3 steps: 1 DIFFERENT (1 regressed, 0 improved), 1 SAME within 2%, 1 UNKNOWN, 0 not comparable."), "{text}");
+        assert!(text.contains("SAME within 2%: the interval lies inside +-2%; UNKNOWN: neither, more trials may decide it."), "{text}");
+        assert!(
+            text.contains("DIFFERENT (regressed): selftest.noisy ") && text.contains("box on vm from h:2 c1 to h:3 c2: ratio 1.500"),
+            "{text}"
+        );
+        assert!(!text.contains("REGRESSED") && !text.contains("unchanged"), "{text}");
+    }
+    let [term, md, html] = &outputs;
+    for cell in ["SAME within 2%", "DIFFERENT (regressed)", "UNKNOWN"] {
+        assert!(term.contains(&format!("| {cell} ")) && md.contains(&format!("| {cell} ")), "{cell}: {term}\n{md}");
+        assert!(html.contains(&format!("<td>{cell}</td>")), "{cell}: {html}");
+    }
 }
 
 #[test]
@@ -153,10 +184,16 @@ fn a_step_regressed_from_disturbed_trials_says_so_and_the_gate_exits_3() {
     let steps = series_with(&mut store, &[100.0, 100.0, 150.0], busy);
     assert_eq!((steps[1].judged.verdict, steps[1].judged.disturbed_verdict), (Verdict::Regressed, true));
     let text = crate::text::document::terminal::render(&regress::document(&steps, 0.02, "test").blocks);
-    assert!(text.contains("REGRESSED (DISTURBED)"), "{text}");
-    assert!(text.contains("2 steps, 1 regressed (1 from disturbed trials: other processes took their CPUs"), "{text}");
+    assert!(text.contains("| DIFFERENT (regressed, disturbed) |"), "{text}");
+    assert!(
+        text.contains(
+            "2 steps: 1 DIFFERENT (1 regressed (1 from disturbed trials), 0 improved), 1 SAME within 2%, 0 UNKNOWN, 0 not comparable; \
+             other processes took the disturbed trials' CPUs"
+        ),
+        "{text}"
+    );
     let on = "on vm"; // the series' machine, as series_with names it
-    assert!(text.contains(&format!("regressed (disturbed): selftest.noisy [-] box {on} from h:2 c1 to h:3 c2")), "{text}");
+    assert!(text.contains(&format!("- DIFFERENT (regressed, disturbed): selftest.noisy [-] box {on} from h:2 c1 to h:3 c2")), "{text}");
     assert_eq!(
         crate::compare::gate(steps.iter().map(|s| &s.judged), crate::compare::GateRules::default()).0,
         crate::compare::EXIT_DISTURBED
@@ -175,13 +212,19 @@ fn a_system_label_with_markup_is_escaped_by_each_output_its_own_way() {
     let md = crate::text::document::markdown::render(&doc.blocks);
     assert!(!md.contains("<script"), "{md}");
     assert!(md.contains("| &lt;script>alert(1)&lt;/script> a\\|b \\*c\\* \\`d\\` |"), "the cell cannot break its row: {md}");
-    assert!(md.contains("- regressed: selftest.noisy \\[&lt;script>alert(1)&lt;/script> a|b \\*c\\* \\`d\\`] &lt;script>"), "{md}");
+    assert!(
+        md.contains("- DIFFERENT (regressed): selftest.noisy \\[&lt;script>alert(1)&lt;/script> a|b \\*c\\* \\`d\\`] &lt;script>"),
+        "{md}"
+    );
     let html = crate::text::document::html::render(&doc.blocks);
     assert!(!html.contains("<script"), "{html}");
-    assert!(html.contains("<li>regressed: selftest.noisy [&lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`] &lt;script&gt;"), "{html}");
+    assert!(
+        html.contains("<li>DIFFERENT (regressed): selftest.noisy [&lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`] &lt;script&gt;"),
+        "{html}"
+    );
     let term = crate::text::document::terminal::render(&doc.blocks);
     let on = "on vm"; // the series' machine, as series_with names it
-    assert!(term.contains(&format!("- regressed: selftest.noisy [{HOSTILE}] {HOSTILE} {on} from h:1 c0 to h:2 c1")), "{term}");
+    assert!(term.contains(&format!("- DIFFERENT (regressed): selftest.noisy [{HOSTILE}] {HOSTILE} {on} from h:1 c0 to h:2 c1")), "{term}");
 }
 
 #[test]

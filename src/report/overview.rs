@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::compare::{RowComparison, Verdict};
+use crate::compare::{RowComparison, Verdict, Word};
 use crate::evidence::Row;
 use crate::model::Status;
 use crate::text::document::{Align, Line, Table, Tone, slug};
@@ -112,16 +112,17 @@ fn status(r: &Row) -> Line {
     l
 }
 
-/// A variant's ratio to the base and its verdict: `0.981x improved`.
+/// A variant's ratio to the base and its decided verdict: `0.981x
+/// DIFFERENT (improved)`, `1.003x SAME within 2%`.
 fn ratio(c: &RowComparison) -> Line {
-    let tone = match c.verdict {
-        Verdict::Improved => Tone::Good,
-        Verdict::Regressed => Tone::Bad,
-        Verdict::Unchanged => Tone::Dim,
-        Verdict::NotComparable => Tone::Warn,
+    let tone = match (c.word, c.verdict) {
+        (Some(Word::Different), Verdict::Regressed) => Tone::Bad,
+        (Some(Word::Different), _) => Tone::Good,
+        (Some(Word::Same), _) => Tone::Dim,
+        (Some(Word::Unknown) | None, _) => Tone::Warn,
     };
     let x = c.ratio.map_or_else(|| "n/a".into(), format::speedup);
-    Line::from(format!("{x} ")).toned(tone, c.verdict_text())
+    Line::from(format!("{x} ")).toned(tone, c.word_text())
 }
 
 /// `1.934x vs 1` for a row at k workers whose series has an ok row at
@@ -177,6 +178,6 @@ mod tests {
         let t = table(&refs, &verdicts);
         assert_eq!(terminal::line(&t.rows[0][3]), "", "the base has no ratio");
         let ratio = terminal::line(&t.rows[1][3]);
-        assert!(ratio.starts_with("1.5") && ratio.ends_with("x regressed"), "{ratio}");
+        assert!(ratio.starts_with("1.5") && ratio.ends_with("x DIFFERENT (regressed)"), "{ratio}");
     }
 }

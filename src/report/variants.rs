@@ -1,12 +1,13 @@
 //! The variants of a run in the report: per workload, an A/B table (each
-//! variant's median, the ratio to the base with its interval from the
-//! paired rounds, the verdict, and what the comparison could see); per run,
-//! what each candidate did against the base, or, for a `noise` run, the
-//! machine's noise profile.
+//! variant's median, the ratio to the base with its interval across the
+//! trial pairs, the decided verdict in its three words, SAME, DIFFERENT or
+//! UNKNOWN, and what the comparison could see); per run, what each
+//! candidate did against the base, or, for a `noise` run, the machine's
+//! noise profile.
 
 use std::collections::HashMap;
 
-use crate::compare::{self, RowComparison, Verdict};
+use crate::compare::{self, RowComparison, Verdict, Word};
 use crate::evidence::{Row, RunKind, RunRecord};
 use crate::model::{Cell, Variant};
 use crate::stats::DEFAULT_NOISE;
@@ -102,7 +103,7 @@ pub fn table(rows: &[&Row], verdicts: &Verdicts) -> Option<Vec<Block>> {
         ("Median", Align::Right),
         ("Ratio", Align::Right),
         ("95% CI", Align::Right),
-        ("Rounds", Align::Right),
+        ("Pairs", Align::Right),
         ("Spread", Align::Right),
         ("Sees", Align::Right),
         ("Verdict", Align::Left),
@@ -119,18 +120,26 @@ pub fn table(rows: &[&Row], verdicts: &Verdicts) -> Option<Vec<Block>> {
             r.pairs.map_or_else(|| "n/a".into(), |p| p.to_string()),
             r.pair_spread.map_or_else(|| "n/a".into(), format::percent),
             sees(r),
-            r.verdict_text(),
+            r.word_text(),
         ]);
-        if r.verdict == Verdict::NotComparable {
-            notes.push(Line::from(r.axes.as_str()).text(" ").text(cand).text(": not comparable: ").marked(&r.reason).text("."));
+        // Without an interval the table cannot say why: not comparable, or UNKNOWN from too few pairs.
+        if r.ratio_ci95.is_none() {
+            notes.push(
+                Line::from(r.axes.as_str()).text(" ").text(cand).text(": ").text(r.word_text()).text(": ").marked(&r.reason).text("."),
+            );
         }
     }
     let mut out = vec![
         Block::heading(4, Line::from("Variants against ").text(base.name.as_str())),
         Block::paragraph(format!(
-            "Ratio = variant / base, with a 95% interval from the rounds that ran both back to back (a paired t interval); Spread \
-             is that of the rounds' ratios, Sees the smallest change this comparison could call at the {} noise band.",
-            format::percent(DEFAULT_NOISE)
+            "Ratio = variant / base, with its interval across the pairs of trials that ran in one round (back to back or in \
+             lockstep); Pairs: the pairs that decided it, Spread: that of their log ratios, Sees: the smallest change it could \
+             call DIFFERENT from them. {}.",
+            compare::words_meaning(
+                compare::equivalence(verdicts.of_workload(w).into_iter().map(|(_, r)| r)),
+                compare::PAIRED_DIFFERENT,
+                "trials"
+            )
         )),
         Block::Table(t),
     ];
@@ -182,12 +191,8 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
             Some(Block::Paragraph(l)) => l.push(summary),
             _ => lines.push(Block::Paragraph(vec![summary])),
         }
-        let moved: Vec<Line> = c
-            .rows
-            .iter()
-            .filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved))
-            .map(|r| verdict_line(Line::new(), r, ": ratio "))
-            .collect();
+        let moved: Vec<Line> =
+            c.rows.iter().filter(|r| r.word == Some(Word::Different)).map(|r| verdict_line(Line::new(), r, ": ratio ")).collect();
         if !moved.is_empty() {
             lines.push(Block::List(moved));
         }
@@ -209,26 +214,23 @@ pub fn brief(run: &RunRecord, rows: &[Row]) -> Vec<Line> {
     if run.kind == RunKind::Noise {
         let Some(c) = cs.first() else { return Vec::new() };
         let f = noise_figures(c);
-        let [c5, c10, c20] = f.can_see;
         let tone = if f.false_verdicts == 0 { Tone::Good } else { Tone::Bad };
         return vec![
-            Line::from(format!(
-                "Noise profile (A/A): of {} judged, {c5} can see a 5% change, {c10} a 10% change and {c20} a 20% change; ",
-                format::counted(f.judged, "row", "rows")
-            ))
-            .toned(tone, format::counted(f.false_verdicts, "false verdict", "false verdicts"))
-            .text("."),
+            Line::from(format!("Noise profile (A/A): of {} judged, {}; ", format::counted(f.judged, "row", "rows"), f.can_see_text()))
+                .text(f.words_text())
+                .toned(tone, f.false_verdicts_text())
+                .text("."),
         ];
     }
     let mut out = Vec::new();
     for (c, v) in cs.iter().zip(candidates) {
         out.push(Line::new().marked(compare::paired::summary_line(c, &v.name, &base.name).trim_start()).text("."));
-        for r in c.rows.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)) {
+        for r in c.rows.iter().filter(|r| r.word == Some(Word::Different)) {
             let name = if r.axes == "-" { r.workload.clone() } else { format!("{} {}", r.workload, r.axes.replace(", ", " ")) };
             let tone = if r.verdict == Verdict::Regressed { Tone::Bad } else { Tone::Good };
             out.push(
                 Line::from(format!("  {name} "))
-                    .toned(tone, r.verdict_text())
+                    .toned(tone, r.word_text())
                     .text(": ratio ")
                     .text(r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")))
                     .text(" (")
@@ -245,14 +247,14 @@ fn p_text(p: f64) -> String {
     if p >= 0.001 { format!("{p:.3}") } else { format!("{p:.1e}") }
 }
 
-/// `cpu.primes [workers=2] regressed: ratio 1.104 (1.052..1.159)` after
+/// `cpu.primes [workers=2] DIFFERENT (regressed): ratio 1.104 (1.052..1.159)` after
 /// `lead`, `between` joining the verdict and the ratio.
 fn verdict_line(lead: Line, r: &RowComparison, between: &str) -> Line {
     lead.text(r.workload.as_str())
         .text(" [")
         .text(r.axes.as_str())
         .text("] ")
-        .text(r.verdict_text())
+        .text(r.word_text())
         .text(between)
         .text(r.ratio.map_or_else(|| "n/a".into(), |x| format!("{x:.3}")))
         .text(" (")
@@ -260,24 +262,65 @@ fn verdict_line(lead: Line, r: &RowComparison, between: &str) -> Line {
         .text(")")
 }
 
-/// The figures of an A/A comparison: rows judged, false verdicts, rows
-/// whose 95% interval alone lay beyond the band (before the adjustment for
-/// the number of rows), and rows that can see 5%, 10%, 20%.
+/// The smallest changes a noise profile counts the rows that can see.
+pub const NOISE_CHANGES: [f64; 3] = [0.02, 0.05, 0.10];
+
+/// The figures of an A/A comparison: its rows compared, each SAME,
+/// DIFFERENT (a false verdict: the two variants are the same) or UNKNOWN;
+/// the rows DIFFERENT on their own p-value, before the adjustment for the
+/// number of rows; and the rows that can see a 2%, 5%, 10% change
+/// ([`NOISE_CHANGES`]). What `run`'s brief and the report's noise profile
+/// both say.
 pub struct NoiseFigures {
+    /// Rows compared (both sides measured): each has its word.
     pub judged: usize,
+    /// Rows DIFFERENT.
     pub false_verdicts: usize,
-    pub beyond_band: usize,
+    /// Rows SAME within [`NoiseFigures::equivalence`].
+    pub same: usize,
+    /// Rows UNKNOWN.
+    pub unknown: usize,
+    /// The band of SAME.
+    pub equivalence: f64,
+    /// Rows whose own p-value of DIFFERENT was below 5%: the false
+    /// verdicts and those the adjustment for the rows compared together
+    /// left UNKNOWN.
+    pub different_alone: usize,
+    /// Rows that can see each change of [`NOISE_CHANGES`].
     pub can_see: [usize; 3],
 }
 
+impl NoiseFigures {
+    /// `16 can see a 2% change, 46 a 5% change and 88 a 10% change`.
+    fn can_see_text(&self) -> String {
+        let [a, b, c] = self.can_see;
+        let [x, y, z] = NOISE_CHANGES.map(format::band);
+        format!("{a} can see a {x} change, {b} a {y} change and {c} a {z} change")
+    }
+
+    /// `130 SAME within 2%, 7 UNKNOWN, `, before the false verdicts.
+    fn words_text(&self) -> String {
+        format!("{} SAME within {}, {} UNKNOWN, ", self.same, format::band(self.equivalence), self.unknown)
+    }
+
+    /// `2 false verdicts (DIFFERENT)`.
+    fn false_verdicts_text(&self) -> String {
+        format!("{} (DIFFERENT)", format::counted(self.false_verdicts, "false verdict", "false verdicts"))
+    }
+}
+
 pub fn noise_figures(c: &compare::Comparison) -> NoiseFigures {
-    let judged: Vec<&RowComparison> = c.rows.iter().filter(|r| r.ratio_ci95.is_some()).collect();
+    let judged: Vec<&RowComparison> = c.rows.iter().filter(|r| r.word.is_some()).collect();
+    let count = |w: Word| c.count_word(w);
     let can = |limit: f64| judged.iter().filter(|r| r.sensitivity.is_some_and(|s| s <= limit)).count();
     NoiseFigures {
         judged: judged.len(),
-        false_verdicts: judged.iter().filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved)).count(),
-        beyond_band: judged.iter().filter(|r| r.p_value.is_some_and(|p| p < 0.05)).count(),
-        can_see: [can(0.05), can(0.10), can(0.20)],
+        false_verdicts: count(Word::Different),
+        same: count(Word::Same),
+        unknown: count(Word::Unknown),
+        equivalence: compare::equivalence(judged.iter().copied()),
+        different_alone: judged.iter().filter(|r| r.p_value.is_some_and(|p| p < 0.05)).count(),
+        can_see: NOISE_CHANGES.map(can),
     }
 }
 
@@ -287,9 +330,9 @@ fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
     let mut out = vec![
         Block::heading(2, "Noise profile (A/A)"),
         Block::paragraph(
-            "The selection ran as two identical variants, a and b (the same binary, settings and environment), back to back in \
-             every round. Any verdict between them is a false one; each row's Sees is the smallest change an A/B run like this one \
-             can tell from noise on this machine.",
+            "The selection ran as two identical variants, a and b (the same binary, settings and environment), in every round. \
+             Any DIFFERENT between them is a false verdict; SAME says the two agree within the band, UNKNOWN that the trials could \
+             tell neither. Each row's Sees is the smallest change an A/B run like this one can call DIFFERENT on this machine.",
         ),
     ];
     let Some(c) = cs.first() else {
@@ -299,19 +342,20 @@ fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
         return out;
     };
     let f = noise_figures(c);
-    let [c5, c10, c20] = f.can_see;
     let not = c.rows.len() - f.judged;
     let mut lines = vec![Line::from(format!(
-        "Of {} rows, {c5} can see a 5% change, {c10} a 10% change and {c20} a 20% change; {} false verdicts{}.",
+        "Of {} rows, {}; {}{}{}.",
         f.judged,
-        f.false_verdicts,
-        if not > 0 { format!(" ({not} rows could not be compared)") } else { String::new() }
+        f.can_see_text(),
+        f.words_text(),
+        f.false_verdicts_text(),
+        if not > 0 { format!("; {} could not be compared", format::counted(not, "row", "rows")) } else { String::new() }
     ))];
-    if f.beyond_band > f.false_verdicts {
+    if f.different_alone > f.false_verdicts {
         lines.push(Line::from(format!(
-            "{} more rows' 95% intervals lay beyond the band, as chance alone gives among {} rows compared together; they are \
-             not verdicts (Benjamini-Hochberg at {}).",
-            f.beyond_band - f.false_verdicts,
+            "Another {} of the {} rows compared together had, each on its own, a p-value of DIFFERENT below 5%, as chance alone \
+             gives among so many: UNKNOWN after the adjustment for them (Benjamini-Hochberg at {}), not false verdicts.",
+            f.different_alone - f.false_verdicts,
             f.judged,
             format::percent(compare::FALSE_DISCOVERY_RATE)
         )));
@@ -319,7 +363,7 @@ fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
     let false_verdicts: Vec<Line> = c
         .rows
         .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Improved))
+        .filter(|r| r.word == Some(Word::Different))
         .map(|r| verdict_line(Line::from("false verdict: "), r, " with ratio "))
         .collect();
     if false_verdicts.is_empty() {
@@ -332,7 +376,7 @@ fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
     if !spreads.is_empty() {
         let q = |p: f64| format::percent(crate::stats::quantile(&spreads, p));
         out.push(Block::paragraph(format!(
-            "Spread of the rounds' ratios over the rows: median {}, 90th percentile {}, largest {}.",
+            "Spread of the pairs' log ratios over the rows: median {}, 90th percentile {}, largest {}.",
             q(0.5),
             q(0.9),
             q(1.0)
@@ -340,3 +384,6 @@ fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -99,9 +99,11 @@ fn an_a_a_on_a_busy_machine_gives_no_plain_regressed_and_the_gate_says_why() {
     // The terminal: every verdict in the table that moved says so, and so does the count line.
     let o = compare(&[]);
     let out = text(&o.stdout);
-    for l in out.lines().filter(|l| l.contains(" regressed ") || l.contains(" improved ")).filter(|l| l.starts_with('|')) {
-        assert!(l.contains("(disturbed)"), "{l}");
+    let table_moved: Vec<&str> = out.lines().filter(|l| l.starts_with('|') && l.contains("| DIFFERENT (")).collect();
+    for l in &table_moved {
+        assert!(l.contains(", disturbed) |"), "{l}");
     }
+    assert_eq!(table_moved.len(), moved, "{out}");
     assert!(text(&o.stderr).contains("both runs were made on a busy machine"), "{}", text(&o.stderr));
     // The gate: 3 with a regression the load may explain, 0 without one; never 1.
     let o = compare(&["--fail-on-regression"]);

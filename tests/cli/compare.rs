@@ -50,14 +50,18 @@ fn a_run_against_itself_is_unchanged_and_a_slowed_run_regresses() {
     assert_eq!(same["rows"][0]["ratio"], 1.0);
     let out = compare(&base.run_dir(), &base.run_dir(), &["--fail-on-regression"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("0 improved, 0 regressed, 1 unchanged, 0 not comparable."));
+    // SAME when its trials' interval lies inside +-2%, else UNKNOWN: never DIFFERENT.
+    let word = same["rows"][0]["word"].as_str().unwrap();
+    let counts = if word == "SAME" { "1 SAME within 2%, 0 UNKNOWN" } else { "0 SAME within 2%, 1 UNKNOWN" };
+    let want = format!("0 DIFFERENT (0 regressed, 0 improved), {counts}, 0 not comparable.");
+    assert!(["SAME", "UNKNOWN"].contains(&word) && text(&out.stdout).contains(&want), "{}", text(&out.stdout));
 
     // Eight times the sleep: regressed, and the gate fails.
     // (3 when other processes took the trials' CPUs: the load may explain it.)
     let out = compare(&base.run_dir(), &slowed.run_dir(), &["--fail-on-regression"]);
-    let disturbed = text(&out.stdout).contains("| regressed (disturbed) |");
+    let disturbed = text(&out.stdout).contains("| DIFFERENT (regressed, disturbed) |");
     assert_eq!(out.status.code(), Some(if disturbed { 3 } else { 1 }), "{}", text(&out.stdout));
-    assert!(disturbed || text(&out.stdout).contains("| regressed |"), "{}", text(&out.stdout));
+    assert!(disturbed || text(&out.stdout).contains("| DIFFERENT (regressed) |"), "{}", text(&out.stdout));
     // Without the gate the exit is 0; the other way round it improved.
     assert_eq!(compare(&base.run_dir(), &slowed.run_dir(), &[]).status.code(), Some(0));
     let back = json(&slowed.run_dir(), &base.run_dir(), &[]);

@@ -66,17 +66,17 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
     assert!(text(&unknown.stderr).starts_with("proofbench: error: "), "{}", text(&unknown.stderr));
 
     let reg = ok(&pb(dir, &["history", "regressions", "selftest"]));
-    assert!(reg.contains("REGRESSED") && reg.contains("\n1 step, 1 regressed"), "{reg}");
+    assert!(reg.contains("| DIFFERENT (regressed") && reg.contains("\n1 step: 1 DIFFERENT (1 regressed"), "{reg}");
     // On a busy machine (other processes took the trials' CPUs) the step says so.
-    let disturbed = reg.contains("REGRESSED (DISTURBED)");
+    let disturbed = reg.contains("DIFFERENT (regressed, disturbed)");
     assert_eq!(disturbed, reg.contains("1 regressed (1 from disturbed trials"), "{reg}");
     assert!(reg.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{reg}");
     // --html FILE: the same steps as a page.
     let page_file = dir.join("regressions.html");
     assert_eq!(ok(&pb(dir, &["history", "regressions", "selftest", "--html", page_file.to_str().unwrap()])), reg);
     let page = html_page(&page_file);
-    assert!(page.contains(">proofbench history regressions</h1>") && page.contains("<td>REGRESSED"), "{page}");
-    assert!(page.contains("<li>regressed") && page.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{page}");
+    assert!(page.contains(">proofbench history regressions</h1>") && page.contains("<td>DIFFERENT (regressed"), "{page}");
+    assert!(page.contains("<li>DIFFERENT (regressed") && page.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{page}");
     let show_file = dir.join("show.html");
     ok(&pb(dir, &["history", "show", "selftest.noisy", "--plot", plot.to_str().unwrap(), "--html", show_file.to_str().unwrap()]));
     let page = html_page(&show_file);
@@ -288,5 +288,5 @@ fn a_fleets_nodes_are_not_chained_as_successive_runs_of_one_machine() {
     let reg = ok(&pb(dir, &["history", "regressions", "selftest"]));
     assert!(reg.contains("No series has two ok runs yet."), "n1, n2 and n3 are three machines, one run each: {reg}");
     let across = ok(&pb(dir, &["history", "regressions", "selftest", "--across-machines"]));
-    assert!(across.contains("\n2 steps, "), "--across-machines spans them: {across}");
+    assert!(across.contains("\n2 steps: "), "--across-machines spans them: {across}");
 }

@@ -146,7 +146,12 @@ fn every_kind_of_variant_setting_reaches_the_worker() {
     let report = sb.report_md();
     assert!(report.contains("#### Variants against base") && report.contains("## Variants"), "{report}");
     // ("1 regressed (1 from disturbed trials)" where other tests took the trials' CPUs.)
-    assert!(report.contains("env against base: 1 regressed") && report.contains("0 improved, 0 unchanged, 0 not comparable"), "{report}");
+    assert!(
+        report.contains("env against base: 1 DIFFERENT (1 regressed")
+            && report.contains("0 improved), 0 SAME within 2%, 0 UNKNOWN, 0 not comparable"),
+        "{report}"
+    );
+    assert!(report.contains("| DIFFERENT (regressed") && report.contains("| SAME within 2% "), "{report}");
 }
 
 #[test]
@@ -289,6 +294,7 @@ fn noise_is_an_a_a_check_recorded_as_the_machines_noise_profile_and_written_as_a
     let out = umask_022(Command::new(bin()).args(&args).current_dir(dir)).output().unwrap();
     let stdout = ok(&out);
     assert!(stdout.contains("Noise profile (A/A): of 2 rows judged, ") && stdout.contains("false verdict"), "{stdout}");
+    assert!(stdout.contains(" can see a 2% change, ") && stdout.contains(" SAME within 2%, ") && stdout.contains(" UNKNOWN, "), "{stdout}");
     // The page: the run, each workload's A/B table, the noise profile.
     assert!(text(&out.stderr).contains("proofbench: wrote noise.html"), "{}", text(&out.stderr));
     let page = html_page(&dir.join("noise.html"));
@@ -375,8 +381,8 @@ fn noise_floors_come_from_repeated_runs_of_one_build_and_say_when_there_are_too_
     // The step to c2 is the one that matters; on a loaded machine a step
     // between the c1 runs may be judged too, so only the count of steps is fixed.
     let step = out.lines().find(|l| l.contains("| h:4 c1 | h:5 c2 |")).unwrap_or_else(|| panic!("no step to c2: {out}"));
-    // (REGRESSED (DISTURBED) where other processes took the trials' CPUs.)
-    assert!(step.contains("| REGRESSED") && out.contains("4 steps, "), "{out}");
+    // (DIFFERENT (regressed, disturbed) where other processes took the trials' CPUs.)
+    assert!(step.contains("| DIFFERENT (regressed") && out.contains("4 steps: "), "{out}");
     assert!(out.contains("Noise floors (") && out.contains("judged rows have one"), "{out}");
 
     // history show draws each series' floor as a band and says what it is.
