@@ -634,11 +634,11 @@ pub fn judge(base: &Row, cand: &Row, opts: &Options, machines_differ: Option<&st
     (out.verdict, out.reason) = verdict_of(base.direction, r.lo, r.hi, out.band, name);
     out.word = Word::of_interval(out.verdict, out.ratio_ci95, out.equivalence);
     if out.word == Some(Word::Same) {
-        out.reason.push_str(&format!(
-            "; inside the equivalence band {}..{}",
+        out.reason = format!(
+            "the interval lies inside the equivalence band {}..{}",
             format::speedup(1.0 / (1.0 + out.equivalence)),
             format::speedup(1.0 + out.equivalence)
-        ));
+        );
     }
     if out.disturbed != [0, 0] {
         out.reason.push_str(&format!("; disturbed trials: {} in the base, {} in the candidate", out.disturbed[0], out.disturbed[1]));

@@ -80,12 +80,12 @@ fn pair_summary(a: &TrialSamples, b: &TrialSamples) -> Option<Summary> {
         (Some(x), Some(y)) => x.sides == y.sides && x.side != y.side,
         _ => false,
     };
-    if same_set && !a.1.is_empty() && a.1.len() == b.1.len() {
-        if let Some(logs) = decide::log_ratios(&a.1, &b.1)
-            && let Some(m) = decide::pair_summary(&logs)
-        {
-            return Some(Summary::Lockstep(m, decide::within_pair(&logs, LEVEL)));
-        }
+    if same_set
+        && a.1.len() == b.1.len()
+        && let Some(logs) = decide::log_ratios(&a.1, &b.1)
+        && let Some(m) = decide::pair_summary(&logs)
+    {
+        return Some(Summary::Lockstep(m, decide::within_pair(&logs, LEVEL)));
     }
     let (x, y) = (a.0.median?, b.0.median?);
     (x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()).then(|| Summary::Medians(y.ln() - x.ln()))

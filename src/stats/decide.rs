@@ -425,8 +425,8 @@ impl Plan {
     }
 
     /// The p-value of DIFFERENT at the look `summaries` reach, adjusted for
-    /// the looks (Bonferroni: the look's own two-sided p-value of `|median|
-    /// > ln(1 + min_effect)`, times the looks, at most 1): below `alpha`
+    /// the looks (Bonferroni: the look's own two-sided p-value of
+    /// `|median| > ln(1 + min_effect)`, times the looks, at most 1): below `alpha`
     /// exactly when [`Plan::decide`] says DIFFERENT. What a false discovery
     /// control across rows (`stats::benjamini_hochberg`) takes. `None`
     /// before the first look or with a value not finite.

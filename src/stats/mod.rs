@@ -23,8 +23,7 @@
 //!   the adjustment for many rows ([`benjamini_hochberg`]) and a row's noise
 //!   floor from repeated runs of one build ([`noise_floor`]);
 //! - `decide`: decided verdicts about a change from trial pairs, SAME,
-//!   DIFFERENT or UNKNOWN, with a sequential design ([`decide::Plan`],
-//!   [`decide::decide`]);
+//!   DIFFERENT or UNKNOWN, with a sequential design ([`decide::Plan`]);
 //! - `karp_flatt`: the serial fraction of a speedup
 //!   ([`karp_flatt::serial_fraction`]), its interval carried through the
 //!   speedup's ([`karp_flatt::serial_fraction_of`]).

@@ -241,7 +241,8 @@ fn variants_alternate_inside_every_round_and_pair_by_round() {
     assert!(c[0]["base"].as_str().unwrap().contains("variant b (base)"), "{}", c[0]["base"]);
     for r in c[0]["rows"].as_array().unwrap() {
         assert_eq!(r["pairs"], 4, "every round paired: {r}");
-        assert!(r["ratio_ci95"].is_array() && r["sensitivity"].as_f64().unwrap() >= 0.02, "{r}");
+        // What a row can see is any change its pairs show (no band): above 0.
+        assert!(r["ratio_ci95"].is_array() && r["sensitivity"].as_f64().unwrap() > 0.0, "{r}");
     }
 }
 
