@@ -22,7 +22,7 @@ use crate::compare::paired::{TrialSamples, pair_evidence};
 use crate::evidence::{RoundRecord, Row, RowStop, RunDir};
 use crate::measure::interrupts::Idle;
 use crate::model::{Cell, Status, TrialPlan, utc_now_millis};
-use crate::stats::decide::{Design, Plan};
+use crate::stats::decide::{Decision, Design, Plan};
 use crate::stats::{LEVEL, trial_interval};
 
 use super::compose::{self, Finished, RowInput};
@@ -171,18 +171,27 @@ fn with_samples(trials: &[Finished]) -> Vec<TrialSamples<'_>> {
 
 /// The standing of a group of variants (base first) under `plan`: it is
 /// decided when every candidate's comparison with the base is SAME or
-/// DIFFERENT (`stats::decide`, from the pairs as `compare` takes them);
+/// DIFFERENT (`stats::decide`, from the pairs as `compare` takes them), a
+/// DIFFERENT with its p-value at most alpha / `family` (the comparisons of
+/// the run judged together: then the adjustment across them, which never
+/// raises a p-value more than `family` times, keeps it; a DIFFERENT short
+/// of that takes more pairs);
 /// its width is the widest 95% interval across pairs (half-width on the log
 /// scale, about the relative one), which ranks the undecided for the
 /// budget; the trials are the fewest any variant has, the cost that of one
 /// more trial of each.
-fn group_standing(group: usize, members: &[&[Finished]], plan: &Plan) -> Standing {
+fn group_standing(group: usize, members: &[&[Finished]], plan: &Plan, family: usize) -> Standing {
     let base = with_samples(members[0]);
     let (mut widths, mut decided) = (Vec::new(), true);
     for cand in &members[1..] {
         let ev = pair_evidence(&base, &with_samples(cand));
         widths.push(crate::stats::decide::across_pairs(&ev.summaries, LEVEL).map(|c| (c.hi / c.lo).ln() / 2.0));
-        decided &= !plan.decide(&ev.summaries).more_pairs();
+        decided &= match plan.decide(&ev.summaries) {
+            Decision::Different { .. } if !plan.is_last(ev.summaries.len()) => {
+                plan.p_different(&ev.summaries).is_some_and(|p| p * family.max(1) as f64 <= plan.design().alpha)
+            }
+            d => !d.more_pairs(),
+        };
     }
     let rel_half_width = widths.into_iter().collect::<Option<Vec<f64>>>().map(|w| w.into_iter().fold(0.0, f64::max));
     Standing {
@@ -201,6 +210,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
     let n = cfg.cells.len();
     // Checked when the run was configured (`--equivalence`).
     let plan = Plan::new(design(cfg)).map_err(|e| anyhow::anyhow!("the variants' decision: {e}"))?;
+    let family = crate::compare::paired::planned_comparisons(&cfg.cells);
     let mut runs: Vec<Vec<Finished>> = (0..n).map(|_| Vec::new()).collect();
     // Cells whose row is written.
     let mut written = vec![false; n];
@@ -290,7 +300,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
             .iter()
             .map(|&g| match cfg.groups[g].as_slice() {
                 [i] => Standing { cell: g, ..standing(*i, &runs[*i]) },
-                members => group_standing(g, &members.iter().map(|&i| runs[i].as_slice()).collect::<Vec<_>>(), &plan),
+                members => group_standing(g, &members.iter().map(|&i| runs[i].as_slice()).collect::<Vec<_>>(), &plan, family),
             })
             .collect();
         let (more, stops) = decide(&cfg.trials, &standings, started.elapsed().as_secs_f64() * 1e3);
@@ -412,17 +422,20 @@ mod tests {
         // either side's own spread is over 10%.
         let cand = [fin(0, 110.0), fin(1, 132.5), fin(2, 98.6)];
         let plan = Plan::new(Design::default()).unwrap();
-        let s = group_standing(4, &[&base, &cand], &plan);
+        let s = group_standing(4, &[&base, &cand], &plan, 1);
         assert_eq!((s.cell, s.trials), (4, 3));
         assert!(s.rel_half_width.unwrap() < 0.012, "paired: {s:?}");
         assert!((s.cost_ms - 250.0).abs() < 1e-9, "one more trial of each: {s:?}");
         // 10% slower, every round: DIFFERENT at the first look, so decided.
         assert_eq!(s.decided, Some(true), "{s:?}");
-        let one = group_standing(0, &[&base[..1], &cand[..1]], &plan);
+        let one = group_standing(0, &[&base[..1], &cand[..1]], &plan, 1);
         assert_eq!((one.rel_half_width, one.decided), (None, Some(false)), "one pair: no interval, not decided");
         // A ratio that wanders 1.00..1.04 at 3 pairs is neither yet.
         let wander = [fin(0, 100.0), fin(1, 124.8), fin(2, 90.9)];
-        assert_eq!(group_standing(1, &[&base, &wander], &plan).decided, Some(false));
+        assert_eq!(group_standing(1, &[&base, &wander], &plan, 1).decided, Some(false));
+        // Among 1,000 comparisons of the run, that DIFFERENT at the first
+        // look would not survive the adjustment across them: more pairs.
+        assert_eq!(group_standing(4, &[&base, &cand], &plan, 1000).decided, Some(false));
     }
 
     #[test]

@@ -407,6 +407,11 @@ impl Plan {
         Decision::Unknown { why: if last { Why::BudgetSpent } else { Why::NotYet } }
     }
 
+    /// Whether `pairs` pairs reach the plan's last look.
+    pub fn is_last(&self, pairs: usize) -> bool {
+        pairs >= self.design.max_pairs
+    }
+
     /// The design this plan carries out.
     pub fn design(&self) -> &Design {
         &self.design
