@@ -274,7 +274,7 @@ fn a_bigger_run_against_a_smaller_one_counts_the_rows_the_smaller_lacks_in_one_l
             .arg("compare")
             .arg(big.run_dir())
             .arg(small.run_dir())
-            .args(["--fail-on-regression", "--noise", "50%"])
+            .args(["--fail-on-regression", "--noise", "50%", "--allow-unknown"])
             .arg("--html")
             .arg(&file),
     )
