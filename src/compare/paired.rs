@@ -238,7 +238,10 @@ pub fn judge(base: &Row, cand: &Row, plan: &Plan) -> RowComparison {
             let why = match why {
                 decide::Why::FewPairs => format!("fewer than {} pairs", d.min_pairs),
                 decide::Why::BudgetSpent => "neither SAME nor DIFFERENT at the last look".into(),
-                decide::Why::NotYet if n < d.max_pairs => format!("the run's budget ended the row at {n} of {} pairs", d.max_pairs),
+                // The run's budget, an interruption, or rounds left out (one side disturbed).
+                decide::Why::NotYet if n < d.max_pairs => {
+                    format!("the row stopped at {n} of {} pairs (stop: {})", d.max_pairs, base.stop.map_or("none", |s| s.as_str()))
+                }
                 decide::Why::NotYet => "neither SAME nor DIFFERENT".into(),
                 decide::Why::BadInput | decide::Why::BadDesign => "the design or the pairs cannot be decided".into(),
             };
@@ -557,6 +560,12 @@ mod tests {
         let r = judge(&base, &same, &plan);
         assert_eq!((r.word, r.verdict), (Some(Word::Same), Verdict::Unchanged), "{}", r.reason);
         assert!(r.reason.contains("it could see a change of"), "{}", r.reason);
+        // Wandering 1% to 4% over 4 pairs, the run's budget spent: UNKNOWN, naming the stop.
+        let wander = fake::row(1, "w.x", &[], Some(&b), &[100.0, 124.8, 89.1, 108.15], Unit::Ns);
+        let stopped = Row { stop: Some(crate::evidence::RowStop::RunBudget), ..base.clone() };
+        let r = judge(&stopped, &wander, &plan);
+        assert_eq!(r.word, Some(Word::Unknown), "{}", r.reason);
+        assert!(r.reason.starts_with("UNKNOWN: the row stopped at 4 of 10 pairs (stop: run-budget)"), "{}", r.reason);
         // Two rounds: fewer than the first look.
         let two = judge(
             &fake::row(0, "w.x", &[], Some(&a), &[100.0, 101.0], Unit::Ns),
