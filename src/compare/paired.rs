@@ -409,7 +409,9 @@ mod tests {
                 for (i, v) in vs.iter().enumerate() {
                     let truth = if (1..=changed).contains(&i) { 1.3_f64.ln() } else { 0.0 };
                     let medians: Vec<f64> = levels.iter().map(|l| 100.0 * (truth + l + noise * normal(&mut rng)).exp()).collect();
-                    all.push(fake::row(all.len(), "w.x", &[("n", json!(r))], Some(v), &medians, Unit::Ns));
+                    // As a run of `--trials ROUNDS` records: one look.
+                    let design = Some(Design::for_trials(rounds as u32, rounds as u32, crate::stats::decide::DEFAULT_EQUIVALENCE));
+                    all.push(Row { design, ..fake::row(all.len(), "w.x", &[("n", json!(r))], Some(v), &medians, Unit::Ns) });
                 }
             }
             let cs = compare(&all, "", &opts);

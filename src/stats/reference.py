@@ -180,20 +180,24 @@ show("BH_ADJUSTED  # scipy.stats.false_discovery_control([0.01, 0.04, 0.03, 0.00
 
 # ---- decided verdicts (src/stats/decide.rs)
 # Five trial pairs' summaries (each the median of that pair's sample log ratios
-# B over A). At a look of a design with 8 planned looks (3 to 10 pairs) and
-# alpha 0.05, Bonferroni gives each look alpha_k = 0.05 / 8: DIFFERENT reads
+# B over A). At the first look (5 pairs) of a design with 8 planned looks (5 to
+# 12 pairs) and alpha 0.05, weighted Bonferroni gives the first look half of
+# alpha, alpha_1 = 0.025 (each later look 0.025 / 7): DIFFERENT reads
 # the two-sided (1 - alpha_k) interval, SAME (two one-sided tests at alpha_k
 # each) the (1 - 2 alpha_k) interval; both centred on the median, half-width
-# t f(n) sd / sqrt(n), exponentiated.
+# t f(n) sd / sqrt(n), exponentiated. A record written before the first look's
+# share existed splits alpha equally: alpha_k = 0.05 / 8 at every look.
 DD = np.array([0.0123, 0.0087, 0.0151, 0.0102, 0.0069])
-ak = 0.05 / 8
+ak = 0.025
 dse = F(5) * np.std(DD, ddof=1) / np.sqrt(5)
 show("DECIDE_ACROSS_CI95  # exp(median(d) -+ t.ppf(0.975, 4) f(5) std(d, ddof=1) / sqrt(5))",
      [np.exp(np.median(DD) - scipy.stats.t.ppf(0.975, 4) * dse), np.exp(np.median(DD) + scipy.stats.t.ppf(0.975, 4) * dse)])
-show("DECIDE_DIFFERENT_CI  # exp(median(d) -+ t.ppf(1 - 0.05 / 16, 4) f(5) std(d, ddof=1) / sqrt(5))",
+show("DECIDE_DIFFERENT_CI  # exp(median(d) -+ t.ppf(1 - 0.025 / 2, 4) f(5) std(d, ddof=1) / sqrt(5))",
      [np.exp(np.median(DD) - scipy.stats.t.ppf(1 - ak / 2, 4) * dse), np.exp(np.median(DD) + scipy.stats.t.ppf(1 - ak / 2, 4) * dse)])
-show("DECIDE_TOST_CI  # exp(median(d) -+ t.ppf(1 - 0.05 / 8, 4) f(5) std(d, ddof=1) / sqrt(5))",
+show("DECIDE_TOST_CI  # exp(median(d) -+ t.ppf(1 - 0.025, 4) f(5) std(d, ddof=1) / sqrt(5))",
      [np.exp(np.median(DD) - scipy.stats.t.ppf(1 - ak, 4) * dse), np.exp(np.median(DD) + scipy.stats.t.ppf(1 - ak, 4) * dse)])
+show("DECIDE_EQUAL_SPLIT_CI  # exp(median(d) -+ t.ppf(1 - 0.05 / 16, 4) f(5) std(d, ddof=1) / sqrt(5))",
+     [np.exp(np.median(DD) - scipy.stats.t.ppf(1 - 0.05 / 16, 4) * dse), np.exp(np.median(DD) + scipy.stats.t.ppf(1 - 0.05 / 16, 4) * dse)])
 # The TOST's p-values against the 2% band: the larger one is below alpha_k
 # exactly when the (1 - 2 alpha_k) interval lies inside the band.
 tl = (np.median(DD) + np.log(1.02)) / dse

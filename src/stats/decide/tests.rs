@@ -42,23 +42,40 @@ fn the_intervals_match_scipy() {
 
 #[test]
 fn the_decision_at_a_look_uses_the_looks_share_of_alpha_as_scipy_computes_it() {
-    // 8 looks (3 to 10 pairs): alpha_k = 0.05 / 8. DECIDE_DIFFERENT_CI: the
-    // (1 - alpha_k) interval excludes 1, so B is higher.
-    let plan = Plan::new(Design::default()).unwrap();
-    assert_eq!((plan.look_alpha(3), plan.look_alpha(10), plan.look_alpha(11)), (Some(0.05 / 8.0), Some(0.05 / 8.0), None));
+    // 8 looks (5 to 12 pairs): the first gets half of alpha, the others
+    // 0.025 / 7 each, summing to alpha.
+    let design = Design { min_pairs: 5, max_pairs: 12, ..Design::default() };
+    let plan = Plan::new(design).unwrap();
+    assert_eq!((plan.look_alpha(4), plan.look_alpha(5), plan.look_alpha(6)), (None, Some(0.025), Some(0.025 / 7.0)));
+    assert_eq!((plan.look_alpha(12), plan.look_alpha(13)), (Some(0.025 / 7.0), None));
+    assert_rel(design.levels().iter().sum::<f64>(), 0.05, 1e-12);
+    // DECIDE_DIFFERENT_CI: the (1 - alpha_1) interval excludes 1, so B is higher.
     let Decision::Different { direction, ratio, lo, hi } = plan.decide(&DD) else { panic!("{:?}", plan.decide(&DD)) };
     assert_eq!((direction, ratio), (Direction::Higher, 0.0102f64.exp()));
+    assert_rel(lo, 1.004245463441675, 1e-12);
+    assert_rel(hi, 1.0162948595177121, 1e-12);
+    // A record written before the share existed splits alpha equally
+    // (DECIDE_EQUAL_SPLIT_CI: alpha / 8 at 5 pairs of 3 to 10).
+    let equal = Plan::new(Design { first_look_share: None, ..Design::default() }).unwrap();
+    assert_eq!((equal.look_alpha(3), equal.look_alpha(10)), (Some(0.05 / 8.0), Some(0.05 / 8.0)));
+    let Decision::Different { lo, hi, .. } = equal.decide(&DD) else { panic!("{:?}", equal.decide(&DD)) };
     assert_rel(lo, 1.001224842545564, 1e-12);
     assert_rel(hi, 1.0193609455343802, 1e-12);
+    // One look gets all of alpha, whatever the share.
+    assert_eq!(Design { min_pairs: 4, max_pairs: 4, ..Design::default() }.levels(), vec![0.05]);
     // A minimum effect of 2% forbids that DIFFERENT; the two one-sided tests
-    // (DECIDE_TOST_CI, the 1 - 2 alpha_k interval, inside 1/1.02..1.02; their
-    // p-value DECIDE_TOST_P = 0.00245 is below alpha_k) make it SAME.
+    // (DECIDE_TOST_CI, the 1 - 2 alpha_1 interval, inside 1/1.02..1.02; their
+    // p-value DECIDE_TOST_P = 0.00245 is below alpha_1) make it SAME.
     assert!(0.0024507486629076728 < plan.look_alpha(5).unwrap());
-    let design = Design { min_effect: 0.02, ..Design::default() };
+    let design = Design { min_effect: 0.02, ..design };
     let Decision::Same { band, ratio, lo, hi } = decide(&design, &DD) else { panic!("{:?}", decide(&design, &DD)) };
     assert_eq!((band, ratio), (0.02, 0.0102f64.exp()));
-    assert_rel(lo, 1.0028427847447603, 1e-12);
-    assert_rel(hi, 1.0177163536650649, 1e-12);
+    assert_rel(lo, 1.0054780481610934, 1e-12);
+    assert_rel(hi, 1.0150490148008076, 1e-12);
+    // A share outside (0, 1) is refused.
+    for share in [0.0, 1.0, f64::NAN] {
+        assert!(Plan::new(Design { first_look_share: Some(share), ..Design::default() }).is_err(), "{share}");
+    }
 }
 
 #[test]
@@ -72,7 +89,7 @@ fn a_row_leaning_away_from_one_is_not_stopped_as_same_before_its_last_look() {
     assert!(tost.lo > 1.0 / 1.02 && tost.hi < 1.02, "{tost:?}");
     assert_eq!(plan.decide(&xs), Decision::Unknown { why: Why::NotYet });
     // At a last look that cannot call it DIFFERENT, it is SAME within 3%.
-    let last = Design { min_pairs: 3, max_pairs: 4, alpha: 0.01, equivalence: 0.03, min_effect: 0.0 };
+    let last = Design { min_pairs: 3, max_pairs: 4, alpha: 0.01, equivalence: 0.03, ..Design::default() };
     assert!(matches!(decide(&last, &xs), Decision::Same { band: 0.03, .. }), "{:?}", decide(&last, &xs));
     // A tight A/A stops as SAME at the first look.
     assert!(matches!(plan.decide(&[0.001, -0.002, 0.0005]), Decision::Same { .. }));
@@ -151,7 +168,8 @@ fn every_point_lies_inside_its_interval_and_the_direction_follows_it() {
     // designs: a verdict's ratio lies in its interval, DIFFERENT's interval
     // excludes 1 on its direction's side, SAME's lies inside its band.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
-    let designs = [Design::default(), Design { min_pairs: 2, max_pairs: 5, alpha: 0.2, equivalence: 0.05, min_effect: 0.01 }];
+    let designs =
+        [Design::default(), Design { min_pairs: 2, max_pairs: 5, alpha: 0.2, equivalence: 0.05, min_effect: 0.01, first_look_share: None }];
     let (mut different, mut same) = (0, 0);
     for i in 0..3000 {
         let n = 2 + i % 11;
@@ -187,7 +205,8 @@ fn the_p_value_is_below_alpha_exactly_when_the_row_is_different_and_sees_marks_t
     // (or just inside) what it `sees` is DIFFERENT (or not), its spread
     // unchanged.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
-    let designs = [Design::default(), Design { min_pairs: 2, max_pairs: 6, alpha: 0.1, equivalence: 0.03, min_effect: 0.01 }];
+    let designs =
+        [Design::default(), Design { min_pairs: 2, max_pairs: 6, alpha: 0.1, equivalence: 0.03, min_effect: 0.01, first_look_share: None }];
     let mut different = 0;
     for i in 0..2000 {
         let n = 2 + i % 10;
@@ -380,10 +399,12 @@ mod sequential {
     }
 }
 
-/// The choice of Bonferroni across the looks, by simulation, against
-/// Lan-DeMets spending functions of the Pocock and O'Brien-Fleming shapes
-/// (information fraction pairs / max_pairs, each look the increment of the
-/// spending function; every scheme spends `alpha` in all).
+/// The choice of weighted Bonferroni across the looks, by simulation,
+/// against an equal split and Lan-DeMets spending functions of the Pocock
+/// and O'Brien-Fleming shapes (information fraction pairs / max_pairs, each
+/// look the increment of the spending function; every scheme spends
+/// `alpha` in all), with the whole budget of pairs and with a run budget
+/// that buys the first look only (as most rows of a default run get).
 mod spending {
     use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -402,8 +423,22 @@ mod spending {
             .collect()
     }
 
+    /// The share of `sims` rows drawn by `draw` that are DIFFERENT at the
+    /// plan's first look (the run's budget ends there).
+    fn different_at_first_look(plan: &Plan, sims: usize, seed: u64, draw: &Draw) -> f64 {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let n = plan.design.min_pairs;
+        let hits = (0..sims)
+            .filter(|_| {
+                let row: Vec<f64> = (0..n).map(|_| draw(&mut rng)).collect();
+                matches!(plan.decide(&row), Decision::Different { .. })
+            })
+            .count();
+        hits as f64 / sims as f64
+    }
+
     #[test]
-    fn bonferroni_across_looks_balances_power_speed_and_robustness_better_than_spending_functions() {
+    fn half_of_alpha_at_the_first_look_sees_more_where_the_budget_ends_there_and_keeps_the_rates() {
         let d = Design::default();
         let a = d.alpha;
         let std = Normal::standard();
@@ -415,7 +450,8 @@ mod spending {
         let mut table = Vec::new();
         let mut figures = Vec::new();
         for (name, plan) in [
-            ("Bonferroni", Plan::new(d).unwrap()),
+            ("half at the first look", Plan::new(d).unwrap()),
+            ("equal split", Plan::new(Design { first_look_share: None, ..d }).unwrap()),
             ("Pocock-type", Plan::with_levels(d, &pocock)),
             ("O'Brien-Fleming-type", Plan::with_levels(d, &obf)),
         ] {
@@ -423,24 +459,29 @@ mod spending {
             let modes = simulate(&plan, sims, 32, &aa_modes(0.2));
             let two = simulate(&plan, sims, 33, &shifted(1.02, 0.01));
             let ten = simulate(&plan, sims, 34, &shifted(1.10, 0.03));
+            let first = different_at_first_look(&plan, sims, 35, &shifted(1.02, 0.005));
             table.push(format!(
-                "{name}: A/A false DIFFERENT normal {:.4} two modes {:.4}; 2% at sd 1% DIFFERENT {:.3}; 10% at sd 3% decided after {:.2} pairs",
+                "{name}: A/A false DIFFERENT normal {:.4} two modes {:.4}; 2% at sd 1% DIFFERENT {:.3}; 10% at sd 3% decided after {:.2} pairs; 2% at sd 0.5% DIFFERENT at the first look {:.3}",
                 normal.different(),
                 modes.different(),
                 two.different(),
-                ten.mean_pairs()
+                ten.mean_pairs(),
+                first
             ));
             assert!(normal.different() <= bound(a, sims) && modes.different() <= bound(a, sims), "{}", table.join("\n"));
-            figures.push((modes.different(), two.different(), ten.mean_pairs()));
+            figures.push((modes.different(), two.different(), ten.mean_pairs(), first));
         }
         eprintln!("{}", table.join("\n"));
-        let [bonferroni, pocock, obf] = figures[..] else { unreachable!() };
-        // Pocock-type spends most at 3 pairs, where t has 2 degrees of
-        // freedom, and loses power later; O'Brien-Fleming-type spends
-        // little early and decides later, and lets more two-mode A/A rows
-        // through at its generous last looks.
-        assert!(bonferroni.1 > pocock.1, "power at 2%: {}", table.join("\n"));
-        assert!(bonferroni.2 < obf.2, "pairs at 10%: {}", table.join("\n"));
-        assert!(bonferroni.0 < obf.0, "two modes: {}", table.join("\n"));
+        let [half, equal, _pocock, obf] = figures[..] else { unreachable!() };
+        // Where the budget ends at the first look (most rows of a default
+        // run), half of alpha there sees a 2% change far more often than
+        // an equal split; with the whole budget it gives up little power,
+        // and decides a 10% change sooner than the O'Brien-Fleming shape,
+        // which also lets more two-mode A/A rows through at its generous
+        // last looks.
+        assert!(half.3 > equal.3 + 0.15, "first look: {}", table.join("\n"));
+        assert!(half.1 > equal.1 - 0.05, "power at 2% with the whole budget: {}", table.join("\n"));
+        assert!(half.2 < obf.2, "pairs at 10%: {}", table.join("\n"));
+        assert!(half.0 < obf.0, "two modes: {}", table.join("\n"));
     }
 }
