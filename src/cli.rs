@@ -341,6 +341,10 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// Only these workloads: ids, groups or globs, as `run` takes them
+    /// (`cpu`, `os.syscall`, `rt.*`). Default: every workload.
+    #[arg(value_name = "WORKLOAD")]
+    pub selection: Vec<String>,
     /// Print the registry as JSON.
     #[arg(long, conflicts_with = "markdown")]
     pub json: bool,

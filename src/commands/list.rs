@@ -1,5 +1,6 @@
 //! `proofbench list`: the workloads of the registry (and of command
-//! workload files), as text, JSON or the markdown of docs/WORKLOADS.md.
+//! workload files), all or those a selection names (as `run`'s), as text,
+//! JSON or the markdown of docs/WORKLOADS.md.
 
 use std::process::ExitCode;
 
@@ -11,7 +12,8 @@ use crate::workloads::{command, registry};
 pub fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let defs = command::load(&args.workloads, &registry::specs())?;
     let specs = command::specs_with(registry::specs(), &defs);
-    let specs: Vec<_> = specs.into_iter().filter(|s| args.include_selftest || !s.hidden()).collect();
+    let chosen = crate::plan::select::select(&specs, &args.selection, args.include_selftest)?;
+    let specs: Vec<_> = specs.into_iter().filter(|s| chosen.iter().any(|c| c == s.id)).collect();
     let text = if args.json {
         format!("{}\n", serde_json::to_string_pretty(&specs)?)
     } else if args.markdown {

@@ -22,8 +22,8 @@ use crate::workloads::contract::{ParamKind, WorkloadSpec};
 /// Errors in what the user asked for (exit code 2). Each names the flag.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("unknown workload '{pattern}' (known: {known})")]
-    UnknownWorkload { pattern: String, known: String },
+    #[error("unknown workload '{pattern}'{hint} (known: {known})")]
+    UnknownWorkload { pattern: String, hint: String, known: String },
     #[error("bad selection '{pattern}': {why}")]
     BadSelection { pattern: String, why: String },
     #[error("--workers {text}: {why}")]

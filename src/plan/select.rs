@@ -48,10 +48,25 @@ pub fn select(specs: &[WorkloadSpec], patterns: &[String], include_selftest: boo
                 }
                 known.push(s.id);
             }
-            return Err(PlanError::UnknownWorkload { pattern: p.to_string(), known: known.join(", ") });
+            let hint = did_you_mean(p, &known).map(|k| format!(": did you mean {k}?")).unwrap_or_default();
+            return Err(PlanError::UnknownWorkload { pattern: p.to_string(), hint, known: known.join(", ") });
         }
     }
     Ok(specs.iter().zip(chosen).filter(|(_, c)| *c).map(|(s, _)| s.id.to_string()).collect())
+}
+
+/// The name of `known` closest to `typed` when it is close enough to be
+/// what was meant (a letter or two off, or swapped: Jaro-Winkler similarity
+/// at least 0.9, as clap suggests subcommands); the first of equals.
+pub fn did_you_mean<'k>(typed: &str, known: &[&'k str]) -> Option<&'k str> {
+    let mut best: Option<(&str, f64)> = None;
+    for k in known {
+        let score = strsim::jaro_winkler(typed, k);
+        if score >= 0.9 && best.is_none_or(|(_, b)| score > b) {
+            best = Some((k, score));
+        }
+    }
+    best.map(|(k, _)| k)
 }
 
 #[cfg(test)]
@@ -111,5 +126,20 @@ mod tests {
         let e = sel(&["cpu.prime"], false).unwrap_err().to_string();
         assert!(e.contains("'cpu.prime'") && e.contains("cpu.primes") && !e.contains("selftest"), "{e}");
         assert!(sel(&["gpu.*"], false).is_err());
+    }
+
+    #[test]
+    fn a_near_miss_is_told_what_was_probably_meant() {
+        for (typed, meant) in [("cpu.primse", "cpu.primes"), ("cpu.prime", "cpu.primes"), ("os.sycall", "os.syscall"), ("cpus", "cpu")] {
+            let e = sel(&[typed], false).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("unknown workload '{typed}': did you mean {meant}? (known: ")), "{e}");
+        }
+        // Nothing close: no guess.
+        for typed in ["gpu.shaders", "network", "x"] {
+            let e = sel(&[typed], false).unwrap_err().to_string();
+            assert!(!e.contains("did you mean"), "{e}");
+        }
+        assert_eq!(did_you_mean("cpu.checksun", &["cpu.primes", "cpu.checksum"]), Some("cpu.checksum"));
+        assert_eq!(did_you_mean("anything", &[]), None);
     }
 }

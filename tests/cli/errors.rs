@@ -75,6 +75,7 @@ fn absurd_durations_are_refused_with_the_accepted_range() {
 #[test]
 fn unknown_workloads_list_what_exists() {
     refused(&["run", "cpu.prime"], &["unknown workload 'cpu.prime'", "cpu.primes", "cpu.checksum"]);
+    refused(&["run", "cpu.primse"], &["unknown workload 'cpu.primse': did you mean cpu.primes? (known: cpu, "]);
     refused(&["run", "gpu.*"], &["unknown workload 'gpu.*'"]);
 }
 

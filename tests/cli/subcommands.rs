@@ -29,6 +29,24 @@ fn list_shows_units_regions_verifiers_and_parameters_but_not_selftests() {
 }
 
 #[test]
+fn list_takes_a_selection_as_run_does_and_a_near_miss_is_told_what_was_meant() {
+    let json: Value = serde_json::from_str(&stdout_of(&["list", "cpu", "os.sys*", "--json"])).unwrap();
+    let ids: Vec<&str> = json.as_array().unwrap().iter().map(|w| w["id"].as_str().unwrap()).collect();
+    assert!(ids.len() >= 3 && ids.iter().all(|id| id.starts_with("cpu.") || *id == "os.syscall"), "{ids:?}");
+    assert!(ids.contains(&"cpu.primes") && ids.contains(&"os.syscall"), "{ids:?}");
+    let one = stdout_of(&["list", "os.syscall"]);
+    assert!(one.contains("os.syscall  [") && !one.contains("cpu.primes"), "{one}");
+    let out = Command::new(bin()).args(["list", "cpu.primse"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("proofbench: error: unknown workload 'cpu.primse': did you mean cpu.primes?") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
 fn docs_workloads_md_is_the_registry() {
     let generated = stdout_of(&["list", "--markdown"]);
     let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/WORKLOADS.md")).unwrap();
