@@ -344,8 +344,8 @@ fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
     let f = noise_figures(c);
     let not = c.rows.len() - f.judged;
     let mut lines = vec![Line::from(format!(
-        "Of {} rows, {}; {}{}{}.",
-        f.judged,
+        "Of {}, {}; {}{}{}.",
+        format::counted(f.judged, "row", "rows"),
         f.can_see_text(),
         f.words_text(),
         f.false_verdicts_text(),

@@ -94,6 +94,13 @@ fn the_noise_profile_counts_rows_that_can_see_2_5_and_10_percent_and_its_three_w
     let words: Vec<Option<Word>> = c.rows.iter().map(|r| r.word).collect();
     assert_eq!(words, [Some(Word::Same), Some(Word::Different), Some(Word::Same), Some(Word::Unknown)], "{:#?}", c.rows);
 
+    // One row is one row.
+    let mut one = run_of("b", &[same()]);
+    one.run.kind = RunKind::Noise;
+    for text in outputs(&section(&one.run, &one.rows).unwrap()) {
+        assert!(text.contains("Of 1 row, ") && !text.contains("1 rows"), "{text}");
+    }
+
     let figures = "2 can see a 2% change, 3 a 5% change and 3 a 10% change; 2 SAME within 2%, 1 UNKNOWN, 1 false verdict (DIFFERENT)";
     let brief: Vec<String> = brief(run, rows).iter().map(terminal::line).collect();
     assert_eq!(brief, [format!("Noise profile (A/A): of 4 rows judged, {figures}.")]);
