@@ -182,8 +182,12 @@ fn an_unknown_shell_is_a_usage_error_of_one_line_naming_it() {
 fn man_prints_roff_naming_every_subcommand() {
     let page = stdout_of(&["man"]);
     assert!(page.lines().any(|l| l.starts_with(".TH proofbench 1")), "no roff title line:\n{page}");
-    for section in [".SH NAME", ".SH SYNOPSIS", ".SH SUBCOMMANDS"] {
-        assert!(page.lines().any(|l| l == section), "{section} missing:\n{page}");
+    for section in [".SH NAME", ".SH SYNOPSIS", ".SH SUBCOMMANDS", ".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH EXAMPLES"] {
+        assert!(page.lines().any(|l| l == section || l.replace('"', "") == section.replace('"', "")), "{section} missing:\n{page}");
+    }
+    // Every exit code README.md names, and what the tool reads.
+    for needle in ["\n0\n", "\n1\n", "\n2\n", "\n3\n", "\n4\n", "\n130\n", "NO_COLOR", "TMPDIR", "PROOFBENCH_PERF"] {
+        assert!(page.contains(needle), "{needle:?} not in the page:\n{page}");
     }
     for sub in subcommands() {
         // roff escapes '-' as '\-'.
@@ -218,6 +222,7 @@ fn man_dir_writes_one_page_per_command_and_prints_their_paths() {
     assert_eq!(listed, expected, "the printed paths");
     let run = std::fs::read_to_string(dir.join("proofbench-run.1")).unwrap();
     assert!(run.starts_with(".ie") && run.contains(".TH proofbench-run 1") && run.contains("\\-\\-fail\\-on\\-regression"), "{run}");
+    assert!(run.contains(".SH \"EXIT STATUS\"") && run.contains(".SH \"EXAMPLES\"") && run.contains("\\-\\-lockstep"), "{run}");
 
     // A file where the directory should be: exit 1, naming --dir.
     let out = proofbench(&["man", "--dir", dir.join("proofbench.1").to_str().unwrap()]);
