@@ -29,7 +29,7 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
 fn visible(cmd: &clap::Command) -> clap::Command {
     let mut out = clap::Command::new(cmd.get_name().to_owned())
         .subcommand_required(cmd.is_subcommand_required_set())
-        .args(cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned())
+        .args(cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned().map(offering_workloads))
         .subcommands(cmd.get_subcommands().filter(|s| !s.is_hide_set()).map(visible));
     if let Some(about) = cmd.get_about() {
         out = out.about(about.clone());
@@ -41,6 +41,24 @@ fn visible(cmd: &clap::Command) -> clap::Command {
         out = out.version(version.to_owned());
     }
     out
+}
+
+/// A selection of workloads (`run`'s, `noise`'s, `list`'s positional
+/// `selection`) offering the registry's groups and ids to complete; a glob
+/// is still accepted, as only the script sees this copy.
+fn offering_workloads(arg: clap::Arg) -> clap::Arg {
+    if arg.get_id() != "selection" || !arg.is_positional() {
+        return arg;
+    }
+    let mut names: Vec<&'static str> = Vec::new();
+    for s in crate::workloads::registry::specs().iter().filter(|s| !s.hidden()) {
+        for name in [s.group, s.id] {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    arg.value_parser(clap::builder::PossibleValuesParser::new(names))
 }
 
 /// `proofbench man`: the page of `proofbench` on stdout; with `--dir`, one
@@ -158,9 +176,6 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ("proofbench compare h:12 h:15 --equivalence 1%", "Two runs of the history, SAME within 1%."),
         ],
     ),
-    (
-        "proofbench-noise",
-        &[("proofbench noise --lockstep", "The default selection as two identical variants: what this machine can see.")],
-    ),
+    ("proofbench-noise", &[("proofbench noise --lockstep", "The default selection as two identical variants: what this machine can see.")]),
     ("proofbench-list", &[("proofbench list 'rt.*' --json", "The runtime workloads as JSON.")]),
 ];

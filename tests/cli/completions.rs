@@ -134,6 +134,13 @@ fn the_bash_script_registers_a_completion_and_completes_commands_flags_and_value
     assert_eq!(shells, expected);
     assert_eq!(complete(&script, &f, &["proofbench", "run", "--profile", ""]), ["quick", "full", "seed"]);
     assert_eq!(complete(&script, &f, &["proofbench", "history", "reg"]), ["regressions"]);
+    // Workload names: groups and ids, for run, noise and list.
+    for sub in ["run", "noise", "list"] {
+        assert_eq!(complete(&script, &f, &["proofbench", sub, "cpu.pr"]), ["cpu.primes"], "{sub}");
+        let offered = complete(&script, &f, &["proofbench", sub, "o"]);
+        assert!(offered.contains(&"os".to_string()) && offered.contains(&"os.syscall".to_string()), "{sub}: {offered:?}");
+    }
+    assert!(complete(&script, &f, &["proofbench", "run", "selftest"]).is_empty(), "hidden workloads are not offered");
 
     // Every flag of `run --help` (the script is built from a copy of the
     // definitions without the hidden ones: none may be lost on the way).
