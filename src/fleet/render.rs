@@ -259,7 +259,7 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
                     csv_field(&e.axes),
                     e.status.clone(),
                     e.unit.map(|u| u.as_str().to_string()).unwrap_or_default(),
-                    e.direction.map(|d| d.as_str().to_string()).unwrap_or_default(),
+                    e.direction.map(|d| d.key().to_string()).unwrap_or_default(),
                     opt(e.median),
                     opt(e.fleet_median),
                     opt(e.ratio),

@@ -80,10 +80,19 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// The words a person reads: `lower is better`.
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::LowerIsBetter => "lower is better",
             Direction::HigherIsBetter => "higher is better",
+        }
+    }
+
+    /// The spelling of records and exports (JSON, CSV): `lower-is-better`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Direction::LowerIsBetter => "lower-is-better",
+            Direction::HigherIsBetter => "higher-is-better",
         }
     }
 }
@@ -118,6 +127,14 @@ pub enum TableShape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_export_spelling_of_a_direction_is_the_records() {
+        for d in [Direction::LowerIsBetter, Direction::HigherIsBetter] {
+            assert_eq!(serde_json::to_value(d).unwrap(), d.key());
+            assert_eq!(d.key().replace('-', " "), d.as_str());
+        }
+    }
 
     #[test]
     fn units_derive_values_and_directions() {

@@ -110,7 +110,7 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
                     csv_field(&r.params),
                     r.status.clone(),
                     r.unit.as_str().into(),
-                    r.direction.as_str().into(),
+                    r.direction.key().into(),
                     opt(r.median),
                     opt(r.ci95_lo),
                     opt(r.ci95_hi),

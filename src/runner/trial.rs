@@ -291,7 +291,10 @@ fn remove_stale_once(cfg: &RunConfig) {
     STALE.call_once(|| {
         let (removed, unrecognised) = remove_stale(&cfg.scratch_root.path);
         for p in removed {
-            crate::report::terminal::to_stderr(&format!("proofbench: removed {}, left by a run that ended\n", p.display()));
+            crate::report::terminal::to_stderr(&format!(
+                "proofbench: note: cleaned up {}, the scratch directory of an earlier run that is no longer running (nothing to do)\n",
+                p.display()
+            ));
         }
         if !unrecognised.is_empty() {
             let names: Vec<String> = unrecognised.iter().map(|p| p.display().to_string()).collect();

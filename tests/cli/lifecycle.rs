@@ -424,10 +424,14 @@ fn the_next_run_removes_the_scratch_directories_of_dead_runs_and_nothing_else() 
     let mut left = leftovers(io.path());
     left.sort();
     assert!(!left.contains(&stale), "{stale} (a dead run's) was left: {left:?}");
-    assert!(err.contains(&format!("removed {}", io.path().join(&stale).display())), "{err}");
+    let note = format!(
+        "proofbench: note: cleaned up {}, the scratch directory of an earlier run that is no longer running",
+        io.path().join(&stale).display()
+    );
+    assert!(err.contains(&note), "{err}");
     for k in &kept {
         assert!(left.contains(k) && io.path().join(k).join("notes.txt").is_file(), "{k} was removed or emptied: {left:?}");
-        assert!(!err.contains(&format!("removed {}", io.path().join(k).display())), "{err}");
+        assert!(!err.contains(&format!("cleaned up {}", io.path().join(k).display())), "{err}");
     }
     assert!(left.contains(&format!("proofbench-{dead}-001-os.stat-t0")), "a file was removed: {left:?}");
     assert!(left.contains(&locked), "a directory a live run holds was removed: {left:?}");

@@ -85,6 +85,9 @@ fn exports_carry_every_row_in_each_format() {
     assert_eq!(lines.len(), rows.len() + 1);
     assert!(lines[0].starts_with("row_id,workload,group,axes,params,status,unit,direction,median,"));
     assert!(lines.iter().skip(1).all(|l| l.contains(",ok,")), "{csv}");
+    // The direction spelled as the JSON spells it.
+    assert!(lines.iter().skip(1).all(|l| l.contains(&format!(",{},", first["direction"].as_str().unwrap()))), "{csv}");
+    assert!(!csv.contains("lower is better"), "{csv}");
 
     let md = text(&report(&sb, &["--export", "markdown"]).stdout);
     assert_eq!(md.lines().filter(|l| l.starts_with("| cpu.primes")).count(), 2, "{md}");
