@@ -10,8 +10,12 @@
 //! note = "README table"
 //! ```
 //!
-//! Numbers take the suffixes K, M, G (10^3, 10^6, 10^9). Reads records only:
-//! it never measures.
+//! Numbers take the suffixes K, M, G (10^3, 10^6, 10^9), or a unit as the
+//! tables print it: a time (`50ms`, `2.38 µs/op`, `1.2s`; read in ns), a
+//! rate (`76 M ops/s`), a bandwidth (`1.24 GB/s`; read in MB/s) or `Mop/s`;
+//! a claim written with a unit matches only rows of that kind. Its table
+//! prints every value scaled as the run's tables do. Reads records only: it
+//! never measures.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -26,9 +30,75 @@ use crate::model::{Status, Unit, UsageError};
 use crate::text::document::{Align, Block, Document, Line, Table};
 use crate::text::format;
 
-/// A number as a claims file may write it: `60000000`, `6e7` or `"60M"`.
+/// What a value written with a unit measures; rows of another kind do not
+/// match the claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// `ns`, `µs`, `ms`, `s` (with or without `/op`): in ns.
+    Time,
+    /// `ops/s`, with K, M, G before it.
+    Rate,
+    /// `MB/s`, `GB/s`, `TB/s`: in MB/s.
+    Bandwidth,
+    /// `Mop/s` (`Gop/s`): in Mop/s.
+    Mops,
+}
+
+impl Kind {
+    /// The kind of a row's unit.
+    fn of(unit: Unit) -> Option<Kind> {
+        match unit {
+            Unit::Ns | Unit::NsPerOp => Some(Kind::Time),
+            Unit::OpsPerSec => Some(Kind::Rate),
+            Unit::MbPerSec => Some(Kind::Bandwidth),
+            Unit::MopsPerSec => Some(Kind::Mops),
+            Unit::Cycles => None,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Time => "a time",
+            Kind::Rate => "a rate (ops/s)",
+            Kind::Bandwidth => "a bandwidth (MB/s)",
+            Kind::Mops => "Mop/s",
+        }
+    }
+}
+
+/// `text` as a number: plain with a K/M/G suffix (`58M`), or with a unit
+/// (`50ms`, `2.38 µs/op`, `76 M ops/s`, `1.24 GB/s`), in the unit's base
+/// (ns, ops/s, MB/s, Mop/s) with its [`Kind`].
+pub fn quantity(text: &str) -> Option<(f64, Option<Kind>)> {
+    let t = text.trim();
+    if let Some(v) = parse_suffixed(t) {
+        return Some((v, None));
+    }
+    let number = |n: &str, scale: f64| -> Option<f64> {
+        let n: String = n.chars().filter(|c| !c.is_whitespace()).collect();
+        parse_suffixed(&n).map(|v| v * scale).filter(|v| v.is_finite())
+    };
+    let per_op = t.strip_suffix("/op").unwrap_or(t).trim_end();
+    for (suffix, scale) in [("ns", 1.0), ("µs", 1e3), ("us", 1e3), ("ms", 1e6), ("s", 1e9)] {
+        if let Some(n) = per_op.strip_suffix(suffix)
+            && n.trim_end().ends_with(|c: char| c.is_ascii_digit() || c == '.')
+        {
+            return number(n, scale).map(|v| (v, Some(Kind::Time)));
+        }
+    }
+    let suffixed = |units: &[(&str, f64)], kind: Kind| {
+        units.iter().find_map(|(suffix, scale)| t.strip_suffix(suffix).and_then(|n| number(n, *scale)).map(|v| (v, Some(kind))))
+    };
+    suffixed(&[("ops/s", 1.0)], Kind::Rate)
+        .or_else(|| suffixed(&[("MB/s", 1.0), ("GB/s", 1e3), ("TB/s", 1e6)], Kind::Bandwidth))
+        .or_else(|| suffixed(&[("Mop/s", 1.0), ("Gop/s", 1e3)], Kind::Mops))
+}
+
+/// A number as a claims file may write it: `60000000`, `6e7`, `"60M"` or
+/// `"50ms"` (with the kind of its unit).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Num(f64);
+struct Num(f64, Option<Kind>);
 
 impl<'de> Deserialize<'de> for Num {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Num, D::Error> {
@@ -36,19 +106,21 @@ impl<'de> Deserialize<'de> for Num {
         impl Visitor<'_> for V {
             type Value = Num;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a number, or a string like \"58M\"")
+                f.write_str("a number, or a string like \"58M\" or \"50ms\"")
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
-                Ok(Num(v as f64))
+                Ok(Num(v as f64, None))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
-                Ok(Num(v as f64))
+                Ok(Num(v as f64, None))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
-                Ok(Num(v))
+                Ok(Num(v, None))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
-                parse_suffixed(v).map(Num).ok_or_else(|| E::custom(format!("'{v}' is not a number (use e.g. 58M, 1.5G or 250)")))
+                quantity(v)
+                    .map(|(x, k)| Num(x, k))
+                    .ok_or_else(|| E::custom(format!("'{v}' is not a number (use e.g. 58M, 1.5G, 250, 50ms or 76 M ops/s)")))
             }
         }
         d.deserialize_any(V)
@@ -92,17 +164,26 @@ impl<'de> Deserialize<'de> for Text {
 struct RangeText {
     lo: Option<f64>,
     hi: Option<f64>,
+    /// The kind of the ends' unit (both the same), if written with one.
+    kind: Option<Kind>,
 }
 
 impl<'de> Deserialize<'de> for RangeText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RangeText, D::Error> {
         let s = String::deserialize(d)?;
-        let bad = |why: &str| de::Error::custom(format!("expect = \"{s}\": {why} (use e.g. \"58M..65M\", \"58M..\" or \"..65M\")"));
+        let bad = |why: &str| {
+            de::Error::custom(format!("expect = \"{s}\": {why} (use e.g. \"58M..65M\", \"58M..\", \"..65M\" or \"50ms..56ms\")"))
+        };
         let (lo, hi) = s.split_once("..").ok_or_else(|| bad("not a range LO..HI"))?;
         let side = |t: &str| {
-            if t.trim().is_empty() { Ok(None) } else { parse_suffixed(t).map(Some).ok_or_else(|| bad(&format!("'{t}' is not a number"))) }
+            if t.trim().is_empty() { Ok(None) } else { quantity(t).map(Some).ok_or_else(|| bad(&format!("'{t}' is not a number"))) }
         };
-        let r = RangeText { lo: side(lo)?, hi: side(hi)? };
+        let (lo, hi) = (side(lo)?, side(hi)?);
+        let kinds: Vec<Kind> = [lo, hi].iter().flatten().filter_map(|(_, k)| *k).collect();
+        if kinds.windows(2).any(|w| w[0] != w[1]) {
+            return Err(bad("the two ends are in units of different kinds"));
+        }
+        let r = RangeText { lo: lo.map(|(v, _)| v), hi: hi.map(|(v, _)| v), kind: kinds.first().copied() };
         match (r.lo, r.hi) {
             (None, None) => Err(bad("both ends are empty")),
             (Some(a), Some(b)) if a > b => Err(bad("the low end is above the high end")),
@@ -187,6 +268,9 @@ pub struct Claim {
     pub hi: Option<f64>,
     /// The expectation as the table prints it.
     pub expected: String,
+    /// The kind of unit its values were written in, if any: only rows of
+    /// that kind match.
+    pub kind: Option<Kind>,
     pub unit: Option<String>,
     pub note: Option<String>,
     /// The line of its `[[claim]]` in the file.
@@ -230,6 +314,14 @@ pub fn parse(text: &str, name: &str) -> Result<Vec<Claim>, UsageError> {
         let c = spanned.into_inner();
         let err = |why: String| UsageError(format!("{name} line {line}: claim for {}: {why}", c.workload));
         let forms = [c.expect.is_some(), c.min.is_some() || c.max.is_some(), c.value.is_some() || c.tolerance.is_some()];
+        let kinds: Vec<Kind> =
+            [c.expect.as_ref().and_then(|r| r.kind), c.min.and_then(|n| n.1), c.max.and_then(|n| n.1), c.value.and_then(|n| n.1)]
+                .into_iter()
+                .flatten()
+                .collect();
+        if kinds.windows(2).any(|w| w[0] != w[1]) {
+            return Err(err("its values are in units of different kinds".into()));
+        }
         let (lo, hi, expected) = match forms {
             [true, false, false] => {
                 let r = c.expect.clone().expect("checked");
@@ -267,6 +359,7 @@ pub fn parse(text: &str, name: &str) -> Result<Vec<Claim>, UsageError> {
             lo,
             hi,
             expected,
+            kind: kinds.first().copied(),
             unit: c.unit,
             note: c.note,
             line,
@@ -333,6 +426,12 @@ fn judge(claim: &Claim, row: &Row) -> Checked {
         c.why = Some(format!("the row is in {}, the claim in {u}", row.unit.as_str()));
         return c;
     }
+    if let Some(k) = claim.kind
+        && Kind::of(row.unit) != Some(k)
+    {
+        c.why = Some(format!("the row is in {}, the claim {}", row.unit.as_str(), k.as_str()));
+        return c;
+    }
     let Some(m) = c.median else {
         c.why = Some("no timed samples".into());
         return c;
@@ -390,6 +489,13 @@ pub fn document(checked: &[Checked], run_name: &str, claims_name: &str) -> Docum
         let params: Vec<String> = c.claim.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let claim = if params.is_empty() { c.claim.workload.clone() } else { format!("{} {}", c.claim.workload, params.join(" ")) };
         let unit = c.claim.unit.clone().or_else(|| c.unit.clone()).unwrap_or_default();
+        // Scaled as the run's tables print the row's unit, where it is known.
+        let scaled = c.unit.as_deref().or(c.claim.unit.as_deref()).and_then(Unit::from_name);
+        let value = |v: f64| scaled.map_or_else(|| format::number(v), |u| format::scaled(v, u));
+        let expected = match scaled {
+            Some(_) if c.claim.lo.is_some() || c.claim.hi.is_some() => range(c.claim.lo.map(value), c.claim.hi.map(value)),
+            _ => format!("{} {unit}", c.claim.expected).trim_end().to_string(),
+        };
         let status = match &c.why {
             Some(why) => format!("{} ({why})", c.status.as_str()),
             None => c.status.as_str().to_string(),
@@ -397,9 +503,9 @@ pub fn document(checked: &[Checked], run_name: &str, claims_name: &str) -> Docum
         t.push(vec![
             claim,
             c.axes.clone(),
-            format!("{} {unit}", c.claim.expected).trim_end().to_string(),
-            c.median.map(|m| format!("{} {}", format::number(m), c.unit.clone().unwrap_or_default())).unwrap_or_else(|| "n/a".into()),
-            c.ci95.map(|[lo, hi]| format!("{}..{}", format::number(lo), format::number(hi))).unwrap_or_else(|| "n/a".into()),
+            expected,
+            c.median.map(value).unwrap_or_else(|| "n/a".into()),
+            c.ci95.map(|[lo, hi]| range(Some(value(lo)), Some(value(hi)))).unwrap_or_else(|| "n/a".into()),
             status,
             c.claim.note.clone().unwrap_or_default(),
         ]);
@@ -419,6 +525,19 @@ pub fn document(checked: &[Checked], run_name: &str, claims_name: &str) -> Docum
         )),
     ];
     Document { title: format!("Claims vs actual: {run_name}"), blocks }
+}
+
+/// `lo..hi` of two scaled values, their unit said once when they share it
+/// (`58.00..65.00 M ops/s`, `980 µs..1.02 ms`, `58.00 M ops/s..`).
+fn range(lo: Option<String>, hi: Option<String>) -> String {
+    let unit_of = |v: &String| v.split_once(' ').map(|(n, u)| (n.to_string(), u.to_string()));
+    match (lo, hi) {
+        (Some(a), Some(b)) => match (unit_of(&a), unit_of(&b)) {
+            (Some((n, u)), Some((_, w))) if u == w => format!("{n}..{b}"),
+            _ => format!("{a}..{b}"),
+        },
+        (a, b) => format!("{}..{}", a.unwrap_or_default(), b.unwrap_or_default()),
+    }
 }
 
 /// Reads and parses the claims file `path`.

@@ -160,7 +160,9 @@ max = "100M"
     let table = crate::text::document::terminal::render(&document(&checked, "run-dir", "f").blocks);
     assert!(table.contains("10 claims checked: 4 within, 1 above, 1 below, 4 not measured."), "{table}");
     assert!(table.contains("| a.x size=256 "), "{table}");
-    assert!(table.contains("58M..65M ops/s"), "{table}");
+    // Scaled as the run's tables print ops/s, the unit said once.
+    assert!(table.contains("| 58.00..65.00 M ops/s |") && table.contains("| 60.00 M ops/s |"), "{table}");
+    assert!(table.contains("| 60.00..60.00 M ops/s |") && !table.contains("60,000,00"), "{table}");
     assert!(table.contains("not measured (row failed)"), "{table}");
 }
 
@@ -182,4 +184,55 @@ fn a_claims_file_name_or_note_with_markup_is_escaped_by_each_output_its_own_way(
     assert!(html.contains("<td>&lt;script&gt;alert(1)&lt;/script&gt; a|b *c* `d`</td></tr>"), "{html}");
     let term = crate::text::document::terminal::render(&doc.blocks);
     assert!(term.contains(&format!("\nClaims: {HOSTILE}\n")) && term.contains(&format!(" {HOSTILE} |")), "{term}");
+}
+
+#[test]
+fn values_with_units_read_in_the_units_base_and_match_only_rows_of_their_kind() {
+    for (text, v, kind) in [
+        ("50ms", 50e6, Some(Kind::Time)),
+        ("2.38 µs/op", 2380.0, Some(Kind::Time)),
+        ("2.5us", 2500.0, Some(Kind::Time)),
+        ("1.2 s", 1.2e9, Some(Kind::Time)),
+        ("173 ns/op", 173.0, Some(Kind::Time)),
+        ("76 M ops/s", 76e6, Some(Kind::Rate)),
+        ("76Mops/s", 76e6, Some(Kind::Rate)),
+        ("1.24 GB/s", 1240.0, Some(Kind::Bandwidth)),
+        ("14,404", 14404.0, None),
+        ("4 Gop/s", 4000.0, Some(Kind::Mops)),
+        ("58M", 58e6, None),
+        ("3m", 3e6, None),
+    ] {
+        match quantity(text) {
+            Some((x, k)) => assert!(((x - v).abs() <= 1e-9 * v.abs()) && k == kind, "{text}: {x} {k:?}"),
+            None => assert!(v.is_nan(), "{text} did not parse"),
+        }
+    }
+    for bad in ["50 parsecs", "ms", "fast", "5 ms/s"] {
+        assert_eq!(quantity(bad), None, "{bad}");
+    }
+    let claims = parse(
+        "[[claim]]\nworkload = \"a.x\"\nexpect = \"50ms..56ms\"\n[[claim]]\nworkload = \"a.x\"\nvalue = \"53 ms\"\ntolerance = \"5%\"\n",
+        "f",
+    )
+    .unwrap();
+    assert_eq!((claims[0].lo, claims[0].hi, claims[0].kind), (Some(50e6), Some(56e6), Some(Kind::Time)));
+    assert_eq!(claims[1].kind, Some(Kind::Time));
+    let mixed = parse("[[claim]]\nworkload = \"a.x\"\nexpect = \"50ms..60M ops/s\"\n", "f").unwrap_err().to_string();
+    assert!(mixed.contains("different kinds"), "{mixed}");
+    let mixed = parse("[[claim]]\nworkload = \"a.x\"\nmin = \"50ms\"\nmax = \"1 GB/s\"\n", "f").unwrap_err().to_string();
+    assert!(mixed.contains("different kinds"), "{mixed}");
+
+    let row = |unit: Unit, center: f64| {
+        let values: Vec<f64> = (0..5).map(|i| center * (1.0 + 0.001 * i as f64)).collect();
+        fake_row("a.x", &[("size", json!(1))], &values, Status::Ok, unit)
+    };
+    let (time_run, _) = fake_run("r", "2026-01-01T00:00:00Z", None, vec![row(Unit::Ns, 53e6)]);
+    let checked = check_run(&claims, &time_run);
+    assert_eq!(checked.iter().map(|c| c.status).collect::<Vec<_>>(), [ClaimStatus::Within, ClaimStatus::Within]);
+    let table = crate::text::document::terminal::render(&document(&checked, "run-dir", "f").blocks);
+    assert!(table.lines().any(|l| l.contains("| 50.00..56.00 ms |") && l.contains("  53.") && !l.contains("53,")), "{table}");
+    let (rate_run, _) = fake_run("r", "2026-01-01T00:00:00Z", None, vec![row(Unit::OpsPerSec, 53e6)]);
+    let checked = check_run(&claims, &rate_run);
+    assert_eq!(checked[0].status, ClaimStatus::NotMeasured);
+    assert!(checked[0].why.as_deref().unwrap().contains("the claim a time"), "{:?}", checked[0].why);
 }

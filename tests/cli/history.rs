@@ -130,7 +130,7 @@ min = "1M"
     let out = pb(dir, &["check-claims", claims.to_str().unwrap(), run.to_str().unwrap()]);
     let table = ok(&out);
     assert!(table.contains("3 claims checked: 1 within, 1 above, 0 below, 1 not measured."), "{table}");
-    assert!(table.contains("a millisecond sleep") && table.contains("500K..20M ns"), "{table}");
+    assert!(table.contains("a millisecond sleep") && table.contains("500 µs..20.00 ms"), "{table}");
     // --html FILE: the same table as a page.
     let page_file = dir.join("claims.html");
     assert_eq!(
