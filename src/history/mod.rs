@@ -28,6 +28,7 @@
 //! the column.
 
 pub mod access;
+pub mod changes;
 pub mod floors;
 mod migrate;
 pub mod regress;
