@@ -68,10 +68,12 @@ impl Settings {
     /// larger of `sigma` and the noise implied by `min_effect` (a floor of
     /// `f` is the 95% bound of the difference of two runs, `1.96 √2 sigma`
     /// in logs), so that a series quieter than its floor is not cut finer
-    /// than the floor.
+    /// than the floor. A series of equal values with no smallest change
+    /// still gets a positive `sigma` (`f64::EPSILON`): it has one level.
     pub fn new(sigma: f64, min_effect: f64) -> Settings {
         let implied = (1.0 + min_effect.max(0.0)).ln() / (Z95 * std::f64::consts::SQRT_2);
-        Settings { sigma: sigma.max(implied), min_effect: min_effect.max(0.0), penalty: PENALTY, min_size: MIN_SIZE }
+        let sigma = sigma.max(implied).max(f64::EPSILON);
+        Settings { sigma, min_effect: min_effect.max(0.0), penalty: PENALTY, min_size: MIN_SIZE }
     }
 }
 

@@ -178,6 +178,9 @@ fn values_and_settings_that_cannot_be_judged_are_refused() {
     // The floor's noise is the least sigma: 2% is 1.96 √2 sigma in logs.
     assert_rel(Settings::new(0.0, 0.02).sigma, 1.02f64.ln() / (Z95 * std::f64::consts::SQRT_2), 1e-12);
     assert_eq!(Settings::new(0.5, 0.02).sigma, 0.5);
+    // Equal values, no smallest change (`--noise 0%`, no floor): still judged, one level.
+    let flat = Settings::new(noise_of(&[7.0; 6]).unwrap(), 0.0);
+    assert!(Detector::new(flat).is_ok() && Detector::over(flat, &[7.0; 6]).unwrap().changes().is_empty(), "{flat:?}");
 }
 
 #[test]
