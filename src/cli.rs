@@ -584,6 +584,38 @@ pub enum HistoryCommand {
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
     },
+    /// The change points of every row series: where its level shifted over
+    /// the runs of one machine, with the commits around each change, its
+    /// size and the runs at each level (docs/METHODOLOGY.md).
+    Changes {
+        /// A workload id, a group or a glob (default: every workload).
+        workload: Option<String>,
+        /// Only rows whose parameter NAME has VALUE (repeatable).
+        #[arg(short = 'p', long = "params", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// The smallest change named, in percent; a row's noise floor from
+        /// the history applies where it is larger.
+        #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_threshold)]
+        noise: f64,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ChangesFormat::Terminal)]
+        format: ChangesFormat,
+        /// Also write the changes as one self-contained HTML page to FILE
+        /// (`-`: print the page instead).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+    },
+}
+
+/// How `history changes` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ChangesFormat {
+    /// A table.
+    Terminal,
+    /// The same table as markdown.
+    Markdown,
+    /// The change points as one JSON object (`proofbench.changes/1`).
+    Json,
 }
 
 /// `proofbench check-claims`.

@@ -1,5 +1,5 @@
-//! `proofbench history ...`: import, list, show, regressions, over the
-//! store of `history`.
+//! `proofbench history ...`: import, list, show, regressions, changes,
+//! over the store of `history`.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -8,12 +8,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cli::{HistoryArgs, HistoryCommand};
+use crate::cli::{ChangesFormat, HistoryArgs, HistoryCommand};
 use crate::compare;
 use crate::envelope::Envelope;
 use crate::evidence::Row;
 use crate::history::floors::Floors;
-use crate::history::{Recorded, RunEntry, Store, regress};
+use crate::history::{Recorded, RunEntry, Store, changes, regress};
 use crate::model::UsageError;
 use crate::report::plot::{self, trend_chart};
 use crate::report::terminal::{Out, to_stderr};
@@ -44,6 +44,9 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 rules: compare::GateRules { accept_disturbed: *accept_disturbed, allow_unknown: *allow_unknown },
             };
             regressions(&args.db, workload.as_deref(), judged, html.as_deref())
+        }
+        HistoryCommand::Changes { workload, params, noise, format, html } => {
+            changes(&args.db, workload.as_deref(), params, *noise / 100.0, *format, html.as_deref())
         }
     }
 }
@@ -373,4 +376,59 @@ fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&P
         to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
     }
     Ok(ExitCode::from(code))
+}
+
+/// `history changes`: the change points of every series of the workloads
+/// `pattern` names (rows filtered by `params`), one series per machine as
+/// `history regressions` makes them.
+fn changes(
+    db: &Path,
+    pattern: Option<&str>,
+    params: &[String],
+    threshold: f64,
+    format: ChangesFormat,
+    html: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let filters = parse_filters(params)?;
+    let store = Store::open_reader(db)?;
+    let runs = store.runs()?;
+    let workloads = matching_workloads(&store, pattern)?;
+    let mut rows = Vec::new();
+    for w in &workloads {
+        rows.extend(
+            store
+                .rows_of(w)?
+                .into_iter()
+                .filter(|(_, r)| filters.iter().all(|(k, v)| crate::model::params::param_matches(&r.cell.params, k, v))),
+        );
+    }
+    if rows.is_empty() && !filters.is_empty() {
+        let p = params.join(" -p ");
+        return Err(UsageError(format!("-p {p}: no rows of {} match", workloads.join(", "))).into());
+    }
+    let envelopes: RefCell<HashMap<i64, Option<Envelope>>> = RefCell::new(HashMap::new());
+    let envelope = |id: i64| envelopes.borrow_mut().entry(id).or_insert_with(|| store.envelope(id).ok()).clone();
+    let machine = |id: i64| match envelope(id) {
+        Some(e) => (e.machine_key(), e.machine_short_name()),
+        None => (format!("unreadable envelope of h:{id}"), format!("h:{id} (envelope unreadable)")),
+    };
+    let series = regress::series(&runs, rows, &machine);
+    let floors = Floors::load(&store, &workloads)?;
+    // A series' floor from its newest row (its runs share one machine).
+    let floor = |s: &regress::Series| {
+        let (run, row) = &s.points[s.points.len() - 1];
+        match envelope(run.id) {
+            Some(e) => floors.of(row, &e.machine_key()),
+            None => Err("no floor: the run's envelope is unreadable".to_string()),
+        }
+    };
+    let found = changes::find(&series, threshold, &floor, floors.source());
+    let doc = changes::document(&found);
+    let text = match format {
+        ChangesFormat::Json => format!("{}\n", serde_json::to_string_pretty(&found)?),
+        ChangesFormat::Markdown => document::markdown::render(&doc.blocks),
+        ChangesFormat::Terminal => document::terminal::render(&doc.blocks),
+    };
+    super::show(&text, &doc, html)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -10,7 +10,7 @@
 //! Writers and readers are apart: [`Store::open_writer`] (a run recording
 //! itself, `history import`) marks the database as proofbench's, migrates an
 //! older schema and switches it to WAL; [`Store::open_reader`] (`history
-//! list|show|regressions`, `compare`, `check-claims`) opens it read-only
+//! list|show|regressions|changes`, `compare`, `check-claims`) opens it read-only
 //! and changes nothing, so a database this user cannot write, or on a
 //! read-only mount, can be read. Either refuses a file that is not
 //! proofbench's, leaving it as it was (see [`access`]).
@@ -28,6 +28,7 @@
 //! the column.
 
 pub mod access;
+pub mod changes;
 pub mod floors;
 mod migrate;
 pub mod regress;

@@ -22,6 +22,8 @@
 //! - `change`: the p-value of a verdict against a band ([`band_p_value`]),
 //!   the adjustment for many rows ([`benjamini_hochberg`]) and a row's noise
 //!   floor from repeated runs of one build ([`noise_floor`]);
+//! - `changepoint`: where a series of run medians changed level (PELT with
+//!   a penalty, incremental: [`changepoint::Detector`]);
 //! - `decide`: decided verdicts about a change from trial pairs, SAME,
 //!   DIFFERENT or UNKNOWN, with a sequential design ([`decide::Plan`]);
 //! - `karp_flatt`: the serial fraction of a speedup
@@ -39,6 +41,7 @@
 
 mod bootstrap;
 mod change;
+pub mod changepoint;
 pub mod decide;
 mod estimators;
 pub mod karp_flatt;

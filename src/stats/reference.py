@@ -209,3 +209,36 @@ WP = np.array([0.021, -0.004, 0.013, 0.030, 0.008, 0.017, 0.002])
 wse = F(7) * np.std(WP, ddof=1) / np.sqrt(7)
 show("DECIDE_WITHIN_CI95  # exp(median(w) -+ t.ppf(0.975, 6) f(7) std(w, ddof=1) / sqrt(7))",
      [np.exp(np.median(WP) - scipy.stats.t.ppf(0.975, 6) * wse), np.exp(np.median(WP) + scipy.stats.t.ppf(0.975, 6) * wse)])
+
+# ---- change points (src/stats/changepoint.rs)
+# The exact optimal partition of a short series under a penalty, by the plain
+# O(n^2) dynamic programme over every partition (no pruning): the cost of a
+# level is the sum of squared deviations of its logs from their mean over
+# sigma^2, each level of at least 2 values, 21.4 per change. Then each
+# change's ratio (exp of the difference of the levels' mean logs) with its 95%
+# interval exp(d -+ norm.ppf(0.975) sigma sqrt(1/n1 + 1/n2)).
+CP = np.log([100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 104.0, 103.0, 104.5, 103.5, 97.0, 96.5, 97.5, 96.8])
+CP_SIGMA, CP_PEN, CP_MIN = 0.005, 21.4, 2
+def cp_cost(s, t):
+    seg = CP[s:t]
+    return float(np.sum((seg - seg.mean()) ** 2)) / CP_SIGMA ** 2
+best, last = [-CP_PEN] + [np.inf] * len(CP), [0] * (len(CP) + 1)
+for t in range(1, len(CP) + 1):
+    for s in range(0, t - CP_MIN + 1):
+        c = best[s] + cp_cost(s, t) + CP_PEN
+        if c < best[t]:
+            best[t], last[t] = c, s
+cuts, t = [], len(CP)
+while t > 0:
+    t = last[t]
+    if t > 0:
+        cuts.insert(0, t)
+show("CP_CUTS  # the starts of the levels after the first", cuts)
+bounds = [0] + cuts + [len(CP)]
+ratios = []
+for a, b, c in zip(bounds, bounds[1:], bounds[2:]):
+    d = CP[b:c].mean() - CP[a:b].mean()
+    h = scipy.stats.norm.ppf(0.975) * CP_SIGMA * np.sqrt(1 / (b - a) + 1 / (c - b))
+    ratios += [np.exp(d), np.exp(d - h), np.exp(d + h)]
+show("CP_RATIOS  # (ratio, lo, hi) of each change", ratios)
+show("CP_NORM_975  # scipy.stats.norm.ppf(0.975)", scipy.stats.norm.ppf(0.975))

@@ -214,7 +214,7 @@ fn man_dir_writes_one_page_per_command_and_prints_their_paths() {
     let mut expected: Vec<String> = ["proofbench".to_owned()]
         .into_iter()
         .chain(subcommands().iter().map(|s| format!("proofbench-{s}")))
-        .chain(["import", "list", "show", "regressions"].iter().map(|s| format!("proofbench-history-{s}")))
+        .chain(["import", "list", "show", "regressions", "changes"].iter().map(|s| format!("proofbench-history-{s}")))
         .chain(["submit", "status", "wait"].iter().map(|s| format!("proofbench-slurm-{s}")))
         .map(|n| format!("{n}.1"))
         .collect();

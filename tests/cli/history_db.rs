@@ -145,7 +145,7 @@ fn another_programs_sqlite_file_given_as_db_is_refused_and_left_as_it_was() {
     for db in &files {
         let before = state(db);
         assert!(before.side_files.is_empty(), "{before:?}");
-        for args in [&["import", FIXTURE][..], &["list"], &["regressions"]] {
+        for args in [&["import", FIXTURE][..], &["list"], &["regressions"], &["changes"]] {
             let out = pb(dir, &[&["history", "--db", db.to_str().unwrap()][..], args].concat());
             let e = text(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{} {args:?}: {e}", db.display());
@@ -288,13 +288,14 @@ fn every_reader_reads_a_history_this_user_cannot_write() {
     let before = state(&db);
     let d = db.to_str().unwrap();
     let plot = plots.join("trend.svg");
-    let readers: [Vec<&str>; 6] = [
+    let readers: [Vec<&str>; 7] = [
         vec!["history", "--db", d, "list"],
         vec!["history", "--db", d, "show", "cpu.primes", "--plot", plot.to_str().unwrap()],
         vec!["history", "--db", d, "show", "cpu.primes"],
         vec!["history", "--db", d, "regressions"],
         vec!["compare", "h:1", "h:1", "--db", d],
         vec!["check-claims", claims.to_str().unwrap(), "h:1", "--db", d],
+        vec!["history", "--db", d, "changes"],
     ];
     for args in &readers {
         let out = pb_as(user, dir, args);

@@ -5,6 +5,7 @@
 mod alloc;
 mod architecture;
 mod busy;
+mod changes;
 mod command;
 mod common;
 mod compare;
