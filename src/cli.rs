@@ -376,9 +376,14 @@ pub struct BisectArgs {
     #[arg(long, value_name = "PATH")]
     pub exe: Option<String>,
 
+    /// Kill a commit's build after this long and skip the commit, as one
+    /// that does not build (default 1h; 1s to 24h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    pub build_timeout: Option<Duration>,
+
     /// Resume the bisect in DIR (a `bisect-*` directory): its builds and
     /// finished steps are reused, with the flags it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["good", "bad", "build", "exe"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["good", "bad", "build", "exe", "build_timeout"])]
     pub resume: Option<PathBuf>,
 
     #[command(flatten)]

@@ -111,15 +111,18 @@ impl Repo {
             bail!("{}: a checkout of another commit ({}) is in the way", path.display(), head.trim());
         }
         let path_s = path.to_str().with_context(|| format!("{}: not a UTF-8 path", path.display()))?;
-        self.output(&["worktree", "add", "--detach", "--quiet", path_s, sha])?;
+        // --force: a worktree whose directory was removed without `git
+        // worktree prune` is still registered; it is made again in place.
+        self.output(&["worktree", "add", "--force", "--detach", "--quiet", path_s, sha])?;
         Ok(())
     }
 }
 
 /// Runs `cmd` with `sh -c` in `dir`, its output into `log`, in its own
-/// process group; a stop signal kills the group and is [`Stopped`].
+/// process group; a stop signal kills the group and is [`Stopped`], and so
+/// does `timeout`, which is a failed build (said at the end of the log).
 /// Returns whether it succeeded and how long it took.
-pub fn build(cmd: &str, dir: &Path, log: &Path) -> anyhow::Result<(bool, Duration)> {
+pub fn build(cmd: &str, dir: &Path, log: &Path, timeout: Duration) -> anyhow::Result<(bool, Duration)> {
     let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let err = file.try_clone()?;
     let start = Instant::now();
@@ -135,16 +138,67 @@ pub fn build(cmd: &str, dir: &Path, log: &Path) -> anyhow::Result<(bool, Duratio
         .with_context(|| format!("starting the build command `{cmd}`"))?;
     loop {
         if let Some(status) = child.try_wait()? {
+            // What the build left running in its group dies with it.
+            // SAFETY: kill(2) on the process group the child led; no memory is shared.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
             return Ok((status.success(), start.elapsed()));
         }
-        if crate::runner::signals::interrupted() {
+        let stopped = crate::runner::signals::interrupted();
+        if stopped || start.elapsed() > timeout {
             // SAFETY: kill(2) on the process group this child leads; no memory is shared.
             unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
             let _ = child.wait();
-            return Err(Stopped("a stop signal arrived during a build".into()).into());
+            if stopped {
+                return Err(Stopped("a stop signal arrived during a build".into()).into());
+            }
+            use std::io::Write as _;
+            let mut f = std::fs::OpenOptions::new().append(true).open(log)?;
+            writeln!(f, "proofbench: the build was killed after --build-timeout {}", humantime::format_duration(timeout))?;
+            return Ok((false, start.elapsed()));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
 use std::os::unix::process::CommandExt as _;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_past_its_timeout_is_killed_and_failed_with_the_reason_in_its_log() {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("b.log");
+        let (ok, took) = build("echo started; sleep 30", tmp.path(), &log, Duration::from_millis(300)).unwrap();
+        assert!(!ok);
+        assert!(took < Duration::from_secs(10), "{took:?}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("started") && text.contains("--build-timeout"), "{text}");
+    }
+
+    #[test]
+    fn what_a_build_leaves_running_is_killed_when_it_ends() {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("b.log");
+        let pidfile = tmp.path().join("pid");
+        let cmd = format!("sleep 30 > /dev/null 2>&1 & echo $! > '{}'", pidfile.display());
+        let (ok, _) = build(&cmd, tmp.path(), &log, Duration::from_secs(20)).unwrap();
+        assert!(ok);
+        let pid: libc::pid_t = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+        let t = std::time::Instant::now();
+        // SAFETY: signal 0 only checks whether the process exists.
+        while unsafe { libc::kill(pid, 0) } == 0 && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+        {
+            assert!(t.elapsed() < Duration::from_secs(5), "the build's background sleep still runs");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn a_failing_build_is_not_ok() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ok, _) = build("exit 3", tmp.path(), &tmp.path().join("b.log"), Duration::from_secs(20)).unwrap();
+        assert!(!ok);
+    }
+}

@@ -49,7 +49,7 @@ fn answer_text(rec: &Record) -> String {
     let list = |lo: usize, hi: usize| (lo + 1..=hi).map(|i| c[i].short().to_string()).collect::<Vec<_>>().join(", ");
     let Some(out) = &rec.outcome else {
         return match rec.state.as_str() {
-            "interrupted" => "Interrupted: resume with `proofbench bisect --resume DIR` (builds and finished steps are reused).".into(),
+            "interrupted" => "Interrupted: resume with `proofbench bisect --resume` and this directory, or the same command with the same --out (builds and finished steps are reused).".into(),
             _ => format!("Not finished: {}", rec.error.as_deref().unwrap_or("still running")),
         };
     };

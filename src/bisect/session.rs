@@ -48,6 +48,8 @@ pub struct Config {
     pub bad: String,
     pub build: Option<String>,
     pub exe: Option<String>,
+    /// `--build-timeout`: a build that takes longer is killed, its commit skipped.
+    pub build_timeout: std::time::Duration,
     /// The A/B run every measurement makes (its variants replaced).
     pub request: RunRequest,
     /// `--out`: where the bisect's directory goes.
@@ -180,7 +182,7 @@ impl Lab for RealLab<'_> {
         let tree = self.tree(i);
         if let Some(b) = self.rec.builds.get(&c.sha) {
             // Reused when its worktree is still there.
-            if !b.ok || tree.join(&self.rec.exe).exists() || self.rec.mode == Mode::Env {
+            if !b.ok || tree.join(&self.rec.exe).exists() {
                 return Ok(b.ok);
             }
         }
@@ -190,7 +192,7 @@ impl Lab for RealLab<'_> {
         std::fs::create_dir_all(self.dir.join("builds"))?;
         self.repo.worktree(&tree, &c.sha)?;
         let log = format!("builds/{}.log", c.sha);
-        let (mut ok, took) = git::build(&self.rec.build, &tree, &self.dir.join(&log))?;
+        let (mut ok, took) = git::build(&self.rec.build, &tree, &self.dir.join(&log), self.cfg.build_timeout)?;
         if ok && self.rec.mode == Mode::Exe && !tree.join(&self.rec.exe).is_file() {
             ok = false;
         }

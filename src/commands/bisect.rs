@@ -38,6 +38,7 @@ pub fn bisect(args: &BisectArgs) -> anyhow::Result<ExitCode> {
         bad: args.bad.clone().unwrap_or_default(),
         build: args.build.clone(),
         exe: args.exe.clone(),
+        build_timeout: args.build_timeout.unwrap_or(std::time::Duration::from_secs(3600)),
         request,
         out: run.out.clone(),
         resume: args.resume.clone(),
