@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::session::{Figures, Record};
-use super::{Answer, Measured};
+use super::{Answer, Call, Measured};
 use crate::text::document::{Align, Block, Document, Line, Table, markdown, terminal};
 use crate::text::format;
 
@@ -61,6 +61,7 @@ fn answer_text(rec: &Record) -> String {
                 c[*parent].short()
             )
         }
+        Answer::NoChange { call: Call::Unknown } => "No culprit: good against bad is UNKNOWN, not DIFFERENT, after more trials: this machine could not tell whether there is a change to bisect (more trials, or a quieter machine, may).".into(),
         Answer::NoChange { call } => {
             format!("No culprit: good against bad is {}, not DIFFERENT: there is no change to bisect at this selection.", call.word())
         }

@@ -259,3 +259,42 @@ fn bad_input_is_refused_naming_the_flag_before_anything_is_built() {
     assert!(!out.exists(), "nothing written");
     assert_eq!(git(&r, &["worktree", "list"]).lines().count(), 1);
 }
+
+#[test]
+fn proofbench_itself_is_measured_as_exe_variants_and_no_change_stops_with_exit_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("pb");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q"]);
+    std::fs::write(r.join("Cargo.toml"), "[package]\nname = \"proofbench\"\nversion = \"0.0.0\"\n").unwrap();
+    git(&r, &["add", "Cargo.toml"]);
+    for i in 0..3 {
+        git(&r, &["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", &format!("c{i}")]);
+    }
+    // Every commit "builds" this proofbench: good and bad are the same program.
+    let build = format!("mkdir -p target/release && cp '{}' target/release/proofbench", bin().display());
+    let out = tmp.path().join("res");
+    let o = run(Command::new(bin())
+        .args(["bisect", "--good", "HEAD~2", "--bad", "HEAD", "--build", &build, "cpu.primes", "--workers", "1", "-p", "range=20000"])
+        .arg("--repo")
+        .arg(&r)
+        .arg("--out")
+        .arg(&out)
+        .current_dir(tmp.path()));
+    let said = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{said}\n{}", text(&o.stderr));
+    let (_, rec) = record(&out);
+    assert_eq!(rec["mode"], "exe");
+    assert_eq!(rec["outcome"]["answer"]["kind"], "no_change", "{said}");
+    assert_ne!(rec["outcome"]["answer"]["call"], "worse", "{said}");
+    assert_eq!(rec["steps"].as_array().unwrap().len(), 1);
+    assert!(said.contains("No culprit: good against bad is"), "{said}");
+    // The A/B ran each side's build as its worker.
+    let step = rec["measured"][0]["measured"]["run_dir"].as_str().unwrap();
+    let run: Value = serde_json::from_slice(&std::fs::read(Path::new(step).join("run.json")).unwrap()).unwrap();
+    let variants = run["options"]["variants"].as_array().unwrap();
+    assert!(
+        variants.iter().all(|v| v.as_str().unwrap().contains("=exe=") && v.as_str().unwrap().ends_with("target/release/proofbench")),
+        "{variants:?}"
+    );
+}
