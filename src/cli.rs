@@ -49,6 +49,12 @@ pub enum Command {
     /// smallest change it can see here. Recorded in the history as the
     /// machine's noise profile.
     Noise(Box<RunArgs>),
+    /// Find the commit between --good and --bad that moved a row: each
+    /// commit it needs checked out in a worktree of its own, built, and
+    /// measured against its neighbour in paired A/B runs in lockstep
+    /// (SAME / DIFFERENT / UNKNOWN); the culprit confirmed against its
+    /// parent. Resumable from its directory.
+    Bisect(Box<BisectArgs>),
     /// Run the plan on Slurm nodes, one exclusive batch job per node, and
     /// follow the jobs: submit, status, wait (docs/LAUNCHERS.md, "Slurm").
     Slurm(SlurmArgs),
@@ -337,6 +343,51 @@ pub struct RunArgs {
     /// verifiers fail (for tests).
     #[arg(long, value_name = "NAME", hide = true)]
     pub inject_fault: Option<String>,
+}
+
+/// `proofbench bisect`: the search's own flags, then run's selection and
+/// measurement flags (the A/B run every step makes).
+#[derive(Clone, Debug, Args)]
+pub struct BisectArgs {
+    /// A commit where the row was as it should be.
+    #[arg(long, value_name = "REV", required_unless_present = "resume")]
+    pub good: Option<String>,
+
+    /// A later commit (a descendant of --good) where the row had moved.
+    #[arg(long, value_name = "REV", required_unless_present = "resume")]
+    pub bad: Option<String>,
+
+    /// The git repository to bisect (default: the current directory's).
+    /// Its working tree and index are never touched: each commit is checked
+    /// out with `git worktree add` under the bisect's directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+
+    /// The command that builds a commit, run with `sh -c` in its worktree
+    /// (default `cargo build --release` when the repository is proofbench;
+    /// required otherwise). A commit whose build fails is skipped.
+    #[arg(long, value_name = "CMD")]
+    pub build: Option<String>,
+
+    /// The built program, relative to the worktree (default
+    /// `target/release/proofbench` for proofbench itself, measured as an
+    /// `exe=` variant; for a command workload, also given to its command as
+    /// `$PROOFBENCH_BUILD_EXE`).
+    #[arg(long, value_name = "PATH")]
+    pub exe: Option<String>,
+
+    /// Kill a commit's build after this long and skip the commit, as one
+    /// that does not build (default 1h; 1s to 24h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    pub build_timeout: Option<Duration>,
+
+    /// Resume the bisect in DIR (a `bisect-*` directory): its builds and
+    /// finished steps are reused, with the flags it was started with.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["good", "bad", "build", "exe", "build_timeout"])]
+    pub resume: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@
 //! them. Stages point down only: `tests/cli/architecture.rs` fails on a
 //! module cycle.
 
+pub(crate) mod bisect;
 pub(crate) mod claims;
 pub mod cli;
 pub mod commands;

@@ -4,6 +4,7 @@
 //! prints what it returns. Only this layer knows the command line; the
 //! stages below it take plain values.
 
+pub(crate) mod bisect;
 pub(crate) mod claims;
 pub(crate) mod compare;
 pub(crate) mod env;
@@ -40,6 +41,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fleet(args) => fleet::fleet(&args),
         Command::History(args) => history::history(&args),
         Command::CheckClaims(args) => claims::check_claims(&args),
+        Command::Bisect(args) => bisect::bisect(&args),
         Command::Slurm(args) => slurm::slurm(&args),
         Command::Completions(args) => manual::completions(&args),
         Command::Man(args) => manual::man(&args),

@@ -101,6 +101,7 @@ pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunReques
         db: args.db.clone(),
         json: args.json,
         quiet: args.quiet,
+        silent: false,
         counters: args.counters,
         tables: args.tables,
         style: crate::report::terminal::stdout_style(args.color),

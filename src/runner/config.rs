@@ -112,6 +112,9 @@ pub struct RunRequest {
     pub json: bool,
     /// `--quiet`.
     pub quiet: bool,
+    /// Not even the summary at the end (a bisect's A/B runs, which it
+    /// speaks for itself); errors and warnings still go to stderr.
+    pub silent: bool,
     /// `--counters`: each group's counters table on the terminal.
     pub counters: bool,
     /// `--tables`: each group's full tables and the whole footer on the
@@ -145,6 +148,7 @@ impl RunRequest {
             db: None,
             json: false,
             quiet: true,
+            silent: false,
             counters: false,
             tables: false,
             style: crate::report::terminal::Style::PLAIN,

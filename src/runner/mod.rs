@@ -308,6 +308,7 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
     // What is said of the stored run is made now, and the rows let go
     // before the observers' end (the history reads them again).
     let summary = match (say, req.json, req.quiet) {
+        _ if req.silent => None,
         (false, _, _) | (true, true, true) => None,
         (true, true, false) => {
             Some((true, report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, report::terminal::Style::PLAIN)))

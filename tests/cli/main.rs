@@ -4,6 +4,7 @@
 
 mod alloc;
 mod architecture;
+mod bisect;
 mod busy;
 mod changes;
 mod command;
