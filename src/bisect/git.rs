@@ -6,6 +6,7 @@
 //! build command runs in that worktree, in a process group of its own that
 //! a stop signal kills whole.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,6 +15,7 @@ use anyhow::{Context, bail};
 
 use super::Commit;
 use crate::model::{Stopped, UsageError};
+use crate::runner::spawn::kill_group;
 
 /// A git repository (`--repo`, default the current directory).
 pub struct Repo {
@@ -139,14 +141,12 @@ pub fn build(cmd: &str, dir: &Path, log: &Path, timeout: Duration) -> anyhow::Re
     loop {
         if let Some(status) = child.try_wait()? {
             // What the build left running in its group dies with it.
-            // SAFETY: kill(2) on the process group the child led; no memory is shared.
-            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            kill_group(child.id() as i32, libc::SIGKILL);
             return Ok((status.success(), start.elapsed()));
         }
         let stopped = crate::runner::signals::interrupted();
         if stopped || start.elapsed() > timeout {
-            // SAFETY: kill(2) on the process group this child leads; no memory is shared.
-            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            kill_group(child.id() as i32, libc::SIGKILL);
             let _ = child.wait();
             if stopped {
                 return Err(Stopped("a stop signal arrived during a build".into()).into());
@@ -159,8 +159,6 @@ pub fn build(cmd: &str, dir: &Path, log: &Path, timeout: Duration) -> anyhow::Re
         std::thread::sleep(Duration::from_millis(20));
     }
 }
-
-use std::os::unix::process::CommandExt as _;
 
 #[cfg(test)]
 mod tests {

@@ -155,8 +155,7 @@ struct RealLab<'a> {
 
 impl RealLab<'_> {
     fn save(&self) -> anyhow::Result<()> {
-        write_atomic(&self.dir.join("bisect.json"), &serde_json::to_vec_pretty(&self.rec)?)?;
-        Ok(())
+        save(&self.dir, &self.rec)
     }
 
     fn tree(&self, i: usize) -> PathBuf {
@@ -456,23 +455,25 @@ pub fn run(cfg: &Config) -> anyhow::Result<(u8, PathBuf)> {
             let named = matches!(outcome.answer, super::Answer::Culprit { .. });
             rec.outcome = Some(outcome);
             rec.state = "finished".into();
-            if named { 0 } else { 1 }
+            Ok(if named { 0 } else { 1 })
         }
         Err(e) => {
             let stopped = crate::exit_code_of(&e) == runner::EXIT_INTERRUPTED;
             rec.state = if stopped { "interrupted" } else { "failed" }.into();
             rec.error = Some(format!("{e:#}"));
-            if !stopped {
-                write_atomic(&dir.join("bisect.json"), &serde_json::to_vec_pretty(&rec)?)?;
-                super::page::write(&dir, &rec)?;
-                return Err(e);
-            }
-            runner::EXIT_INTERRUPTED
+            if stopped { Ok(runner::EXIT_INTERRUPTED) } else { Err(e) }
         }
     };
-    write_atomic(&dir.join("bisect.json"), &serde_json::to_vec_pretty(&rec)?)?;
+    // The record and the page are written however the bisect ended.
+    save(&dir, &rec)?;
     super::page::write(&dir, &rec)?;
-    Ok((code, dir))
+    Ok((code?, dir))
+}
+
+/// Writes the bisect's record, `bisect.json`, whole (renamed into place).
+fn save(dir: &Path, rec: &Record) -> anyhow::Result<()> {
+    write_atomic(&dir.join("bisect.json"), &serde_json::to_vec_pretty(rec)?)?;
+    Ok(())
 }
 
 /// `s` cut to `max` characters, with an ellipsis when cut.
