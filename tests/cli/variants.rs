@@ -245,7 +245,10 @@ fn variants_alternate_inside_every_round_and_pair_by_round() {
     assert_eq!(c.len(), 1);
     assert!(c[0]["base"].as_str().unwrap().contains("variant b (base)"), "{}", c[0]["base"]);
     for r in c[0]["rows"].as_array().unwrap() {
-        assert_eq!(r["pairs"], 4, "every round paired: {r}");
+        // Under load a round with one side disturbed is left out of the
+        // pairs, and said so: every round is paired or said left out.
+        let pairs = r["pairs"].as_u64().unwrap();
+        assert_eq!(pairs + r["one_side_disturbed"].as_u64().unwrap_or(0), 4, "every round paired or said left out: {r}");
         // What a row can see is any change its pairs show (no band): above 0.
         assert!(r["ratio_ci95"].is_array() && r["sensitivity"].as_f64().unwrap() > 0.0, "{r}");
     }
