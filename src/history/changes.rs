@@ -7,7 +7,8 @@
 //! runs of several machines are never one series. The smallest change named
 //! is the larger of `--noise` and the row's noise floor from the history;
 //! the noise of one run (`sigma`) the larger of the floor's and the series'
-//! own (its successive differences).
+//! own (its successive differences). A change's interval comes from the
+//! runs' spread around the levels named (`Detector::changes`).
 //!
 //! Nothing is stored: each query rebuilds every series' detector from the
 //! history's medians (the pushes an appended run would make, so the cost

@@ -14,7 +14,8 @@
 //! then differ by less than `min_effect` (the row's noise floor, the
 //! smallest change worth naming) are merged, the closest first; each
 //! boundary left is a [`Change`], its size the ratio of the levels' means
-//! (after / before) with a 95% interval.
+//! (after / before) with a 95% interval (Student's t, from the runs'
+//! pooled spread around the levels named: a step does not widen it).
 //!
 //! Incremental: a [`Detector`] takes one median at a time ([`Detector::push`])
 //! and keeps, for every prefix, the cost of its best partition and where
@@ -107,7 +108,8 @@ pub struct Change {
     pub after: Range<usize>,
     /// Geometric mean of the level after over the level before.
     pub ratio: f64,
-    /// Its 95% interval (normal, with the detector's `sigma`).
+    /// Its 95% interval: Student's t with the runs' pooled spread around
+    /// the levels named (`Detector::changes`).
     pub lo: f64,
     pub hi: f64,
 }
@@ -266,6 +268,30 @@ impl Detector {
         (self.sum[r.end] - self.sum[r.start]) / r.len() as f64
     }
 
+    /// The noise of one run around its level, for the intervals, with its
+    /// 97.5% quantile: the pooled standard deviation of the logs around
+    /// the means of `levels` (the levels named), with Student's t of
+    /// `n - levels` degrees of freedom. A series too short for 2 degrees
+    /// of freedom falls back on the settings' `sigma` and the normal
+    /// quantile. Measured around the levels, so a step does not widen
+    /// it as it widens the successive differences detection uses.
+    fn residual_noise(&self, levels: &[Range<usize>]) -> (f64, f64) {
+        let n = self.len();
+        let df = n.saturating_sub(levels.len());
+        if df < 2 {
+            return (self.settings.sigma, Z95);
+        }
+        let ss: f64 = levels
+            .iter()
+            .map(|r| {
+                let (s1, s2) = (self.sum[r.end] - self.sum[r.start], self.sum2[r.end] - self.sum2[r.start]);
+                (s2 - s1 * s1 / r.len() as f64).max(0.0)
+            })
+            .sum();
+        let sigma = (ss / df as f64).sqrt().max(f64::EPSILON);
+        (sigma, super::trials::t_quantile(0.975, df as f64))
+    }
+
     /// The changes named: PELT's levels with those closer than
     /// `min_effect` merged (the closest pair first), each boundary left
     /// with its ratio and interval. O(segments²).
@@ -283,12 +309,13 @@ impl Detector {
             let merged = levels[i].start..levels[i + 1].end;
             levels.splice(i..i + 2, [merged]);
         }
+        let (sigma, q) = self.residual_noise(&levels);
         levels
             .windows(2)
             .map(|w| {
                 let (before, after) = (w[0].clone(), w[1].clone());
                 let d = self.level(&after) - self.level(&before);
-                let half = Z95 * self.settings.sigma * (1.0 / before.len() as f64 + 1.0 / after.len() as f64).sqrt();
+                let half = q * sigma * (1.0 / before.len() as f64 + 1.0 / after.len() as f64).sqrt();
                 Change { at: after.start, ratio: d.exp(), lo: (d - half).exp(), hi: (d + half).exp(), before, after }
             })
             .collect()

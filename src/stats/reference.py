@@ -216,7 +216,8 @@ show("DECIDE_WITHIN_CI95  # exp(median(w) -+ t.ppf(0.975, 6) f(7) std(w, ddof=1)
 # level is the sum of squared deviations of its logs from their mean over
 # sigma^2, each level of at least 2 values, 21.4 per change. Then each
 # change's ratio (exp of the difference of the levels' mean logs) with its 95%
-# interval exp(d -+ norm.ppf(0.975) sigma sqrt(1/n1 + 1/n2)).
+# interval exp(d -+ t.ppf(0.975, n - k) s sqrt(1/n1 + 1/n2)), s the pooled
+# standard deviation of the logs around the k levels' means.
 CP = np.log([100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 104.0, 103.0, 104.5, 103.5, 97.0, 96.5, 97.5, 96.8])
 CP_SIGMA, CP_PEN, CP_MIN = 0.005, 21.4, 2
 def cp_cost(s, t):
@@ -236,9 +237,12 @@ while t > 0:
 show("CP_CUTS  # the starts of the levels after the first", cuts)
 bounds = [0] + cuts + [len(CP)]
 ratios = []
+# The runs' pooled spread around the levels named, n - levels degrees of freedom.
+CP_DF = len(CP) - (len(bounds) - 1)
+CP_RESID = np.sqrt(sum(float(np.sum((CP[a:b] - CP[a:b].mean()) ** 2)) for a, b in zip(bounds, bounds[1:])) / CP_DF)
 for a, b, c in zip(bounds, bounds[1:], bounds[2:]):
     d = CP[b:c].mean() - CP[a:b].mean()
-    h = scipy.stats.norm.ppf(0.975) * CP_SIGMA * np.sqrt(1 / (b - a) + 1 / (c - b))
+    h = scipy.stats.t.ppf(0.975, CP_DF) * CP_RESID * np.sqrt(1 / (b - a) + 1 / (c - b))
     ratios += [np.exp(d), np.exp(d - h), np.exp(d + h)]
 show("CP_RATIOS  # (ratio, lo, hi) of each change", ratios)
 show("CP_NORM_975  # scipy.stats.norm.ppf(0.975)", scipy.stats.norm.ppf(0.975))
