@@ -364,8 +364,10 @@ pub struct BisectArgs {
     pub repo: PathBuf,
 
     /// The command that builds a commit, run with `sh -c` in its worktree
-    /// (default `cargo build --release` when the repository is proofbench;
-    /// required otherwise). A commit whose build fails is skipped.
+    /// (default when the repository is proofbench: `cargo build --release`
+    /// into one cargo target directory the bisect's commits share, the
+    /// binary copied into the worktree; required otherwise). A commit whose
+    /// build fails is skipped.
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
 

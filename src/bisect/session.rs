@@ -340,6 +340,15 @@ pub fn read_record(dir: &Path) -> anyhow::Result<Record> {
     Ok(r)
 }
 
+/// The build of a proofbench commit when `--build` is not given: `cargo
+/// build --release` into one cargo target directory that every commit of
+/// the bisect shares (`<bisect>/cargo-target`, the worktrees being
+/// `<bisect>/builds/<sha>`), so that a commit after the first rebuilds
+/// what changed rather than every crate; the binary is then copied into
+/// the worktree's `target/release`, where the next build cannot overwrite it.
+pub const PROOFBENCH_BUILD: &str = "CARGO_TARGET_DIR=../../cargo-target cargo build --release \
+     && mkdir -p target/release && cp ../../cargo-target/release/proofbench target/release/proofbench";
+
 /// Runs the bisect `cfg` asks for; returns its exit code (0 a culprit
 /// named, 1 none, 130 interrupted) and its directory.
 pub fn run(cfg: &Config) -> anyhow::Result<(u8, PathBuf)> {
@@ -368,7 +377,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<(u8, PathBuf)> {
     let build = match (&cfg.build, proofbench) {
         (Some(b), _) if b.trim().is_empty() => return Err(UsageError("--build is empty".into()).into()),
         (Some(b), _) => b.clone(),
-        (None, true) => "cargo build --release".into(),
+        (None, true) => PROOFBENCH_BUILD.into(),
         (None, false) => {
             return Err(UsageError(format!(
                 "--build: {} is not proofbench; give the command that builds a commit in its worktree (e.g. --build 'make')",

@@ -266,16 +266,23 @@ fn proofbench_itself_is_measured_as_exe_variants_and_no_change_stops_with_exit_1
     let r = tmp.path().join("pb");
     std::fs::create_dir_all(&r).unwrap();
     git(&r, &["init", "-q"]);
-    std::fs::write(r.join("Cargo.toml"), "[package]\nname = \"proofbench\"\nversion = \"0.0.0\"\n").unwrap();
-    git(&r, &["add", "Cargo.toml"]);
+    std::fs::write(r.join("Cargo.toml"), "[package]\nname = \"proofbench\"\nversion = \"0.0.0\"\nedition = \"2021\"\n").unwrap();
+    // Every commit is a crate named proofbench whose binary becomes this
+    // proofbench (exec): good and bad are the same program, built by the
+    // default build (no --build) into the target directory they share.
+    std::fs::create_dir_all(r.join("src")).unwrap();
     for i in 0..3 {
-        git(&r, &["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", &format!("c{i}")]);
+        let main = format!(
+            "// commit {i}\nuse std::os::unix::process::CommandExt;\nfn main() {{\n    let e = std::process::Command::new({:?}).args(std::env::args_os().skip(1)).exec();\n    panic!(\"exec: {{e}}\");\n}}\n",
+            bin().display().to_string()
+        );
+        std::fs::write(r.join("src/main.rs"), main).unwrap();
+        git(&r, &["add", "Cargo.toml", "src/main.rs"]);
+        git(&r, &["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "-m", &format!("c{i}")]);
     }
-    // Every commit "builds" this proofbench: good and bad are the same program.
-    let build = format!("mkdir -p target/release && cp '{}' target/release/proofbench", bin().display());
     let out = tmp.path().join("res");
     let o = run(Command::new(bin())
-        .args(["bisect", "--good", "HEAD~2", "--bad", "HEAD", "--build", &build, "cpu.primes", "--workers", "1", "-p", "range=20000"])
+        .args(["bisect", "--good", "HEAD~2", "--bad", "HEAD", "cpu.primes", "--workers", "1", "-p", "range=20000"])
         .arg("--repo")
         .arg(&r)
         .arg("--out")
@@ -285,6 +292,17 @@ fn proofbench_itself_is_measured_as_exe_variants_and_no_change_stops_with_exit_1
     assert_eq!(o.status.code(), Some(1), "{said}\n{}", text(&o.stderr));
     let (_, rec) = record(&out);
     assert_eq!(rec["mode"], "exe");
+    assert!(rec["build"].as_str().unwrap().contains("CARGO_TARGET_DIR=../../cargo-target cargo build --release"), "{}", rec["build"]);
+    // Both ends built, into one shared cargo target directory, each binary
+    // kept in its own worktree.
+    let builds = rec["builds"].as_object().unwrap();
+    assert_eq!(builds.len(), 2, "{builds:?}");
+    assert!(builds.values().all(|b| b["ok"] == true), "{builds:?}");
+    let (dir, _) = record(&out);
+    assert!(dir.join("cargo-target/release/proofbench").is_file());
+    for sha in builds.keys() {
+        assert!(dir.join("builds").join(sha).join("target/release/proofbench").is_file(), "{sha}");
+    }
     assert_eq!(rec["outcome"]["answer"]["kind"], "no_change", "{said}");
     assert_ne!(rec["outcome"]["answer"]["call"], "worse", "{said}");
     assert_eq!(rec["steps"].as_array().unwrap().len(), 1);
