@@ -256,6 +256,10 @@ pub fn judge(base: &Row, cand: &Row, plan: &Plan) -> RowComparison {
     });
     out.decision = Some(decision);
     out.reason.push_str(&left_out);
+    // A --lockstep run whose worker could not take turns says why its pairs are not in lockstep.
+    if let Some(why) = base.trials.iter().chain(&cand.trials).find_map(|t| t.not_in_lockstep.as_deref()) {
+        out.reason.push_str(&format!(" ({why})"));
+    }
     if let (Some(Word::Same | Word::Unknown), Some(s)) = (out.word, out.sensitivity) {
         out.reason.push_str(&format!("; it could see a change of {} or more", format::percent(s)));
     }

@@ -112,6 +112,7 @@ pub(crate) fn trial(n: u32, median: f64, status: Status) -> TrialRecord {
         rusage_measured: None,
         facts: None,
         lockstep: None,
+        not_in_lockstep: None,
     }
 }
 

@@ -64,6 +64,10 @@ pub struct TrialRecord {
     /// The lockstep set it ran in (`run --lockstep`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lockstep: Option<LockstepRecord>,
+    /// Why a trial of a `--lockstep` run ran one after its partners
+    /// instead (a worker that does not take turns); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_in_lockstep: Option<String>,
 }
 
 /// A trial that ran as one side of a lockstep set: its worker alive with the
@@ -109,6 +113,7 @@ impl TrialRecord {
             rusage_measured: report.rusage_measured,
             facts: report.facts.clone(),
             lockstep: None,
+            not_in_lockstep: None,
         }
     }
 

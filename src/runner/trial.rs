@@ -403,11 +403,63 @@ fn lockstep_cpu(cells: &[&Cell], trial: u32) -> Option<usize> {
 /// looked single) runs again on the CPUs the run has. `None` when a stop
 /// signal ended the set.
 pub fn run_set(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], round: u32) -> anyhow::Result<Option<Vec<Finished>>> {
-    let cpu = lockstep_cpu(cells, trials[0]);
-    let Some(out) = run_set_on(cfg, dir, cells, trials, round, cpu)? else { return Ok(None) };
-    let machine_skip = |f: &Finished| f.record.status == Status::Skipped && f.record.skip != Some(crate::model::SkipKind::ByDesign);
-    if cpu.is_some() && out.iter().any(machine_skip) {
-        return run_set_on(cfg, dir, cells, trials, round, None);
+    if let Some(why) = cells.iter().find_map(|c| no_turns(cfg, c)) {
+        return in_turn(cfg, dir, cells, trials, round, &why);
+    }
+    let mut cpu = lockstep_cpu(cells, trials[0]);
+    loop {
+        let out = match run_set_on(cfg, dir, cells, trials, round, cpu)? {
+            None => return Ok(None),
+            Some(SetOutcome::Ran(out)) => out,
+            Some(SetOutcome::NoTurns(k)) => {
+                let exe = cfg.invocation(cells[k]).exe.unwrap_or_else(|| cfg.exe.display().to_string());
+                let why = format!(
+                    "not in lockstep: the worker {exe} finished its samples without taking turns (a build older than \
+                     lockstep), so the variants ran one after another"
+                );
+                NO_TURNS.lock().unwrap_or_else(|e| e.into_inner()).insert(exe, why.clone());
+                return in_turn(cfg, dir, cells, trials, round, &why);
+            }
+        };
+        let machine_skip = |f: &Finished| f.record.status == Status::Skipped && f.record.skip != Some(crate::model::SkipKind::ByDesign);
+        if cpu.is_some() && out.iter().any(machine_skip) {
+            cpu = None;
+            continue;
+        }
+        return Ok(Some(out));
+    }
+}
+
+/// Worker programs seen to finish a lockstep set's samples without taking
+/// turns (builds from before lockstep, run as `exe=` variants, e.g. by
+/// `bisect`), with what their rows say: their later sets run in turn at
+/// once, without spending a set to find out again.
+static NO_TURNS: std::sync::Mutex<std::collections::BTreeMap<String, String>> = std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// Why `cell`'s worker cannot take lockstep turns, if it was seen not to.
+fn no_turns(cfg: &RunConfig, cell: &Cell) -> Option<String> {
+    let exe = cfg.invocation(cell).exe?;
+    NO_TURNS.lock().unwrap_or_else(|e| e.into_inner()).get(&exe).cloned()
+}
+
+/// How a lockstep set ended.
+enum SetOutcome {
+    /// Every side's trial, concluded.
+    Ran(Vec<Finished>),
+    /// Side k's worker ended of itself, its measurement complete, before it
+    /// took a turn: it does not speak lockstep (an older build).
+    NoTurns(usize),
+}
+
+/// Trial `trials[k]` of each of `cells` one after another, without
+/// lockstep, each record saying `why`. `None` when a stop signal ended it.
+fn in_turn(cfg: &RunConfig, dir: &RunDir, cells: &[&Cell], trials: &[u32], round: u32, why: &str) -> anyhow::Result<Option<Vec<Finished>>> {
+    let mut out = Vec::new();
+    for (cell, &t) in cells.iter().zip(trials) {
+        let b = begin(cfg, dir, cell, t, round)?;
+        let Some(mut f) = alone(cfg, dir, cell, b, t, round)? else { return Ok(None) };
+        f.record.not_in_lockstep = Some(why.to_string());
+        out.push(f);
     }
     Ok(Some(out))
 }
@@ -420,7 +472,7 @@ fn run_set_on(
     trials: &[u32],
     round: u32,
     cpu: Option<usize>,
-) -> anyhow::Result<Option<Vec<Finished>>> {
+) -> anyhow::Result<Option<SetOutcome>> {
     let mut begun = Vec::new();
     for (cell, &t) in cells.iter().zip(trials) {
         begun.push(begin(cfg, dir, cell, t, round)?);
@@ -431,7 +483,7 @@ fn run_set_on(
             let Some(f) = alone(cfg, dir, cell, b, t, round)? else { return Ok(None) };
             out.push(f);
         }
-        return Ok(Some(out));
+        return Ok(Some(SetOutcome::Ran(out)));
     }
     let mut sides = Vec::new();
     let mut ends = Vec::new();
@@ -520,7 +572,13 @@ fn run_set_on(
             f.record.lockstep =
                 Some(crate::evidence::LockstepRecord { side: j as u32, sides: cells.iter().map(|c| c.row_id.clone()).collect(), cpu });
         }
-        return Ok(Some(out));
+        return Ok(Some(SetOutcome::Ran(out)));
+    }
+    if let Some(lockstep::Fault::Died { side, pair: None }) = &fault
+        && out[*side].record.status == Status::Ok
+        && out[*side].record.timed_samples > 0
+    {
+        return Ok(Some(SetOutcome::NoTurns(*side)));
     }
     let concluded = std::mem::take(&mut out);
     for (k, mut f) in concluded.into_iter().enumerate() {
@@ -550,7 +608,7 @@ fn run_set_on(
             *i = i.without_partners(total - own);
         }
     }
-    Ok(Some(out))
+    Ok(Some(SetOutcome::Ran(out)))
 }
 
 /// Makes `command`'s process run on `cpu` alone (inherited by the worker).

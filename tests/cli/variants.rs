@@ -74,7 +74,7 @@ fn by_variant<'a>(rows: &'a [Value], workload: &str, variant: &str) -> &'a Value
 }
 
 /// `compare RUN --format json`: one comparison per candidate variant.
-fn ab(dir: &Path) -> Vec<Value> {
+pub fn ab(dir: &Path) -> Vec<Value> {
     let out = Command::new(bin()).args(["compare", dir.to_str().unwrap(), "--format", "json"]).output().unwrap();
     serde_json::from_str::<Value>(&ok(&out)).unwrap().as_array().unwrap().clone()
 }
