@@ -35,10 +35,43 @@ pub fn stdout_style(when: ColorWhen) -> Style {
 }
 
 /// Writes `text`, [`clean`]ed, to stderr: the warnings, errors and
-/// progress lines that name a row, a label or a path. A failed write is
-/// ignored: there is nowhere left to report it.
+/// progress lines that name a row, a label or a path; with the run's
+/// progress bar cleared first and redrawn after ([`around_bar`]). A failed
+/// write is ignored: there is nowhere left to report it.
 pub fn to_stderr(text: &str) {
-    let _ = io::stderr().lock().write_all(clean(text).as_bytes());
+    around_bar(|| {
+        let _ = io::stderr().lock().write_all(clean(text).as_bytes());
+    });
+}
+
+/// The progress bar on stderr while a run has one up.
+static BAR: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+
+thread_local! {
+    /// Whether this thread is inside [`around_bar`] already (the bar's
+    /// suspension is not reentrant).
+    static CLEARED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Registers the run's progress bar (none when it is taken down): what is
+/// printed meanwhile clears it first.
+pub fn set_bar(bar: Option<indicatif::ProgressBar>) {
+    *BAR.lock().unwrap_or_else(|p| p.into_inner()) = bar;
+}
+
+/// Runs `f` (which prints) with the progress bar cleared, then redraws the
+/// bar: no frame is left above what `f` printed.
+pub fn around_bar<R>(f: impl FnOnce() -> R) -> R {
+    let bar = BAR.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match bar {
+        Some(b) if !CLEARED.get() => {
+            CLEARED.set(true);
+            let r = b.suspend(f);
+            CLEARED.set(false);
+            r
+        }
+        _ => f(),
+    }
 }
 
 /// The first error a deferring [`Out`] met writing stdout, kept for the
