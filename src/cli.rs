@@ -444,6 +444,11 @@ pub struct ReportArgs {
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub export: Option<ExportFormat>,
 
+    /// How the report prints: for the terminal (tables fitted to its
+    /// width, colour on a terminal unless NO_COLOR), or as report.md.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "terminal", conflicts_with_all = ["counters", "update_doc", "list_tables", "export"])]
+    pub format: ReportFormat,
+
     /// Write the report as one self-contained HTML page (tables and plots
     /// inline) to FILE; without FILE to DIR/report.html; `--html -` prints it.
     #[arg(long, value_name = "FILE", num_args = 0..=1, conflicts_with_all = ["counters", "update_doc", "list_tables", "export"])]
@@ -551,6 +556,15 @@ pub struct FleetArgs {
     /// print the page instead).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+/// How `report DIR` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// For the terminal: aligned columns fitted to its width.
+    Terminal,
+    /// report.md, byte for byte.
+    Markdown,
 }
 
 /// How `compare` prints.

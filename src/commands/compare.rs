@@ -8,6 +8,7 @@ use crate::compare::{self, Notice};
 use crate::history::floors::Floors;
 use crate::model::UsageError;
 use crate::report;
+use crate::report::terminal::Styled;
 use crate::text::document;
 
 use super::read_run_arg;
@@ -70,7 +71,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let page = compare::document(&comparisons, &all_warnings, &notes);
     let text = match args.format {
-        CompareFormat::Json => {
+        CompareFormat::Json => Styled::plain(&{
             report::terminal::to_stderr(&said.concat());
             let json = if args.candidate.is_some() {
                 serde_json::to_string_pretty(&comparisons[0])?
@@ -78,15 +79,16 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
                 serde_json::to_string_pretty(&comparisons)?
             };
             format!("{json}\n")
-        }
-        CompareFormat::Markdown => document::markdown::render(&page.blocks),
+        }),
+        CompareFormat::Markdown => Styled::plain(&document::markdown::render(&page.blocks)),
         CompareFormat::Terminal => {
             // The envelopes' notices go to stderr; the incomplete run is said on stdout first.
             report::terminal::to_stderr(&notices.iter().map(Notice::line).collect::<String>());
-            document::terminal::render(&compare::document(&comparisons, &incomplete, &[]).blocks)
+            let style = report::terminal::stdout_style(crate::model::ColorWhen::Auto);
+            document::terminal::render_styled(&compare::document(&comparisons, &incomplete, &[]).blocks, style)
         }
     };
-    super::show(&text, &page, args.html.as_deref())?;
+    super::show_styled(&text, &page, args.html.as_deref())?;
     if !args.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }

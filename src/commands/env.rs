@@ -9,13 +9,19 @@ use crate::envelope::Envelope;
 use crate::report::terminal::Out;
 use crate::text::document::{Align, Block, Document, Line, Table, terminal};
 
+/// The widest `env` prints, however wide the terminal.
+const MAX_WIDTH: usize = 120;
+
 /// `proofbench env`.
 pub fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
     let envelope = Envelope::collect(Path::new("/"), std::env::args().collect(), 0);
     if args.json {
         Out::new().print(&format!("{}\n", serde_json::to_string_pretty(&envelope)?))?;
     } else {
-        Out::new().print(&terminal::render(&document(&envelope).blocks))?;
+        let style = crate::report::terminal::stdout_style(crate::model::ColorWhen::Auto);
+        // A long value (the CPU flags) wraps within 120 columns at most.
+        let style = terminal::Style { width: style.width.map(|w| w.min(MAX_WIDTH)), ..style };
+        Out::new().print_styled(&terminal::render_styled(&document(&envelope).blocks, style))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use crate::cli::FleetArgs;
 use crate::evidence::read_run;
 use crate::model::UsageError;
-use crate::report::terminal::to_stderr;
+use crate::report::terminal::{Styled, stdout_style, to_stderr};
 use crate::text::document;
 
 /// `proofbench fleet DIR...`: the outliers' sentences and a count, then one
@@ -38,10 +38,10 @@ pub fn fleet(args: &FleetArgs) -> anyhow::Result<ExitCode> {
     let fleet = crate::fleet::build(&named, args.noise / 100.0);
     let doc = crate::fleet::document(&fleet);
     let text = match args.export {
-        Some(fmt) => crate::fleet::export(&fleet, fmt)?,
-        None if args.markdown => document::markdown::render(&doc.blocks),
-        None => document::terminal::render(&doc.blocks),
+        Some(fmt) => Styled::plain(&crate::fleet::export(&fleet, fmt)?),
+        None if args.markdown => Styled::plain(&document::markdown::render(&doc.blocks)),
+        None => document::terminal::render_styled(&doc.blocks, stdout_style(crate::model::ColorWhen::Auto)),
     };
-    super::show(&text, &doc, args.html.as_deref())?;
+    super::show_styled(&text, &doc, args.html.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }

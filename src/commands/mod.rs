@@ -153,13 +153,18 @@ pub(crate) fn write_html(file: &Path, page: &str) -> anyhow::Result<()> {
 /// page to FILE, written first (a FILE that cannot be written stops the
 /// command before it prints). `--html -` prints the page instead of `text`.
 pub(crate) fn show(text: &str, doc: &Document, html: Option<&Path>) -> anyhow::Result<()> {
+    show_styled(&crate::report::terminal::Styled::plain(text), doc, html)
+}
+
+/// [`show`] with text the terminal renderer made (its colour codes kept).
+pub(crate) fn show_styled(text: &crate::report::terminal::Styled, doc: &Document, html: Option<&Path>) -> anyhow::Result<()> {
     if let Some(file) = html {
         write_html(file, &crate::report::page::html(doc))?;
         if file == Path::new("-") {
             return Ok(());
         }
     }
-    Out::new().print(text)?;
+    Out::new().print_styled(text)?;
     Ok(())
 }
 

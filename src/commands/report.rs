@@ -5,12 +5,14 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::cli::ReportArgs;
+use crate::cli::{ReportArgs, ReportFormat};
 use crate::evidence::{StoredRun, read_run};
 use crate::model::UsageError;
 use crate::report::{self, terminal::Out};
 
-/// `proofbench report DIR`: the report.md of a stored run, to stdout.
+/// `proofbench report DIR`: a stored run's report for the terminal (its
+/// tables fitted to its width, coloured on a terminal), or with `--format
+/// markdown` its report.md, to stdout.
 pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let stored = read_run(&args.run_dir)?;
     for w in &stored.warnings {
@@ -23,7 +25,12 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         return html(target.as_deref(), &stored);
     }
     if !(args.list_tables || args.export.is_some() || args.counters) {
-        Out::new().print(&report::render(stored))?;
+        match args.format {
+            ReportFormat::Markdown => Out::new().print(&report::render(stored))?,
+            ReportFormat::Terminal => {
+                Out::new().print_styled(&report::render_terminal(stored, report::terminal::stdout_style(crate::model::ColorWhen::Auto)))?
+            }
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let text = if args.list_tables {

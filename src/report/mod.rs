@@ -39,6 +39,14 @@ pub fn render(stored: StoredRun) -> String {
     markdown::render(&doc.blocks)
 }
 
+/// The whole report of a stored run for the terminal under `style`
+/// (`report DIR`), taking the run as [`render`] does.
+pub fn render_terminal(stored: StoredRun, style: Style) -> Styled {
+    let doc = sections::document(&stored);
+    drop(stored);
+    document::terminal::render_styled(&doc.blocks, style)
+}
+
 /// report.md and report.html of a stored run, from one document (its plots
 /// drawn once).
 pub fn render_md_and_html(stored: &StoredRun) -> (String, String) {

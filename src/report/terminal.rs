@@ -19,26 +19,73 @@ pub use crate::text::document::terminal::{Style, Styled, clean};
 /// The style of stdout under `when`: colour for `always`; for `auto`,
 /// colour when `stdout_is_terminal`, `no_color` (the value of `NO_COLOR`)
 /// is absent or empty, and `term` (the value of `TERM`) is not `dumb`.
+/// Tables fit [`DEFAULT_WIDTH`] columns.
 pub fn style_for(when: ColorWhen, stdout_is_terminal: bool, no_color: Option<&str>, term: Option<&str>) -> Style {
     let color = match when {
         ColorWhen::Always => true,
         ColorWhen::Never => false,
         ColorWhen::Auto => stdout_is_terminal && no_color.is_none_or(str::is_empty) && term != Some("dumb"),
     };
-    Style { color }
+    Style { color, width: Some(DEFAULT_WIDTH) }
 }
 
-/// [`style_for`] this process's stdout and environment.
+/// The width tables fit when the terminal's is unknown (a pipe, a file).
+pub const DEFAULT_WIDTH: usize = 100;
+
+/// The width tables fit: `columns` (the value of `COLUMNS`) when it is a
+/// number of at least 20, else the terminal's (`tty`), else
+/// [`DEFAULT_WIDTH`].
+pub fn width_for(columns: Option<&str>, tty: Option<usize>) -> usize {
+    columns.and_then(|c| c.trim().parse::<usize>().ok()).filter(|&c| c >= 20).or(tty.filter(|&c| c >= 20)).unwrap_or(DEFAULT_WIDTH)
+}
+
+/// [`style_for`] this process's stdout and environment, tables fitting
+/// [`width_for`] its terminal.
 pub fn stdout_style(when: ColorWhen) -> Style {
     let var = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
-    style_for(when, io::stdout().is_terminal(), var("NO_COLOR").as_deref(), var("TERM").as_deref())
+    let tty = terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| usize::from(w.0));
+    let style = style_for(when, io::stdout().is_terminal(), var("NO_COLOR").as_deref(), var("TERM").as_deref());
+    Style { width: Some(width_for(var("COLUMNS").as_deref(), tty)), ..style }
 }
 
 /// Writes `text`, [`clean`]ed, to stderr: the warnings, errors and
-/// progress lines that name a row, a label or a path. A failed write is
-/// ignored: there is nowhere left to report it.
+/// progress lines that name a row, a label or a path; with the run's
+/// progress bar cleared first and redrawn after ([`around_bar`]). A failed
+/// write is ignored: there is nowhere left to report it.
 pub fn to_stderr(text: &str) {
-    let _ = io::stderr().lock().write_all(clean(text).as_bytes());
+    around_bar(|| {
+        let _ = io::stderr().lock().write_all(clean(text).as_bytes());
+    });
+}
+
+/// The progress bar on stderr while a run has one up.
+static BAR: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+
+thread_local! {
+    /// Whether this thread is inside [`around_bar`] already (the bar's
+    /// suspension is not reentrant).
+    static CLEARED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Registers the run's progress bar (none when it is taken down): what is
+/// printed meanwhile clears it first.
+pub fn set_bar(bar: Option<indicatif::ProgressBar>) {
+    *BAR.lock().unwrap_or_else(|p| p.into_inner()) = bar;
+}
+
+/// Runs `f` (which prints) with the progress bar cleared, then redraws the
+/// bar: no frame is left above what `f` printed.
+pub fn around_bar<R>(f: impl FnOnce() -> R) -> R {
+    let bar = BAR.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match bar {
+        Some(b) if !CLEARED.get() => {
+            CLEARED.set(true);
+            let r = b.suspend(f);
+            CLEARED.set(false);
+            r
+        }
+        _ => f(),
+    }
 }
 
 /// The first error a deferring [`Out`] met writing stdout, kept for the
@@ -117,6 +164,15 @@ mod tests {
         assert!(!on(ColorWhen::Auto, true, Some("1"), None), "NO_COLOR");
         assert!(!on(ColorWhen::Auto, false, None, None), "a pipe or a file");
         assert!(!on(ColorWhen::Auto, true, None, Some("dumb")));
+    }
+
+    #[test]
+    fn tables_fit_columns_else_the_terminal_else_100() {
+        assert_eq!(width_for(Some("80"), Some(200)), 80);
+        assert_eq!(width_for(None, Some(132)), 132);
+        assert_eq!(width_for(Some("wide"), None), DEFAULT_WIDTH);
+        assert_eq!(width_for(Some("3"), None), DEFAULT_WIDTH, "too narrow to be meant");
+        assert_eq!(width_for(None, None), 100);
     }
 
     #[test]

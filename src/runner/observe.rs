@@ -64,6 +64,7 @@ impl Observers {
             decided: HashMap::new(),
             ready: HashMap::new(),
             printed: 0,
+            hold: !std::io::IsTerminal::is_terminal(&std::io::stdout()),
             printer,
             out: Out::deferring(),
         }));
@@ -112,7 +113,9 @@ impl Observer for JsonStream {
 /// `--tables` its full tables. Groups are printed in plan order, whatever
 /// order their last rows are decided in (the rounds shuffle it): a group
 /// that ends before one planned earlier waits for it, so that the output
-/// reads the same from run to run and still comes as groups end.
+/// reads the same from run to run and still comes as groups end. When
+/// stdout is not a terminal (a pipe, a file), every group waits for the
+/// run's end: the log reads the rounds' lines, then the tables, in order.
 struct GroupOutputs {
     cells: Vec<Cell>,
     /// Whether anything is printed (not `--json`, not `--quiet`).
@@ -130,6 +133,8 @@ struct GroupOutputs {
     ready: HashMap<String, Styled>,
     /// How many groups of `order` have printed.
     printed: usize,
+    /// Hold every group until the run's end (stdout is not a terminal).
+    hold: bool,
     printer: Printer,
     out: Out,
 }
@@ -164,8 +169,11 @@ impl GroupOutputs {
     }
 
     /// Prints every ready group whose predecessors in plan order have all
-    /// printed.
-    fn flush(&mut self) -> anyhow::Result<()> {
+    /// printed (at the run's `end` only, when holding).
+    fn flush(&mut self, end: bool) -> anyhow::Result<()> {
+        if self.hold && !end {
+            return Ok(());
+        }
         while let Some(text) = self.order.get(self.printed).and_then(|g| self.ready.remove(g)) {
             self.printer.suspend(|| self.out.print_styled(&text))?;
             self.printed += 1;
@@ -208,7 +216,7 @@ impl Observer for GroupOutputs {
         if self.print {
             let text = self.text(&ordered, group, &verdicts, Some(&section));
             self.ready.insert(group.clone(), text);
-            self.flush()?;
+            self.flush(false)?;
         }
         Ok(())
     }
@@ -235,7 +243,7 @@ impl Observer for GroupOutputs {
         // A group with no row at all prints nothing: the summary names its cells.
         self.order.retain(|g| self.ready.contains_key(g) || rows.iter().any(|r| &r.cell.group == g));
         self.printed = self.printed.min(self.order.len());
-        self.flush()
+        self.flush(true)
     }
 }
 

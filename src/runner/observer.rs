@@ -21,6 +21,12 @@ pub struct Coming {
     /// still measuring taken to the plan's maximum. Never more than at the
     /// round before: cells only leave.
     pub extra_at_most: usize,
+    /// The plan's fewest and most trials per cell: the rounds planned, and
+    /// the most there may be.
+    #[serde(default)]
+    pub min_trials: u32,
+    #[serde(default)]
+    pub max_trials: u32,
 }
 
 impl Coming {
@@ -31,6 +37,8 @@ impl Coming {
             this_round: cells,
             planned: cells * min.saturating_sub(round) as usize,
             extra_at_most: cells * max.saturating_sub(round.max(min)) as usize,
+            min_trials: min,
+            max_trials: max,
         }
     }
 }

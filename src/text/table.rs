@@ -193,36 +193,156 @@ impl Table {
     /// For the terminal: the header line, then each row indented by
     /// `indent` spaces, the columns two spaces apart and no pipes; a column
     /// empty in every row is left out (the first is always kept), and no
-    /// line ends in spaces. Each line ends in a newline.
-    pub fn render_aligned(&self, indent: usize) -> String {
-        let keep: Vec<usize> = (0..self.headers.len()).filter(|&i| i == 0 || self.rows.iter().any(|r| r[i].width > 0)).collect();
+    /// line ends in spaces. Each line ends in a newline. Within `width` characters (none: as wide
+    /// as the cells): when the columns do not fit, the cells are wrapped at
+    /// their spaces (never inside a word, each line of a cell in its
+    /// column), the widest column first; when even that does not fit,
+    /// columns are left out in `drop_order` (indices; the last columns
+    /// first, the first never, when empty) and one line under the table
+    /// names them.
+    pub fn render_fitted(&self, indent: usize, width: Option<usize>, drop_order: &[usize]) -> String {
+        let mut keep: Vec<usize> = (0..self.headers.len()).filter(|&i| i == 0 || self.rows.iter().any(|r| r[i].width > 0)).collect();
+        let order: Vec<usize> = if drop_order.is_empty() { (1..self.headers.len()).rev().collect() } else { drop_order.to_vec() };
+        let mut dropped: Vec<usize> = Vec::new();
         // The first column's width takes the rows' indent into account: the
         // header starts at the margin, the rows `indent` further in.
-        let widths: Vec<usize> = keep
-            .iter()
-            .map(|&i| {
-                if i == 0 {
-                    self.rows.iter().map(|r| r[0].width + indent).chain([self.headers[0].width]).max().unwrap_or(0)
-                } else {
-                    self.width(i, 0)
-                }
-            })
-            .collect();
-        let line = |cells: &[Shown], lead: usize| {
-            let parts: Vec<String> = keep
-                .iter()
-                .zip(&widths)
-                .map(|(&i, &w)| if i == 0 { self.padded(i, &cells[i], w - lead) } else { self.padded(i, &cells[i], w) })
-                .collect();
-            format!("{}{}", " ".repeat(lead), parts.join("  ").trim_end())
+        let lead = |i: usize, row: bool| if i == 0 && row { indent } else { 0 };
+        let natural = |i: usize| self.rows.iter().map(|r| r[i].width + lead(i, true)).chain([self.headers[i].width]).max().unwrap_or(0);
+        // Text wraps at its spaces; a figure (right-aligned) stays whole.
+        let least = |i: usize| {
+            let cell = |c: &Shown| if self.align[i] == Align::Right { c.width } else { longest_word(c) };
+            self.rows.iter().map(|r| cell(&r[i]) + lead(i, true)).chain([longest_word(&self.headers[i])]).max().unwrap_or(0)
         };
-        let mut out = format!("{}\n", line(&self.headers, 0));
+        let total = |ws: &[usize]| ws.iter().sum::<usize>() + 2 * ws.len().saturating_sub(1);
+        let widths = loop {
+            let mut ws: Vec<usize> = keep.iter().map(|&i| natural(i)).collect();
+            let Some(max) = width else { break ws };
+            let mins: Vec<usize> = keep.iter().map(|&i| least(i)).collect();
+            while total(&ws) > max {
+                // The widest column that can still give a character.
+                let Some(j) = (0..ws.len()).filter(|&j| ws[j] > mins[j]).max_by_key(|&j| (ws[j], usize::MAX - j)) else { break };
+                ws[j] -= 1;
+            }
+            match order.iter().find(|i| keep.contains(i) && **i != 0) {
+                Some(&i) if total(&ws) > max => {
+                    keep.retain(|&k| k != i);
+                    dropped.push(i);
+                }
+                _ => break ws,
+            }
+        };
+        let line = |cells: &[Shown], row: bool| -> Vec<String> {
+            let wrapped: Vec<Vec<Shown>> = keep.iter().zip(&widths).map(|(&i, &w)| wrap(&cells[i], w - lead(i, row))).collect();
+            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+            let blank = Shown { text: String::new(), width: 0 };
+            (0..height)
+                .map(|k| {
+                    let parts: Vec<String> = keep
+                        .iter()
+                        .zip(&widths)
+                        .zip(&wrapped)
+                        .map(|((&i, &w), lines)| self.padded(i, lines.get(k).unwrap_or(&blank), w - lead(i, row)))
+                        .collect();
+                    format!("{}{}", " ".repeat(if row { indent } else { 0 }), parts.join("  ").trim_end())
+                })
+                .collect()
+        };
+        let mut out = String::new();
+        for l in line(&self.headers, false) {
+            out.push_str(&format!("{l}\n"));
+        }
         for r in &self.rows {
-            out.push_str(&line(r, indent));
-            out.push('\n');
+            for l in line(r, true) {
+                out.push_str(&format!("{l}\n"));
+            }
+        }
+        if let (Some(max), false) = (width, dropped.is_empty()) {
+            dropped.sort_unstable();
+            let names: Vec<String> = dropped.iter().map(|&i| plain_of(&self.headers[i])).collect();
+            out.push_str(&format!("(left out to fit {max} columns: {})\n", names.join(", ")));
         }
         out
     }
+}
+
+/// What a cell shows, without the colour codes around its pieces.
+fn plain_of(c: &Shown) -> String {
+    let mut out = String::new();
+    let mut chars = c.text.chars();
+    while let Some(ch) = chars.next() {
+        if ch == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// The widest word a cell shows (the narrowest it can wrap to).
+fn longest_word(c: &Shown) -> usize {
+    plain_of(c).split(' ').map(|w| w.chars().count()).max().unwrap_or(0)
+}
+
+/// A cell wrapped at its spaces into lines of at most `width` characters
+/// shown (a word longer than that stays whole). Colour codes are kept with
+/// the characters they colour: a line that ends inside a coloured piece
+/// closes it, and the next opens it again.
+fn wrap(c: &Shown, width: usize) -> Vec<Shown> {
+    if c.width <= width {
+        return vec![c.clone()];
+    }
+    // The cell as words, each with its codes, and the code open at its end.
+    let mut words: Vec<(String, usize)> = vec![(String::new(), 0)];
+    let mut open: Option<String> = None;
+    let mut opens_at: Vec<Option<String>> = vec![None];
+    let mut chars = c.text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch == '\u{1b}' {
+            let mut code = String::from(ch);
+            for d in chars.by_ref() {
+                code.push(d);
+                if d == 'm' {
+                    break;
+                }
+            }
+            open = if code == "\u{1b}[0m" { None } else { Some(code.clone()) };
+            words.last_mut().expect("one word").0.push_str(&code);
+        } else if ch == ' ' {
+            words.push((String::new(), 0));
+            opens_at.push(open.clone());
+        } else {
+            let w = words.last_mut().expect("one word");
+            w.0.push(ch);
+            w.1 += 1;
+        }
+    }
+    let mut lines: Vec<Shown> = Vec::new();
+    let mut cur = Shown { text: String::new(), width: 0 };
+    let mut cur_open: Option<String> = None;
+    for ((word, w), was_open) in words.into_iter().zip(opens_at) {
+        if cur.width > 0 && cur.width + 1 + w > width {
+            if cur_open.is_some() {
+                cur.text.push_str("\u{1b}[0m");
+            }
+            lines.push(std::mem::replace(&mut cur, Shown { text: was_open.clone().unwrap_or_default(), width: 0 }));
+        } else if cur.width > 0 {
+            cur.text.push(' ');
+            cur.width += 1;
+        }
+        cur.text.push_str(&word);
+        cur.width += w;
+        // The code open after this word.
+        cur_open = word.rfind('\u{1b}').map_or(was_open, |at| {
+            (!word[at..].starts_with("\u{1b}[0m")).then(|| word[at..].chars().take_while(|&d| d != 'm').chain(['m']).collect())
+        });
+    }
+    lines.push(cur);
+    lines
 }
 
 #[cfg(test)]
@@ -248,7 +368,7 @@ mod tests {
         ]);
         t.push_cells(vec![Cell::Plain("a.b".into()), Cell::Plain("1.00 ms".into()), Cell::Plain(String::new()), red("failed")]);
         t.push_cells(vec![Cell::Plain("a.c x=1".into()), red("2 ns"), Cell::Plain(String::new()), Cell::Plain("ok".into())]);
-        let text = t.render_aligned(2);
+        let text = t.render_fitted(2, None, &[]);
         assert_eq!(
             text,
             "group       median  status\n  a.b      1.00 ms  \u{1b}[31mfailed\u{1b}[0m\n  a.c x=1     \u{1b}[31m2 ns\u{1b}[0m  ok\n"
@@ -265,5 +385,78 @@ mod tests {
         let text = t.render();
         let row = text.lines().nth(2).unwrap();
         assert_eq!(row, "| &lt;img src=x> next \\`x\\` | `n` >= 5 | `a\\|b` |");
+    }
+
+    /// The overview's columns for two rows, the second's status long.
+    fn overview() -> Table {
+        let mut t = Table::with_cell_headers(
+            [
+                ("cpu", Align::Left),
+                ("Median", Align::Right),
+                ("95% CI", Align::Right),
+                ("Speedup / ratio", Align::Right),
+                ("Sees", Align::Right),
+                ("Status", Align::Left),
+            ]
+            .map(|(h, a)| (Cell::Plain(h.into()), a))
+            .to_vec(),
+        );
+        for (name, status) in
+            [("cpu.checksum workers=1", "ok"), ("cpu.checksum parent_wait=spin workers=2", "ok (trials disagree, disturbed)")]
+        {
+            t.push_cells(
+                [name, "88.71 ms", "-9.98% / +11.08%", "1.001x vs 1", ">= 17.10%", status].map(|c| Cell::Plain(c.into())).to_vec(),
+            );
+        }
+        t
+    }
+
+    /// The widest line of `text`, in characters.
+    fn widest(text: &str) -> usize {
+        text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn a_table_fits_100_columns_by_wrapping_text_at_its_spaces() {
+        let t = overview();
+        let wide = t.render_fitted(2, None, &[]);
+        assert!(widest(&wide) > 100, "{wide}");
+        let text = t.render_fitted(2, Some(100), &[4, 2, 3, 1]);
+        assert!(widest(&text) <= 100, "{text}");
+        assert!(!text.contains("left out"), "wrapping was enough:\n{text}");
+        // Every figure stays whole on its line; the long name and status wrap at their spaces.
+        for figure in ["88.71 ms", "-9.98% / +11.08%", "1.001x vs 1", ">= 17.10%"] {
+            assert_eq!(text.matches(figure).count(), 2, "{figure}:\n{text}");
+        }
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for w in ["cpu.checksum", "parent_wait=spin", "workers=2", "(trials", "disagree,", "disturbed)"] {
+            assert!(words.contains(&w), "{w} whole:\n{text}");
+        }
+    }
+
+    #[test]
+    fn at_80_columns_columns_are_left_out_in_the_stated_order_and_said_under_the_table() {
+        let t = overview();
+        let text = t.render_fitted(2, Some(80), &[4, 2, 3, 1]);
+        assert!(widest(&text) <= 80, "{text}");
+        let last = text.lines().last().unwrap();
+        assert_eq!(last, "(left out to fit 80 columns: Sees)", "{text}");
+        assert!(!text.contains(">= 17.10%") && text.contains("-9.98% / +11.08%") && text.contains("Speedup /"), "{text}");
+        // Narrower still: the interval goes next, never the name or the status.
+        let narrow = t.render_fitted(2, Some(50), &[4, 2, 3, 1]);
+        let table_lines = narrow.lines().filter(|l| !l.starts_with("(left out")).collect::<Vec<_>>().join("\n");
+        assert!(widest(&table_lines) <= 50, "{narrow}");
+        assert!(narrow.lines().last().unwrap().starts_with("(left out to fit 50 columns: 95% CI, Speedup / ratio, Sees"), "{narrow}");
+        assert!(narrow.contains("Status") && narrow.contains("disturbed)"), "{narrow}");
+    }
+
+    #[test]
+    fn a_coloured_cell_wraps_with_its_colour_closed_and_reopened() {
+        let red = "\u{1b}[31m";
+        let c = Shown { text: format!("{red}ok (trials disagree)\u{1b}[0m"), width: 20 };
+        let lines = wrap(&c, 10);
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, [format!("{red}ok (trials\u{1b}[0m"), format!("{red}disagree)\u{1b}[0m")]);
+        assert_eq!(lines.iter().map(|l| l.width).collect::<Vec<_>>(), [10, 9]);
     }
 }

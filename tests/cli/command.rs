@@ -82,11 +82,17 @@ fn a_guest_metric_sweep_runs_verifies_reports_and_compares_unchanged() {
     }
     let md = sb.report_md();
     assert!(md.contains("### myos.smp-scale") && md.contains("1,200,000 cycles") && md.contains("300,000 cycles"), "{md}");
-    let cmp = std::process::Command::new(bin()).args(["compare"]).arg(sb.run_dir()).arg(sb.run_dir()).output().unwrap();
+    let cmp = std::process::Command::new(bin())
+        .args(["compare"])
+        .arg(sb.run_dir())
+        .arg(sb.run_dir())
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
     assert!(cmp.status.success(), "{}", text(&cmp.stderr));
     let table = text(&cmp.stdout);
     assert_eq!(table.matches("| SAME within 2% ").count(), 3, "deterministic cycles: {table}");
-    let re = std::process::Command::new(bin()).arg("report").arg(sb.run_dir()).output().unwrap();
+    let re = std::process::Command::new(bin()).arg("report").arg(sb.run_dir()).args(["--format", "markdown"]).output().unwrap();
     assert_eq!(text(&re.stdout), md, "report re-renders the stored run");
 }
 

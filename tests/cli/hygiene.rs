@@ -183,10 +183,13 @@ fn markup_backticks_pipes_and_escapes_from_records_reach_reports_and_the_termina
         !stdout.contains("&lt;") && !stdout.contains("\\[") && !stdout.contains("\\`"),
         "an escape for markdown on the terminal:\n{stdout}"
     );
-    assert!(text(&out.stderr).contains("shell.xss look=e\u{FFFD}[2Jsc trial 1"), "{}", text(&out.stderr));
-    let report = proofbench(&["report", dir_arg]);
+    assert!(text(&out.stderr).contains("proofbench: round 1 of "), "{}", text(&out.stderr));
+    let report = proofbench(&["report", dir_arg, "--format", "markdown"]);
     assert_eq!(report.status.code(), Some(0));
-    assert_eq!(text(&report.stdout), md, "report DIR prints report.md");
+    assert_eq!(text(&report.stdout), md, "report DIR --format markdown prints report.md");
+    // report DIR: the terminal's view, values as written, no markdown link.
+    let view = text(&proofbench(&["report", dir_arg]).stdout);
+    assert!(!view.contains('\u{1b}') && view.contains("look=<i>x</i>") && !view.contains("&lt;") && !view.contains("](#"), "{view}");
     // compare and history print their documents as run does: on the
     // terminal as written; as markdown escaped, every table whole; as a page
     // escaped once.

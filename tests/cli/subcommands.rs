@@ -56,7 +56,13 @@ fn docs_workloads_md_is_the_registry() {
 #[test]
 fn env_prints_the_machine_record() {
     let s = stdout_of(&["env"]);
-    assert!(s.contains("| CPU") && s.contains("logical CPUs"), "{s}");
+    assert!(s.lines().any(|l| l.starts_with("CPU ")) && s.contains("logical CPUs"), "{s}");
+    // Long values (the CPU flags) wrap within 120 columns, at 80 within 80.
+    assert!(s.lines().all(|l| l.chars().count() <= 100), "within the default 100 columns:\n{s}");
+    let out = std::process::Command::new(crate::common::bin()).arg("env").env("COLUMNS", "80").output().unwrap();
+    assert!(text(&out.stdout).lines().all(|l| l.chars().count() <= 80), "{}", text(&out.stdout));
+    let out = std::process::Command::new(crate::common::bin()).arg("env").env("COLUMNS", "300").output().unwrap();
+    assert!(text(&out.stdout).lines().all(|l| l.chars().count() <= 120), "{}", text(&out.stdout));
     let json: Value = serde_json::from_str(&stdout_of(&["env", "--json"])).unwrap();
     assert_eq!(json["schema"], "proofbench.envelope/1");
     let logical = json["cpu"]["logical_cpus"].as_u64().unwrap();

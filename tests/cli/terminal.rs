@@ -79,7 +79,7 @@ fn colour_comes_when_asked_and_never_under_no_color_or_into_a_pipe() {
 fn tables_prints_every_statistics_table_and_the_whole_footer() {
     let sb = Sandbox::new();
     let stdout = stdout_of(&sb, &[&["cpu.primes", "--workers", "1,2", "--tables"], FAST, SMALL_PRIMES].concat(), 0);
-    for want in ["## cpu", "### cpu.primes", "| Row ", "## Reproducibility", "## Not ok", "Every row is ok.", "## Run totals"] {
+    for want in ["## cpu", "### cpu.primes", "\nRow ", "## Reproducibility", "## Not ok", "Every row is ok.", "## Run totals"] {
         assert!(stdout.contains(want), "{want}:\n{stdout}");
     }
     let (md, html) = report_paths(&stdout);
@@ -147,4 +147,54 @@ fn a_cell_that_does_not_apply_by_design_is_said_apart_from_a_skip_of_the_machine
             && not_ok.contains("(single-thread yield has one end; placement does not apply)."),
         "{not_ok}"
     );
+}
+
+/// `ARGS` run with stdout and stderr into one file, as `> out.txt 2>&1`
+/// makes them: what the file holds.
+fn piped_into_one_file(sb: &Sandbox, args: &[&str], code: i32) -> String {
+    let file = sb.tmp.path().join("out.txt");
+    let out = std::fs::File::create(&file).unwrap();
+    let status = sb.command(args).stdout(out.try_clone().unwrap()).stderr(out).status().unwrap();
+    let log = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(status.code(), Some(code), "{log}");
+    log
+}
+
+#[test]
+fn piped_progress_is_one_line_per_round_then_the_tables_and_quiet_keeps_the_summary() {
+    // Two to four trials: planned rounds, then extra ones for wide rows.
+    let sb = Sandbox::new();
+    let args = [
+        &["cpu.primes", "selftest.crash", "--workers", "1,2", "--trials", "2", "--max-trials", "4", "--ci-target", "0.01"][..],
+        &["--runs", "3", "--warmup", "1", "--settle", "0", "--no-history"],
+        SMALL_PRIMES,
+    ]
+    .concat();
+    let log = piped_into_one_file(&sb, &args, 1);
+    let lines: Vec<&str> = log.lines().collect();
+    let rounds: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("proofbench: round ")).collect();
+    let ran = sb.run_json()["rounds"].as_array().unwrap().len();
+    assert_eq!(rounds.len(), ran, "one line per round:\n{log}");
+    assert!(ran >= 2, "{log}");
+    for (k, &i) in rounds.iter().enumerate() {
+        assert!(lines[i].starts_with(&format!("proofbench: round {} of ", k + 1)), "rounds in order:\n{log}");
+        assert!(lines[i].contains(" of 3 cells done"), "cells done:\n{log}");
+    }
+    // The crash is named in its round's line; the last line says the run is done.
+    assert!(lines[rounds[0]].contains("failed: selftest.crash (failed)"), "{log}");
+    assert!(lines[*rounds.last().unwrap()].ends_with("3 of 3 cells done; done"), "{log}");
+    assert!(lines[rounds[0]].contains(" left"), "time left:\n{log}");
+    // No line per trial, and the tables follow the last round's line.
+    assert!(!log.contains("trial 1:") && !log.contains("[round"), "{log}");
+    let last = *rounds.last().unwrap();
+    let table = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}:\n{log}"));
+    assert!(last < table("cpu ") && table("cpu ") < table("  cpu.primes workers=1") && table("selftest ") < table("3 rows: 2 ok"), "{log}");
+    assert!(lines.len() <= 4 + ran + 6 + 8, "{} lines:\n{log}", lines.len());
+
+    // --quiet: the summary only (counts, not ok, where the run is), no rounds, no tables.
+    let sb = Sandbox::new();
+    let quiet = piped_into_one_file(&sb, &[&args[..], &["--quiet"]].concat(), 1);
+    assert!(!quiet.contains("proofbench: round") && !quiet.contains("  cpu.primes workers=1 "), "{quiet}");
+    assert!(quiet.lines().any(|l| l == "3 rows: 2 ok, 1 failed") && quiet.contains("failed: selftest.crash"), "{quiet}");
+    assert!(quiet.lines().any(|l| l.starts_with("Report: ")), "{quiet}");
 }

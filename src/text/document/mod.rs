@@ -324,16 +324,26 @@ pub struct Table {
     pub columns: Vec<(String, Align)>,
     /// Rows of cells, one per column.
     pub rows: Vec<Vec<Line>>,
+    /// The columns a terminal too narrow for the table leaves out, the
+    /// least important first (empty: the last columns first).
+    pub drop_order: Vec<usize>,
 }
 
 impl Table {
     pub fn new(columns: &[(&str, Align)]) -> Table {
-        Table { columns: columns.iter().map(|&(t, a)| (t.to_string(), a)).collect(), rows: Vec::new() }
+        Table { columns: columns.iter().map(|&(t, a)| (t.to_string(), a)).collect(), rows: Vec::new(), drop_order: Vec::new() }
     }
 
     /// A table whose titles are computed (e.g. one column per worker count).
     pub fn with_headers(columns: Vec<(String, Align)>) -> Table {
-        Table { columns, rows: Vec::new() }
+        Table { columns, rows: Vec::new(), drop_order: Vec::new() }
+    }
+
+    /// The table with the columns a narrow terminal leaves out, the least
+    /// important first.
+    pub fn dropping(mut self, order: &[usize]) -> Table {
+        self.drop_order = order.to_vec();
+        self
     }
 
     /// Adds a row of text cells.

@@ -43,12 +43,17 @@ pub struct Style {
     /// Colour the toned nodes (ok green, failed red, skipped yellow, no
     /// change dim) and bold the headings, with ANSI codes.
     pub color: bool,
+    /// The terminal's width in characters: every table fits it (cells
+    /// wrapped at their spaces, else columns left out, said under the
+    /// table), in aligned columns without pipes. None: tables as wide as
+    /// their cells, with pipes (what the tests of a document read).
+    pub width: Option<usize>,
 }
 
 impl Style {
-    pub const PLAIN: Style = Style { color: false };
+    pub const PLAIN: Style = Style { color: false, width: None };
     #[cfg(test)]
-    pub const COLOR: Style = Style { color: true };
+    pub const COLOR: Style = Style { color: true, width: None };
 }
 
 /// Text for the terminal whose every piece from a document was
@@ -171,14 +176,27 @@ fn cell(l: &Line, style: Style) -> Cell {
     Cell::Styled { shown, plain }
 }
 
-/// A table padded to its columns' widths, long cells shortened.
+/// A table padded to its columns' widths, long cells shortened: with
+/// pipes, or within the terminal's width as aligned columns (the header
+/// dim).
 fn table(t: &Table, style: Style) -> String {
-    let headers = t.columns.iter().map(|(h, a)| (Cell::Plain(clean(h).into_owned()), *a)).collect();
-    let mut out = TextTable::with_cell_headers(headers);
+    let Some(width) = style.width else {
+        let headers = t.columns.iter().map(|(h, a)| (Cell::Plain(clean(h).into_owned()), *a)).collect();
+        let mut out = TextTable::with_cell_headers(headers);
+        for row in &t.rows {
+            out.push_cells(row.iter().map(|c| cell(c, style)).collect());
+        }
+        return out.render();
+    };
+    let head = |text: &str| {
+        let plain = clean(text).into_owned();
+        Cell::Styled { shown: if style.color { paint(anstyle::Style::new().bold(), &plain) } else { plain.clone() }, plain }
+    };
+    let mut out = TextTable::with_cell_headers(t.columns.iter().map(|(h, a)| (head(h), *a)).collect());
     for row in &t.rows {
         out.push_cells(row.iter().map(|c| cell(c, style)).collect());
     }
-    out.render()
+    out.render_fitted(0, Some(width), &t.drop_order)
 }
 
 /// A table of one line per row, for a person to scan: `title` (bold) at
@@ -196,7 +214,7 @@ pub fn columns(title: &str, t: &Table, style: Style) -> Styled {
     for row in &t.rows {
         out.push_cells(row.iter().map(|c| cell(c, style)).collect());
     }
-    Styled(out.render_aligned(2))
+    Styled(out.render_fitted(2, style.width, &t.drop_order))
 }
 
 #[cfg(test)]
