@@ -136,7 +136,7 @@ fn report_reproduces_report_md_byte_for_byte() {
     let sb = Sandbox::new();
     let out = sb.run(&[&["cpu.primes", "cpu.checksum", "selftest.wrong", "--workers", "1,2"], FAST, SMALL_PRIMES, SMALL_CHECKSUM].concat());
     assert_eq!(out.status.code(), Some(1));
-    let again = Command::new(bin()).arg("report").arg(sb.run_dir()).output().unwrap();
+    let again = Command::new(bin()).arg("report").arg(sb.run_dir()).args(["--format", "markdown"]).output().unwrap();
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     assert_eq!(text(&again.stdout), sb.report_md());
 }
@@ -310,7 +310,7 @@ fn a_row_cut_off_mid_write_is_ignored_with_a_warning() {
     let mut rows = std::fs::read_to_string(&rows_path).unwrap();
     rows.push_str(r#"{"schema": "proofbench.row/1", "cell": {"#);
     std::fs::write(&rows_path, rows).unwrap();
-    let again = Command::new(bin()).arg("report").arg(sb.run_dir()).output().unwrap();
+    let again = Command::new(bin()).arg("report").arg(sb.run_dir()).args(["--format", "markdown"]).output().unwrap();
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     assert_eq!(text(&again.stdout), sb.report_md(), "the complete rows render as before");
     assert!(text(&again.stderr).contains("line 2: truncated last row ignored"), "{}", text(&again.stderr));

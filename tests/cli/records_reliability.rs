@@ -130,7 +130,7 @@ fn a_killed_run_says_incomplete_in_its_reports_and_in_the_history() {
     unsafe { libc::kill(-worker, libc::SIGKILL) };
     assert_eq!(sb.run_json()["finished_utc"], serde_json::Value::Null);
     let claim = "incomplete: 2 of 4 cells ran";
-    let md = ok(&pb(sb.tmp.path(), &["report", sb.run_dir().to_str().unwrap()]));
+    let md = ok(&pb(sb.tmp.path(), &["report", sb.run_dir().to_str().unwrap(), "--format", "markdown"]));
     assert!(md.matches(claim).count() >= 2, "header and footer: {md}");
     assert!(!md.contains("Every row is ok"), "{md}");
     // The cpu group has no row at all, the selftest group misses the hang.
