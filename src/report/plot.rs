@@ -464,7 +464,7 @@ mod tests {
 
     #[test]
     fn two_long_x_labels_do_not_overlap() {
-        let names = vec!["per-item global-queue 1".to_string(), "per-item global-queue 2".to_string()];
+        let names = ["per-item global-queue 1".to_string(), "per-item global-queue 2".to_string()];
         let dists: Vec<distribution::Samples> =
             names.iter().map(|n| distribution::Samples { name: n.clone(), timed: vec![10.0, 11.0], warmup: vec![] }).collect();
         let svg = distribution::chart("t: samples", "mode, runtime, workers", "ns", &dists);
