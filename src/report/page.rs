@@ -36,7 +36,7 @@ div.plots{display:flex;flex-wrap:wrap;gap:.8em 1em;margin:.8em 0}\
 figure.plot{margin:0;max-width:100%;overflow-x:auto}\
 figure.plot svg{display:block;max-width:none;height:auto;border:1px solid #eee}\
 figcaption{font-size:.8em;color:#555;overflow-wrap:anywhere;width:0;min-width:100%}\
-a.help{text-decoration:none;font-weight:normal;margin-left:.2em}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:.85em}\
+a.help{text-decoration:none;font-weight:normal}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:.85em}\
 section.group{border-top:2px solid #ddd;margin-top:1.5em}\
 .tone-good{color:#1a7f37}.tone-bad{color:#c62828;font-weight:600}.tone-warn{color:#9a6700}.tone-dim{color:#777}\
 @media print{nav,a.help{display:none}body{max-width:none;padding:0}div.table{overflow:visible}\
@@ -181,7 +181,7 @@ mod tests {
         assert!(at("1 row is not ok") < at("<h2 id=\"not-ok\">") && at("<h2 id=\"not-ok\">") < at("<h2 id=\"summary\">"));
         // Each column title has its meaning as a tooltip and a link to it.
         assert!(page.contains("<th class=\"r\" title=\"The smallest change compare"), "{page}");
-        assert!(page.contains("Sees <a class=\"help\" href=\"#sees\""), "{page}");
+        assert!(page.contains("Sees\u{a0}<a class=\"help\" href=\"#sees\""), "{page}");
         assert!(at("<h2 id=\"what-the-columns-mean\">") < at("<h3 id=\"sees\">Sees</h3>"));
         assert!(at("<h2 id=\"summary\">") < at("<td><a href=\"#wx\">w.x workers=1</a></td>"));
         assert!(at("<a href=\"#wx\">w.x workers=2</a>") < at("<section class=\"group\" id=\"group-w\">"));

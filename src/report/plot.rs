@@ -253,15 +253,26 @@ fn y_label_area(y: &axis::ValueAxis) -> u32 {
     widest.ceil() as u32 + 12 + axis::LINE_PX + 8
 }
 
+/// The smaller size of a title too long for [`axis::TITLE_PX`].
+const SMALL_TITLE_PX: u32 = axis::LABEL_PX + 1;
+
+/// The size of `title` on a chart `width` wide: [`axis::TITLE_PX`] where it
+/// fits, else [`SMALL_TITLE_PX`].
+fn title_px(title: &str, width: u32) -> u32 {
+    if axis::text_px(title, axis::TITLE_PX as f64) <= width as f64 - 24.0 { axis::TITLE_PX } else { SMALL_TITLE_PX }
+}
+
 /// `title`, with `shared` (what every legend entry holds) said once after
-/// it, cut to fit a chart `width` wide.
+/// it, cut (where even [`SMALL_TITLE_PX`] is too large) to fit a chart
+/// `width` wide.
 fn title_text(title: &str, shared: &str, width: u32) -> String {
     let full = if shared.is_empty() { title.to_string() } else { format!("{title} ({shared})") };
-    axis::fit_text(&full, width as f64 - 24.0, axis::TITLE_PX as f64)
+    axis::fit_text(&full, width as f64 - 24.0, SMALL_TITLE_PX as f64)
 }
 
 /// A chart on `root` with the caption, margins and label areas every plot
-/// here shares: the title at [`axis::TITLE_PX`], `x_area` pixels of x labels.
+/// here shares: the title at [`axis::TITLE_PX`] (smaller where it would not
+/// fit), `x_area` pixels of x labels.
 fn frame<'a, 'b, DB: DrawingBackend>(
     root: &'a DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -269,10 +280,8 @@ fn frame<'a, 'b, DB: DrawingBackend>(
     y: &axis::ValueAxis,
 ) -> ChartBuilder<'a, 'b, DB> {
     let mut b = ChartBuilder::on(root);
-    b.caption(title, (axis::FONT, axis::plotters_size(axis::TITLE_PX)))
-        .margin(12)
-        .x_label_area_size(x_area)
-        .y_label_area_size(y_label_area(y));
+    let px = title_px(title, root.dim_in_pixel().0);
+    b.caption(title, (axis::FONT, axis::plotters_size(px))).margin(12).x_label_area_size(x_area).y_label_area_size(y_label_area(y));
     b
 }
 

@@ -112,7 +112,8 @@ impl Renderer {
             if let Some((id, meaning)) = self.terms.get(title) {
                 out.push_str(&match mark {
                     HELP_ATTR => format!(" title=\"{}\"", escape(meaning)),
-                    _ => format!(" <a class=\"help\" href=\"#{}\" aria-label=\"what {} means\">?</a>", escape(id), escape(title)),
+                    // A no-break space: the mark stays beside its title.
+                    _ => format!("\u{a0}<a class=\"help\" href=\"#{}\" aria-label=\"what {} means\">?</a>", escape(id), escape(title)),
                 });
             }
             rest = &body[end + mark.len_utf8()..];
