@@ -56,6 +56,9 @@ pub fn read_first(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
         let fold = Block::Fold { summary: Line::from("Which rows, and why"), blocks: vec![Block::List(items)] };
         out.push(Block::Compact(vec![Block::paragraph(lead), fold]));
     };
+    if let Some(t) = run.incomplete(rows) {
+        out.push(Block::paragraph(Line::from(format!("{t}; {}: ", why_not_run(run))).link("Not ok", "not-ok").text(" says which.")));
+    }
     let failed = rows.iter().filter(|r| !matches!(r.status, Status::Ok | Status::Skipped)).count() + run.not_run.len();
     if failed > 0 {
         out.push(Block::paragraph(
