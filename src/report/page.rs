@@ -1,7 +1,8 @@
 //! report.html, and the page of any other document: one self-contained page (inline CSS,
-//! inline SVG plots, one small inline script that enlarges a plot clicked,
-//! opens the folds for printing and checks the page; no external file,
-//! font or network). The page's body is a bar of links to its sections,
+//! inline SVG plots shown at the size they were drawn, one small inline
+//! script that opens the folds for printing; no external file, font or
+//! network, and nothing on the page for a test: a test measures the page
+//! itself). The page's body is a bar of links to its sections,
 //! then the report's document rendered by the HTML renderer
 //! (`document::html`), each workload's plots drawn in a grid where the
 //! document places its figures, followed by the last lines of the worker's
@@ -14,8 +15,10 @@ use crate::text::document::html::escape;
 
 /// The page's style: a bar of links to the sections that stays at the top,
 /// tables that fit the page (a table wider than the page scrolls in its own
-/// box), plots in a grid of thumbnails (a click enlarges one to the page's
-/// width), folds for the records a reader opens when wanted, and a print
+/// box), plots side by side at the size they were drawn (so that their
+/// text is as large as drawn; a plot wider than the window scrolls in its
+/// own box), column titles with a link to their meaning, folds for the
+/// records a reader opens when wanted, and a print
 /// style (no bar, folds opened by the script, no plot or table row cut
 /// across pages, each group on a new page).
 const CSS: &str = "*{box-sizing:border-box}\
@@ -28,41 +31,22 @@ th,td{border:1px solid #ccc;padding:.15em .45em;vertical-align:top;overflow-wrap
 th{background:#f0f0f0}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}\
 details.fold{margin:.6em 0}details.fold>summary{cursor:pointer;color:#444}details.fold table{font-size:.8em}\
 blockquote{border-left:4px solid #d62728;margin:.6em 0;padding:.2em .8em;background:#fff4f4}\
-code{background:#f4f4f4;padding:0 .2em;overflow-wrap:anywhere}\
-div.plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:.6em 1em;margin:.8em 0}\
-figure.plot{margin:0;min-width:0;cursor:zoom-in}figure.plot.big{grid-column:1/-1;cursor:zoom-out}\
-figure.plot svg{display:block;width:100%;height:auto;border:1px solid #eee}\
-@media (min-width:760px){figure.plot.wide{grid-column:span 2}}\
-figcaption{font-size:.8em;color:#555;overflow-wrap:anywhere}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:.85em}\
+code,pre{font-family:monospace,monospace}code{background:#f4f4f4;padding:0 .2em;overflow-wrap:anywhere}\
+div.plots{display:flex;flex-wrap:wrap;gap:.8em 1em;margin:.8em 0}\
+figure.plot{margin:0;max-width:100%;overflow-x:auto}\
+figure.plot svg{display:block;max-width:none;height:auto;border:1px solid #eee}\
+figcaption{font-size:.8em;color:#555;overflow-wrap:anywhere;width:0;min-width:100%}\
+a.help{text-decoration:none;font-weight:normal}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:.85em}\
 section.group{border-top:2px solid #ddd;margin-top:1.5em}\
 .tone-good{color:#1a7f37}.tone-bad{color:#c62828;font-weight:600}.tone-warn{color:#9a6700}.tone-dim{color:#777}\
-@media print{nav,#plot-check{display:none}body{max-width:none;padding:0}div.table{overflow:visible}\
-div.plots{grid-template-columns:repeat(2,1fr)}figure.plot{break-inside:avoid}tr{break-inside:avoid}\
+@media print{nav,a.help{display:none}body{max-width:none;padding:0}div.table{overflow:visible}\
+figure.plot{break-inside:avoid}tr{break-inside:avoid}\
 h2,h3{break-after:avoid}section.group{break-before:page}a{color:inherit;text-decoration:none}}";
 
-/// The script: a click on a plot enlarges it to the page's width (and
-/// back); the folds open for printing. Once the page has loaded, it checks
-/// the page and marks what it found on `#plot-check` (a headless browser
-/// test reads it back): the figures whose SVG was drawn with a size and
-/// text, the images loaded, the page's width with its folds closed and
-/// open against the window's, and how far down the summary table starts.
+/// The script: the folds open for printing, and close again after.
 const SCRIPT: &str = "(function(){\
-document.querySelectorAll('figure.plot').forEach(function(x){x.addEventListener('click',function(){x.classList.toggle('big');});});\
 var shut=[];window.addEventListener('beforeprint',function(){shut=[].slice.call(document.querySelectorAll('details:not([open])'));\
-shut.forEach(function(d){d.open=true;});});window.addEventListener('afterprint',function(){shut.forEach(function(d){d.open=false;});shut=[];});\
-window.addEventListener('load',function(){var f=document.querySelectorAll('figure.plot');var n=0;\
-f.forEach(function(x){var s=x.querySelector('svg');if(s&&s.getBoundingClientRect().width>0&&s.querySelector('text'))n++;});\
-var im=[].slice.call(document.images),loaded=im.filter(function(i){return i.complete&&i.naturalWidth>0;}).length;\
-var root=document.documentElement,width=root.scrollWidth;\
-var closed=[].slice.call(document.querySelectorAll('details:not([open])'));closed.forEach(function(d){d.open=true;});\
-var open=root.scrollWidth;closed.forEach(function(d){d.open=false;});\
-var top=-1,h=document.getElementById('summary'),t=h;while(t&&!(t.querySelector&&t.querySelector('table')))t=t.nextElementSibling;\
-if(h&&t)top=Math.round(t.querySelector('table').getBoundingClientRect().top+window.scrollY);\
-var e=document.getElementById('plot-check');e.setAttribute('data-rendered',String(n));\
-e.setAttribute('data-images',String(im.length));e.setAttribute('data-images-loaded',String(loaded));\
-e.setAttribute('data-scroll-width',String(width));e.setAttribute('data-scroll-width-open',String(open));\
-e.setAttribute('data-window',window.innerWidth+'x'+window.innerHeight);e.setAttribute('data-summary-top',String(top));\
-e.textContent=n+' of '+f.length+' plots drawn.';});})();";
+shut.forEach(function(d){d.open=true;});});window.addEventListener('afterprint',function(){shut.forEach(function(d){d.open=false;});shut=[];});})();";
 
 /// The whole report.html of a stored run.
 pub fn render(stored: &StoredRun) -> String {
@@ -81,7 +65,6 @@ pub fn page(mut doc: Document, rows: &[Row]) -> String {
 /// a bar of links to its sections (its level-2 headings and groups) when it
 /// has two or more, then the document.
 pub fn html(doc: &Document) -> String {
-    let figures = doc.figures();
     let body = crate::text::document::html::body(&doc.blocks);
     let nav = if body.outline.len() < 2 {
         String::new()
@@ -92,7 +75,7 @@ pub fn html(doc: &Document) -> String {
     };
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{nav}{}<p id=\"plot-check\" data-expected=\"{figures}\">{figures} plots.</p>\n\
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{nav}{}\
          <script>{SCRIPT}</script>\n</body>\n</html>\n",
         escape(&doc.title),
         body.html
@@ -153,17 +136,20 @@ mod tests {
         }
         assert_eq!(page.matches("<figure").count(), 4);
         assert_eq!(page.matches("<svg").count(), 4);
-        assert!(page.contains("data-expected=\"4\""));
-        assert!(
-            page.contains("<h2 id=\"w\">w</h2>")
-                && page.contains("<h3 id=\"wx\">w.x</h3>")
-                && page.contains("<h2 id=\"not-ok\">Not ok</h2>")
-        );
+        assert!(!page.contains("plot-check") && !page.contains("plots drawn"), "no test hook on the page");
+        assert!(page.contains("<h2 id=\"w\">w</h2>") && page.contains("<h3 id=\"wx\">w.x</h3>"));
+        assert!(!page.contains("Not ok"), "every row is ok: no Not ok heading");
+        assert!(page.contains("Every row is ok; no trial was disturbed"), "the read-first block says so");
         for external in ["src=", "@import", "url("] {
             assert!(!page.contains(external), "no external resource ({external})");
         }
-        // Every link is to a place on the page, and every place exists.
+        // Every link is to a place on the page, and every place exists, or
+        // to a plot's file in the run directory.
         for href in page.split("href=\"").skip(1).map(|h| &h[..h.find('"').unwrap()]) {
+            if let Some(file) = href.strip_prefix("plots/") {
+                assert!(crate::model::file_name::is_plain(file) && (file.ends_with(".svg") || file.ends_with(".png")), "{href}");
+                continue;
+            }
             let id = href.strip_prefix('#').unwrap_or_else(|| panic!("{href}: a link out of the page"));
             assert!(page.contains(&format!(" id=\"{id}\"")), "{href} leads nowhere");
         }
@@ -180,13 +166,23 @@ mod tests {
         let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle} missing:\n{page}"));
         // The bar of links first, then the title, the counts, the rows not
         // ok, the summary whose rows link to their workload, then the groups.
-        assert!(at("<nav><a href=\"#not-ok\">Not ok</a><a href=\"#summary\">Summary</a><a href=\"#group-w\">w</a>") < at("<h1"));
+        assert!(
+            at(
+                "<nav><a href=\"#read-this-first\">Read this first</a><a href=\"#not-ok\">Not ok</a><a href=\"#summary\">Summary</a><a href=\"#group-w\">w</a>"
+            ) < at("<h1")
+        );
         assert!(at("<h1") < at("Rows: <span class=\"tone-good\">2 ok</span>"));
         assert!(
             at("Rows: ") < at("<details class=\"fold\"><summary>The run and the machine (&lt;script&gt;alert(1)&lt;/script&gt;)</summary>")
         );
         assert!(at("<summary>The run and the machine") < at("<td>System label</td>"), "the machine record is folded");
-        assert!(at("<td>System label</td>") < at("<h2 id=\"not-ok\">") && at("<h2 id=\"not-ok\">") < at("<h2 id=\"summary\">"));
+        assert!(at("<td>System label</td>") < at("<h2 id=\"read-this-first\">"));
+        assert!(at("<h2 id=\"read-this-first\">") < at("1 row is not ok: <a href=\"#not-ok\">Not ok</a>"));
+        assert!(at("1 row is not ok") < at("<h2 id=\"not-ok\">") && at("<h2 id=\"not-ok\">") < at("<h2 id=\"summary\">"));
+        // Each column title has its meaning as a tooltip and a link to it.
+        assert!(page.contains("<th class=\"r\" title=\"The smallest change compare"), "{page}");
+        assert!(page.contains("Sees\u{a0}<a class=\"help\" href=\"#sees\""), "{page}");
+        assert!(at("<h2 id=\"what-the-columns-mean\">") < at("<h3 id=\"sees\">Sees</h3>"));
         assert!(at("<h2 id=\"summary\">") < at("<td><a href=\"#wx\">w.x workers=1</a></td>"));
         assert!(at("<a href=\"#wx\">w.x workers=2</a>") < at("<section class=\"group\" id=\"group-w\">"));
         assert!(at("<section class=\"group\" id=\"group-w\">") < at("<h3 id=\"wx\">w.x</h3>"));
@@ -196,6 +192,30 @@ mod tests {
         assert_eq!(page.matches("<h2 id=\"not-ok\">").count(), 1, "the rows not ok once");
         assert!(page.contains("@media print{nav"), "a print style");
         assert!(page.contains("'beforeprint'"), "the folds open to print");
+    }
+
+    #[test]
+    fn skips_alone_get_no_not_ok_heading_and_the_caveats_come_first() {
+        let mut rows: Vec<Row> = [1, 2]
+            .into_iter()
+            .map(|k| fake_row(k, CpuClass::Physical, &[100.0 / k as f64, 101.0 / k as f64], None, Status::Ok, Unit::Ns))
+            .collect();
+        rows[1].disagreement = Some("trials disagree: likely cause: their threads ran on different CPUs".into());
+        let mut skipped = fake_row(4, CpuClass::Physical, &[30.0], None, Status::Skipped, Unit::Ns);
+        skipped.reason = Some("no SMT siblings on this machine".into());
+        rows.push(skipped);
+        let page = render(&stored(rows));
+        let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle} missing:\n{page}"));
+        assert!(!page.contains("id=\"not-ok\""), "a skip is not a failure: no Not ok heading");
+        assert!(at("<h2 id=\"read-this-first\">") < at("1 row has <a href=\"#trials-disagree\">trials that disagree</a>"));
+        assert!(at("1 row has <a href") < at("their threads ran on different CPUs"), "the row's cause, folded under its line");
+        assert!(at("1 cell was skipped on this machine (not failures).") < at("no SMT siblings on this machine"));
+        assert!(at("<h2 id=\"read-this-first\">") < at("<h2 id=\"skipped-on-this-machine\">"));
+        assert!(at("<h2 id=\"skipped-on-this-machine\">") < at("<h2 id=\"summary\">"));
+        assert!(at("<h2 id=\"summary\">") < at("<h3 id=\"trials-disagree\">Trials disagree</h3>"), "the meanings at the end");
+        for href in page.split("href=\"#").skip(1).map(|h| &h[..h.find('"').unwrap()]) {
+            assert!(page.contains(&format!(" id=\"{href}\"")), "#{href} leads nowhere");
+        }
     }
 
     #[test]
@@ -221,8 +241,10 @@ mod tests {
                 && at("data-plot=\"w._y_-median.svg\"") < at("<h3 id=\"run-to-run-variance\">Run-to-run variance</h3>")
         );
         assert_eq!(page.matches("<figure").count(), 4, "two worker counts: the median and samples plots");
-        assert!(page.contains("data-expected=\"4\""));
         assert!(page.contains("<a href=\"#wy\">w.`y` workers=2</a>"), "the summary links each row to its workload");
-        assert!(page.contains("<code>plots/w._y_-median.svg</code>"), "the caption names the file");
+        assert!(
+            page.contains("<a href=\"plots/w._y_-median.svg\"><code>plots/w._y_-median.svg</code></a>, also as <a href=\"plots/w._y_-median.png\">PNG</a>"),
+            "the caption links the files"
+        );
     }
 }

@@ -1,14 +1,22 @@
 //! Plots of a workload's rows as SVG text: speedup and parallel efficiency
-//! (speedup / workers) against workers with the ideal line, the median against workers (per-task cost for ns/op rows), bars
-//! of the median with its 95% CI per value of a categorical axis (pinning
-//! strategy, allocator, engine, runtime, ...; [`bars`]), and the distribution
-//! of every row's samples ([`distribution`]). Speedup and efficiency are
-//! drawn where a series has three worker counts or more. Axes start at
-//! zero, so a small overhead is not drawn as a large one; the mesh has no
-//! light lines between its labelled ones. Text is XML-escaped by plotters'
-//! SVG backend, and the SVG made small by [`svg::compact`]. Rendering only: the runner writes the files (SVG, and PNG through
-//! [`png`]) through the results directory.
+//! (speedup / workers) against workers with the ideal line, the median
+//! against workers (per-task cost for ns/op rows), bars of the median with
+//! its 95% CI per value of a categorical axis (pinning strategy, allocator,
+//! engine, runtime, ...; [`bars`]), and the distribution of every row's
+//! samples ([`distribution`]). Speedup and efficiency are drawn where a
+//! series has three worker counts or more. Every chart is drawn to be read
+//! at the size it is drawn (report.html shows it so): text of at least
+//! [`axis::MIN_TEXT_PX`], the value axis in the tables' scaled unit, from
+//! zero (a small overhead is not drawn as a large one) or logarithmic where
+//! the values span more than [`axis::LOG_SPAN`] times, x labels wrapped or
+//! turned so that none overlaps the next, and legends without what every
+//! entry shares (said once in the title); [`axis`] holds these pieces for
+//! any chart. The mesh has no light lines between its labelled ones. Text
+//! is XML-escaped by plotters' SVG backend, and the SVG made small by
+//! [`svg::compact`]. Rendering only: the runner writes the files (SVG, and
+//! PNG through [`png`]) through the results directory.
 
+pub mod axis;
 pub mod bars;
 pub mod distribution;
 pub mod png;
@@ -19,7 +27,7 @@ use std::collections::BTreeMap;
 use plotters::prelude::*;
 
 use crate::evidence::Row;
-use crate::model::{Direction, Status, value_text};
+use crate::model::{Direction, Status, Unit, value_text};
 
 /// A plot of one workload: its file name under `plots/` and its SVG.
 pub struct Plot {
@@ -95,7 +103,7 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
             let title = format!("{workload}: speedup over 1 worker");
             out.push(Plot {
                 file: file_name(workload, "speedup"),
-                svg: line_chart(&title, "workers", "speedup (x)", &speedups, Some(&ideal)),
+                svg: line_chart(&title, "workers", "speedup (x)", None, &speedups, Some(&ideal)),
                 title,
             });
             // Efficiency: speedup per worker; the ideal is 1 at every count.
@@ -107,7 +115,7 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
             let title = format!("{workload}: parallel efficiency (speedup / workers)");
             out.push(Plot {
                 file: file_name(workload, "efficiency"),
-                svg: line_chart(&title, "workers", "efficiency", &efficiency, Some(&ideal)),
+                svg: line_chart(&title, "workers", "efficiency", None, &efficiency, Some(&ideal)),
                 title,
             });
         }
@@ -115,7 +123,7 @@ pub fn plots(workload: &str, rows: &[&Row]) -> Vec<Plot> {
             if unit.as_str() == "ns/op" { format!("{workload}: cost per operation") } else { format!("{workload}: median by workers") };
         out.push(Plot {
             file: file_name(workload, "median"),
-            svg: line_chart(&cost_title, "workers", unit.as_str(), &lines, None),
+            svg: line_chart(&cost_title, "workers", "median", Some(unit), &lines, None),
             title: cost_title,
         });
     }
@@ -133,7 +141,9 @@ pub fn file_name(workload: &str, kind: &str) -> String {
     format!("{}-{kind}.svg", crate::model::file_name::bounded(workload, crate::model::file_name::MAX_NAME_PART))
 }
 
-const SIZE: (u32, u32) = (720, 440);
+/// The size of a chart: two fit side by side in the page's widest column
+/// (1,288 px) and one in a window 800 px wide, shown at the size drawn.
+const SIZE: (u32, u32) = (620, 420);
 
 /// The most categories (rows, or values of an axis) a plot draws along its
 /// x axis: at the widest chart that leaves a few pixels each, and the SVG
@@ -206,118 +216,193 @@ fn category_axis(n: usize) -> CategoryAxis {
     CategoryAxis { range: (0.5..n as f64 + 0.5).into(), n }
 }
 
-/// The name of category `v` (1-based) for the tick at `v`.
-fn category_name(names: &[String], v: f64) -> String {
-    let i = v.round() as usize;
-    if (v - i as f64).abs() > 1e-9 || i == 0 { String::new() } else { names.get(i - 1).cloned().unwrap_or_default() }
-}
-
-/// Lines with points and CI whiskers on zero-based axes; x is the worker count.
-fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>) -> String {
-    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, lines, ideal, None))
+/// Lines with points and CI whiskers on a value axis ([`axis::ValueAxis`]:
+/// from zero, or logarithmic over a wide span); x is the worker count.
+/// `unit` labels the ticks in the tables' scaled unit (`None`: a ratio).
+fn line_chart(title: &str, x_desc: &str, y_desc: &str, unit: Option<Unit>, lines: &[Line], ideal: Option<&Line>) -> String {
+    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, unit, lines, ideal, None))
 }
 
 /// The trend of `history show`: lines over runs at x = 1, 2, ... named by
-/// `runs` (oldest first), with CI whiskers, y from zero; `bands[i]`, where
-/// given, shades the range (lo, hi) of line i across the chart (its noise
-/// floor: where runs of one build land).
+/// `runs` (oldest first), with CI whiskers, on a value axis in the scaled
+/// unit `y_desc` names (a unit's name, e.g. `ns/op`; any other text is the
+/// axis's description, its ticks plain numbers); `bands[i]`, where given,
+/// shades the range (lo, hi) of line i across the chart (its noise floor:
+/// where runs of one build land). The runs' names are wrapped under their
+/// points, or turned, so that none overlaps the next.
 pub fn trend_chart(title: &str, y_desc: &str, runs: &[String], lines: &[Line], bands: &[Option<(f64, f64)>]) -> String {
-    let width = (200 + runs.len() * 60).clamp(SIZE.0 as usize, 1600) as u32;
-    svg_of((width, SIZE.1), |root| draw_lines(root, title, "run (oldest first)", y_desc, lines, None, Some(Trend { runs, bands })))
+    let (slot, labels) = axis::category_labels(runs, 60.0, 2400.0);
+    let width = (140.0 + runs.len() as f64 * slot).clamp(SIZE.0 as f64, 2600.0) as u32;
+    let unit = Unit::from_name(y_desc);
+    let desc = if unit.is_some() { "median" } else { y_desc };
+    svg_of((width, SIZE.1 + labels.height()), |root| {
+        draw_lines(root, title, "run (oldest first)", desc, unit, lines, None, Some(Trend { labels: &labels, n: runs.len(), bands }))
+    })
 }
 
-/// The top of a zero-based y axis over data reaching `data_max`, with room
-/// above the data for a legend of `entries` lines, so that the legend (drawn
-/// in the upper right by [`legend`]) never covers a point, bar or whisker.
-fn y_top(data_max: f64, entries: usize) -> f64 {
-    // The plotting area is about 340 of the 440 pixels; a legend line takes
-    // about 19, its frame and margin about 25.
-    let legend = ((entries * 19 + 25) as f64 / 340.0).min(0.6);
-    data_max.max(f64::MIN_POSITIVE) * 1.05 / (1.0 - legend)
+/// The share of a plotting area of `plot_h` pixels to keep free above the
+/// data for a legend of `entries` lines (drawn in the upper right by
+/// [`legend`]), so that it never covers a point, bar or whisker.
+fn headroom(entries: usize, plot_h: f64) -> f64 {
+    ((entries * (axis::LINE_PX as usize + 5) + 25) as f64 / plot_h).min(0.6)
+}
+
+/// The width of the y label area for `y`'s tick labels and its description.
+fn y_label_area(y: &axis::ValueAxis) -> u32 {
+    let widest = y.ticks().iter().map(|&t| axis::text_px(&y.label(t), axis::LABEL_PX as f64)).fold(0.0, f64::max);
+    widest.ceil() as u32 + 12 + axis::LINE_PX + 8
+}
+
+/// The smaller size of a title too long for [`axis::TITLE_PX`].
+const SMALL_TITLE_PX: u32 = axis::LABEL_PX + 1;
+
+/// The size of `title` on a chart `width` wide: [`axis::TITLE_PX`] where it
+/// fits, else [`SMALL_TITLE_PX`].
+fn title_px(title: &str, width: u32) -> u32 {
+    if axis::text_px(title, axis::TITLE_PX as f64) <= width as f64 - 24.0 { axis::TITLE_PX } else { SMALL_TITLE_PX }
+}
+
+/// `title`, with `shared` (what every legend entry holds) said once after
+/// it, cut (where even [`SMALL_TITLE_PX`] is too large) to fit a chart
+/// `width` wide.
+fn title_text(title: &str, shared: &str, width: u32) -> String {
+    let full = if shared.is_empty() { title.to_string() } else { format!("{title} ({shared})") };
+    axis::fit_text(&full, width as f64 - 24.0, SMALL_TITLE_PX as f64)
 }
 
 /// A chart on `root` with the caption, margins and label areas every plot
-/// here shares.
-fn frame<'a, 'b, DB: DrawingBackend>(root: &'a DrawingArea<DB, plotters::coord::Shift>, title: &str) -> ChartBuilder<'a, 'b, DB> {
+/// here shares: the title at [`axis::TITLE_PX`] (smaller where it would not
+/// fit), `x_area` pixels of x labels.
+fn frame<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    x_area: u32,
+    y: &axis::ValueAxis,
+) -> ChartBuilder<'a, 'b, DB> {
     let mut b = ChartBuilder::on(root);
-    b.caption(title, ("sans-serif", 18)).margin(12).x_label_area_size(40).y_label_area_size(90);
+    let px = title_px(title, root.dim_in_pixel().0);
+    b.caption(title, (axis::FONT, axis::plotters_size(px))).margin(12).x_label_area_size(x_area).y_label_area_size(y_label_area(y));
     b
 }
 
-/// The legend, in the upper right, in the room [`y_top`] left above the data.
+/// The text style of tick labels, axis descriptions and legend entries.
+fn label_font() -> TextStyle<'static> {
+    TextStyle::from((axis::FONT, axis::plotters_size(axis::LABEL_PX)).into_font())
+}
+
+/// The legend, in the upper right, in the room [`headroom`] left above the data.
 fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    chart.configure_series_labels().position(SeriesLabelPosition::UpperRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font(label_font())
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
 }
 
-/// The x axis of a trend: the runs by name, and each line's band.
+/// Draws category labels on `root`: `at[i]` is the pixel under category i
+/// on the x axis; wrapped lines centred under it, or rotated labels ending
+/// under it.
+fn draw_x_labels(root: &Area<'_>, labels: &axis::XLabels, at: &[(i32, i32)]) -> Result<(), DrawErr> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let font = label_font();
+    match labels {
+        axis::XLabels::Wrapped(lines) => {
+            for (ls, &(x, y)) in lines.iter().zip(at) {
+                for (k, l) in ls.iter().enumerate() {
+                    let style = font.clone().pos(Pos::new(HPos::Center, VPos::Top));
+                    root.draw(&Text::new(l.clone(), (x, y + 6 + k as i32 * axis::LINE_PX as i32), style))?;
+                }
+            }
+        }
+        axis::XLabels::Rotated { names, .. } => {
+            for (n, &(x, y)) in names.iter().zip(at) {
+                let style = font.clone().transform(FontTransform::Rotate270).pos(Pos::new(HPos::Right, VPos::Center));
+                root.draw(&Text::new(n.clone(), (x, y + 6), style))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The x axis of a trend: the runs' labels, how many, and each line's band.
 struct Trend<'a> {
-    runs: &'a [String],
+    labels: &'a axis::XLabels,
+    n: usize,
     bands: &'a [Option<(f64, f64)>],
 }
 
 /// Lines over worker counts (`trend` = None) or over named runs.
+#[allow(clippy::too_many_arguments)]
 fn draw_lines(
     root: &Area<'_>,
     title: &str,
     x_desc: &str,
     y_desc: &str,
+    unit: Option<Unit>,
     lines: &[Line],
     ideal: Option<&Line>,
     trend: Option<Trend<'_>>,
 ) -> Result<(), DrawErr> {
-    let runs = trend.as_ref().map(|t| t.runs);
     let bands = trend.as_ref().map_or(&[][..], |t| t.bands);
+    let (shared, names) = axis::shared_words(&lines.iter().map(|l| l.label.clone()).collect::<Vec<_>>());
+    let data = lines.iter().chain(ideal).flat_map(|l| &l.points).flat_map(|p| axis::interval_for_axis(p.1, p.2, p.3));
+    let band_values = bands.iter().flatten().flat_map(|b| [b.0, b.1]);
+    let (w, h) = root.dim_in_pixel();
+    let x_area = 20 + axis::LINE_PX + trend.as_ref().map_or(axis::LINE_PX, |t| t.labels.height());
+    let room = headroom(lines.len() + usize::from(ideal.is_some()), h as f64 - x_area as f64 - 60.0);
+    let y = axis::ValueAxis::for_values(data.chain(band_values), unit, room);
     let all = lines.iter().chain(ideal).flat_map(|l| &l.points);
-    let band_max = bands.iter().flatten().map(|b| b.1).fold(0.0, f64::max);
-    let data_max = all.clone().map(|p| p.3.max(p.1)).fold(band_max, f64::max);
-    let y_max = y_top(data_max, lines.len() + usize::from(ideal.is_some()));
-    let (x_min, x_max) = match runs {
+    let (x_min, x_max) = match &trend {
         None => (0.0, all.map(|p| p.0).fold(1.0, f64::max) * 1.05),
-        Some(runs) => (0.5, runs.len() as f64 + 0.5),
+        Some(t) => (0.5, t.n as f64 + 0.5),
     };
-    let mut chart = frame(root, title).build_cartesian_2d(x_min..x_max, 0.0..y_max)?;
-    let x_label = |v: &f64| -> String {
-        match runs {
-            _ if v.fract() != 0.0 => String::new(),
-            None => format!("{v:.0}"),
-            Some(runs) => runs.get((*v as usize).wrapping_sub(1)).cloned().unwrap_or_default(),
-        }
-    };
-    let ticks = match runs {
+    let title = title_text(title, &shared, w);
+    let mut chart = frame(root, &title, x_area, &y).build_cartesian_2d(x_min..x_max, y.clone())?;
+    let ticks = match &trend {
         None => (x_max.ceil() as usize + 1).min(17),
-        Some(runs) => (runs.len() * 2 + 1).min(41),
+        Some(_) => 0,
     };
     chart
         .configure_mesh()
         .max_light_lines(0)
+        .label_style(label_font())
+        .axis_desc_style(label_font())
         .x_desc(x_desc)
-        .y_desc(y_desc)
+        .y_desc(y.desc(y_desc))
         .x_labels(ticks)
-        .x_label_formatter(&x_label)
-        .y_label_formatter(&|v| crate::text::format::number(*v))
+        .x_label_formatter(&|v: &f64| if v.fract() != 0.0 || trend.is_some() { String::new() } else { format!("{v:.0}") })
+        .y_label_formatter(&|c| y.label(*c))
         .draw()?;
+    if let Some(t) = &trend {
+        let at: Vec<(i32, i32)> = (1..=t.n).map(|i| chart.backend_coord(&(i as f64, y.bottom()))).collect();
+        draw_x_labels(root, t.labels, &at)?;
+    }
     if let Some(ideal) = ideal {
         chart
-            .draw_series(LineSeries::new(ideal.points.iter().map(|p| (p.0, p.1)), BLACK.mix(0.4).stroke_width(1)))?
+            .draw_series(LineSeries::new(ideal.points.iter().map(|p| (p.0, y.pos(p.1))), BLACK.mix(0.4).stroke_width(1)))?
             .label("ideal")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
     }
     for (i, band) in bands.iter().enumerate() {
         if let Some((lo, hi)) = band {
             let color = COLORS[i % COLORS.len()];
-            chart.draw_series(std::iter::once(Rectangle::new([(x_min, *lo), (x_max, *hi)], color.mix(0.12).filled())))?;
+            chart.draw_series(std::iter::once(Rectangle::new([(x_min, y.pos(*lo)), (x_max, y.pos(*hi))], color.mix(0.12).filled())))?;
         }
     }
-    for (i, l) in lines.iter().enumerate() {
+    for (i, (l, name)) in lines.iter().zip(&names).enumerate() {
         let color = COLORS[i % COLORS.len()];
         chart
-            .draw_series(LineSeries::new(l.points.iter().map(|p| (p.0, p.1)), color.stroke_width(2)))?
-            .label(l.label.as_str())
+            .draw_series(LineSeries::new(l.points.iter().map(|p| (p.0, y.pos(p.1))), color.stroke_width(2)))?
+            .label(name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart.draw_series(l.points.iter().map(|p| Circle::new((p.0, p.1), 3, color.filled())))?;
-        chart.draw_series(l.points.iter().filter(|p| p.2 != p.3).map(|p| PathElement::new(vec![(p.0, p.2), (p.0, p.3)], color)))?;
+        chart.draw_series(l.points.iter().map(|p| Circle::new((p.0, y.pos(p.1)), 3, color.filled())))?;
+        chart.draw_series(
+            l.points.iter().filter(|p| p.2 != p.3).map(|p| PathElement::new(vec![(p.0, y.pos(p.2)), (p.0, y.pos(p.3))], color)),
+        )?;
     }
     legend(&mut chart)
 }
@@ -329,16 +414,95 @@ mod tests {
     #[test]
     fn charts_are_svg_with_their_labels_and_zero_based_axes() {
         let lines = vec![Line { label: "box <rayon>".into(), points: vec![(1.0, 100.0, 95.0, 105.0), (2.0, 52.0, 50.0, 55.0)] }];
-        let svg = line_chart("t: x", "workers", "ns", &lines, None);
+        let svg = line_chart("t: x", "workers", "median", Some(Unit::Ns), &lines, None);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
         assert!(svg.contains("box &lt;rayon&gt;"), "labels are escaped");
-        assert!(svg.contains(">\n0\n<") || svg.contains(">0<") || svg.contains(">\n0.0\n<"), "the y axis starts at zero");
+        assert!(svg.contains(">0 ns<"), "the y axis starts at zero, in the unit: {svg}");
+    }
+
+    /// The font sizes of an SVG's texts.
+    fn font_sizes(svg: &str) -> Vec<f64> {
+        svg.split("font-size=\"").skip(1).map(|t| t[..t.find('"').unwrap()].parse().unwrap()).collect()
+    }
+
+    /// The texts of an SVG.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text").skip(1).map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].trim().to_string()).collect()
+    }
+
+    #[test]
+    fn every_chart_draws_text_of_at_least_12_px_in_the_tables_scaled_unit() {
+        use crate::model::{CpuClass, Unit};
+        use crate::report::tests::fake_row;
+        // 52.97 ms and 60 ms: ticks in ms, not 60,000,000.
+        let rows: Vec<Row> = [1usize, 2, 4]
+            .iter()
+            .map(|&k| fake_row(k, CpuClass::Physical, &[52_970_000.0 + k as f64 * 2e6], None, Status::Ok, Unit::Ns))
+            .collect();
+        let refs: Vec<&Row> = rows.iter().collect();
+        let mut plots = plots("w.x", &refs);
+        plots.extend(bars::plots("w.x", &allocator_rows().iter().collect::<Vec<_>>()));
+        assert!(plots.len() >= 4);
+        for p in &plots {
+            let sizes = font_sizes(&p.svg);
+            assert!(!sizes.is_empty() && sizes.iter().all(|&s| s >= axis::MIN_TEXT_PX as f64 - 0.05), "{}: {sizes:?}", p.file);
+            assert!(!texts(&p.svg).iter().any(|t| t.contains(",000,000")), "{}: raw units in {:?}", p.file, texts(&p.svg));
+        }
+        let median = plots.iter().find(|p| p.file == "w.x-median.svg").unwrap();
+        assert!(texts(&median.svg).iter().any(|t| t.ends_with(" ms")), "ticks in ms: {:?}", texts(&median.svg));
+    }
+
+    #[test]
+    fn a_plot_of_values_spanning_1000x_gets_a_log_axis() {
+        let lines = vec![
+            Line { label: "vm chunked".into(), points: vec![(1.0, 0.3, 0.29, 0.31), (2.0, 0.35, 0.3, 0.4)] },
+            Line { label: "vm per-item".into(), points: vec![(1.0, 369.0, 360.0, 380.0), (2.0, 300.0, 290.0, 310.0)] },
+        ];
+        let svg = line_chart("t: cost", "workers", "median", Some(Unit::NsPerOp), &lines, None);
+        let t = texts(&svg);
+        assert!(t.iter().any(|x| x == "median (log scale)"), "{t:?}");
+        for tick in ["0.100 ns/op", "1.00 ns/op", "10.00 ns/op", "100 ns/op"] {
+            assert!(t.iter().any(|x| x == tick), "{tick} in {t:?}");
+        }
+        // The shared word is said once, in the title.
+        assert!(t.iter().any(|x| x == "t: cost (vm)") && t.iter().any(|x| x == "chunked") && !t.iter().any(|x| x == "vm chunked"), "{t:?}");
+        // Values within 30x: a linear axis from zero.
+        let svg = line_chart("t: cost", "workers", "median", Some(Unit::NsPerOp), &lines[1..], None);
+        assert!(texts(&svg).iter().any(|x| x == "0 ns/op") && !svg.contains("log scale"), "{svg}");
+    }
+
+    #[test]
+    fn two_long_x_labels_do_not_overlap() {
+        let names = ["per-item global-queue 1".to_string(), "per-item global-queue 2".to_string()];
+        let dists: Vec<distribution::Samples> =
+            names.iter().map(|n| distribution::Samples { name: n.clone(), timed: vec![10.0, 11.0], warmup: vec![] }).collect();
+        let svg = distribution::chart("t: samples", "mode, runtime, workers", "ns", &dists);
+        // Each label's lines: the texts below the plot, each no wider than its slot.
+        let placed: Vec<(f64, f64, String)> = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let attr = |a: &str| -> Option<f64> { t[t.find(&format!(" {a}=\""))? + a.len() + 3..].split('"').next()?.parse().ok() };
+                let text = t[t.find('>')? + 1..t.find("</text>")?].trim().to_string();
+                Some((attr("x")?, attr("y")?, text))
+            })
+            .filter(|(_, _, t)| names.iter().any(|n| n.split_whitespace().any(|w| t.contains(w))))
+            .collect();
+        assert!(placed.len() >= 4, "both labels wrapped: {placed:?}");
+        for (i, a) in placed.iter().enumerate() {
+            for b in &placed[i + 1..] {
+                let (wa, wb) = (axis::text_px(&a.2, 12.0), axis::text_px(&b.2, 12.0));
+                let apart_x = (a.0 - b.0).abs() >= (wa + wb) / 2.0;
+                let apart_y = (a.1 - b.1).abs() >= 12.0;
+                assert!(apart_x || apart_y, "{a:?} overlaps {b:?}");
+            }
+        }
     }
 
     #[test]
     fn control_characters_in_labels_never_reach_the_svg() {
         let lines = vec![Line { label: "box \u{1b}[31mred\u{7}".into(), points: vec![(1.0, 100.0, 95.0, 105.0)] }];
-        let svg = line_chart("t: \u{1b}]0;title", "workers", "ns", &lines, None);
+        let svg = line_chart("t: \u{1b}]0;title", "workers", "median", Some(Unit::Ns), &lines, None);
         assert!(!svg.contains(|c: char| c.is_control() && c != '\n'), "{svg:?}");
         assert!(svg.contains("box \u{FFFD}[31mred\u{FFFD}"), "{svg}");
         assert!(png::png(&svg).is_ok(), "the SVG parses");
@@ -378,7 +542,9 @@ mod tests {
         let bars = &plots[1];
         assert_eq!(bars.title, "w.x: median by allocator");
         assert!(bars.svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !bars.svg.contains("<script"), "{}", bars.svg);
-        assert!(bars.svg.contains("95% CI of the median") && bars.svg.contains("box workers=2"), "{}", bars.svg);
+        assert!(bars.svg.contains("95% CI of the median") && bars.svg.contains(">workers=2<"), "{}", bars.svg);
+        // The system label every series shares is said once, in the title, not in each legend entry.
+        assert!(bars.svg.contains("w.x: median by allocator (box)") && !bars.svg.contains("box workers=2"), "{}", bars.svg);
         // Four bars (2 series x 2 allocators) as filled rects, besides the legend's.
         assert!(bars.svg.matches("<rect").count() >= 4 + 2, "{}", bars.svg);
         // One allocator only: no bars.
@@ -422,7 +588,10 @@ mod tests {
             .collect();
         let refs: Vec<&Row> = no_warmup.iter().collect();
         let plain = distribution::plot("w.x", &refs).unwrap();
-        assert!(plain.svg.matches('M').count() < dist.svg.matches('M').count());
+        // The crosses' strokes (the warmup colour): the legend's only, without warmup samples.
+        let crosses =
+            |svg: &str| -> usize { svg.lines().filter(|l| l.contains("stroke=\"#FF7F0E\"")).map(|l| l.matches('M').count()).sum() };
+        assert!(crosses(&plain.svg) < crosses(&dist.svg), "{}", dist.svg);
         // Rows that are not ok have no box.
         let bad: Vec<Row> = rows
             .iter()

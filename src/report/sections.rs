@@ -1,8 +1,11 @@
 //! The report's sections as document blocks: the header (the run's counts
-//! and warnings, the run and the machine folded), the rows not ok, the
+//! and warnings, the run and the machine folded), the "Read this first"
+//! block (rows not ok, disturbed or with disagreeing trials, each with its
+//! cause; skips apart from failures), the rows not ok, the
 //! summary of every row, per group its workloads' prose, tables and
 //! figures (the statistics folded), its counters, and the footer (variants,
-//! reproducibility, run totals). Text from the records enters as typed
+//! reproducibility, run totals), then what each column means (the
+//! glossary, which report.html links each column's title to). Text from the records enters as typed
 //! nodes; escaping is the renderers' business.
 
 use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
@@ -24,7 +27,8 @@ pub fn document(stored: &StoredRun) -> Document {
     let mut blocks = header(run, rows);
     let verdicts = Verdicts::of(rows);
     let (not_ok, rest) = not_ok_first(footer(run, rows));
-    blocks.extend(not_ok);
+    blocks.extend(read_first(run, rows));
+    blocks.extend(failures_apart_from_skips(not_ok));
     blocks.extend(summary(run, rows, &verdicts));
     let missing = run.cells_without_row(rows);
     for g in super::facts::groups(run, rows) {
@@ -34,8 +38,160 @@ pub fn document(stored: &StoredRun) -> Document {
         blocks.push(Block::Group { name: g, blocks: inner });
     }
     blocks.extend(rest);
+    blocks.extend(glossary());
     Document { title: format!("proofbench run {}", run.id), blocks }
 }
+
+/// What a reader must know before reading a figure, on top of the report,
+/// one line each: the rows not ok (named in the section below it), the
+/// rows whose trials other processes disturbed and those whose trials
+/// disagree, the cells skipped on this machine and those that do not apply
+/// by design, each line followed by the rows and their one-line causes
+/// (folded in HTML); or that there is none of these.
+pub fn read_first(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
+    let mut out = vec![Block::heading(2, READ_FIRST)];
+    let by_name = |r: &Row| Line::new().link(r.cell.display_name(), &crate::text::document::slug(&r.cell.workload));
+    let listed = |out: &mut Vec<Block>, lead: Line, rows: Vec<(&Row, String)>| {
+        let items: Vec<Line> = rows.into_iter().map(|(r, why)| by_name(r).text(": ").marked(&why)).collect();
+        let fold = Block::Fold { summary: Line::from("Which rows, and why"), blocks: vec![Block::List(items)] };
+        out.push(Block::Compact(vec![Block::paragraph(lead), fold]));
+    };
+    if let Some(t) = run.incomplete(rows) {
+        out.push(Block::paragraph(Line::from(format!("{t}; {}: ", why_not_run(run))).link("Not ok", "not-ok").text(" says which.")));
+    }
+    let failed = rows.iter().filter(|r| !matches!(r.status, Status::Ok | Status::Skipped)).count() + run.not_run.len();
+    if failed > 0 {
+        out.push(Block::paragraph(
+            Line::from(format!("{} not ok: ", format::counted(failed, "row is", "rows are")))
+                .link("Not ok", "not-ok")
+                .text(" names each with its reason."),
+        ));
+    }
+    let disturbed: Vec<(&Row, String)> = rows.iter().filter_map(|r| Some((r, disturbed_text(r)?))).collect();
+    if !disturbed.is_empty() {
+        let lead = Line::from(format!("{} trials that other processes ", format::counted(disturbed.len(), "row has", "rows have")))
+            .link("disturbed", &crate::text::document::slug("Disturbed"))
+            .text(": their figures may not reproduce on a quiet machine.");
+        listed(&mut out, lead, disturbed);
+    }
+    let disagree: Vec<(&Row, String)> = rows.iter().filter_map(|r| Some((r, r.disagreement.clone()?))).collect();
+    if !disagree.is_empty() {
+        let lead = Line::from(format!("{} ", format::counted(disagree.len(), "row has", "rows have")))
+            .link("trials that disagree", &crate::text::document::slug("Trials disagree"))
+            .text(" beyond their samples' noise.");
+        listed(&mut out, lead, disagree);
+    }
+    let skipped: Vec<(&Row, String)> = rows
+        .iter()
+        .filter(|r| r.status == Status::Skipped && !r.skipped_by_design())
+        .map(|r| (r, r.reason.clone().unwrap_or_else(|| "no reason recorded".into())))
+        .collect();
+    if !skipped.is_empty() {
+        let lead = Line::from(format!(
+            "{} on this machine (not failures).",
+            format::counted(skipped.len(), "cell was skipped", "cells were skipped")
+        ));
+        listed(&mut out, lead, skipped);
+    }
+    if let Some(line) = by_design(rows) {
+        let n: usize = facts::by_design(rows).iter().map(|(_, r)| r.len()).sum();
+        let lead = Line::from(format!("{} not apply by design (not failures).", format::counted(n, "cell does", "cells do")));
+        let fold = Block::Fold { summary: Line::from("Which cells, and why"), blocks: vec![Block::paragraph(line)] };
+        out.push(Block::Compact(vec![Block::paragraph(lead), fold]));
+    }
+    if out.len() == 1 {
+        out.push(Block::paragraph("Every row is ok; no trial was disturbed and every row's trials agree."));
+    }
+    out
+}
+
+/// The heading of the block on top of the report.
+pub const READ_FIRST: &str = "Read this first";
+
+/// The footer's "Not ok" section as the top of the report shows it: the
+/// rows that failed under "Not ok", the cells skipped on this machine
+/// apart under "Skipped on this machine" (a skip is not a failure), and
+/// nothing when every row is ok (the "Read this first" block says so, and
+/// names the cells that do not apply by design).
+fn failures_apart_from_skips(not_ok: Vec<Block>) -> Vec<Block> {
+    let Some(t) = not_ok.iter().find_map(|b| if let Block::Table(t) = b { Some(t.clone()) } else { None }) else {
+        // Nothing listed: only a run without its finish record says more here.
+        let said = |b: &Block| matches!(b, Block::Paragraph(l) if l.len() == 1 && crate::text::document::plain(&l[0]).contains(" no finish record"));
+        return if not_ok.iter().any(said) { not_ok } else { Vec::new() };
+    };
+    let skipped = |row: &Vec<Line>| row.get(1).is_some_and(|c| crate::text::document::plain(c) == Status::Skipped.as_str());
+    let (skips, failures): (Vec<Vec<Line>>, Vec<Vec<Line>>) = t.rows.iter().cloned().partition(skipped);
+    let mut out = Vec::new();
+    if !failures.is_empty() {
+        out.extend(
+            not_ok
+                .iter()
+                .filter(|b| {
+                    !matches!(b, Block::Table(_))
+                        && !matches!(b, Block::Paragraph(l) if l.len() == 1 && crate::text::document::plain(&l[0]).contains("by design"))
+                })
+                .cloned(),
+        );
+        out.push(Block::Table(Table { rows: failures, ..t.clone() }));
+    }
+    if !skips.is_empty() {
+        out.push(Block::heading(2, "Skipped on this machine"));
+        out.push(Block::Table(Table { rows: skips, ..t }));
+    }
+    out
+}
+
+/// The meaning of each column of the report's tables, and of the words
+/// its notes use, each under a heading of its own: report.html links every
+/// column's title here and shows the meaning as its tooltip
+/// (`document::html::GLOSSARY`).
+pub fn glossary() -> Vec<Block> {
+    let mut out = vec![Block::heading(2, crate::text::document::html::GLOSSARY)];
+    for (term, meaning) in TERMS {
+        out.push(Block::heading(3, term));
+        out.push(Block::paragraph(meaning));
+    }
+    out
+}
+
+/// The glossary: each column or word, and what it means.
+const TERMS: [(&str, &str); 14] = [
+    ("Row", "The workload and its axis values (worker count, runtime, size, ...): one cell of the plan."),
+    (
+        "Median",
+        "The median of the trial medians (each trial a fresh worker process), in its unit scaled to read (the records keep the exact value).",
+    ),
+    (
+        "95% CI",
+        "The 95% interval of that median over trials: a rerun's median falls inside it about 85-90% of the time when nothing changed between the runs.",
+    ),
+    (
+        "Speedup / ratio",
+        "The median against the same series at its fewest workers (speedup: above 1 is faster), or against the base variant (ratio).",
+    ),
+    (
+        "Sees",
+        "The smallest change compare of two runs like this one would call, at the default 2% noise band: a row that sees only 20% cannot tell a 5% change.",
+    ),
+    (
+        "Status",
+        "ok, or why the row has no figure: failed, invalid (its verifier said no), timeout, or skipped (on this machine, or by design).",
+    ),
+    ("Trials", "Trials taken: each a fresh worker process measuring the cell."),
+    ("n", "Timed samples in the statistics (warmup samples left out)."),
+    ("Between", "The spread of the trial medians: the standard deviation of their logs."),
+    ("Within", "The spread of the samples inside a trial: the standard deviation of their logs."),
+    ("First/steady", "The first timed sample over the steady median: how much a cold start costs."),
+    ("Stop", "Why a trial's sampling stopped: its interval narrow enough, its time budget spent, or its fixed number of samples taken."),
+    (
+        "Disturbed",
+        "Other processes took CPU time on the row's CPUs during some trials (or the hypervisor stole it): the figure may not reproduce on a quiet machine.",
+    ),
+    (
+        "Trials disagree",
+        "The trial medians differ more than the samples inside each trial explain: something changed between trials (placement, frequency, a neighbour); the note names the likely cause.",
+    ),
+];
 
 /// The footer's "Not ok" section (its heading and the blocks up to the next
 /// level-2 heading), and the footer without it.
@@ -455,7 +611,7 @@ pub fn worker_stderr(rows: &[Row]) -> Vec<Block> {
     }
     let mut out = vec![Block::heading(2, "Worker stderr of the rows not ok")];
     out.extend(bad.into_iter().map(|r| Block::Details {
-        summary: Line::from(r.cell.display_name()).text(" (").text(r.status.as_str()).text("): last lines of ").text(&r.log),
+        summary: Line::from(r.cell.display_name()).text(" (").text(r.status.as_str()).text("): last lines of ").file_link(&r.log, &r.log),
         text: r.stderr_tail.clone(),
     }));
     out

@@ -8,9 +8,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use plotters::prelude::*;
 
-use super::{Area, COLORS, DrawErr, MAX_CATEGORIES, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
+use super::{
+    Area, COLORS, DrawErr, MAX_CATEGORIES, Plot, SIZE, axis, category_axis, draw_x_labels, frame, headroom, label_font, legend, svg_of,
+    title_text,
+};
 use crate::evidence::Row;
-use crate::model::{Status, value_text};
+use crate::model::{Status, Unit, value_text};
 
 /// A series of bars: its legend label and (category index, median, CI lo,
 /// CI hi) per category it has.
@@ -86,39 +89,64 @@ fn file_part(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect()
 }
 
-/// Grouped bars on a zero-based axis: per category, one bar per series, each
-/// with its CI whisker.
+/// Grouped bars on a value axis (from zero, or logarithmic over a wide
+/// span; ticks in the scaled unit `y_desc` names, e.g. `ns/op`): per
+/// category, one bar per series, each with its CI whisker. The legend
+/// leaves out what every series shares (said once in the title); the
+/// categories' names wrap under their bars, or turn, never overlapping.
 pub fn chart(title: &str, x_desc: &str, y_desc: &str, categories: &[String], series: &[Bars]) -> String {
-    let width = (160 + categories.len() * series.len().max(1) * 36).clamp(SIZE.0 as usize, 1600) as u32;
-    svg_of((width, SIZE.1), |root| draw(root, title, x_desc, y_desc, categories, series))
+    let min_slot = (series.len().max(1) * 36).max(60) as f64;
+    let (slot, labels) = axis::category_labels(categories, min_slot, 2400.0);
+    let width = (160.0 + categories.len() as f64 * slot).clamp(SIZE.0 as f64, 2600.0) as u32;
+    svg_of((width, SIZE.1 + labels.height()), |root| draw(root, title, x_desc, y_desc, categories, series, &labels))
 }
 
-fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, categories: &[String], series: &[Bars]) -> Result<(), DrawErr> {
-    let data_max = series.iter().flat_map(|s| &s.bars).map(|b| b.1.max(b.3)).fold(0.0, f64::max);
-    let y_max = y_top(data_max, series.len() + 1);
-    let mut chart = frame(root, title).build_cartesian_2d(category_axis(categories.len()), 0.0..y_max)?;
+fn draw(
+    root: &Area<'_>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    categories: &[String],
+    series: &[Bars],
+    labels: &axis::XLabels,
+) -> Result<(), DrawErr> {
+    let unit = Unit::from_name(y_desc);
+    let (shared, names) = axis::shared_words(&series.iter().map(|s| s.label.clone()).collect::<Vec<_>>());
+    let (w, h) = root.dim_in_pixel();
+    let x_area = 20 + axis::LINE_PX + labels.height();
+    let room = headroom(series.len() + 1, h as f64 - x_area as f64 - 60.0);
+    let y =
+        axis::ValueAxis::for_values(series.iter().flat_map(|s| &s.bars).flat_map(|b| axis::interval_for_axis(b.1, b.2, b.3)), unit, room);
+    let title = title_text(title, &shared, w);
+    let mut chart = frame(root, &title, x_area, &y).build_cartesian_2d(category_axis(categories.len()), y.clone())?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .max_light_lines(0)
+        .label_style(label_font())
+        .axis_desc_style(label_font())
         .x_desc(x_desc)
-        .y_desc(y_desc)
-        .x_label_formatter(&|v| category_name(categories, *v))
-        .y_label_formatter(&|v| crate::text::format::number(*v))
+        .y_desc(y.desc(if unit.is_some() { "median" } else { y_desc }))
+        .x_label_formatter(&|_| String::new())
+        .y_label_formatter(&|c| y.label(*c))
         .draw()?;
+    let at: Vec<(i32, i32)> = (1..=categories.len()).map(|i| chart.backend_coord(&(i as f64, y.bottom()))).collect();
+    draw_x_labels(root, labels, &at)?;
     let width = 0.8 / series.len().max(1) as f64;
-    for (j, s) in series.iter().enumerate() {
+    let base = y.bottom();
+    for (j, (s, name)) in series.iter().zip(&names).enumerate() {
         let color = COLORS[j % COLORS.len()];
         let left = move |i: usize| i as f64 + 1.0 - 0.4 + j as f64 * width;
         chart
             .draw_series(s.bars.iter().map(|&(i, m, _, _)| {
-                Rectangle::new([(left(i) + width * 0.08, 0.0), (left(i) + width * 0.92, m)], color.mix(0.8).filled())
+                Rectangle::new([(left(i) + width * 0.08, base), (left(i) + width * 0.92, y.pos(m))], color.mix(0.8).filled())
             }))?
-            .label(s.label.as_str())
+            .label(name.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.mix(0.8).filled()));
         let cap = width * 0.2;
         chart.draw_series(s.bars.iter().filter(|b| b.2 != b.3).flat_map(|&(i, _, lo, hi)| {
             let c = left(i) + width / 2.0;
+            let (lo, hi) = (y.pos(lo), y.pos(hi));
             [
                 PathElement::new(vec![(c, lo), (c, hi)], BLACK.stroke_width(1)),
                 PathElement::new(vec![(c - cap, lo), (c + cap, lo)], BLACK.stroke_width(1)),

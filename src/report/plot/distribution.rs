@@ -2,13 +2,16 @@
 //! of the timed samples, the median marked, whiskers to the farthest timed
 //! sample within 1.5 IQR of the box), every timed sample drawn as a dot beside
 //! it, and the warmup samples drawn apart as crosses (kept in the record, not
-//! in the statistics). The axis starts at zero, like every plot's.
+//! in the statistics). The axis starts at zero, or is logarithmic where the
+//! samples span more than `axis::LOG_SPAN` times.
 
 use plotters::prelude::*;
 
-use super::{Area, COLORS, DrawErr, MAX_CATEGORIES, Plot, SIZE, category_axis, category_name, frame, legend, svg_of, y_top};
+use super::{
+    Area, COLORS, DrawErr, MAX_CATEGORIES, Plot, SIZE, axis, category_axis, draw_x_labels, frame, headroom, label_font, legend, svg_of,
+};
 use crate::evidence::Row;
-use crate::model::{Status, value_text};
+use crate::model::{Status, Unit, value_text};
 use crate::stats::quantile;
 
 /// The samples of one row, in the row's unit.
@@ -66,10 +69,15 @@ pub fn plot(workload: &str, rows: &[&Row]) -> Option<Plot> {
     Some(Plot { file: super::file_name(workload, "samples"), title, svg })
 }
 
-/// Box, dots and warmup crosses of each row, on a zero-based axis.
+/// Box, dots and warmup crosses of each row, on a value axis (from zero,
+/// or logarithmic over a wide span; ticks in the scaled unit `y_desc`
+/// names, e.g. `ns`); the rows' names wrap under their boxes, or turn,
+/// never overlapping.
 pub fn chart(title: &str, x_desc: &str, y_desc: &str, dists: &[Samples]) -> String {
-    let width = (200 + dists.len() * 90).clamp(SIZE.0 as usize, 2400) as u32;
-    svg_of((width, SIZE.1 + 40), |root| draw(root, title, x_desc, y_desc, dists))
+    let names: Vec<String> = dists.iter().map(|d| d.name.clone()).collect();
+    let (slot, labels) = axis::category_labels(&names, 70.0, 2400.0);
+    let width = (160.0 + dists.len() as f64 * slot).clamp(SIZE.0 as f64, 2600.0) as u32;
+    svg_of((width, SIZE.1 + 40 + labels.height()), |root| draw(root, title, x_desc, y_desc, dists, &labels))
 }
 
 /// Low whisker, first quartile, median, third quartile, high whisker.
@@ -92,22 +100,36 @@ fn jitter(k: usize) -> f64 {
     ((k as f64 * 0.618_033_988_7).fract() - 0.5) * 0.16
 }
 
-fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Samples]) -> Result<(), DrawErr> {
-    let y_max = y_top(dists.iter().flat_map(|d| d.timed.iter().chain(&d.warmup)).copied().fold(0.0, f64::max), 4);
-    let names: Vec<String> = dists.iter().map(|d| d.name.clone()).collect();
-    let mut chart = frame(root, title).build_cartesian_2d(category_axis(dists.len()), 0.0..y_max)?;
+fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Samples], labels: &axis::XLabels) -> Result<(), DrawErr> {
+    let unit = Unit::from_name(y_desc);
+    let (_, h) = root.dim_in_pixel();
+    let x_area = 20 + axis::LINE_PX + labels.height();
+    let room = headroom(4, h as f64 - x_area as f64 - 60.0);
+    let y = axis::ValueAxis::for_values(dists.iter().flat_map(|d| d.timed.iter().chain(&d.warmup)).copied(), unit, room);
+    let mut chart = frame(root, title, x_area, &y).build_cartesian_2d(category_axis(dists.len()), y.clone())?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .max_light_lines(0)
+        .label_style(label_font())
+        .axis_desc_style(label_font())
         .x_desc(x_desc)
-        .y_desc(y_desc)
-        .x_label_formatter(&|v| category_name(&names, *v))
-        .y_label_formatter(&|v| crate::text::format::number(*v))
+        .y_desc(y.desc(if unit.is_some() { "sample" } else { y_desc }))
+        .x_label_formatter(&|_| String::new())
+        .y_label_formatter(&|c| y.label(*c))
         .draw()?;
+    let at: Vec<(i32, i32)> = (1..=dists.len()).map(|i| chart.backend_coord(&(i as f64, y.bottom()))).collect();
+    draw_x_labels(root, labels, &at)?;
     let color = COLORS[0];
-    let boxes: Vec<(f64, Five)> =
-        dists.iter().enumerate().filter(|(_, d)| !d.timed.is_empty()).map(|(i, d)| (i as f64 + 1.0, five(&d.timed))).collect();
+    let boxes: Vec<(f64, Five)> = dists
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| !d.timed.is_empty())
+        .map(|(i, d)| {
+            let (lo, q1, m, q3, hi) = five(&d.timed);
+            (i as f64 + 1.0, (y.pos(lo), y.pos(q1), y.pos(m), y.pos(q3), y.pos(hi)))
+        })
+        .collect();
     let half = 0.2;
     chart
         .draw_series(
@@ -129,7 +151,11 @@ fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Sampl
             PathElement::new(vec![(x - half / 2.0, lo), (x + half / 2.0, lo)], color.stroke_width(1)),
         ]
     }))?;
-    let dots = dists.iter().enumerate().flat_map(|(i, d)| d.timed.iter().enumerate().map(move |(k, &v)| (i as f64 + 1.0 + jitter(k), v)));
+    let dots = dists
+        .iter()
+        .enumerate()
+        .flat_map(|(i, d)| d.timed.iter().enumerate().map(move |(k, &v)| (i as f64 + 1.0 + jitter(k), v)))
+        .map(|(x, v)| (x, y.pos(v)));
     chart
         .draw_series(dots.map(|p| Circle::new(p, 2, color.mix(0.7).filled())))?
         .label("timed sample")
@@ -137,7 +163,8 @@ fn draw(root: &Area<'_>, title: &str, x_desc: &str, y_desc: &str, dists: &[Sampl
     let warm = dists
         .iter()
         .enumerate()
-        .flat_map(|(i, d)| d.warmup.iter().enumerate().map(move |(k, &v)| (i as f64 + 1.0 + half + 0.1 + jitter(k) / 4.0, v)));
+        .flat_map(|(i, d)| d.warmup.iter().enumerate().map(move |(k, &v)| (i as f64 + 1.0 + half + 0.1 + jitter(k) / 4.0, v)))
+        .map(|(x, v)| (x, y.pos(v)));
     chart
         .draw_series(warm.map(|p| Cross::new(p, 4, WARMUP.stroke_width(2))))?
         .label("warmup sample (kept, not in the statistics)")

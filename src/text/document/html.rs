@@ -3,9 +3,13 @@
 //! an `<a>` to a fragment of the page, a heading has its [`slug`] as its id
 //! (numbered as GitHub numbers repeated ones), a table sits in a box that
 //! scrolls on its own when it is wider than the page, the figures of a
-//! workload form a grid of their SVGs inline (text XML-escaped by
-//! plotters), each with its caption, a group is a `<section>` and a fold a
-//! `<details>`. Nothing else makes a tag.
+//! workload form a row of their SVGs inline, each shown at the size it was
+//! drawn (text XML-escaped by plotters), each with its caption linking its
+//! files, a group is a `<section>` and a fold a `<details>`. A document
+//! with a glossary (a level-2 heading [`GLOSSARY`], then a level-3 heading
+//! per term and a paragraph of its meaning) gets each table column of a
+//! term's name a tooltip (its meaning) and a link to it. Nothing else makes
+//! a tag.
 
 use std::collections::HashSet;
 
@@ -36,6 +40,15 @@ pub fn render(blocks: &[Block]) -> String {
     body(blocks).html
 }
 
+/// The heading of a document's glossary: what its columns mean.
+pub const GLOSSARY: &str = "What the columns mean";
+
+/// Marks a column title in a table's header until the glossary is known:
+/// control characters never reach the output otherwise ([`escape`]
+/// replaces them).
+const HELP_ATTR: char = '\u{1}';
+const HELP_LINK: char = '\u{2}';
+
 /// A rendered body and its outline.
 pub struct Body {
     /// The HTML of the blocks.
@@ -49,6 +62,7 @@ pub struct Body {
 pub fn body(blocks: &[Block]) -> Body {
     let mut r = Renderer::default();
     let html = r.blocks(blocks);
+    let html = r.resolve_help(&html);
     Body { html, outline: r.outline }
 }
 
@@ -58,6 +72,10 @@ struct Renderer {
     ids: HashSet<String>,
     outline: Vec<(String, String)>,
     depth: usize,
+    /// Inside the glossary: the term whose meaning comes next.
+    glossary: Option<Option<(String, String)>>,
+    /// Each term of the glossary: its id and meaning.
+    terms: std::collections::HashMap<String, (String, String)>,
 }
 
 impl Renderer {
@@ -80,6 +98,30 @@ impl Renderer {
         blocks.iter().map(|b| self.block(b)).collect()
     }
 
+    /// `html` with each column title marked in a table's header given its
+    /// glossary term's tooltip and link, or nothing where it has no term.
+    fn resolve_help(&self, html: &str) -> String {
+        let mut out = String::with_capacity(html.len());
+        let mut rest = html;
+        while let Some(at) = rest.find([HELP_ATTR, HELP_LINK]) {
+            out.push_str(&rest[..at]);
+            let mark = rest[at..].chars().next().expect("a mark");
+            let body = &rest[at + mark.len_utf8()..];
+            let Some(end) = body.find(mark) else { break };
+            let title = &body[..end];
+            if let Some((id, meaning)) = self.terms.get(title) {
+                out.push_str(&match mark {
+                    HELP_ATTR => format!(" title=\"{}\"", escape(meaning)),
+                    // A no-break space: the mark stays beside its title.
+                    _ => format!("\u{a0}<a class=\"help\" href=\"#{}\" aria-label=\"what {} means\">?</a>", escape(id), escape(title)),
+                });
+            }
+            rest = &body[end + mark.len_utf8()..];
+        }
+        out.push_str(rest);
+        out
+    }
+
     fn nested(&mut self, blocks: &[Block]) -> String {
         self.depth += 1;
         let html = self.blocks(blocks);
@@ -91,6 +133,13 @@ impl Renderer {
         match b {
             Block::Heading { level, text } => {
                 let id = self.id(slug(&plain(text)));
+                match level {
+                    2 => self.glossary = (plain(text).trim() == GLOSSARY).then_some(None),
+                    3 if self.glossary.is_some() => {
+                        self.glossary = Some(id.clone().map(|id| (plain(text).trim().to_string(), id)));
+                    }
+                    _ => {}
+                }
                 if let (2, 0, Some(id)) = (level, self.depth, &id) {
                     self.outline.push((plain(text).trim().to_string(), id.clone()));
                 }
@@ -105,6 +154,13 @@ impl Renderer {
                 format!("<section class=\"group\" id=\"{}\">\n{}</section>\n", escape(&id), self.nested(blocks))
             }
             Block::Compact(blocks) => self.blocks(blocks),
+            Block::Table(t) => table(t, true),
+            Block::Paragraph(lines) if matches!(self.glossary, Some(Some(_))) => {
+                if let Some(Some((term, id))) = self.glossary.replace(None) {
+                    self.terms.insert(term, (id, lines.iter().map(plain).collect::<Vec<_>>().join(" ")));
+                }
+                block(b)
+            }
             Block::Fold { summary, blocks } => {
                 format!("<details class=\"fold\"><summary>{}</summary>\n{}</details>\n", line(summary), self.nested(blocks))
             }
@@ -123,7 +179,7 @@ fn block(b: &Block) -> String {
             format!("<ul>{}</ul>\n", items.join("\n"))
         }
         Block::Warning(text) => format!("<blockquote>warning: {}</blockquote>\n", line(text)),
-        Block::Table(t) => table(t),
+        Block::Table(t) => table(t, false),
         Block::Figures(figures) if figures.is_empty() => String::new(),
         Block::Figures(figures) => format!("<div class=\"plots\">\n{}</div>\n", figures.iter().map(figure).collect::<String>()),
         Block::Details { summary, text } => {
@@ -151,12 +207,20 @@ pub fn line(l: &Line) -> String {
 
 /// A table, its right-aligned columns marked `class="r"`; a cell's
 /// leading and trailing blanks are dropped, as in a markdown table, and a
-/// long one is shortened as in markdown.
-fn table(t: &Table) -> String {
+/// long one is shortened as in markdown. With `help`, each column title is
+/// marked for [`Renderer::resolve_help`] (a tooltip and a link where the
+/// glossary has the term).
+fn table(t: &Table, help: bool) -> String {
     let class = |i: usize| if t.columns.get(i).is_some_and(|c| c.1 == Align::Right) { " class=\"r\"" } else { "" };
     let mut out = String::from("<div class=\"table\"><table>\n<thead><tr>");
     for (i, (title, _)) in t.columns.iter().enumerate() {
-        out.push_str(&format!("<th{}>{}</th>", class(i), escape(&one_line(title)).trim()));
+        let text = escape(&one_line(title)).trim().to_string();
+        let term = one_line(title).trim().to_string();
+        if help && !term.contains([HELP_ATTR, HELP_LINK]) {
+            out.push_str(&format!("<th{}{HELP_ATTR}{term}{HELP_ATTR}>{text}{HELP_LINK}{term}{HELP_LINK}</th>", class(i)));
+        } else {
+            out.push_str(&format!("<th{}>{text}</th>", class(i)));
+        }
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in &t.rows {
@@ -182,14 +246,20 @@ fn svg_width(svg: &str) -> Option<u32> {
     tag[at..].split('"').next()?.parse().ok()
 }
 
-/// A plot as a figure: its SVG inline, its file named in the caption.
+/// A plot as a figure: its SVG inline, its files linked in the caption
+/// (where its path is a file of the run directory, `document::is_run_file`).
 fn figure(f: &Figure) -> String {
     let svg = f.svg.trim_start_matches(|c| c != '<').trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>").trim();
     let class = if svg_width(svg).is_some_and(|w| w > WIDE_PLOT) { "plot wide" } else { "plot" };
+    let png = format!("{}.png", f.path.strip_suffix(".svg").unwrap_or(&f.path));
+    let files = if super::is_run_file(&f.path) {
+        format!("<a href=\"{p}\"><code>{p}</code></a>, also as <a href=\"{png}\">PNG</a>", p = escape(&f.path), png = escape(&png))
+    } else {
+        format!("<code>{}</code>, also as PNG", escape(&f.path))
+    };
     format!(
-        "<figure class=\"{class}\" data-plot=\"{file}\" role=\"img\" aria-label=\"{t}\">\n{svg}\n<figcaption>{t} (<code>{path}</code>, also as PNG)</figcaption>\n</figure>\n",
+        "<figure class=\"{class}\" data-plot=\"{file}\" role=\"img\" aria-label=\"{t}\">\n{svg}\n<figcaption>{t} ({files})</figcaption>\n</figure>\n",
         file = escape(f.file_name()),
-        path = escape(&f.path),
         t = escape(&f.caption)
     )
 }

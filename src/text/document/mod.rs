@@ -53,6 +53,7 @@ pub struct Document {
 
 impl Document {
     /// How many figures the document holds, at any depth.
+    #[cfg(test)]
     pub fn figures(&self) -> usize {
         figures(&self.blocks).len()
     }
