@@ -119,6 +119,9 @@ fn comparison(c: &Comparison) -> Vec<Block> {
         Line::from(format!("{}.", words_meaning(equivalence(&c.rows), different, "trials"))),
     ])];
     let t = table(c);
+    if !t.is_empty() {
+        out.push(forest(c));
+    }
     if t.is_empty() {
         let both = if c.paired { "both variants" } else { "both runs" };
         out.push(Block::paragraph(format!("No row is in {both}.")));
@@ -151,6 +154,40 @@ fn comparison(c: &Comparison) -> Vec<Block> {
     }
     out.push(Block::Paragraph(lines));
     out
+}
+
+/// The forest plot of the page: each compared row's ratio on its 95%
+/// interval, coloured by its word, the band of SAME shaded.
+pub fn forest(c: &Comparison) -> Block {
+    use crate::report::plot::forest;
+    let rows: Vec<forest::Interval> = c
+        .rows
+        .iter()
+        .filter_map(|r| interval(r, if r.axes == "-" { r.workload.clone() } else { format!("{} {}", r.workload, r.axes) }, None))
+        .collect();
+    let svg = forest::chart("Ratio of each row, candidate / base", "ratio (candidate / base)", &rows, Some(equivalence(&c.rows)));
+    Block::Chart(crate::text::document::Chart {
+        caption: "Each row's ratio (dot) on its 95% interval (line), largest first, coloured by its verdict; the line at 1 is no \
+                  change, the shaded band the band of SAME."
+            .into(),
+        svg,
+    })
+}
+
+/// A judged row as a line of a forest plot, named `name`, with its own
+/// noise `band` shaded where given; `None` without a word, a ratio or an
+/// interval.
+pub fn interval(r: &RowComparison, name: String, band: Option<f64>) -> Option<crate::report::plot::forest::Interval> {
+    use crate::report::plot::forest::{Interval, Mark};
+    let mark = match (r.word?, r.verdict) {
+        (Word::Different, Verdict::Regressed) => Mark::Worse,
+        (Word::Different, _) => Mark::Better,
+        (Word::Same, _) => Mark::Same,
+        (Word::Unknown, _) => Mark::Unknown,
+    };
+    let (ratio, ci) = (r.ratio?, r.ratio_ci95?);
+    let note = format!("{name}: ratio {ratio:.3} (95% interval {:.3}..{:.3}), {}", ci[0], ci[1], r.word_text());
+    Some(Interval { name, ratio, ci, mark, band, note })
 }
 
 /// The table of the rows both sides have, or that a side planned and did

@@ -10,9 +10,15 @@
 //! [`png`]) through the results directory.
 
 pub mod bars;
+pub mod canvas;
 pub mod distribution;
+pub mod forest;
+pub mod heatmap;
 pub mod png;
+pub mod ranges;
+pub mod reach;
 pub mod svg;
+pub mod trend;
 
 use std::collections::BTreeMap;
 
@@ -215,15 +221,6 @@ fn category_name(names: &[String], v: f64) -> String {
 /// Lines with points and CI whiskers on zero-based axes; x is the worker count.
 fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], ideal: Option<&Line>) -> String {
     svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, lines, ideal, None))
-}
-
-/// The trend of `history show`: lines over runs at x = 1, 2, ... named by
-/// `runs` (oldest first), with CI whiskers, y from zero; `bands[i]`, where
-/// given, shades the range (lo, hi) of line i across the chart (its noise
-/// floor: where runs of one build land).
-pub fn trend_chart(title: &str, y_desc: &str, runs: &[String], lines: &[Line], bands: &[Option<(f64, f64)>]) -> String {
-    let width = (200 + runs.len() * 60).clamp(SIZE.0 as usize, 1600) as u32;
-    svg_of((width, SIZE.1), |root| draw_lines(root, title, "run (oldest first)", y_desc, lines, None, Some(Trend { runs, bands })))
 }
 
 /// The top of a zero-based y axis over data reaching `data_max`, with room
