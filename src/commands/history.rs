@@ -137,6 +137,11 @@ fn matching_workloads(store: &Store, pattern: Option<&str>) -> anyhow::Result<Ve
     Ok(hits)
 }
 
+/// A stored row with the history id of its run.
+type Stored = (i64, Row);
+/// A point of a trend: (x, median, lo, hi).
+type Point = (f64, f64, f64, f64);
+
 /// What `history show` keeps of a stored row: the columns of its table,
 /// its point in the trend and what its noise floor is looked up by (never
 /// its samples, so that a long history is not held whole).
@@ -164,7 +169,7 @@ fn filtered_rows(
     runs: &[RunEntry],
     workload: &str,
     filters: &[(String, String)],
-) -> anyhow::Result<(Vec<Shown>, Vec<(i64, Row)>)> {
+) -> anyhow::Result<(Vec<Shown>, Vec<Stored>)> {
     let pos: HashMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
     let (mut rows, mut slim) = (Vec::new(), Vec::new());
     store.each_row_of(workload, |id, mut row| {
@@ -262,7 +267,7 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
     }
     let unit = rows[0].unit;
     let ticks: Vec<String> = run_ticks.iter().map(|id| format!("h:{id}")).collect();
-    let lines: Vec<(String, Vec<(f64, f64, f64, f64)>)> = lines.into_iter().collect();
+    let lines: Vec<(String, Vec<Point>)> = lines.into_iter().collect();
     // Each line's noise floor, from its newest row: a band around the
     // median of its runs. A run's machine is read once however many lines
     // it holds, and a floor looked up once however many rows share it.

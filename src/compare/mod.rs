@@ -21,7 +21,7 @@ mod render;
 mod sides;
 
 pub use render::{
-    Notice, PAIRED_DIFFERENT, TWO_RUNS_DIFFERENT, bands_summary, completion_warnings, document, equivalence, interval, warnings,
+    Notice, PAIRED_DIFFERENT, TWO_RUNS_DIFFERENT, bands_summary, completion_warnings, document, document_with, equivalence, warnings,
     words_meaning, words_text,
 };
 pub use sides::Completion;

@@ -78,6 +78,12 @@ pub fn warnings(c: &Comparison, across_machines: bool) -> Vec<Notice> {
 /// `notes`, then each comparison (under its candidate's name when there
 /// are several).
 pub fn document(cs: &[Comparison], warnings: &[String], notes: &[String]) -> Document {
+    document_with(cs, warnings, notes, &|_| None)
+}
+
+/// [`document`] with `chart(c)`, where it gives one, before each
+/// comparison's table (the page's forest plot: `report::plot::forest`).
+pub fn document_with(cs: &[Comparison], warnings: &[String], notes: &[String], chart: &dyn Fn(&Comparison) -> Option<Block>) -> Document {
     let mut blocks = Vec::new();
     if !warnings.is_empty() {
         blocks.push(Block::Compact(warnings.iter().map(|w| Block::Warning(Line::from(w.as_str()))).collect()));
@@ -90,14 +96,14 @@ pub fn document(cs: &[Comparison], warnings: &[String], notes: &[String]) -> Doc
         if cs.len() > 1 {
             blocks.push(Block::heading(2, c.candidate.as_str()));
         }
-        blocks.extend(comparison(c));
+        blocks.extend(comparison(c, chart));
     }
     Document { title: "proofbench compare".into(), blocks }
 }
 
 /// One comparison: its runs and threshold, what the three words mean, the
 /// table of the rows both sides have (or planned), and the summary lines.
-fn comparison(c: &Comparison) -> Vec<Block> {
+fn comparison(c: &Comparison, chart: &dyn Fn(&Comparison) -> Option<Block>) -> Vec<Block> {
     let how = if c.paired {
         Line::from(
             "Ratio = candidate / base, with its interval across the pairs of trials that ran in one round (back to back or in \
@@ -119,8 +125,8 @@ fn comparison(c: &Comparison) -> Vec<Block> {
         Line::from(format!("{}.", words_meaning(equivalence(&c.rows), different, "trials"))),
     ])];
     let t = table(c);
-    if !t.is_empty() {
-        out.push(forest(c));
+    if let Some(chart) = chart(c).filter(|_| !t.is_empty()) {
+        out.push(chart);
     }
     if t.is_empty() {
         let both = if c.paired { "both variants" } else { "both runs" };
@@ -154,40 +160,6 @@ fn comparison(c: &Comparison) -> Vec<Block> {
     }
     out.push(Block::Paragraph(lines));
     out
-}
-
-/// The forest plot of the page: each compared row's ratio on its 95%
-/// interval, coloured by its word, the band of SAME shaded.
-pub fn forest(c: &Comparison) -> Block {
-    use crate::report::plot::forest;
-    let rows: Vec<forest::Interval> = c
-        .rows
-        .iter()
-        .filter_map(|r| interval(r, if r.axes == "-" { r.workload.clone() } else { format!("{} {}", r.workload, r.axes) }, None))
-        .collect();
-    let svg = forest::chart("Ratio of each row, candidate / base", "ratio (candidate / base)", &rows, Some(equivalence(&c.rows)));
-    Block::Chart(crate::text::document::Chart {
-        caption: "Each row's ratio (dot) on its 95% interval (line), largest first, coloured by its verdict; the line at 1 is no \
-                  change, the shaded band the band of SAME."
-            .into(),
-        svg,
-    })
-}
-
-/// A judged row as a line of a forest plot, named `name`, with its own
-/// noise `band` shaded where given; `None` without a word, a ratio or an
-/// interval.
-pub fn interval(r: &RowComparison, name: String, band: Option<f64>) -> Option<crate::report::plot::forest::Interval> {
-    use crate::report::plot::forest::{Interval, Mark};
-    let mark = match (r.word?, r.verdict) {
-        (Word::Different, Verdict::Regressed) => Mark::Worse,
-        (Word::Different, _) => Mark::Better,
-        (Word::Same, _) => Mark::Same,
-        (Word::Unknown, _) => Mark::Unknown,
-    };
-    let (ratio, ci) = (r.ratio?, r.ratio_ci95?);
-    let note = format!("{name}: ratio {ratio:.3} (95% interval {:.3}..{:.3}), {}", ci[0], ci[1], r.word_text());
-    Some(Interval { name, ratio, ci, mark, band, note })
 }
 
 /// The table of the rows both sides have, or that a side planned and did

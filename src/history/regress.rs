@@ -166,7 +166,7 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
         .filter_map(|s| {
             let j = &s.judged;
             let row = if j.axes == "-" { j.workload.clone() } else { format!("{} {}", j.workload, j.axes) };
-            crate::compare::interval(j, format!("h:{}→h:{} {row}", s.from.id, s.to.id), Some(j.band))
+            crate::report::plot::forest::of_row(j, format!("h:{}→h:{} {row}", s.from.id, s.to.id), Some(j.band))
         })
         .collect();
     blocks.push(Block::Chart(crate::text::document::Chart {

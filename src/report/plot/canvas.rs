@@ -264,10 +264,15 @@ pub fn thinned(axis: &Axis, ticks: Vec<f64>, label: &dyn Fn(f64) -> String, acro
     labelled.into_iter().take(1).collect()
 }
 
+/// Draws a legend entry's swatch centred at (x, y).
+pub type SwatchFn = dyn Fn(&mut Canvas, f64, f64);
+/// A swatch as a legend's entries hold it.
+pub type Swatch = Box<SwatchFn>;
+
 /// A legend laid out in lines across `width` from `x`, at `y`: each entry a
 /// swatch drawn by `swatch` (at its left, centred on the text's middle) and
 /// its text. Returns the height it took.
-pub fn legend(c: &mut Canvas, (x, y): (f64, f64), width: f64, entries: &[(String, &dyn Fn(&mut Canvas, f64, f64))]) -> f64 {
+pub fn legend(c: &mut Canvas, (x, y): (f64, f64), width: f64, entries: &[(String, &SwatchFn)]) -> f64 {
     let (mut cx, mut cy) = (x, y);
     let line = TEXT + 6.0;
     for (text, swatch) in entries {
@@ -304,7 +309,7 @@ mod tests {
         let a = Axis::over(0.0, 100.0, 0.0, (0.0, 100.0));
         let ticks: Vec<f64> = (0..=100).step_by(5).map(f64::from).collect();
         let kept = thinned(&a, ticks, &|v| format!("{v:.0} ms"), None);
-        assert!(kept.len() < 21 && kept.len() >= 2, "{kept:?}");
+        assert!((2..21).contains(&kept.len()), "{kept:?}");
         for w in kept.windows(2) {
             assert!(a.at(w[1].0) - a.at(w[0].0) >= text_width(&w[0].1, TEXT) + 6.0, "{kept:?}");
         }

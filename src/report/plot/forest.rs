@@ -4,7 +4,10 @@
 //! (a history step's floor), where given, shaded on its line. The pages of
 //! `compare` and `history regressions` draw it ([`crate::report::plot::canvas`]).
 
-use super::canvas::{Anchor, Axis, Canvas, TEXT, TITLE, WIDTH, fit, legend, thinned};
+use crate::compare::{Comparison, RowComparison, Verdict, Word};
+use crate::text::document::{Block, Chart};
+
+use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, thinned};
 
 /// How a row was judged, as its colour says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,10 +103,10 @@ pub fn chart(title: &str, x_desc: &str, rows: &[Interval], equivalence: Option<f
             marks.push((m, k));
         }
     }
-    let mut entries: Vec<(String, Box<dyn Fn(&mut Canvas, f64, f64)>)> = marks
+    let mut entries: Vec<(String, Swatch)> = marks
         .iter()
         .map(|&(m, k)| {
-            let f: Box<dyn Fn(&mut Canvas, f64, f64)> = Box::new(move |c: &mut Canvas, x: f64, y: f64| {
+            let f: Swatch = Box::new(move |c: &mut Canvas, x: f64, y: f64| {
                 c.line((x - 6.0, y), (x + 6.0, y), m.colour(), 2.0, false);
                 c.circle((x, y), 3.5, m.colour(), "none");
             });
@@ -111,16 +114,14 @@ pub fn chart(title: &str, x_desc: &str, rows: &[Interval], equivalence: Option<f
         })
         .collect();
     if let Some(e) = equivalence {
-        let f: Box<dyn Fn(&mut Canvas, f64, f64)> =
-            Box::new(|c: &mut Canvas, x: f64, y: f64| c.rect(x - 6.0, y - 6.0, 12.0, 12.0, "#dde8f3", ""));
+        let f: Swatch = Box::new(|c: &mut Canvas, x: f64, y: f64| c.rect(x - 6.0, y - 6.0, 12.0, 12.0, "#dde8f3", ""));
         entries.push((format!("SAME band (±{})", crate::text::format::band(e)), f));
     }
     if rows.iter().any(|r| r.band.is_some()) {
-        let f: Box<dyn Fn(&mut Canvas, f64, f64)> =
-            Box::new(|c: &mut Canvas, x: f64, y: f64| c.rect(x - 6.0, y - 5.0, 12.0, 10.0, "#e4e4e4", ""));
+        let f: Swatch = Box::new(|c: &mut Canvas, x: f64, y: f64| c.rect(x - 6.0, y - 5.0, 12.0, 10.0, "#e4e4e4", ""));
         entries.push(("the row's noise band".into(), f));
     }
-    let entries: Vec<(String, &dyn Fn(&mut Canvas, f64, f64))> = entries.iter().map(|(t, f)| (t.clone(), f.as_ref() as _)).collect();
+    let entries: Vec<(String, &SwatchFn)> = entries.iter().map(|(t, f)| (t.clone(), f.as_ref() as _)).collect();
 
     // The legend's height, laid out once on a scratch canvas.
     let legend_h = legend(&mut Canvas::new(WIDTH, 0.0), (8.0, 0.0), WIDTH - 16.0, &entries);
@@ -172,6 +173,38 @@ pub fn chart(title: &str, x_desc: &str, rows: &[Interval], equivalence: Option<f
         c.end();
     }
     Ok(c.finish())
+}
+
+/// The forest plot of the page: each compared row's ratio on its 95%
+/// interval, coloured by its word, the band of SAME shaded.
+pub fn of_comparison(c: &Comparison) -> Block {
+    let rows: Vec<Interval> = c
+        .rows
+        .iter()
+        .filter_map(|r| of_row(r, if r.axes == "-" { r.workload.clone() } else { format!("{} {}", r.workload, r.axes) }, None))
+        .collect();
+    let svg = chart("Ratio of each row, candidate / base", "ratio (candidate / base)", &rows, Some(crate::compare::equivalence(&c.rows)));
+    Block::Chart(Chart {
+        caption: "Each row's ratio (dot) on its 95% interval (line), largest first, coloured by its verdict; the line at 1 is no \
+                  change, the shaded band the band of SAME."
+            .into(),
+        svg,
+    })
+}
+
+/// A judged row as a line of a forest plot, named `name`, with its own
+/// noise `band` shaded where given; `None` without a word, a ratio or an
+/// interval.
+pub fn of_row(r: &RowComparison, name: String, band: Option<f64>) -> Option<Interval> {
+    let mark = match (r.word?, r.verdict) {
+        (Word::Different, Verdict::Regressed) => Mark::Worse,
+        (Word::Different, _) => Mark::Better,
+        (Word::Same, _) => Mark::Same,
+        (Word::Unknown, _) => Mark::Unknown,
+    };
+    let (ratio, ci) = (r.ratio?, r.ratio_ci95?);
+    let note = format!("{name}: ratio {ratio:.3} (95% interval {:.3}..{:.3}), {}", ci[0], ci[1], r.word_text());
+    Some(Interval { name, ratio, ci, mark, band, note })
 }
 
 /// A tick's ratio: `1.05`, `0.98`, `0.01`, `1,000`.

@@ -4,7 +4,7 @@
 //! an outlier framed in black, its ratio written where the cell has room.
 //! Each host's name links to its run's report where it has one.
 
-use super::canvas::{Anchor, Canvas, TEXT, TITLE, WIDTH, fit, legend, text_width};
+use super::canvas::{Anchor, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, text_width};
 
 /// A host: its name and the link to its report.
 #[derive(Clone, Debug)]
@@ -79,20 +79,20 @@ pub fn chart(title: &str, hosts: &[Host], rows: &[String], cells: &[Vec<Cell>], 
     let width = (LEFT + cell_w * hosts.len() as f64 + 16.0).max(WIDTH);
     let value_fits = text_width("0.00", TEXT) + 6.0 <= cell_w;
 
-    let swatch = |fill: String, frame: bool| -> Box<dyn Fn(&mut Canvas, f64, f64)> {
+    let swatch = |fill: String, frame: bool| -> Swatch {
         Box::new(move |c: &mut Canvas, x: f64, y: f64| {
             let frame = if frame { "stroke=\"#000\" stroke-width=\"2\"" } else { "stroke=\"#ccc\"" };
             c.rect(x - 6.0, y - 6.0, 12.0, 12.0, &fill, frame);
         })
     };
     let off = format!("{:.0}%", FULL * 100.0);
-    let entries: Vec<(String, Box<dyn Fn(&mut Canvas, f64, f64)>)> = vec![
+    let entries: Vec<(String, Swatch)> = vec![
         (format!("worse than the fleet median (full at {off})"), swatch(tint(WORSE, 0.9), false)),
         ("better".into(), swatch(tint(BETTER, 0.9), false)),
         (format!("outlier (beyond the {} band)", crate::text::format::percent(band)), swatch("#ffffff".into(), true)),
         ("no ratio".into(), swatch("#f0f0f0".into(), false)),
     ];
-    let entries: Vec<(String, &dyn Fn(&mut Canvas, f64, f64))> = entries.iter().map(|(t, f)| (t.clone(), f.as_ref() as _)).collect();
+    let entries: Vec<(String, &SwatchFn)> = entries.iter().map(|(t, f)| (t.clone(), f.as_ref() as _)).collect();
     let legend_h = legend(&mut Canvas::new(WIDTH, 0.0), (8.0, 0.0), WIDTH - 16.0, &entries);
 
     // Host names: across where each fits its column, else at 45 degrees.

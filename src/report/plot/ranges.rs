@@ -5,7 +5,7 @@
 //! within, red outside), and the median scaled as the tables print it at
 //! the right.
 
-use super::canvas::{Anchor, Axis, Canvas, TEXT, TITLE, WIDTH, fit, legend};
+use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend};
 use crate::model::Unit;
 use crate::text::format;
 
@@ -46,14 +46,13 @@ pub fn chart(title: &str, checks: &[Check]) -> Result<String, String> {
     if checks.is_empty() {
         return Err("the file holds no claim".into());
     }
-    let band: Box<dyn Fn(&mut Canvas, f64, f64)> =
-        Box::new(|c: &mut Canvas, x: f64, y: f64| c.rect(x - 7.0, y - 5.0, 14.0, 10.0, RANGE, ""));
-    let within: Box<dyn Fn(&mut Canvas, f64, f64)> = Box::new(|c: &mut Canvas, x: f64, y: f64| {
+    let band: Swatch = Box::new(|c: &mut Canvas, x: f64, y: f64| c.rect(x - 7.0, y - 5.0, 14.0, 10.0, RANGE, ""));
+    let within: Swatch = Box::new(|c: &mut Canvas, x: f64, y: f64| {
         c.line((x - 7.0, y), (x + 7.0, y), "#222222", 2.0, false);
         c.circle((x, y), 4.0, WITHIN, "none");
     });
-    let outside: Box<dyn Fn(&mut Canvas, f64, f64)> = Box::new(|c: &mut Canvas, x: f64, y: f64| c.circle((x, y), 4.0, OUTSIDE, "none"));
-    let entries: Vec<(String, &dyn Fn(&mut Canvas, f64, f64))> = vec![
+    let outside: Swatch = Box::new(|c: &mut Canvas, x: f64, y: f64| c.circle((x, y), 4.0, OUTSIDE, "none"));
+    let entries: Vec<(String, &SwatchFn)> = vec![
         ("claimed range".into(), band.as_ref()),
         ("measured median within, on its 95% interval".into(), within.as_ref()),
         ("outside".into(), outside.as_ref()),

@@ -4,7 +4,7 @@
 //! where they span more than 30x) with the 2%, 5% and 10% changes marked:
 //! a row whose dot lies left of a line can see that change.
 
-use super::canvas::{Anchor, Axis, Canvas, TEXT, TITLE, WIDTH, fit, legend, thinned};
+use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, thinned};
 use crate::text::format;
 
 /// One row: its name, the smallest change it can see and its spread
@@ -40,9 +40,9 @@ pub fn chart(title: &str, rows: &[Reach], marks: &[f64]) -> Result<String, Strin
     let hi = values.fold(f64::NEG_INFINITY, f64::max);
     let x = Axis::over(lo, hi, 0.05, (LEFT, WIDTH - 20.0));
 
-    let dot: Box<dyn Fn(&mut Canvas, f64, f64)> = Box::new(|c: &mut Canvas, x: f64, y: f64| c.circle((x, y), 4.0, SEES, "none"));
-    let ring: Box<dyn Fn(&mut Canvas, f64, f64)> = Box::new(|c: &mut Canvas, x: f64, y: f64| c.circle((x, y), 3.5, "none", SPREAD));
-    let entries: Vec<(String, &dyn Fn(&mut Canvas, f64, f64))> =
+    let dot: Swatch = Box::new(|c: &mut Canvas, x: f64, y: f64| c.circle((x, y), 4.0, SEES, "none"));
+    let ring: Swatch = Box::new(|c: &mut Canvas, x: f64, y: f64| c.circle((x, y), 3.5, "none", SPREAD));
+    let entries: Vec<(String, &SwatchFn)> =
         vec![("smallest change it can see (Sees)".into(), dot.as_ref()), ("spread of its pairs' log ratios".into(), ring.as_ref())];
     let legend_h = legend(&mut Canvas::new(WIDTH, 0.0), (8.0, 0.0), WIDTH - 16.0, &entries);
     let top = 8.0 + TITLE + 8.0 + legend_h + TEXT + 8.0;

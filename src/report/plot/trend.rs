@@ -6,7 +6,7 @@
 //! axis: a trend is read for its steps), logarithmic where the medians span
 //! more than 30x.
 
-use super::canvas::{Anchor, Axis, Canvas, TEXT, TITLE, WIDTH, fit, legend, text_width, thinned};
+use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, text_width, thinned};
 use crate::model::Unit;
 use crate::text::format;
 
@@ -50,26 +50,24 @@ pub fn chart(title: &str, unit: Unit, runs: &[String], series: &[Series]) -> Res
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
 
-    let mut entries: Vec<(String, Box<dyn Fn(&mut Canvas, f64, f64)>)> = Vec::new();
+    let mut entries: Vec<(String, Swatch)> = Vec::new();
     for (i, s) in series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
-        let f: Box<dyn Fn(&mut Canvas, f64, f64)> = Box::new(move |c: &mut Canvas, x: f64, y: f64| {
+        let f: Swatch = Box::new(move |c: &mut Canvas, x: f64, y: f64| {
             c.line((x - 7.0, y), (x + 7.0, y), colour, 2.0, false);
             c.circle((x, y), 3.0, colour, "none");
         });
         entries.push((fit(&s.label, 260.0, TEXT).0, f));
     }
     if series.iter().any(|s| s.band.is_some()) {
-        let f: Box<dyn Fn(&mut Canvas, f64, f64)> =
-            Box::new(|c: &mut Canvas, x: f64, y: f64| c.rect(x - 7.0, y - 6.0, 14.0, 12.0, "#1f77b4", "fill-opacity=\"0.12\""));
+        let f: Swatch = Box::new(|c: &mut Canvas, x: f64, y: f64| c.rect(x - 7.0, y - 6.0, 14.0, 12.0, "#1f77b4", "fill-opacity=\"0.12\""));
         entries.push(("noise floor".into(), f));
     }
     if series.iter().any(|s| !s.changes.is_empty()) {
-        let f: Box<dyn Fn(&mut Canvas, f64, f64)> =
-            Box::new(|c: &mut Canvas, x: f64, y: f64| c.line((x, y - 7.0), (x, y + 7.0), "#333333", 1.5, true));
+        let f: Swatch = Box::new(|c: &mut Canvas, x: f64, y: f64| c.line((x, y - 7.0), (x, y + 7.0), "#333333", 1.5, true));
         entries.push(("change point (new / old level)".into(), f));
     }
-    let entries: Vec<(String, &dyn Fn(&mut Canvas, f64, f64))> = entries.iter().map(|(t, f)| (t.clone(), f.as_ref() as _)).collect();
+    let entries: Vec<(String, &SwatchFn)> = entries.iter().map(|(t, f)| (t.clone(), f.as_ref() as _)).collect();
     let legend_h = legend(&mut Canvas::new(WIDTH, 0.0), (8.0, 0.0), WIDTH - 16.0, &entries);
 
     let top = 8.0 + TITLE + 8.0 + legend_h + 4.0 + TEXT + 6.0;
@@ -196,7 +194,7 @@ mod tests {
         let svg = chart("t", Unit::Ns, &runs(60), &[s]).unwrap();
         assert!(svg.contains("log scale"), "{svg}");
         let labels = (1..=60).filter(|i| svg.contains(&format!(">h:{i}</text>"))).count();
-        assert!(labels < 60 && labels >= 5, "run names thinned so that none overlaps: {labels}");
+        assert!((5..60).contains(&labels), "run names thinned so that none overlaps: {labels}");
         assert!(chart("t", Unit::Ns, &runs(2), &[]).is_err());
     }
 }
