@@ -609,8 +609,9 @@ pub enum HistoryCommand {
         /// Only rows whose parameter NAME has VALUE (repeatable).
         #[arg(short = 'p', long = "params", value_name = "NAME=VALUE")]
         params: Vec<String>,
-        /// Where to write the trend plot, with each series' noise floor drawn
-        /// as a band (default `trend-<workload>.svg` beside the database).
+        /// Also write the trend plot (each series' noise floor a band, the
+        /// change points marked) to FILE.svg; without it no file is written
+        /// (`--html FILE` draws the plot inline).
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
         /// Also write the table as one self-contained HTML page to FILE

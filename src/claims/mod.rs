@@ -27,7 +27,8 @@ use serde::{Deserialize, Serialize};
 use crate::evidence::{Row, StoredRun};
 use crate::model::params::{param_matches, parse_suffixed};
 use crate::model::{Status, Unit, UsageError};
-use crate::text::document::{Align, Block, Document, Line, Table};
+use crate::report::plot::ranges;
+use crate::text::document::{Align, Block, Chart, Document, Line, Table};
 use crate::text::format;
 
 /// What a value written with a unit measures; rows of another kind do not
@@ -476,6 +477,7 @@ pub fn check_run(claims: &[Claim], run: &StoredRun) -> Vec<Checked> {
 /// (`check-claims` prints it on the terminal, and writes it as a page with
 /// `--html`).
 pub fn document(checked: &[Checked], run_name: &str, claims_name: &str) -> Document {
+    let mut shown = Vec::new();
     let mut t = Table::new(&[
         ("Claim", Align::Left),
         ("Axes", Align::Left),
@@ -500,6 +502,26 @@ pub fn document(checked: &[Checked], run_name: &str, claims_name: &str) -> Docum
             Some(why) => format!("{} ({why})", c.status.as_str()),
             None => c.status.as_str().to_string(),
         };
+        // The claim names its parameters; a claim of none is named by the row's axes.
+        let axes = if c.axes.is_empty() || c.axes == "-" || !params.is_empty() { String::new() } else { format!(" {}", c.axes) };
+        shown.push(ranges::Check {
+            name: format!("{claim}{axes}"),
+            lo: c.claim.lo,
+            hi: c.claim.hi,
+            median: c.median,
+            ci: c.ci95,
+            unit: scaled,
+            standing: match c.status {
+                ClaimStatus::Within => ranges::Standing::Within,
+                ClaimStatus::Above | ClaimStatus::Below => ranges::Standing::Outside,
+                ClaimStatus::NotMeasured => ranges::Standing::NotMeasured,
+            },
+            note: format!(
+                "{claim}{axes}: expected {expected}, measured {}{}",
+                c.median.map(value).unwrap_or_else(|| "n/a".into()),
+                c.ci95.map(|[lo, hi]| format!(" (95% interval {})", range(Some(value(lo)), Some(value(hi))))).unwrap_or_default()
+            ),
+        });
         t.push(vec![
             claim,
             c.axes.clone(),
@@ -514,6 +536,12 @@ pub fn document(checked: &[Checked], run_name: &str, claims_name: &str) -> Docum
     let blocks = vec![
         Block::heading(1, "Claims vs actual"),
         Block::Paragraph(vec![Line::from("Claims: ").text(claims_name), Line::from("Run: ").text(run_name)]),
+        Block::Chart(Chart {
+            caption: "Each claim's range (shaded; an arrow where it is open) against the run's median (dot: green within, red \
+                      outside) on its 95% interval, each claim on its own scale."
+                .into(),
+            svg: ranges::chart("Claims against the run", &shown),
+        }),
         Block::Table(t),
         Block::paragraph(format!(
             "{} checked: {} within, {} above, {} below, {} not measured.",

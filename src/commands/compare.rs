@@ -69,7 +69,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             Notice::Note(t) => notes.push(t.clone()),
         }
     }
-    let page = compare::document(&comparisons, &all_warnings, &notes);
+    let page = compare::document_with(&comparisons, &all_warnings, &notes, &|c| Some(report::plot::forest::of_comparison(c)));
     let text = match args.format {
         CompareFormat::Json => Styled::plain(&{
             report::terminal::to_stderr(&said.concat());

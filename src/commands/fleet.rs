@@ -1,6 +1,7 @@
 //! `proofbench fleet DIR...`: many hosts' runs of the same rows, each host
 //! set against the fleet's median (see `fleet`).
 
+use std::path::{Component, Path};
 use std::process::ExitCode;
 
 use crate::cli::FleetArgs;
@@ -42,6 +43,62 @@ pub fn fleet(args: &FleetArgs) -> anyhow::Result<ExitCode> {
         None if args.markdown => Styled::plain(&document::markdown::render(&doc.blocks)),
         None => document::terminal::render_styled(&doc.blocks, stdout_style(crate::model::ColorWhen::Auto)),
     };
-    super::show_styled(&text, &doc, args.html.as_deref())?;
+    // The page links each host's report from where the page is written.
+    let page = match &args.html {
+        Some(file) => {
+            let from = match file.parent() {
+                _ if file == Path::new("-") => Path::new("."),
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let reports: Vec<Option<String>> = dirs.iter().map(|d| report_href(from, d)).collect();
+            crate::fleet::page(&fleet, &reports)
+        }
+        None => doc,
+    };
+    super::show_styled(&text, &page, args.html.as_deref())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The href of `run`'s report.html from the directory `from` (a relative
+/// path, each part percent-encoded), `None` where the run has no report or
+/// either path cannot be resolved.
+fn report_href(from: &Path, run: &Path) -> Option<String> {
+    let report = run.join("report.html");
+    if !report.is_file() {
+        return None;
+    }
+    let (to, from) = (report.canonicalize().ok()?, from.canonicalize().ok()?);
+    let (a, b): (Vec<Component>, Vec<Component>) = (from.components().collect(), to.components().collect());
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
+    for c in &b[common..] {
+        parts.push(percent_encode(&c.as_os_str().to_string_lossy()));
+    }
+    Some(parts.join("/"))
+}
+
+/// A path's part as it may stand in a URL: bytes other than letters,
+/// digits and `-._~` as `%XX`.
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hosts_report_is_linked_by_a_relative_encoded_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("results/node 1#a");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::create_dir_all(tmp.path().join("pages")).unwrap();
+        assert_eq!(report_href(&tmp.path().join("pages"), &run), None, "no report, no link");
+        std::fs::write(run.join("report.html"), "x").unwrap();
+        assert_eq!(report_href(&tmp.path().join("pages"), &run).as_deref(), Some("../results/node%201%23a/report.html"));
+        assert_eq!(report_href(tmp.path(), &run).as_deref(), Some("results/node%201%23a/report.html"));
+    }
 }

@@ -15,7 +15,7 @@ use crate::evidence::Row;
 use crate::history::floors::Floors;
 use crate::history::{Recorded, RunEntry, Store, changes, regress};
 use crate::model::UsageError;
-use crate::report::plot::{self, trend_chart};
+use crate::report::plot::trend;
 use crate::report::terminal::{Out, to_stderr};
 use crate::text::document::{self, Align, Block, Document, Line, Table};
 use crate::text::format;
@@ -137,6 +137,11 @@ fn matching_workloads(store: &Store, pattern: Option<&str>) -> anyhow::Result<Ve
     Ok(hits)
 }
 
+/// A stored row with the history id of its run.
+type Stored = (i64, Row);
+/// A point of a trend: (x, median, lo, hi).
+type Point = (f64, f64, f64, f64);
+
 /// What `history show` keeps of a stored row: the columns of its table,
 /// its point in the trend and what its noise floor is looked up by (never
 /// its samples, so that a long history is not held whole).
@@ -156,16 +161,30 @@ struct Shown {
 }
 
 /// The rows of a workload that pass every filter, in run order (then plan
-/// order); `runs` is every run, oldest first. Cost: linear in the rows,
-/// plus a sort.
-fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &[(String, String)]) -> anyhow::Result<Vec<Shown>> {
+/// order), and each ok one without its samples (history id of its run,
+/// row: what the change points are found from); `runs` is every run,
+/// oldest first. Cost: linear in the rows, plus a sort.
+fn filtered_rows(
+    store: &Store,
+    runs: &[RunEntry],
+    workload: &str,
+    filters: &[(String, String)],
+) -> anyhow::Result<(Vec<Shown>, Vec<Stored>)> {
     let pos: HashMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
-    let mut rows = Vec::new();
-    store.each_row_of(workload, |id, row| {
+    let (mut rows, mut slim) = (Vec::new(), Vec::new());
+    store.each_row_of(workload, |id, mut row| {
         let Some(&run) = pos.get(&id) else { return Ok(()) };
         if !filters.iter().all(|(k, v)| crate::model::params::param_matches(&row.cell.params, k, v)) {
             return Ok(());
         }
+        if row.status == crate::model::Status::Ok {
+            let mut kept = row.clone();
+            kept.samples = Vec::new();
+            kept.details = serde_json::Value::Null;
+            kept.stderr_tail = String::new();
+            slim.push((id, kept));
+        }
+        row.samples = Vec::new();
         rows.push(Shown {
             run,
             index: row.cell.index,
@@ -181,7 +200,7 @@ fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &[(S
         Ok(())
     })?;
     rows.sort_by_key(|r| (r.run, r.index));
-    Ok(rows)
+    Ok((rows, slim))
 }
 
 fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html: Option<&Path>) -> anyhow::Result<ExitCode> {
@@ -192,7 +211,7 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
         return Err(UsageError(format!("'{workload}' is not a workload id held in {} (held: {})", db.display(), names.join(", "))).into());
     }
     let runs = store.runs()?;
-    let rows = filtered_rows(&store, &runs, workload, &filters)?;
+    let (rows, slim) = filtered_rows(&store, &runs, workload, &filters)?;
     if rows.is_empty() {
         return Err(UsageError(format!("no rows of {workload} match --params {}", params.join(" "))).into());
     }
@@ -246,9 +265,9 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
             members.entry(key).or_default().push(i);
         }
     }
-    let unit = rows[0].unit.as_str();
+    let unit = rows[0].unit;
     let ticks: Vec<String> = run_ticks.iter().map(|id| format!("h:{id}")).collect();
-    let lines: Vec<plot::Line> = lines.into_iter().map(|(label, points)| plot::Line { label, points }).collect();
+    let lines: Vec<(String, Vec<Point>)> = lines.into_iter().collect();
     // Each line's noise floor, from its newest row: a band around the
     // median of its runs. A run's machine is read once however many lines
     // it holds, and a floor looked up once however many rows share it.
@@ -272,38 +291,67 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
         .map(|l| {
             // The newest row of the line with a floor (a line may mix
             // parameters, such as a treatment), else why the newest has none.
-            let mut lookups = members[&l.label].iter().rev().map(|&i| floor_of(&rows[i]));
+            let (label, points) = l;
+            let mut lookups = members[label].iter().rev().map(|&i| floor_of(&rows[i]));
             let first = lookups.next()?;
             let found = if first.is_ok() { first } else { lookups.find(Result::is_ok).unwrap_or(first) };
-            let center = crate::stats::median(&l.points.iter().map(|p| p.1).collect::<Vec<_>>());
+            let center = crate::stats::median(&points.iter().map(|p| p.1).collect::<Vec<_>>());
             match found {
                 Ok(f) => {
                     let (runs, builds) = (format::counted(f.runs, "run", "runs"), format::counted(f.builds, "build", "builds"));
-                    floor_notes.push(Line::from(format!("{}: {} (from {runs} of {builds})", l.label, format::percent(f.value))));
+                    floor_notes.push(Line::from(format!("{label}: {} (from {runs} of {builds})", format::percent(f.value))));
                     Some((center / (1.0 + f.value), center * (1.0 + f.value)))
                 }
                 Err(why) => {
-                    floor_notes.push(Line::from(format!("{}: ", l.label)).marked(&why));
+                    floor_notes.push(Line::from(format!("{label}: ")).marked(&why));
                     None
                 }
             }
         })
         .collect();
-    let svg = trend_chart(&format!("{workload}: median per run"), unit, &ticks, &lines, &bands);
-    let plot_path = plot
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| db.parent().unwrap_or(Path::new(".")).join(format!("trend-{}.svg", workload.replace(['/', ' '], "_"))));
-    // The plot asked for must be written; the one by default beside the
-    // database is left out when that directory is not this user's to write
-    // (the history is still read).
-    let plot_text = match crate::evidence::dir::write_atomic(&plot_path, svg.as_bytes()) {
-        Ok(()) => plot_path.display().to_string(),
-        Err(e) if plot.is_none() => {
-            to_stderr(&format!("proofbench: warning: no trend plot: {e} (give --plot FILE.svg to write it elsewhere)\n"));
-            "none (see the warning)".to_string()
-        }
-        Err(e) => return Err(e).with_context(|| format!("writing the plot {}", plot_path.display())),
-    };
+    // The change points of `history changes` (at its default --noise),
+    // each on the line of its rows.
+    let found = show_changes(&store, &runs, slim, &floors);
+    let x_of = |id: i64| run_ticks.iter().position(|t| *t == id);
+    let series: Vec<trend::Series> = lines
+        .iter()
+        .zip(&bands)
+        .map(|((label, points), band)| {
+            let changes = found
+                .series
+                .iter()
+                .filter(|s| {
+                    let axes = if s.axes == "-" {
+                        s.label.clone()
+                    } else if labels.len() > 1 {
+                        format!("{} {}", s.label, s.axes)
+                    } else {
+                        s.axes.clone()
+                    };
+                    axes == *label
+                })
+                .flat_map(|s| &s.changes)
+                .filter_map(|p| {
+                    let note = format!(
+                        "change point: {} from h:{} to h:{} (ratio {:.3}, 95% interval {:.3}..{:.3})",
+                        p.verdict, p.last_before.id, p.first_after.id, p.ratio, p.ratio_ci95[0], p.ratio_ci95[1]
+                    );
+                    Some(trend::Change { before: x_of(p.last_before.id)?, after: x_of(p.first_after.id)?, ratio: p.ratio, note })
+                })
+                .collect();
+            let points = points.iter().map(|p| (p.0 as usize - 1, p.1, p.2, p.3)).collect();
+            trend::Series { label: label.clone(), points, band: *band, changes }
+        })
+        .collect();
+    let changed = series.iter().map(|s| s.changes.len()).sum::<usize>();
+    let svg = trend::chart(&format!("{workload}: median per run"), unit, &ticks, &series);
+    // A plot file only where asked (--plot); the page draws it inline.
+    let mut plot_line = None;
+    if let Some(path) = plot {
+        let drawn = svg.as_ref().map_err(|why| UsageError(format!("--plot {}: no plot to write: {why}", path.display())))?;
+        crate::evidence::dir::write_atomic(path, drawn.as_bytes()).with_context(|| format!("writing the plot {}", path.display()))?;
+        plot_line = Some(Block::paragraph(Line::from("Plot: ").text(path.display().to_string())));
+    }
     let filter_text = if filters.is_empty() {
         String::new()
     } else {
@@ -314,16 +362,50 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
         title: title.clone(),
         blocks: vec![
             Block::heading(1, title),
+            Block::Chart(document::Chart {
+                caption: match changed {
+                    0 => "The median of each run (dot) with its 95% interval, each line's noise floor shaded; history changes finds \
+                          no change point in them."
+                        .to_string(),
+                    n => format!(
+                        "The median of each run (dot) with its 95% interval, each line's noise floor shaded; the {} history \
+                         changes finds dashed, with the new level over the old.",
+                        format::counted(n, "change point", "change points")
+                    ),
+                },
+                svg,
+            }),
             Block::Table(t),
             Block::Compact(vec![
                 Block::paragraph("Noise floor (how far the median moves between runs of one build here; the band in the plot):"),
                 Block::List(floor_notes),
             ]),
-            Block::paragraph(Line::from("Plot: ").text(plot_text)),
         ],
     };
+    let mut doc = doc;
+    doc.blocks.extend(plot_line);
     super::show(&document::terminal::render(&doc.blocks), &doc, html)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The change points `history changes` finds (at its default `--noise`
+/// of 2%) in the ok rows `slim` of one workload (history id of the run, row).
+fn show_changes(store: &Store, runs: &[RunEntry], slim: Vec<(i64, Row)>, floors: &Floors) -> changes::Changes {
+    let envelopes: RefCell<HashMap<i64, Option<Envelope>>> = RefCell::new(HashMap::new());
+    let envelope = |id: i64| envelopes.borrow_mut().entry(id).or_insert_with(|| store.envelope(id).ok()).clone();
+    let machine = |id: i64| match envelope(id) {
+        Some(e) => (e.machine_key(), e.machine_short_name()),
+        None => (format!("unreadable envelope of h:{id}"), format!("h:{id} (envelope unreadable)")),
+    };
+    let series = regress::series(runs, slim, &machine);
+    let floor = |s: &regress::Series| {
+        let (run, row) = &s.points[s.points.len() - 1];
+        match envelope(run.id) {
+            Some(e) => floors.of(row, &e.machine_key()),
+            None => Err("no floor: the run's envelope is unreadable".to_string()),
+        }
+    };
+    changes::find(&series, 0.02, &floor, floors.source())
 }
 
 /// How `history regressions` judges the steps, and whether a regressed

@@ -21,8 +21,8 @@ mod render;
 mod sides;
 
 pub use render::{
-    Notice, PAIRED_DIFFERENT, TWO_RUNS_DIFFERENT, bands_summary, completion_warnings, document, equivalence, warnings, words_meaning,
-    words_text,
+    Notice, PAIRED_DIFFERENT, TWO_RUNS_DIFFERENT, bands_summary, completion_warnings, document, document_with, equivalence, warnings,
+    words_meaning, words_text,
 };
 pub use sides::Completion;
 pub(crate) use sides::{Key, Side, cell_key, keyed, match_rows};

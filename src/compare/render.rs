@@ -78,6 +78,12 @@ pub fn warnings(c: &Comparison, across_machines: bool) -> Vec<Notice> {
 /// `notes`, then each comparison (under its candidate's name when there
 /// are several).
 pub fn document(cs: &[Comparison], warnings: &[String], notes: &[String]) -> Document {
+    document_with(cs, warnings, notes, &|_| None)
+}
+
+/// [`document`] with `chart(c)`, where it gives one, before each
+/// comparison's table (the page's forest plot: `report::plot::forest`).
+pub fn document_with(cs: &[Comparison], warnings: &[String], notes: &[String], chart: &dyn Fn(&Comparison) -> Option<Block>) -> Document {
     let mut blocks = Vec::new();
     if !warnings.is_empty() {
         blocks.push(Block::Compact(warnings.iter().map(|w| Block::Warning(Line::from(w.as_str()))).collect()));
@@ -90,14 +96,14 @@ pub fn document(cs: &[Comparison], warnings: &[String], notes: &[String]) -> Doc
         if cs.len() > 1 {
             blocks.push(Block::heading(2, c.candidate.as_str()));
         }
-        blocks.extend(comparison(c));
+        blocks.extend(comparison(c, chart));
     }
     Document { title: "proofbench compare".into(), blocks }
 }
 
 /// One comparison: its runs and threshold, what the three words mean, the
 /// table of the rows both sides have (or planned), and the summary lines.
-fn comparison(c: &Comparison) -> Vec<Block> {
+fn comparison(c: &Comparison, chart: &dyn Fn(&Comparison) -> Option<Block>) -> Vec<Block> {
     let how = if c.paired {
         Line::from(
             "Ratio = candidate / base, with its interval across the pairs of trials that ran in one round (back to back or in \
@@ -119,6 +125,9 @@ fn comparison(c: &Comparison) -> Vec<Block> {
         Line::from(format!("{}.", words_meaning(equivalence(&c.rows), different, "trials"))),
     ])];
     let t = table(c);
+    if let Some(chart) = chart(c).filter(|_| !t.is_empty()) {
+        out.push(chart);
+    }
     if t.is_empty() {
         let both = if c.paired { "both variants" } else { "both runs" };
         out.push(Block::paragraph(format!("No row is in {both}.")));

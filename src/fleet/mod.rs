@@ -18,7 +18,7 @@
 
 mod render;
 
-pub use render::{document, export};
+pub use render::{document, export, page};
 
 use std::collections::{BTreeMap, HashMap};
 

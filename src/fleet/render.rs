@@ -238,6 +238,46 @@ pub fn document(fleet: &Fleet) -> Document {
     Document { title: "proofbench fleet".into(), blocks }
 }
 
+/// The page of the fleet (`--html FILE`): the document with the heat map
+/// of every host's rows against the fleet before the tables, each host's
+/// name a link to its report (`reports[h]`: the href of host h's
+/// report.html from where the page is, where it has one).
+pub fn page(fleet: &Fleet, reports: &[Option<String>]) -> Document {
+    let mut doc = document(fleet);
+    let at = doc.blocks.iter().position(|b| matches!(b, Block::Heading { level: 2, .. })).unwrap_or(doc.blocks.len());
+    doc.blocks.insert(at, heat_map(fleet, reports));
+    doc
+}
+
+/// Every host's rows against the fleet median, as a heat map.
+fn heat_map(fleet: &Fleet, reports: &[Option<String>]) -> Block {
+    use crate::report::plot::heatmap::{self, Cell, Host};
+    let hosts: Vec<Host> =
+        fleet.hosts.iter().enumerate().map(|(i, h)| Host { name: h.name.clone(), href: reports.get(i).cloned().flatten() }).collect();
+    let rows: Vec<String> = fleet.entries.iter().map(|e| e.row.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let index: std::collections::HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.as_str(), i)).collect();
+    let mut cells = vec![vec![Cell::default(); hosts.len()]; rows.len()];
+    for e in &fleet.entries {
+        let Some(&i) = index.get(e.row.as_str()) else { continue };
+        let mut note = format!("{} on {}: {}", e.row, fleet.hosts[e.host].name, e.standing_text());
+        if let Some(r) = e.ratio {
+            note.push_str(&format!(", {} the fleet median ({})", format::speedup(r), interval_text(e.ratio_ci95)));
+        }
+        cells[i][e.host] = Cell {
+            ratio: e.ratio,
+            higher_is_worse: e.direction != Some(Direction::HigherIsBetter),
+            outlier: e.standing.is_outlier(),
+            note,
+        };
+    }
+    Block::Chart(crate::text::document::Chart {
+        caption: "Each host's median over the fleet median, per row: red the worse way, blue the better, framed where beyond the \
+                  noise band; a host's name opens its run's report."
+            .into(),
+        svg: heatmap::chart("Each host against the fleet median", &hosts, &rows, &cells, fleet.band),
+    })
+}
+
 /// The fleet as `--export FORMAT`: one line (or entry) per host and row.
 pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
     let host = |e: &Entry| &fleet.hosts[e.host];

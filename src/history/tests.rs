@@ -296,13 +296,17 @@ fn two_writers_with_their_own_connections_lose_no_run() {
 
 #[test]
 fn a_trend_is_svg_with_its_run_ticks_and_legend() {
-    use crate::report::plot::{Line, trend_chart};
+    use crate::report::plot::trend::{Series, chart};
     let runs = vec!["h:1".to_string(), "h:2".to_string(), "h:3".to_string()];
-    let lines =
-        vec![Line { label: "size=256".into(), points: vec![(1.0, 10.0, 9.0, 11.0), (2.0, 12.0, 11.0, 13.0), (3.0, 30.0, 29.0, 31.0)] }];
-    let svg = trend_chart("alloc.x: median per run", "ns/op", &runs, &lines, &[Some((8.0, 12.0))]);
+    let lines = vec![Series {
+        label: "size=256".into(),
+        points: vec![(0, 10.0, 9.0, 11.0), (1, 12.0, 11.0, 13.0), (2, 30.0, 29.0, 31.0)],
+        band: Some((8.0, 12.0)),
+        changes: Vec::new(),
+    }];
+    let svg = chart("alloc.x: median per run", crate::model::Unit::NsPerOp, &runs, &lines).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
-    for want in ["h:1", "h:3", "size=256", "alloc.x: median per run"] {
+    for want in ["h:1", "h:3", "size=256", "alloc.x: median per run", " ns/op</text>"] {
         assert!(svg.contains(want), "missing {want}");
     }
     assert!(!svg.contains("h:4"), "only the runs given are ticked");

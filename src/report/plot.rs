@@ -18,9 +18,15 @@
 
 pub mod axis;
 pub mod bars;
+pub mod canvas;
 pub mod distribution;
+pub mod forest;
+pub mod heatmap;
 pub mod png;
+pub mod ranges;
+pub mod reach;
 pub mod svg;
+pub mod trend;
 
 use std::collections::BTreeMap;
 
@@ -221,23 +227,6 @@ fn category_axis(n: usize) -> CategoryAxis {
 /// `unit` labels the ticks in the tables' scaled unit (`None`: a ratio).
 fn line_chart(title: &str, x_desc: &str, y_desc: &str, unit: Option<Unit>, lines: &[Line], ideal: Option<&Line>) -> String {
     svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, unit, lines, ideal, None))
-}
-
-/// The trend of `history show`: lines over runs at x = 1, 2, ... named by
-/// `runs` (oldest first), with CI whiskers, on a value axis in the scaled
-/// unit `y_desc` names (a unit's name, e.g. `ns/op`; any other text is the
-/// axis's description, its ticks plain numbers); `bands[i]`, where given,
-/// shades the range (lo, hi) of line i across the chart (its noise floor:
-/// where runs of one build land). The runs' names are wrapped under their
-/// points, or turned, so that none overlaps the next.
-pub fn trend_chart(title: &str, y_desc: &str, runs: &[String], lines: &[Line], bands: &[Option<(f64, f64)>]) -> String {
-    let (slot, labels) = axis::category_labels(runs, 60.0, 2400.0);
-    let width = (140.0 + runs.len() as f64 * slot).clamp(SIZE.0 as f64, 2600.0) as u32;
-    let unit = Unit::from_name(y_desc);
-    let desc = if unit.is_some() { "median" } else { y_desc };
-    svg_of((width, SIZE.1 + labels.height()), |root| {
-        draw_lines(root, title, "run (oldest first)", desc, unit, lines, None, Some(Trend { labels: &labels, n: runs.len(), bands }))
-    })
 }
 
 /// The share of a plotting area of `plot_h` pixels to keep free above the

@@ -324,6 +324,26 @@ pub fn noise_figures(c: &compare::Comparison) -> NoiseFigures {
     }
 }
 
+/// What each row can see, as a chart of the page.
+fn reach_chart(c: &compare::Comparison) -> Block {
+    use crate::report::plot::reach::{self, Reach};
+    let rows: Vec<Reach> = c
+        .rows
+        .iter()
+        .map(|r| Reach {
+            name: if r.axes == "-" { r.workload.clone() } else { format!("{} {}", r.workload, r.axes) },
+            sees: r.sensitivity,
+            spread: r.pair_spread,
+        })
+        .collect();
+    Block::Chart(crate::text::document::Chart {
+        caption: "Each row's Sees (dot: the smallest change it can call DIFFERENT) and the spread of its pairs (ring), the rows that \
+                  see least first; a row sees a change whose line lies right of its dot."
+            .into(),
+        svg: reach::chart("What each row can see", &rows, &NOISE_CHANGES),
+    })
+}
+
 /// The machine's noise profile from a `noise` run: two identical variants,
 /// so every verdict is a false one.
 fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
@@ -371,6 +391,7 @@ fn noise_profile(cs: &[compare::Comparison]) -> Vec<Block> {
     } else {
         out.push(Block::Compact(vec![Block::Paragraph(lines), Block::List(false_verdicts)]));
     }
+    out.push(reach_chart(c));
     let mut spreads: Vec<f64> = c.rows.iter().filter_map(|r| r.pair_spread).collect();
     spreads.sort_by(f64::total_cmp);
     if !spreads.is_empty() {

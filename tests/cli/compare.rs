@@ -297,6 +297,11 @@ fn a_bigger_run_against_a_smaller_one_counts_the_rows_the_smaller_lacks_in_one_l
     let page = html_page(&file);
     assert!(page.contains("<title>proofbench compare</title>") && page.contains(">proofbench compare</h1>"), "{page}");
     assert!(page.contains("<tr><td>selftest.tiny</td>") && page.contains(&lacking), "{page}");
+    // The forest plot of the ratios, inline, above the table; none on the terminal.
+    assert_eq!(page.matches("<svg").count(), 1, "{page}");
+    let chart = &page[page.find("<figure class=\"chart\"").expect("the chart")..page.find("<table>").unwrap()];
+    assert!(chart.contains("Ratio of each row, candidate / base") && chart.contains("<g><title>selftest.tiny"), "{chart}");
+    assert!(!stdout.contains("<svg"));
     // Into a directory that does not exist: a usage error naming the flag, nothing printed.
     let bad = compare(&big.run_dir(), &small.run_dir(), &["--html", big.tmp.path().join("no/such/x.html").to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));

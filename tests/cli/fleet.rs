@@ -108,6 +108,13 @@ fn a_fleet_of_three_runs_names_every_host_and_row_in_every_output() {
         assert!(html.contains(&format!("/{h}</td>")), "{h}: {html}");
     }
     assert!(text(&out.stdout).contains("Fleet of 3 hosts"));
+    // The heat map, each host's name a link to its report, relative to the page.
+    assert_eq!(html.matches("<svg").count(), 1, "{html}");
+    assert!(html.contains("Each host against the fleet median"), "{html}");
+    for h in ["h1", "h2", "h3"] {
+        assert!(html.contains(&format!("<a href=\"results/{h}/report.html\">")), "{h}: {html}");
+        assert!(tmp.path().join(format!("results/{h}/report.html")).is_file());
+    }
     // --markdown: a markdown table.
     let out = fleet(&[&results], &["--markdown"]);
     assert!(text(&out.stdout).contains("| Row"), "{}", text(&out.stdout));

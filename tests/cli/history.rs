@@ -54,6 +54,16 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
     assert!(list.contains("1/1") && list.contains("\n2 runs in "), "{list}");
 
     let plot = dir.join("trend.svg");
+    // Without --plot, nothing is written: not in the current directory, not beside the database.
+    let files = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    };
+    let (here, results) = (files(dir), files(&dir.join("results")));
+    let shown = ok(&pb(dir, &["history", "show", "selftest.noisy", "--params", "base_us=1000"]));
+    assert!(shown.contains("| h:2 ") && !shown.contains("Plot:") && !shown.contains(".svg"), "{shown}");
+    assert_eq!((files(dir), files(&dir.join("results"))), (here, results), "history show wrote a file unasked");
     let show = ok(&pb(dir, &["history", "show", "selftest.noisy", "--params", "base_us=1000", "--plot", plot.to_str().unwrap()]));
     assert!(show.contains("| h:1 ") && show.contains("| h:2 ") && show.contains("bbbbbbb222"), "{show}");
     assert!(show.contains(" ms |") && show.contains("% / +"), "medians scaled, with their unit and relative interval: {show}");
@@ -77,10 +87,17 @@ fn two_runs_into_one_history_list_show_regress_and_compare_by_id() {
     let page = html_page(&page_file);
     assert!(page.contains(">proofbench history regressions</h1>") && page.contains("<td>DIFFERENT (regressed"), "{page}");
     assert!(page.contains("<li>DIFFERENT (regressed") && page.contains("from h:1 aaaaaaa111 to h:2 bbbbbbb222"), "{page}");
+    // Its chart: the step, red (worse), with the band it was judged against.
+    assert_eq!(page.matches("<svg").count(), 1, "{page}");
+    assert!(page.contains("<g><title>h:1→h:2 selftest.noisy") && page.contains("DIFFERENT, worse (1)"), "{page}");
     let show_file = dir.join("show.html");
     ok(&pb(dir, &["history", "show", "selftest.noisy", "--plot", plot.to_str().unwrap(), "--html", show_file.to_str().unwrap()]));
     let page = html_page(&show_file);
     assert!(page.contains(">selftest.noisy: median per run</h1>") && page.contains("<td>h:2</td>"), "{page}");
+    // The trend inline (not a link to the file), before the table.
+    assert_eq!(page.matches("<svg").count(), 1, "{page}");
+    assert!(page.find("<figure class=\"chart\"").unwrap() < page.find("<table>").unwrap(), "{page}");
+    assert!(page.contains(">h:1</text>") && page.contains(">h:2</text>"), "{page}");
     let nowhere = pb(dir, &["history", "regressions", "--html", dir.join("no/such/x.html").to_str().unwrap()]);
     assert_eq!(nowhere.status.code(), Some(2), "{}", text(&nowhere.stderr));
     assert!(text(&nowhere.stderr).starts_with("proofbench: error: --html "), "{}", text(&nowhere.stderr));
@@ -140,6 +157,9 @@ min = "1M"
     let page = html_page(&page_file);
     assert!(page.contains(">Claims vs actual</h1>") && page.contains("<td>a millisecond sleep</td>"), "{page}");
     assert!(page.contains("3 claims checked: 1 within, 1 above, 0 below, 1 not measured."), "{page}");
+    // The chart: each claim's range, the measured medians coloured by standing.
+    assert_eq!(page.matches("<svg").count(), 1, "{page}");
+    assert!(page.contains("Claims against the run") && page.contains(">not measured</text>"), "{page}");
     let strict = pb(dir, &["check-claims", "--strict", claims.to_str().unwrap(), "h:1"]);
     assert_eq!(strict.status.code(), Some(1), "{}", text(&strict.stderr));
     assert!(text(&strict.stdout).contains("Run: h:1"));

@@ -492,8 +492,9 @@ fn report_html_opens_in_headless_chromium_with_every_plot_drawn_and_no_console_e
 }
 
 /// The pages the other commands write with `--html FILE` (`compare`,
-/// `history regressions`, `noise`) pass the checks report.html passes, and
-/// are 0644 under umask 022.
+/// `fleet`, `history show`, `history regressions`, `check-claims`, `noise`)
+/// each hold a chart, and pass the checks report.html passes, and are 0644
+/// under umask 022.
 #[test]
 fn the_pages_of_compare_history_and_noise_pass_the_same_chromium_checks() {
     let tmp = tempfile::tempdir().unwrap();
@@ -508,17 +509,23 @@ fn the_pages_of_compare_history_and_noise_pass_the_same_chromium_checks() {
     let runs = crate::common::run_dirs(&dir.join("results"));
     assert_eq!(runs.len(), 2, "{runs:?}");
     let (a, b) = (runs[0].to_str().unwrap(), runs[1].to_str().unwrap());
+    std::fs::write(dir.join("claims.toml"), "[[claim]]\nworkload = \"cpu.primes\"\nexpect = \"1us..10s\"\n").unwrap();
     pb(&["compare", a, b, "--html", "compare.html"]);
+    pb(&["fleet", a, b, "--html", "fleet.html"]);
+    pb(&["history", "show", "cpu.primes", "--html", "show.html"]);
     pb(&["history", "regressions", "--html", "regressions.html"]);
+    pb(&["check-claims", "claims.toml", b, "--html", "claims.html"]);
     pb(&[&["noise", "cpu.primes", "--workers", "1", "--quiet", "--no-history", "--html", "noise.html"], FAST, SMALL_PRIMES].concat());
-    for page in ["compare.html", "regressions.html", "noise.html"] {
+    for page in ["compare.html", "fleet.html", "show.html", "regressions.html", "claims.html", "noise.html"] {
         let file = dir.join(page);
         let html = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{page}: {e}"));
         assert!(html.starts_with("<!DOCTYPE html>") && html.contains("cpu.primes"), "{page}:\n{html}");
         assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o644, "{page}");
         assert!(!html.contains("<script>alert(1)"), "{page}: the label is text, never a tag");
+        assert!(html.contains("<figure class=\"chart\"") && html.contains("<svg"), "{page}: a chart:\n{html}");
         let Some(check) = check_page_in_chromium(&file) else { return };
         eprintln!("{page}: {} px wide in a {:?} window, {} plots", check.scroll_width, check.window, check.plots);
         check.assert_sound();
+        assert!(check.dom.contains("<figure class=\"chart\""), "{page}: the chart in the DOM");
     }
 }

@@ -330,6 +330,9 @@ fn noise_is_an_a_a_check_recorded_as_the_machines_noise_profile_and_written_as_a
     assert!(page.contains(">selftest.tiny</h3>") && page.contains(">selftest.noisy</h3>"), "{page}");
     assert_eq!(page.matches(">Variants against a</h4>").count(), 2, "{page}");
     assert!(page.contains("Of 2 rows, "), "{page}");
+    // What each row can see, as a chart with the 2/5/10% lines.
+    assert!(page.contains("What each row can see") && page.matches("<svg").count() == 1, "{page}");
+    assert!(page.contains(">2%</text>") && page.contains(">10%</text>"), "{page}");
     let history = ok(&pb(dir, &["history", "list"]));
     assert!(history.contains("| noise "), "{history}");
     let run = std::fs::read_dir(dir.join("results")).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();

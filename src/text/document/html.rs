@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 
-use super::{Block, Figure, Inline, Line, Table, one_line, plain, slug};
+use super::{Block, Chart, Figure, Inline, Line, Table, one_line, plain, slug};
 use crate::text::table::{Align, MAX_CELL_CHARS};
 
 /// Escapes text for HTML element content and attribute values; control
@@ -182,6 +182,7 @@ fn block(b: &Block) -> String {
         Block::Table(t) => table(t, false),
         Block::Figures(figures) if figures.is_empty() => String::new(),
         Block::Figures(figures) => format!("<div class=\"plots\">\n{}</div>\n", figures.iter().map(figure).collect::<String>()),
+        Block::Chart(c) => chart(c),
         Block::Details { summary, text } => {
             format!("<details><summary>{}</summary><pre>{}</pre></details>\n", line(summary), escape(text))
         }
@@ -262,6 +263,20 @@ fn figure(f: &Figure) -> String {
         file = escape(f.file_name()),
         t = escape(&f.caption)
     )
+}
+
+/// A page's chart: its SVG inline at the size it was drawn (a box that
+/// scrolls on its own should it be wider than the page), its caption
+/// under it; or, without one, a line saying why.
+fn chart(c: &Chart) -> String {
+    match &c.svg {
+        Ok(svg) => format!(
+            "<figure class=\"chart\" style=\"margin:.8em 0;max-width:100%;overflow-x:auto\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+            svg.trim(),
+            escape(&c.caption)
+        ),
+        Err(why) => format!("<p class=\"chart-none\">{}: no chart, {}.</p>\n", escape(&c.caption), escape(why)),
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use super::{Block, Inline, Line, Table};
 
 /// `blocks` as markdown, a blank line between them.
 pub fn render(blocks: &[Block]) -> String {
-    blocks.iter().map(block).collect::<Vec<_>>().join("\n")
+    blocks.iter().filter(super::in_text).map(block).collect::<Vec<_>>().join("\n")
 }
 
 /// One block, ending in a newline (nothing for an empty compact run).
@@ -26,6 +26,7 @@ fn block(b: &Block) -> String {
             let paths: Vec<String> = figures.iter().map(|f| md::code(&f.path)).collect();
             format!("Plots: {}.\n", paths.join(", "))
         }
+        Block::Chart(_) => String::new(),
         Block::Group { blocks, .. } | Block::Fold { blocks, .. } => render(blocks),
         Block::Compact(blocks) => blocks.iter().map(block).collect(),
         Block::Details { summary, text } => {

@@ -79,6 +79,11 @@ pub enum Block {
     /// The plots of a workload: listed by path in markdown, drawn inline in
     /// HTML.
     Figures(Vec<Figure>),
+    /// A chart of the page alone (a comparison's forest plot, a fleet's
+    /// heat map): its SVG inline in HTML, or why there is none; markdown
+    /// and the terminal, which hold the same figures in their tables, leave
+    /// it out (no line, no blank line).
+    Chart(Chart),
     /// The section of one group of workloads.
     Group {
         name: String,
@@ -316,6 +321,22 @@ impl Figure {
     pub fn file_name(&self) -> &str {
         self.path.rsplit('/').next().unwrap_or(&self.path)
     }
+}
+
+/// A chart drawn for a page (not a file of a run): what it shows and its
+/// SVG, or, when there was nothing to draw, why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chart {
+    /// What it shows, said under it.
+    pub caption: String,
+    /// The SVG document, or why none was drawn (`no row has an interval`).
+    pub svg: Result<String, String>,
+}
+
+/// Whether a renderer of text (markdown, the terminal) shows `b`: every
+/// block but a [`Block::Chart`].
+pub fn in_text(b: &&Block) -> bool {
+    !matches!(b, Block::Chart(_))
 }
 
 /// A table: titled, aligned columns and rows of cells.

@@ -108,7 +108,7 @@ pub fn render(blocks: &[Block]) -> String {
 /// `blocks` as text for the terminal under `style`, a blank line between
 /// them.
 pub fn render_styled(blocks: &[Block], style: Style) -> Styled {
-    Styled(blocks.iter().map(|b| block(b, style)).collect::<Vec<_>>().join("\n"))
+    Styled(blocks.iter().filter(super::in_text).map(|b| block(b, style)).collect::<Vec<_>>().join("\n"))
 }
 
 fn block(b: &Block, style: Style) -> String {
@@ -131,6 +131,7 @@ fn block(b: &Block, style: Style) -> String {
             let paths: Vec<&str> = figures.iter().map(|f| f.path.as_str()).collect();
             format!("Plots: {}.\n", clean(&paths.join(", ")))
         }
+        Block::Chart(_) => String::new(),
         Block::Group { blocks, .. } | Block::Fold { blocks, .. } => render_styled(blocks, style).0,
         Block::Compact(blocks) => blocks.iter().map(|b| block(b, style)).collect(),
         Block::Details { summary, text } => {

@@ -121,3 +121,21 @@ fn a_slug_is_githubs_anchor_of_a_heading() {
     assert_eq!(slug("<>\"'&"), "");
     assert_eq!(plain(&Line::from("a ").code("`b`").link("c", "d")), "a `b`c");
 }
+
+#[test]
+fn a_chart_is_drawn_inline_in_html_and_left_out_of_markdown_and_the_terminal() {
+    let with = vec![
+        Block::paragraph("before"),
+        Block::Chart(Chart { caption: "ratios <all>".into(), svg: Ok("<svg width=\"720\"><text>x</text></svg>".into()) }),
+        Block::Compact(vec![Block::Chart(Chart { caption: "none".into(), svg: Err("no row has an interval".into()) })]),
+        Block::paragraph("after"),
+    ];
+    let without = vec![Block::paragraph("before"), Block::Compact(Vec::new()), Block::paragraph("after")];
+    let page = html::render(&with);
+    assert!(page.contains("<figure class=\"chart\"") && page.contains("<svg width=\"720\"><text>x</text></svg>"), "{page}");
+    assert!(page.contains("<figcaption>ratios &lt;all&gt;</figcaption>"), "the caption is escaped: {page}");
+    assert!(page.contains("<p class=\"chart-none\">none: no chart, no row has an interval.</p>"), "why there is none: {page}");
+    assert_eq!(markdown::render(&with), markdown::render(&without), "no line, no blank line in markdown");
+    assert_eq!(terminal::render(&with), terminal::render(&without), "nor on the terminal");
+    assert!(!markdown::render(&with).contains("svg"));
+}
