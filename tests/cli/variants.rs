@@ -147,18 +147,23 @@ fn every_kind_of_variant_setting_reaches_the_worker() {
     let left_out = env["one_side_disturbed"].as_u64().unwrap_or(0) > 0 && env["word"] == "UNKNOWN";
     assert!(env["verdict"] == "regressed" || left_out, "{env}");
     assert_eq!(pairs + env["one_side_disturbed"].as_u64().unwrap_or(0), 4, "every round paired or said left out: {env}");
-    assert!(pairs >= 2, "{env}");
-    assert!((env["ratio"].as_f64().unwrap() - 3.0).abs() < 1e-9, "{env}");
+    // The setting reached the worker: three times the value (the medians;
+    // the pairs' ratio too where two or more rounds were paired).
+    assert_eq!((env["base_median"].as_f64(), env["candidate_median"].as_f64()), (Some(1000.0), Some(3000.0)), "{env}");
+    assert!(pairs < 2 || (env["ratio"].as_f64().unwrap() - 3.0).abs() < 1e-9, "{env}");
     assert_eq!(judged(&c, "exe", "probe.env")["verdict"], "unchanged");
     let report = sb.report_md();
     assert!(report.contains("#### Variants against base") && report.contains("## Variants"), "{report}");
     // ("1 regressed (1 from disturbed trials)" where other tests took the trials' CPUs.)
     assert!(
-        report.contains("env against base: 1 DIFFERENT (1 regressed")
-            && report.contains("0 improved), 0 SAME within 2%, 0 UNKNOWN, 0 not comparable"),
+        left_out
+            || report.contains("env against base: 1 DIFFERENT (1 regressed")
+                && report.contains("0 improved), 0 SAME within 2%, 0 UNKNOWN, 0 not comparable"),
         "{report}"
     );
-    assert!(report.contains("| DIFFERENT (regressed") && report.contains("| SAME within 2% "), "{report}");
+    // (The copy of this build is SAME, or UNKNOWN where load widened its interval.)
+    assert!(left_out || report.contains("| DIFFERENT (regressed"), "{report}");
+    assert!(report.contains("| SAME within 2% ") || report.contains("| UNKNOWN "), "{report}");
 }
 
 #[test]

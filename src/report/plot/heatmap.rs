@@ -95,11 +95,13 @@ pub fn chart(title: &str, hosts: &[Host], rows: &[String], cells: &[Vec<Cell>], 
     let entries: Vec<(String, &SwatchFn)> = entries.iter().map(|(t, f)| (t.clone(), f.as_ref() as _)).collect();
     let legend_h = legend(&mut Canvas::new(WIDTH, 0.0), (8.0, 0.0), WIDTH - 16.0, &entries);
 
-    // Host names: across where each fits its column, else at 45 degrees.
+    // Host names: across where each fits its column, else turned a quarter
+    // (reading upward), so that each stays within its column: a slant
+    // would lay its box over the next one's.
     let longest = hosts.iter().map(|h| text_width(&h.name, TEXT)).fold(0.0, f64::max);
     let slanted = longest + 4.0 > cell_w;
     let name_px = if slanted { longest.min(150.0) } else { cell_w - 4.0 };
-    let header = if slanted { name_px * std::f64::consts::FRAC_1_SQRT_2 + TEXT + 6.0 } else { TEXT + 8.0 };
+    let header = if slanted { name_px + 10.0 } else { TEXT + 8.0 };
     let top = 8.0 + TITLE + 8.0 + legend_h + header;
     let height = top + ROW * order.len() as f64 + 10.0;
 
@@ -119,10 +121,10 @@ pub fn chart(title: &str, hosts: &[Host], rows: &[String], cells: &[Vec<Cell>], 
         }
         let fill = if h.href.is_some() { "fill=\"#1a5fb4\" text-decoration=\"underline\"" } else { "" };
         if slanted {
-            // Read upward to the left, ending over its column: nothing
-            // passes the right edge.
-            let (bx, by) = (x + 3.0, top - 4.0);
-            c.text_styled((bx, by), &name, TEXT, Anchor::End, Some(&tip), &format!("transform=\"rotate(45 {bx:.1} {by:.1})\" {fill}"));
+            // Read upward, starting just over its column's middle (turned
+            // a quarter back, the text's start is its lowest point).
+            let (bx, by) = (x + TEXT * 0.35, top - 4.0);
+            c.text_styled((bx, by), &name, TEXT, Anchor::Start, Some(&tip), &format!("transform=\"rotate(-90 {bx:.1} {by:.1})\" {fill}"));
         } else {
             c.text_styled((x, top - 6.0), &name, TEXT, Anchor::Middle, Some(&tip), fill);
         }
@@ -188,7 +190,7 @@ mod tests {
         let hosts: Vec<Host> = (0..12).map(|i| Host { name: format!("compute-node-{i:03}.cluster"), href: None }).collect();
         let cells = vec![(0..12).map(|_| cell(1.0, false)).collect()];
         let svg = chart("t", &hosts, &["r".to_string()], &cells, 0.02).unwrap();
-        assert_eq!(svg.matches("rotate(45").count(), 12, "{svg}");
+        assert_eq!(svg.matches("rotate(-90").count(), 12, "{svg}");
         let none = vec![vec![Cell::default(); 12]];
         assert!(chart("t", &hosts, &["r".to_string()], &none, 0.02).is_err());
     }
