@@ -101,7 +101,7 @@ fn a_wall_time_sweep_in_proofbench_toml_runs_prepare_and_cleanup() {
     let sb = Sandbox::new();
     write(&sb, "proofbench.toml", SWEEP_TOML);
     let list = std::process::Command::new(bin()).arg("list").current_dir(sb.tmp.path()).output().unwrap();
-    assert!(text(&list.stdout).contains("shell.loop  [ns, lower is better]"), "{}", text(&list.stdout));
+    assert!(text(&list.stdout).contains("shell.loop  [ns, lower-is-better]"), "{}", text(&list.stdout));
     let out = sb.run(&[&["shell"], FAST].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rows = sb.rows();
