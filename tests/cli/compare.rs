@@ -17,8 +17,11 @@ fn noisy(sb: &Sandbox, slowdown_pct: u32, extra: &[&str]) {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
+/// `compare` with the terminal view's cells whole (COLUMNS wide enough that
+/// none wraps): these tests read what a cell says; the fitting to a width
+/// has its own tests (text::table, tests/cli/terminal.rs).
 fn compare(base: &Path, cand: &Path, flags: &[&str]) -> Output {
-    Command::new(bin()).arg("compare").arg(base).arg(cand).args(flags).output().unwrap()
+    Command::new(bin()).arg("compare").arg(base).arg(cand).args(flags).env("COLUMNS", "1000").output().unwrap()
 }
 
 fn json(base: &Path, cand: &Path, flags: &[&str]) -> Value {
@@ -227,7 +230,7 @@ fn a_killed_run_of_variants_is_said_first_and_its_missing_pairs_fail_the_gate() 
         .unwrap();
     std::fs::write(killed.join("rows.jsonl"), a_row).unwrap();
 
-    let out = Command::new(bin()).arg("compare").arg(&killed).arg("--fail-on-regression").output().unwrap();
+    let out = Command::new(bin()).arg("compare").arg(&killed).arg("--fail-on-regression").env("COLUMNS", "1000").output().unwrap();
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.starts_with("warning: the run is incomplete: 1 of 2 cells ran"), "{stdout}");
@@ -273,6 +276,7 @@ fn a_bigger_run_against_a_smaller_one_counts_the_rows_the_smaller_lacks_in_one_l
     let file = big.tmp.path().join("compare.html");
     let out = umask_022(
         Command::new(bin())
+            .env("COLUMNS", "1000")
             .arg("compare")
             .arg(big.run_dir())
             .arg(small.run_dir())
