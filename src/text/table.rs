@@ -1,7 +1,7 @@
 //! One table writer: markdown pipe tables padded to column width, so the same
 //! text reads well on a terminal and renders as markdown; and, for the
 //! terminal alone, the same cells as aligned columns without pipes
-//! ([`Table::render_aligned`]).
+//! ([`Table::render_fitted`], [`Table::render_fitted_one_line`]).
 //!
 //! Every cell is text unless said otherwise: [`Table::push`] escapes each
 //! one for markdown ([`super::markdown::text`]), so a label, an axis value
