@@ -544,7 +544,8 @@ pub struct FleetArgs {
     #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_threshold)]
     pub noise: f64,
 
-    /// Print the fleet as markdown instead of the terminal's text.
+    /// Print the fleet as markdown (pipe tables) instead of the terminal's
+    /// aligned columns, which fit its width.
     #[arg(long, conflicts_with = "export")]
     pub markdown: bool,
 
@@ -570,9 +571,11 @@ pub enum ReportFormat {
 /// How `compare` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {
-    /// A table, warnings on stderr.
+    /// Aligned columns fitted to the terminal's width (COLUMNS, else the
+    /// terminal's, else 100), the verdicts coloured on a terminal; warnings on
+    /// stderr.
     Terminal,
-    /// The same table as markdown, warnings as a quoted paragraph.
+    /// The same table as markdown pipe tables, warnings as a quoted paragraph.
     Markdown,
     /// The comparison record (`proofbench.compare/3`).
     Json,

@@ -13,7 +13,8 @@
 //! Numbers take the suffixes K, M, G (10^3, 10^6, 10^9), or a unit as the
 //! tables print it: a time (`50ms`, `2.38 µs/op`, `1.2s`; read in ns), a
 //! rate (`76 M ops/s`), a bandwidth (`1.24 GB/s`; read in MB/s) or `Mop/s`;
-//! a claim written with a unit matches only rows of that kind. Its table
+//! a claim written with a unit matches only rows of that kind (a Mop/s row,
+//! printed as ops/s, matches a rate too). Its table
 //! prints every value scaled as the run's tables do. Reads records only: it
 //! never measures.
 
@@ -406,8 +407,17 @@ pub struct Checked {
     pub why: Option<String>,
 }
 
-/// Judges one row against a claim.
+/// Judges one row against a claim. A Mop/s row reads as ops/s in every
+/// table (`14.40 G ops/s`), so a claim written as a rate matches it too,
+/// its values read in Mop/s.
 fn judge(claim: &Claim, row: &Row) -> Checked {
+    let as_mops;
+    let claim = if claim.kind == Some(Kind::Rate) && row.unit == Unit::MopsPerSec {
+        as_mops = Claim { lo: claim.lo.map(|v| v / 1e6), hi: claim.hi.map(|v| v / 1e6), kind: Some(Kind::Mops), ..claim.clone() };
+        &as_mops
+    } else {
+        claim
+    };
     let mut c = Checked {
         claim: claim.clone(),
         axes: row.axes_text(),

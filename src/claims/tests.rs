@@ -231,6 +231,13 @@ fn values_with_units_read_in_the_units_base_and_match_only_rows_of_their_kind() 
     assert_eq!(checked.iter().map(|c| c.status).collect::<Vec<_>>(), [ClaimStatus::Within, ClaimStatus::Within]);
     let table = crate::text::document::terminal::render(&document(&checked, "run-dir", "f").blocks);
     assert!(table.lines().any(|l| l.contains("| 50.00..56.00 ms |") && l.contains("  53.") && !l.contains("53,")), "{table}");
+    // A Mop/s row prints as ops/s (14.40 G ops/s): a claim written so matches it.
+    let npb = parse("[[claim]]\nworkload = \"a.x\"\nexpect = \"14 G ops/s..15 G ops/s\"\n", "f").unwrap();
+    let (mops_run, _) = fake_run("r", "2026-01-01T00:00:00Z", None, vec![row(Unit::MopsPerSec, 14_404.0)]);
+    let checked = check_run(&npb, &mops_run);
+    assert_eq!(checked[0].status, ClaimStatus::Within, "{:?}", checked[0].why);
+    let table = crate::text::document::terminal::render(&document(&checked, "run-dir", "f").blocks);
+    assert!(table.contains("| 14.00..15.00 G ops/s |") && table.contains(" 14.4") && table.contains(" G ops/s"), "{table}");
     let (rate_run, _) = fake_run("r", "2026-01-01T00:00:00Z", None, vec![row(Unit::OpsPerSec, 53e6)]);
     let checked = check_run(&claims, &rate_run);
     assert_eq!(checked[0].status, ClaimStatus::NotMeasured);

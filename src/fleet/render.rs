@@ -26,14 +26,11 @@ fn interval_text(ci: Option<[f64; 2]>) -> String {
 
 /// What "worse" means for the entry's unit.
 fn better_is(e: &Entry) -> &'static str {
-    match e.direction {
-        Some(Direction::HigherIsBetter) => "higher is better",
-        _ => "lower is better",
-    }
+    e.direction.unwrap_or(Direction::LowerIsBetter).as_str()
 }
 
 /// The sentence of an outlier: `node17: os.syscall 1.310x the fleet median
-/// (1.220..1.400): worse, beyond the 2.00% noise band (lower is better)`.
+/// (1.220..1.400): worse, beyond the 2.00% noise band (lower-is-better)`.
 pub fn sentence(fleet: &Fleet, e: &Entry) -> String {
     let mut s = format!(
         "{}: {} {} the fleet median ({}): {}, beyond the {} noise band ({})",
@@ -301,7 +298,7 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
                     csv_field(&e.axes),
                     e.status.clone(),
                     e.unit.map(|u| u.as_str().to_string()).unwrap_or_default(),
-                    e.direction.map(|d| d.key().to_string()).unwrap_or_default(),
+                    e.direction.map(|d| d.as_str().to_string()).unwrap_or_default(),
                     opt(e.median),
                     opt(e.fleet_median),
                     opt(e.ratio),

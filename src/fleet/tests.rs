@@ -50,7 +50,7 @@ fn an_outlier_host_is_named_first_with_its_ratio_and_interval() {
     let sentences: Vec<String> = f.outliers().map(|e| render::sentence(&f, e)).collect();
     assert_eq!(sentences.len(), 1, "{sentences:?}");
     assert!(sentences[0].starts_with("node17: os.syscall 1.303x the fleet median ("), "{}", sentences[0]);
-    assert!(sentences[0].ends_with("): worse, beyond the 2.00% noise band (lower is better)"), "{}", sentences[0]);
+    assert!(sentences[0].ends_with("): worse, beyond the 2.00% noise band (lower-is-better)"), "{}", sentences[0]);
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn for_a_throughput_a_lower_ratio_is_worse() {
     assert_eq!(entry(&f, "slow", "io.read").standing, Standing::Worse);
     assert_eq!(entry(&f, "fast", "io.read").standing, Standing::Better);
     let s = render::sentence(&f, entry(&f, "slow", "io.read"));
-    assert!(s.contains(": worse, beyond the 2.00% noise band (higher is better)"), "{s}");
+    assert!(s.contains(": worse, beyond the 2.00% noise band (higher-is-better)"), "{s}");
     // Both outliers first; the farther one (0.7 against 1.3) leads.
     assert_eq!(f.hosts[f.entries[0].host].name, "slow");
     assert_eq!(f.hosts[f.entries[1].host].name, "fast");

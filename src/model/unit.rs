@@ -80,16 +80,9 @@ pub enum Direction {
 }
 
 impl Direction {
-    /// The words a person reads: `lower is better`.
+    /// The one spelling of every output, records and exports alike (JSON,
+    /// CSV, tables, sentences): `lower-is-better`, as a command file types it.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::LowerIsBetter => "lower is better",
-            Direction::HigherIsBetter => "higher is better",
-        }
-    }
-
-    /// The spelling of records and exports (JSON, CSV): `lower-is-better`.
-    pub fn key(self) -> &'static str {
         match self {
             Direction::LowerIsBetter => "lower-is-better",
             Direction::HigherIsBetter => "higher-is-better",
@@ -129,10 +122,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_export_spelling_of_a_direction_is_the_records() {
+    fn a_direction_has_one_spelling_the_records_and_every_output() {
         for d in [Direction::LowerIsBetter, Direction::HigherIsBetter] {
-            assert_eq!(serde_json::to_value(d).unwrap(), d.key());
-            assert_eq!(d.key().replace('-', " "), d.as_str());
+            assert_eq!(serde_json::to_value(d).unwrap(), d.as_str());
         }
     }
 

@@ -1,6 +1,7 @@
 //! What `run` prints on the terminal (the whole of it is in report.md and
-//! report.html): as each group ends, its name and one line per row (the
-//! overview: the scaled median, its interval, the speedup or the ratio to
+//! report.html): as each group ends, its name and one line per row, under
+//! its workload's heading where the workload has several
+//! ([`overview::table_by_workload`]: the scaled median, its interval, the speedup or the ratio to
 //! the base, what it can see, its status); at the end, a short summary: the
 //! rows per status, the rows that are not ok with their reasons, the cells
 //! that do not apply by design in one line, the warnings, the variants'
@@ -24,7 +25,7 @@ use super::variants::{self, Verdicts};
 /// skipped by design are left out (the summary names them).
 pub fn group(rows: &[Row], group: &str, verdicts: &Verdicts, style: Style) -> Styled {
     let shown: Vec<&Row> = rows.iter().filter(|r| r.cell.group == group && !r.skipped_by_design()).collect();
-    terminal::columns(group, &overview::table(&shown, verdicts), style)
+    terminal::columns(group, &overview::table_by_workload(&shown, verdicts), style)
 }
 
 /// The summary at the end of a run whose directory is `dir`, one line

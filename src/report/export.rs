@@ -110,7 +110,7 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
                     csv_field(&r.params),
                     r.status.clone(),
                     r.unit.as_str().into(),
-                    r.direction.key().into(),
+                    r.direction.as_str().into(),
                     opt(r.median),
                     opt(r.ci95_lo),
                     opt(r.ci95_hi),
@@ -143,7 +143,7 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
                     r.workload.clone(),
                     r.axes.clone(),
                     r.status.clone(),
-                    r.median.map(|m| format::value(m, r.unit)).unwrap_or_else(|| "n/a".into()),
+                    r.median.map(|m| format::scaled(m, r.unit)).unwrap_or_else(|| "n/a".into()),
                     match (r.ci95_lo, r.ci95_hi, r.median) {
                         (Some(lo), Some(hi), Some(m)) => format::ci_relative(lo, hi, m),
                         _ => "n/a".into(),

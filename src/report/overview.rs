@@ -51,6 +51,63 @@ pub fn table(rows: &[&Row], verdicts: &Verdicts) -> Table {
     t
 }
 
+/// The overview of one group for a terminal (what `run` prints as the
+/// group ends): each row on one line, the first column short. A workload
+/// of one row has its line as in [`table`]; a workload of several has a
+/// heading line (its name and the axis values its rows share), then its
+/// rows named by the axis values that differ, as `name=value` when the
+/// longest fits [`SHORT_NAME`] characters, else as the values alone with
+/// the axes' names in the heading (`rt.parallel-for (mode, runtime,
+/// workers)` over `per-item rayon 2`). A table too wide even so leaves out
+/// columns in [`table`]'s order; no cell wraps.
+pub fn table_by_workload(rows: &[&Row], verdicts: &Verdicts) -> Table {
+    let fewest = fewest_workers(rows);
+    let mut t = Table::new(&COLUMNS).dropping(&[4, 2, 3, 1]).one_line_rows();
+    for run in rows.chunk_by(|a, b| a.cell.workload == b.cell.workload) {
+        if let [r] = run {
+            t.push_row(line(r, &fewest, verdicts));
+            continue;
+        }
+        let (heading, names) = short_names(run);
+        let mut head = vec![Line::new(); COLUMNS.len()];
+        head[0] = Line::from(heading);
+        t.push_row(head);
+        for (r, name) in run.iter().zip(names) {
+            let mut cells = line(r, &fewest, verdicts);
+            cells[0] = Line::from(format!("  {name}"));
+            t.push_row(cells);
+        }
+    }
+    t
+}
+
+/// The longest a row's name under its workload's heading is as
+/// `name=value` pairs before it is given as values alone.
+pub const SHORT_NAME: usize = 24;
+
+/// The heading of `rows` (one workload's) and each row's name under it.
+fn short_names(rows: &[&Row]) -> (String, Vec<String>) {
+    let first = &rows[0].cell;
+    let value = |r: &Row, axis: &str| r.cell.params.get(axis).map_or_else(|| "-".to_string(), crate::model::params::value_text);
+    let (shared, differing): (Vec<&String>, Vec<&String>) =
+        first.axes.iter().partition(|a| rows.iter().all(|r| value(r, a) == value(rows[0], a)));
+    let mut heading = first.workload.clone();
+    for a in &shared {
+        heading.push_str(&format!(" {a}={}", value(rows[0], a)));
+    }
+    let pairs: Vec<String> =
+        rows.iter().map(|r| differing.iter().map(|a| format!("{a}={}", value(r, a))).collect::<Vec<_>>().join(" ")).collect();
+    let names = if pairs.iter().all(|p| p.chars().count() <= SHORT_NAME) {
+        pairs
+    } else {
+        heading.push_str(&format!(" ({})", differing.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")));
+        rows.iter().map(|r| differing.iter().map(|a| value(r, a)).collect::<Vec<_>>().join(" ")).collect()
+    };
+    // Rows alike in every axis (variants of one cell) are told apart by their system.
+    let names = names.into_iter().zip(rows).map(|(n, r)| if n.is_empty() { r.cell.label.clone() } else { n }).collect();
+    (heading, names)
+}
+
 /// A row's series: same workload, system label and axes but `workers`
 /// (the variant is an axis).
 type SeriesKey = (String, String, String);
@@ -181,5 +238,54 @@ mod tests {
         assert_eq!(terminal::line(&t.rows[0][3]), "", "the base has no ratio");
         let ratio = terminal::line(&t.rows[1][3]);
         assert!(ratio.starts_with("1.5") && ratio.ends_with("x DIFFERENT (regressed)"), "{ratio}");
+    }
+
+    /// A row of `workload` with these axis values (every param an axis).
+    fn row_of(workload: &str, axes: &[(&str, serde_json::Value)], values: &[f64]) -> Row {
+        let workers = axes.iter().find(|a| a.0 == "workers").and_then(|a| a.1.as_u64()).unwrap_or(1) as usize;
+        let mut r = fake_row(workers, CpuClass::Physical, values, None, Status::Ok, Unit::NsPerOp);
+        r.cell.workload = workload.into();
+        r.cell.axes = axes.iter().map(|a| a.0.to_string()).collect();
+        r.cell.params = axes.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        r
+    }
+
+    #[test]
+    fn a_group_on_a_terminal_keeps_each_row_on_one_line_under_its_workload_s_heading() {
+        use serde_json::json;
+        let mut rows = vec![row_of("os.syscall", &[], &[100.0, 101.0, 99.0])];
+        for mode in ["per-item", "chunked"] {
+            for runtime in ["rayon", "global-queue"] {
+                for workers in [1, 2] {
+                    let axes =
+                        [("mode", json!(mode)), ("runtime", json!(runtime)), ("workers", json!(workers)), ("allocator", json!("system"))];
+                    // Wide intervals: the widest figures a run's rows show.
+                    rows.push(row_of("rt.parallel-for", &axes, &[64.09, 0.5, 6400.0, 70.0]));
+                }
+            }
+        }
+        for entries in [10, 30] {
+            rows.push(row_of("os.readdir", &[("entries", json!(entries))], &[4340.0, 4350.0, 4330.0]));
+        }
+        let refs: Vec<&Row> = rows.iter().collect();
+        let t = table_by_workload(&refs, &Verdicts::of(&[]));
+        let text = terminal::columns("rt", &t, terminal::Style { color: false, width: Some(100) });
+        let lines: Vec<&str> = text.as_str().lines().collect();
+        // The header (its titles wrapped at most once), a line per row, a
+        // heading per workload of several rows.
+        let one_line = |text: &str| text.lines().filter(|l| l.contains("s/op ")).count() == rows.len();
+        assert!(one_line(text.as_str()) && lines.len() <= 2 + rows.len() + 2, "{}", text.as_str());
+        assert!(lines.iter().all(|l| l.chars().count() <= 100), "{}", text.as_str());
+        // Shared axes said once in the heading, the differing ones named there when the rows give values alone.
+        assert!(lines.contains(&"  rt.parallel-for allocator=system (mode, runtime, workers)"), "{}", text.as_str());
+        assert!(lines.iter().any(|l| l.starts_with("    per-item global-queue 2 ")), "{}", text.as_str());
+        assert!(lines.contains(&"  os.readdir"), "{}", text.as_str());
+        assert!(lines.iter().any(|l| l.starts_with("    entries=30 ")), "{}", text.as_str());
+        assert!(lines.iter().any(|l| l.starts_with("  os.syscall ")), "{}", text.as_str());
+        assert!(!text.as_str().contains("runtime=global-queue"), "{}", text.as_str());
+        // Too narrow for every column: columns are left out, no cell wraps.
+        let narrow = terminal::columns("rt", &t, terminal::Style { color: false, width: Some(70) });
+        assert!(one_line(narrow.as_str()) && narrow.as_str().lines().all(|l| l.chars().count() <= 70), "{}", narrow.as_str());
+        assert!(narrow.as_str().contains("(left out to fit 70 columns: "), "{}", narrow.as_str());
     }
 }

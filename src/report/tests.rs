@@ -628,7 +628,7 @@ fn the_code_path_is_beside_each_median_and_different_paths_are_noted() {
     let same = [with_path(1, "avx512f"), with_path(2, "avx512f")];
     let refs: Vec<&Row> = same.iter().collect();
     let overview = document::terminal::render(&[Block::Table(overview::table(&refs, &variants::Verdicts::of(&same)))]);
-    assert!(overview.lines().filter(|l| l.contains("Mop/s [avx512f]")).count() == 2, "{overview}");
+    assert!(overview.lines().filter(|l| l.contains("M ops/s [avx512f]")).count() == 2, "{overview}");
     assert_eq!(facts::code_paths_line(&refs).as_deref(), Some("Code path: avx512f on 2 rows."));
     assert_eq!(facts::code_paths_note(&same), None, "one path: nothing to note");
     let workload = md(&sections::workload(&same, "w.x", &variants::Verdicts::of(&same)));

@@ -44,16 +44,13 @@ fn group_thousands(n: i128) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
-/// A value with its unit: `1,275,187,210 ns`, `16,266,559 ops/s`.
-pub fn value(v: f64, unit: Unit) -> String {
-    format!("{} {}", number(v), unit.as_str())
-}
-
 /// A value in its unit scaled to a readable size, for a person to read
 /// (the records keep the exact value): `173 ns/op`, `2.38 µs/op`,
-/// `57.97 ms`, `76.01 M ops/s`, `1.24 GB/s`, `4,229 Mop/s`. Three or four
-/// significant digits: enough to tell two figures apart at the 1% a
-/// comparison sees, few enough to read.
+/// `57.97 ms`, `76.01 M ops/s`, `1.24 GB/s`, `1.23 M cycles`. Mop/s (the
+/// NAS Parallel Benchmarks' millions of operations per second) reads as the
+/// other rates do: 14,404 Mop/s is `14.40 G ops/s`, beside another
+/// workload's `138 M ops/s`. Three or four significant digits: enough to
+/// tell two figures apart at the 1% a comparison sees, few enough to read.
 pub fn scaled(v: f64, unit: Unit) -> String {
     if !v.is_finite() {
         return "n/a".into();
@@ -64,15 +61,19 @@ pub fn scaled(v: f64, unit: Unit) -> String {
             let (m, u) = by_thousands(v, &["ns", "µs", "ms", "s"]);
             return format!("{} {u}{rest}", mantissa(m));
         }
-        Unit::OpsPerSec => {
-            let (m, p) = by_thousands(v, &["", "k", "M", "G", "T"]);
+        Unit::OpsPerSec | Unit::MopsPerSec => {
+            let ops = if unit == Unit::MopsPerSec { v * 1e6 } else { v };
+            let (m, p) = by_thousands(ops, &["", "k", "M", "G", "T", "P"]);
             (m, p, "ops/s")
+        }
+        Unit::Cycles => {
+            let (m, p) = by_thousands(v, &["", "k", "M", "G", "T"]);
+            (m, p, "cycles")
         }
         Unit::MbPerSec => {
             let (m, u) = by_thousands(v, &["MB/s", "GB/s", "TB/s"]);
             return format!("{} {u}", mantissa(m));
         }
-        Unit::MopsPerSec | Unit::Cycles => return value(v, unit),
     };
     if prefix.is_empty() { format!("{} {rest}", mantissa(m)) } else { format!("{} {prefix} {rest}", mantissa(m)) }
 }
@@ -184,11 +185,38 @@ mod tests {
         assert_eq!(scaled(512.0, Unit::OpsPerSec), "512 ops/s");
         assert_eq!(scaled(6_791.0, Unit::MbPerSec), "6.79 GB/s");
         assert_eq!(scaled(891.0, Unit::MbPerSec), "891 MB/s");
-        assert_eq!(scaled(4_229.4, Unit::MopsPerSec), "4,229 Mop/s");
+        // Mop/s reads as every other rate: npb's 14,404 Mop/s beside alloc's 138 M ops/s.
+        assert_eq!(scaled(14_404.0, Unit::MopsPerSec), "14.40 G ops/s");
+        assert_eq!(scaled(4_229.4, Unit::MopsPerSec), "4.23 G ops/s");
+        assert_eq!(scaled(138.2, Unit::MopsPerSec), "138 M ops/s");
+        assert_eq!(scaled(138_200_000.0, Unit::OpsPerSec), "138 M ops/s");
+        assert_eq!(scaled(0.25, Unit::MopsPerSec), "250 k ops/s");
+        assert_eq!(scaled(1_234_567.0, Unit::Cycles), "1.23 M cycles");
+        assert_eq!(scaled(950.0, Unit::Cycles), "950 cycles");
         // Rounding at a boundary moves to the next scale, never `1000 ns`.
         assert_eq!(scaled(999.7, Unit::Ns), "1.00 µs");
         assert_eq!(scaled(99.97, Unit::Ns), "100 ns");
         assert_eq!(scaled(f64::NAN, Unit::Ns), "n/a");
+    }
+
+    #[test]
+    fn every_unit_kind_scales_through_the_one_formatter() {
+        // One row of each unit kind, at a size that needs its scale: no
+        // unit is left printed raw (`125,921,719 ns`, `14,404 Mop/s`).
+        let rows = [
+            (Unit::Ns, 125_921_719.0, "126 ms"),
+            (Unit::NsPerOp, 1_234_567.0, "1.23 ms/op"),
+            (Unit::OpsPerSec, 16_266_559.0, "16.27 M ops/s"),
+            (Unit::MbPerSec, 12_345.0, "12.35 GB/s"),
+            (Unit::MopsPerSec, 14_404.0, "14.40 G ops/s"),
+            (Unit::Cycles, 3_456_789_012.0, "3.46 G cycles"),
+        ];
+        for u in Unit::ALL {
+            assert!(rows.iter().any(|r| r.0 == u), "no row of {u}");
+        }
+        for (u, v, want) in rows {
+            assert_eq!(scaled(v, u), want, "{u}");
+        }
     }
 
     #[test]
@@ -215,7 +243,6 @@ mod tests {
         assert_eq!(number(3.25159), "3.25");
         assert_eq!(number(0.01234), "0.012");
         assert_eq!(number(f64::NAN), "n/a");
-        assert_eq!(value(659_218_025.0, Unit::Ns), "659,218,025 ns");
         assert_eq!(count(21), "21");
         assert_eq!(count(40_600), "40,600");
     }

@@ -1,7 +1,7 @@
 //! One table writer: markdown pipe tables padded to column width, so the same
 //! text reads well on a terminal and renders as markdown; and, for the
 //! terminal alone, the same cells as aligned columns without pipes
-//! ([`Table::render_aligned`]).
+//! ([`Table::render_fitted`], [`Table::render_fitted_one_line`]).
 //!
 //! Every cell is text unless said otherwise: [`Table::push`] escapes each
 //! one for markdown ([`super::markdown::text`]), so a label, an axis value
@@ -200,18 +200,40 @@ impl Table {
     /// columns are left out in `drop_order` (indices; the last columns
     /// first, the first never, when empty) and one line under the table
     /// names them.
+    ///
+    /// A row whose only cell is its first is a heading within the table
+    /// (a workload over its rows): it spans the columns, written whole,
+    /// and takes no part in the first column's width.
     pub fn render_fitted(&self, indent: usize, width: Option<usize>, drop_order: &[usize]) -> String {
+        self.fitted(indent, width, drop_order, true)
+    }
+
+    /// [`Table::render_fitted`] with each row on one line: when the
+    /// columns do not fit, columns are left out in `drop_order` and no cell
+    /// wraps.
+    pub fn render_fitted_one_line(&self, indent: usize, width: Option<usize>, drop_order: &[usize]) -> String {
+        self.fitted(indent, width, drop_order, false)
+    }
+
+    /// Whether row `r` is a heading: its first cell alone shows anything.
+    fn is_heading(r: &[Shown]) -> bool {
+        r.len() > 1 && r[0].width > 0 && r[1..].iter().all(|c| c.width == 0)
+    }
+
+    fn fitted(&self, indent: usize, width: Option<usize>, drop_order: &[usize], wrapping: bool) -> String {
+        let cells = || self.rows.iter().filter(|r| !Self::is_heading(r));
         let mut keep: Vec<usize> = (0..self.headers.len()).filter(|&i| i == 0 || self.rows.iter().any(|r| r[i].width > 0)).collect();
         let order: Vec<usize> = if drop_order.is_empty() { (1..self.headers.len()).rev().collect() } else { drop_order.to_vec() };
         let mut dropped: Vec<usize> = Vec::new();
         // The first column's width takes the rows' indent into account: the
         // header starts at the margin, the rows `indent` further in.
         let lead = |i: usize, row: bool| if i == 0 && row { indent } else { 0 };
-        let natural = |i: usize| self.rows.iter().map(|r| r[i].width + lead(i, true)).chain([self.headers[i].width]).max().unwrap_or(0);
-        // Text wraps at its spaces; a figure (right-aligned) stays whole.
+        let natural = |i: usize| cells().map(|r| r[i].width + lead(i, true)).chain([self.headers[i].width]).max().unwrap_or(0);
+        // Text wraps at its spaces; a figure (right-aligned) stays whole;
+        // without wrapping, every cell does (a header still wraps).
         let least = |i: usize| {
-            let cell = |c: &Shown| if self.align[i] == Align::Right { c.width } else { longest_word(c) };
-            self.rows.iter().map(|r| cell(&r[i]) + lead(i, true)).chain([longest_word(&self.headers[i])]).max().unwrap_or(0)
+            let cell = |c: &Shown| if self.align[i] == Align::Right || !wrapping { c.width } else { longest_word(c) };
+            cells().map(|r| cell(&r[i]) + lead(i, true)).chain([longest_word(&self.headers[i])]).max().unwrap_or(0)
         };
         let total = |ws: &[usize]| ws.iter().sum::<usize>() + 2 * ws.len().saturating_sub(1);
         let widths = loop {
@@ -252,6 +274,10 @@ impl Table {
             out.push_str(&format!("{l}\n"));
         }
         for r in &self.rows {
+            if Self::is_heading(r) {
+                out.push_str(&format!("{}{}\n", " ".repeat(indent), r[0].text.trim_end()));
+                continue;
+            }
             for l in line(r, true) {
                 out.push_str(&format!("{l}\n"));
             }

@@ -81,7 +81,7 @@ fn a_guest_metric_sweep_runs_verifies_reports_and_compares_unchanged() {
         assert!(r["details"]["output_tail"].as_str().unwrap().contains("poweroff"), "{r}");
     }
     let md = sb.report_md();
-    assert!(md.contains("### myos.smp-scale") && md.contains("1,200,000 cycles") && md.contains("300,000 cycles"), "{md}");
+    assert!(md.contains("### myos.smp-scale") && md.contains("1.20 M cycles") && md.contains("300 k cycles"), "{md}");
     let cmp = std::process::Command::new(bin())
         .args(["compare"])
         .arg(sb.run_dir())
@@ -101,7 +101,7 @@ fn a_wall_time_sweep_in_proofbench_toml_runs_prepare_and_cleanup() {
     let sb = Sandbox::new();
     write(&sb, "proofbench.toml", SWEEP_TOML);
     let list = std::process::Command::new(bin()).arg("list").current_dir(sb.tmp.path()).output().unwrap();
-    assert!(text(&list.stdout).contains("shell.loop  [ns, lower is better]"), "{}", text(&list.stdout));
+    assert!(text(&list.stdout).contains("shell.loop  [ns, lower-is-better]"), "{}", text(&list.stdout));
     let out = sb.run(&[&["shell"], FAST].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rows = sb.rows();

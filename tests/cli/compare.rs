@@ -17,8 +17,10 @@ fn noisy(sb: &Sandbox, slowdown_pct: u32, extra: &[&str]) {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
+/// `compare` with the terminal view's cells whole (COLUMNS wide enough that
+/// none wraps): these tests read what a cell says; the fitting to a width
+/// has its own tests (text::table, tests/cli/terminal.rs).
 fn compare(base: &Path, cand: &Path, flags: &[&str]) -> Output {
-    // Wide: the tables' cells stay on one line for the searches below.
     Command::new(bin()).arg("compare").arg(base).arg(cand).args(flags).env("COLUMNS", "1000").output().unwrap()
 }
 
@@ -281,11 +283,11 @@ fn a_bigger_run_against_a_smaller_one_counts_the_rows_the_smaller_lacks_in_one_l
     let file = big.tmp.path().join("compare.html");
     let out = umask_022(
         Command::new(bin())
+            .env("COLUMNS", "1000")
             .arg("compare")
             .arg(big.run_dir())
             .arg(small.run_dir())
             .args(["--fail-on-regression", "--noise", "1000%", "--allow-unknown"])
-            .env("COLUMNS", "1000")
             .arg("--html")
             .arg(&file),
     )

@@ -91,6 +91,12 @@ fn exports_carry_every_row_in_each_format() {
 
     let md = text(&report(&sb, &["--export", "markdown"]).stdout);
     assert_eq!(md.lines().filter(|l| l.starts_with("| cpu.primes")).count(), 2, "{md}");
+    // Medians scaled as the run's tables print them (`57.97 ms`), never raw (`57,966,919 ns`).
+    for l in md.lines().filter(|l| l.starts_with("| cpu.primes")) {
+        let median = l.split('|').nth(4).unwrap().trim();
+        let (figure, unit) = median.split_once(' ').unwrap();
+        assert!(!figure.contains(',') && ["ns", "µs", "ms", "s"].contains(&unit), "{median} in {md}");
+    }
 
     let bmf: Value = serde_json::from_slice(&report(&sb, &["--export", "bmf"]).stdout).unwrap();
     let m = &bmf["cpu.primes (workers=2)"]["latency"];

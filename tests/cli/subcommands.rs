@@ -16,7 +16,7 @@ fn stdout_of(args: &[&str]) -> String {
 fn list_shows_units_regions_verifiers_and_parameters_but_not_selftests() {
     let s = stdout_of(&["list"]);
     for needle in
-        ["cpu.primes  [ns, lower is better]", "timed region:", "verifier:", "param range: quick 1000000 | full 10000000 | seed 3000000"]
+        ["cpu.primes  [ns, lower-is-better]", "timed region:", "verifier:", "param range: quick 1000000 | full 10000000 | seed 3000000"]
     {
         assert!(s.contains(needle), "'{needle}' not in:\n{s}");
     }

@@ -32,17 +32,19 @@ fn a_run_prints_one_line_per_row_and_a_short_summary_naming_its_reports() {
     assert!(!stdout.contains('|'), "no markdown table:\n{stdout}");
     assert!(!stdout.contains("##"), "no markdown heading:\n{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
-    // The group's name heads its columns; then one line per row.
+    // The group's name heads its columns; then the workload's name over
+    // one line per row, each named by what differs (its workers).
     let heading = lines.iter().position(|l| l.starts_with("cpu ")).unwrap_or_else(|| panic!("no group line:\n{stdout}"));
     assert!(lines[heading].contains("Median") && lines[heading].contains("95% CI") && lines[heading].contains("Status"), "{stdout}");
-    for name in ["cpu.primes workers=1 ", "cpu.primes workers=2 "] {
-        let mine: Vec<&&str> = lines.iter().filter(|l| l.starts_with(&format!("  {name}"))).collect();
+    assert_eq!(lines[heading + 1], "  cpu.primes", "the workload's heading:\n{stdout}");
+    for name in ["workers=1 ", "workers=2 "] {
+        let mine: Vec<&&str> = lines.iter().filter(|l| l.starts_with(&format!("    {name}"))).collect();
         assert_eq!(mine.len(), 1, "one line for {name}:\n{stdout}");
         // ok, perhaps with a word on its trials (`ok (trials disagree)` on a busy machine).
         assert!(mine[0].trim_end().ends_with("ok") || mine[0].contains("  ok ("), "{stdout}");
         assert!(mine[0].contains(" ms") || mine[0].contains(" µs") || mine[0].contains(" s "), "a scaled median:\n{stdout}");
     }
-    assert!(lines[heading + 2].contains("x vs 1"), "the speedup over 1 worker:\n{stdout}");
+    assert!(lines[heading + 3].contains("x vs 1"), "the speedup over 1 worker:\n{stdout}");
     assert!(lines.contains(&"2 rows: 2 ok"), "the counts:\n{stdout}");
     let times = lines.iter().find(|l| l.starts_with("Wall time ")).unwrap_or_else(|| panic!("{stdout}"));
     assert!(times.contains("CPU time") && !times.contains(" us)") && !times.contains(" us,"), "scaled times: {times}");
@@ -50,7 +52,7 @@ fn a_run_prints_one_line_per_row_and_a_short_summary_naming_its_reports() {
     assert_eq!(md, sb.run_dir().join("report.md"));
     assert_eq!(html, sb.run_dir().join("report.html"));
     assert!(md.is_file() && html.is_file(), "{stdout}");
-    assert!(lines.len() <= 10, "a short output: {} lines:\n{stdout}", lines.len());
+    assert!(lines.len() <= 11, "a short output: {} lines:\n{stdout}", lines.len());
     // report.md keeps every figure.
     let report = sb.report_md();
     assert!(report.contains("### cpu.primes") && report.contains("## Run totals") && report.contains(" us)"), "{report}");
@@ -105,7 +107,7 @@ fn groups_print_in_plan_order_whatever_order_their_rows_end_in() {
         assert_eq!(groups_printed(&stdout), ["cpu", "selftest"], "seed {seed}:\n{stdout}");
         let lines: Vec<&str> = stdout.lines().collect();
         let at = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}:\n{stdout}"));
-        assert!(at("  cpu.primes ") < at("selftest ") && at("selftest ") < at("  selftest.crash "), "{stdout}");
+        assert!(at("  cpu.primes") < at("selftest ") && at("selftest ") < at("  selftest.crash "), "{stdout}");
         assert!(stdout.contains("failed: selftest.crash: killed by SIGSEGV"), "{stdout}");
         assert!(stdout.lines().any(|l| l == "5 rows: 4 ok, 1 failed"), "{stdout}");
         // rows.jsonl holds the rows in the order they were decided: the crash first.
@@ -194,7 +196,13 @@ fn piped_progress_is_one_line_per_round_then_the_tables_and_quiet_keeps_the_summ
     assert!(!log.contains("trial 1:") && !log.contains("[round"), "{log}");
     let last = *rounds.last().unwrap();
     let table = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}:\n{log}"));
-    assert!(last < table("cpu ") && table("cpu ") < table("  cpu.primes workers=1") && table("selftest ") < table("3 rows: 2 ok"), "{log}");
+    assert!(
+        last < table("cpu ")
+            && table("cpu ") < table("  cpu.primes")
+            && table("  cpu.primes") < table("    workers=1 ")
+            && table("selftest ") < table("3 rows: 2 ok"),
+        "{log}"
+    );
     assert!(lines.len() <= 4 + ran + 6 + 8, "{} lines:\n{log}", lines.len());
 
     // --quiet: the summary only (counts, not ok, where the run is), no rounds, no tables.

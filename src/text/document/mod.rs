@@ -349,22 +349,37 @@ pub struct Table {
     /// The columns a terminal too narrow for the table leaves out, the
     /// least important first (empty: the last columns first).
     pub drop_order: Vec<usize>,
+    /// Whether a terminal keeps each row on one line: too wide a table
+    /// leaves columns out rather than wrap a cell.
+    pub one_line_rows: bool,
 }
 
 impl Table {
     pub fn new(columns: &[(&str, Align)]) -> Table {
-        Table { columns: columns.iter().map(|&(t, a)| (t.to_string(), a)).collect(), rows: Vec::new(), drop_order: Vec::new() }
+        Table {
+            columns: columns.iter().map(|&(t, a)| (t.to_string(), a)).collect(),
+            rows: Vec::new(),
+            drop_order: Vec::new(),
+            one_line_rows: false,
+        }
     }
 
     /// A table whose titles are computed (e.g. one column per worker count).
     pub fn with_headers(columns: Vec<(String, Align)>) -> Table {
-        Table { columns, rows: Vec::new(), drop_order: Vec::new() }
+        Table { columns, rows: Vec::new(), drop_order: Vec::new(), one_line_rows: false }
     }
 
     /// The table with the columns a narrow terminal leaves out, the least
     /// important first.
     pub fn dropping(mut self, order: &[usize]) -> Table {
         self.drop_order = order.to_vec();
+        self
+    }
+
+    /// The table with each row on one line on a terminal: columns are left
+    /// out (in the drop order) before any cell would wrap.
+    pub fn one_line_rows(mut self) -> Table {
+        self.one_line_rows = true;
         self
     }
 

@@ -215,7 +215,12 @@ pub fn columns(title: &str, t: &Table, style: Style) -> Styled {
     for row in &t.rows {
         out.push_cells(row.iter().map(|c| cell(c, style)).collect());
     }
-    Styled(out.render_fitted(2, style.width, &t.drop_order))
+    let text = if t.one_line_rows {
+        out.render_fitted_one_line(2, style.width, &t.drop_order)
+    } else {
+        out.render_fitted(2, style.width, &t.drop_order)
+    };
+    Styled(text)
 }
 
 #[cfg(test)]

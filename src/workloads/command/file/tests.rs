@@ -122,7 +122,7 @@ fn ids_must_not_clash_with_built_in_workloads_or_groups() {
 #[test]
 fn units_directions_and_metrics_must_agree() {
     let e = err(&with("direction = \"lower-is-better\"", "direction = \"higher-is-better\""));
-    assert!(e.contains("key `direction`") && e.contains("lower is better"), "{e}");
+    assert!(e.contains("key `direction`") && e.contains("lower-is-better"), "{e}");
     let e = err(&with("unit = \"ns\"", "unit = \"furlongs\""));
     assert!(e.contains("key `unit`") && e.contains("cycles"), "{e}");
     let e = err(&with("unit = \"ns\"", "unit = \"cycles\""));
