@@ -226,7 +226,7 @@ fn category_axis(n: usize) -> CategoryAxis {
 /// from zero, or logarithmic over a wide span); x is the worker count.
 /// `unit` labels the ticks in the tables' scaled unit (`None`: a ratio).
 fn line_chart(title: &str, x_desc: &str, y_desc: &str, unit: Option<Unit>, lines: &[Line], ideal: Option<&Line>) -> String {
-    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, unit, lines, ideal, None))
+    svg_of(SIZE, |root| draw_lines(root, title, x_desc, y_desc, unit, lines, ideal))
 }
 
 /// The share of a plotting area of `plot_h` pixels to keep free above the
@@ -317,15 +317,7 @@ fn draw_x_labels(root: &Area<'_>, labels: &axis::XLabels, at: &[(i32, i32)]) -> 
     Ok(())
 }
 
-/// The x axis of a trend: the runs' labels, how many, and each line's band.
-struct Trend<'a> {
-    labels: &'a axis::XLabels,
-    n: usize,
-    bands: &'a [Option<(f64, f64)>],
-}
-
-/// Lines over worker counts (`trend` = None) or over named runs.
-#[allow(clippy::too_many_arguments)]
+/// Lines over worker counts.
 fn draw_lines(
     root: &Area<'_>,
     title: &str,
@@ -334,27 +326,18 @@ fn draw_lines(
     unit: Option<Unit>,
     lines: &[Line],
     ideal: Option<&Line>,
-    trend: Option<Trend<'_>>,
 ) -> Result<(), DrawErr> {
-    let bands = trend.as_ref().map_or(&[][..], |t| t.bands);
     let (shared, names) = axis::shared_words(&lines.iter().map(|l| l.label.clone()).collect::<Vec<_>>());
     let data = lines.iter().chain(ideal).flat_map(|l| &l.points).flat_map(|p| axis::interval_for_axis(p.1, p.2, p.3));
-    let band_values = bands.iter().flatten().flat_map(|b| [b.0, b.1]);
     let (w, h) = root.dim_in_pixel();
-    let x_area = 20 + axis::LINE_PX + trend.as_ref().map_or(axis::LINE_PX, |t| t.labels.height());
+    let x_area = 20 + axis::LINE_PX + axis::LINE_PX;
     let room = headroom(lines.len() + usize::from(ideal.is_some()), h as f64 - x_area as f64 - 60.0);
-    let y = axis::ValueAxis::for_values(data.chain(band_values), unit, room);
+    let y = axis::ValueAxis::for_values(data, unit, room);
     let all = lines.iter().chain(ideal).flat_map(|l| &l.points);
-    let (x_min, x_max) = match &trend {
-        None => (0.0, all.map(|p| p.0).fold(1.0, f64::max) * 1.05),
-        Some(t) => (0.5, t.n as f64 + 0.5),
-    };
+    let (x_min, x_max) = (0.0, all.map(|p| p.0).fold(1.0, f64::max) * 1.05);
     let title = title_text(title, &shared, w);
     let mut chart = frame(root, &title, x_area, &y).build_cartesian_2d(x_min..x_max, y.clone())?;
-    let ticks = match &trend {
-        None => (x_max.ceil() as usize + 1).min(17),
-        Some(_) => 0,
-    };
+    let ticks = (x_max.ceil() as usize + 1).min(17);
     chart
         .configure_mesh()
         .max_light_lines(0)
@@ -363,24 +346,14 @@ fn draw_lines(
         .x_desc(x_desc)
         .y_desc(y.desc(y_desc))
         .x_labels(ticks)
-        .x_label_formatter(&|v: &f64| if v.fract() != 0.0 || trend.is_some() { String::new() } else { format!("{v:.0}") })
+        .x_label_formatter(&|v: &f64| if v.fract() != 0.0 { String::new() } else { format!("{v:.0}") })
         .y_label_formatter(&|c| y.label(*c))
         .draw()?;
-    if let Some(t) = &trend {
-        let at: Vec<(i32, i32)> = (1..=t.n).map(|i| chart.backend_coord(&(i as f64, y.bottom()))).collect();
-        draw_x_labels(root, t.labels, &at)?;
-    }
     if let Some(ideal) = ideal {
         chart
             .draw_series(LineSeries::new(ideal.points.iter().map(|p| (p.0, y.pos(p.1))), BLACK.mix(0.4).stroke_width(1)))?
             .label("ideal")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
-    }
-    for (i, band) in bands.iter().enumerate() {
-        if let Some((lo, hi)) = band {
-            let color = COLORS[i % COLORS.len()];
-            chart.draw_series(std::iter::once(Rectangle::new([(x_min, y.pos(*lo)), (x_max, y.pos(*hi))], color.mix(0.12).filled())))?;
-        }
     }
     for (i, (l, name)) in lines.iter().zip(&names).enumerate() {
         let color = COLORS[i % COLORS.len()];
