@@ -293,8 +293,13 @@ impl Table {
 
 /// What a cell shows, without the colour codes around its pieces.
 fn plain_of(c: &Shown) -> String {
+    uncoloured(&c.text)
+}
+
+/// `s` without its colour codes (ESC `[` ... `m`).
+pub fn uncoloured(s: &str) -> String {
     let mut out = String::new();
-    let mut chars = c.text.chars();
+    let mut chars = s.chars();
     while let Some(ch) = chars.next() {
         if ch == '\u{1b}' {
             for d in chars.by_ref() {

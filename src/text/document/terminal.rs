@@ -228,23 +228,7 @@ mod tests {
     use super::*;
     use crate::text::document::Align;
 
-    /// `s` without its colour codes (ESC `[` ... `m`).
-    fn uncoloured(s: &str) -> String {
-        let mut out = String::new();
-        let mut chars = s.chars();
-        while let Some(c) = chars.next() {
-            if c == '\u{1b}' {
-                for d in chars.by_ref() {
-                    if d == 'm' {
-                        break;
-                    }
-                }
-            } else {
-                out.push(c);
-            }
-        }
-        out
-    }
+    use crate::text::table::uncoloured;
 
     #[test]
     fn the_terminal_shows_values_as_they_are_with_no_markdown_escape() {
