@@ -1,6 +1,7 @@
 //! `proofbench fleet DIR...`: many hosts' runs of the same rows, each host
 //! set against the fleet's median (see `fleet`).
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 use std::process::ExitCode;
 
@@ -73,17 +74,9 @@ fn report_href(from: &Path, run: &Path) -> Option<String> {
     let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let mut parts: Vec<String> = vec!["..".to_string(); a.len() - common];
     for c in &b[common..] {
-        parts.push(percent_encode(&c.as_os_str().to_string_lossy()));
+        parts.push(crate::text::format::percent_encoded(c.as_os_str().as_bytes(), b""));
     }
     Some(parts.join("/"))
-}
-
-/// A path's part as it may stand in a URL: bytes other than letters,
-/// digits and `-._~` as `%XX`.
-fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
 }
 
 #[cfg(test)]

@@ -156,13 +156,7 @@ fn header(path: &Path) -> io::Result<Header> {
 fn uri(path: &Path, query: &str) -> String {
     let bytes = path.as_os_str().as_bytes();
     let mut s = String::from(if bytes.first() == Some(&b'/') { "file://" } else { "file:" });
-    for &b in bytes {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            s.push(char::from(b));
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
+    s.push_str(&crate::text::format::percent_encoded(bytes, b"/"));
     s.push('?');
     s.push_str(query);
     s

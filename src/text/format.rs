@@ -166,6 +166,20 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
+/// `bytes` as they may stand in a URL or URI: every byte but ASCII
+/// letters, digits, `-._~` and those in `keep` as `%XX`.
+pub fn percent_encoded(bytes: &[u8], keep: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) || keep.contains(&b) {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

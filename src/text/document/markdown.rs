@@ -65,9 +65,7 @@ fn link_text(s: &str) -> String {
 /// A link's destination with every byte but ASCII letters, digits and
 /// `#-._~` percent-encoded: no space, parenthesis, `<` or quote can end it.
 fn destination(href: &str) -> String {
-    href.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"#-._~".contains(&b) { char::from(b).to_string() } else { format!("%{b:02X}") })
-        .collect()
+    crate::text::format::percent_encoded(href.as_bytes(), b"#")
 }
 
 /// A line's nodes, each escaped on its own.
