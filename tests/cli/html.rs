@@ -522,10 +522,14 @@ fn the_pages_of_compare_history_and_noise_pass_the_same_chromium_checks() {
         assert!(html.starts_with("<!DOCTYPE html>") && html.contains("cpu.primes"), "{page}:\n{html}");
         assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o644, "{page}");
         assert!(!html.contains("<script>alert(1)"), "{page}: the label is text, never a tag");
-        assert!(html.contains("<figure class=\"chart\"") && html.contains("<svg"), "{page}: a chart:\n{html}");
+        // The noise page's chart needs rows compared, which rounds left out
+        // on a busy machine may prevent: then the page says why in the
+        // chart's place, and says the machine was busy.
+        let busy_noise = page == "noise.html" && html.contains("class=\"chart-none\"") && html.contains("was busy");
+        assert!(busy_noise || (html.contains("<figure class=\"chart\"") && html.contains("<svg")), "{page}: a chart:\n{html}");
         let Some(check) = check_page_in_chromium(&file) else { return };
         eprintln!("{page}: {} px wide in a {:?} window, {} plots", check.scroll_width, check.window, check.plots);
         check.assert_sound();
-        assert!(check.dom.contains("<figure class=\"chart\""), "{page}: the chart in the DOM");
+        assert!(busy_noise || check.dom.contains("<figure class=\"chart\""), "{page}: the chart in the DOM");
     }
 }
