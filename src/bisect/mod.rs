@@ -12,7 +12,17 @@
 //! - each step measures the midpoint (B) against the known-good side of the
 //!   range (A): DIFFERENT in the direction of good..bad moves the bad side,
 //!   SAME moves the good side; UNKNOWN is measured again with more rounds
-//!   ([`ATTEMPTS`]) and, still UNKNOWN, ends the search saying so;
+//!   ([`ATTEMPTS`]);
+//! - the question of a step is which side of the change B is on, so its
+//!   interval also places it ([`Side`]): wholly on the good side of the
+//!   half-way point of the change still tracked (half of its log ratio:
+//!   good..bad's at first, then the step's that last moved the bad side,
+//!   less what the good side's moves took of it), B is on the
+//!   good side even when it is UNKNOWN, or DIFFERENT by a smaller change of
+//!   its own (said as another change: the search follows the change it was
+//!   asked about, not the first small one it meets); wholly past the
+//!   half-way point, on the bad side. A step neither decided nor placed
+//!   ends the search saying so;
 //! - a commit that does not build is skipped, as `git bisect skip` does: its
 //!   nearest buildable neighbour inside the range is measured instead;
 //! - a culprit is named only when it is DIFFERENT (same direction) against
@@ -47,6 +57,13 @@ impl Commit {
     /// The first 10 hex digits.
     pub fn short(&self) -> &str {
         &self.sha[..self.sha.len().min(10)]
+    }
+
+    /// The subject cut to `max` characters, `…` for the rest (the steps'
+    /// lines and table; the culprit's whole message is on its page).
+    pub fn headline(&self, max: usize) -> String {
+        let s = &self.subject;
+        if s.chars().count() <= max { s.clone() } else { format!("{}…", s.chars().take(max.saturating_sub(1)).collect::<String>()) }
     }
 }
 
@@ -134,12 +151,61 @@ pub struct Step {
     pub a: usize,
     pub b: usize,
     pub attempts: Vec<Measured>,
+    /// The side of good..bad's change the step's interval placed B on,
+    /// where that and not the verdict alone moved the search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<Side>,
+}
+
+/// Which side of the tracked change a commit is on: its interval against
+/// the good side lies wholly before the change's half-way point (`Good`)
+/// or wholly past it (`Bad`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Good,
+    Bad,
+}
+
+impl Side {
+    /// `nearer good`.
+    pub fn said(self) -> &'static str {
+        match self {
+            Side::Good => "nearer good",
+            Side::Bad => "nearer bad",
+        }
+    }
+
+    /// Where `m`'s interval lies against the half-way point of a change of
+    /// `total` (good..bad's ratio): `None` when it holds that point, or
+    /// when either has no figure.
+    pub fn of(m: &Measured, total: Option<f64>) -> Option<Side> {
+        let (total, [lo, hi]) = (total.filter(|t| t.is_finite() && *t > 0.0 && *t != 1.0)?, m.ci95?);
+        let half = total.sqrt();
+        let (before, past) = if total > 1.0 { (hi < half, lo > half) } else { (lo > half, hi < half) };
+        if before {
+            Some(Side::Good)
+        } else if past {
+            Some(Side::Bad)
+        } else {
+            None
+        }
+    }
 }
 
 impl Step {
     /// The verdict of the step: its last attempt's.
     pub fn result(&self) -> &Measured {
         self.attempts.last().expect("a step has an attempt")
+    }
+
+    /// The verdict with the side it placed B on, where that moved the
+    /// search: `UNKNOWN, nearer good`.
+    pub fn said(&self) -> String {
+        match self.side {
+            Some(side) => format!("{}, {}", self.result().call.said(), side.said()),
+            None => self.result().call.said(),
+        }
     }
 }
 
@@ -193,23 +259,31 @@ pub trait Lab {
     /// signal, git failing).
     fn build(&mut self, i: usize) -> anyhow::Result<bool>;
     /// Measures `b`'s build against `a`'s, both built; `attempt` counts
-    /// from 1, each later one with more rounds.
-    fn measure(&mut self, a: usize, b: usize, attempt: u32) -> anyhow::Result<Measured>;
-    /// Called after each step (to print it and save the record).
+    /// from 1, each later one with more rounds. A [`Purpose::Culprit`]
+    /// measurement is a run of its own, never one made for another step of
+    /// the same two commits.
+    fn measure(&mut self, purpose: Purpose, a: usize, b: usize, attempt: u32) -> anyhow::Result<Measured>;
+    /// Called after each step, once it is placed (to print it and save the
+    /// record).
     fn step_done(&mut self, _step: &Step) {}
 }
 
 /// Measures `b` against `a` until decided or [`ATTEMPTS`] are spent.
 fn step(lab: &mut dyn Lab, purpose: Purpose, a: usize, b: usize) -> anyhow::Result<Step> {
-    let mut s = Step { purpose, a, b, attempts: Vec::new() };
+    let mut s = Step { purpose, a, b, attempts: Vec::new(), side: None };
     for attempt in 1..=ATTEMPTS {
-        s.attempts.push(lab.measure(a, b, attempt)?);
+        s.attempts.push(lab.measure(purpose, a, b, attempt)?);
         if s.result().call != Call::Unknown {
             break;
         }
     }
-    lab.step_done(&s);
     Ok(s)
+}
+
+/// Keeps a finished step: the lab hears of it, the outcome holds it.
+fn keep(lab: &mut dyn Lab, out: &mut Outcome, s: Step) {
+    lab.step_done(&s);
+    out.steps.push(s);
 }
 
 /// The buildable commit nearest `mid` strictly between `lo` and `hi`
@@ -245,7 +319,11 @@ pub fn search(n: usize, lab: &mut dyn Lab) -> anyhow::Result<Outcome> {
         Outcome { steps: Vec::new(), answer: Answer::NoChange { call: Call::Unknown }, other_changes: Vec::new(), skipped: Vec::new() };
     let confirm = step(lab, Purpose::Confirm, good, bad)?;
     let dir = confirm.result().call;
-    out.steps.push(confirm);
+    // The ratio of the change still tracked, between the range's two
+    // sides: good..bad's at first, then the last step's that moved the bad
+    // side, less what the good side's moves took of it.
+    let mut total = confirm.result().ratio;
+    keep(lab, &mut out, confirm);
     if !dir.different() {
         out.answer = Answer::NoChange { call: dir };
         return Ok(out);
@@ -259,31 +337,54 @@ pub fn search(n: usize, lab: &mut dyn Lab) -> anyhow::Result<Outcome> {
             out.answer = Answer::Unbuildable { lo, hi };
             return Ok(out);
         };
-        let s = step(lab, Purpose::Search, lo, m)?;
-        let call = s.result().call;
-        out.steps.push(s);
-        match call {
-            c if c == dir => {
-                hi = m;
-                hi_against = lo;
+        let mut s = step(lab, Purpose::Search, lo, m)?;
+        let (call, ratio) = (s.result().call, s.result().ratio);
+        let side = Side::of(s.result(), total);
+        let past = |total: Option<f64>| total.zip(ratio).map(|(t, r)| t / r);
+        // The side moves the search where the verdict alone would not
+        // (UNKNOWN), or would follow a smaller change than the one asked
+        // about (DIFFERENT, nearer good), or would hold B on the good side
+        // past the change's half-way point (SAME within the band).
+        s.side = match (call, side) {
+            (Call::Unknown, placed) => placed,
+            (c, Some(Side::Good)) if c == dir => side,
+            (Call::Same, Some(Side::Bad)) => side,
+            _ => None,
+        };
+        keep(lab, &mut out, s);
+        let opposite = call.different() && call != dir;
+        if opposite {
+            // Another change, the other way: the tracked one is not between
+            // lo and m in sum; it is said, and the search goes on above m.
+            out.other_changes.push(OtherChange { a: lo, b: m, call, note: "the other way from good..bad".into() });
+            lo = m;
+            total = past(total);
+        } else if side == Some(Side::Good) {
+            if call == dir {
+                out.other_changes.push(OtherChange {
+                    a: lo,
+                    b: m,
+                    call,
+                    note: "a smaller change the same way, wholly before half of the one tracked: the search went on past it".into(),
+                });
             }
-            Call::Same => lo = m,
-            Call::Unknown => {
-                out.answer = Answer::Undecided { lo, hi, at: m };
-                return Ok(out);
-            }
-            opposite => {
-                // Another change, the other way: the tracked one is not
-                // between lo and m in sum; it is said, and the search goes on
-                // above m.
-                out.other_changes.push(OtherChange { a: lo, b: m, call: opposite, note: "the other way from good..bad".into() });
-                lo = m;
-            }
+            lo = m;
+            total = past(total);
+        } else if call == dir || side == Some(Side::Bad) {
+            hi = m;
+            hi_against = lo;
+            total = ratio;
+        } else if call == Call::Same {
+            lo = m;
+            total = past(total);
+        } else {
+            out.answer = Answer::Undecided { lo, hi, at: m };
+            return Ok(out);
         }
     }
     let confirm = step(lab, Purpose::Culprit, lo, hi)?;
     let call = confirm.result().call;
-    out.steps.push(confirm);
+    keep(lab, &mut out, confirm);
     if call != dir {
         out.answer = Answer::Spread { lo: hi_against, hi };
         return Ok(out);
@@ -291,17 +392,19 @@ pub fn search(n: usize, lab: &mut dyn Lab) -> anyhow::Result<Outcome> {
     out.answer = Answer::Culprit { index: hi, parent: lo };
     if lo != good {
         let s = step(lab, Purpose::Range, good, lo)?;
-        if s.result().call.different() {
+        let call = s.result().call;
+        // Said once: a smaller change the search passed is the same one.
+        if call.different() && !out.other_changes.iter().any(|o| o.call == call && o.b <= lo) {
             out.other_changes.push(OtherChange { a: good, b: lo, call: s.result().call, note: "good..parent: before the culprit".into() });
         }
-        out.steps.push(s);
+        keep(lab, &mut out, s);
     }
     if hi != bad {
         let s = step(lab, Purpose::Range, hi, bad)?;
         if s.result().call.different() {
             out.other_changes.push(OtherChange { a: hi, b: bad, call: s.result().call, note: "culprit..bad: after the culprit".into() });
         }
-        out.steps.push(s);
+        keep(lab, &mut out, s);
     }
     Ok(out)
 }

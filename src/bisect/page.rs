@@ -126,7 +126,8 @@ pub fn document(rec: &Record) -> Document {
         ("Verdict", Align::Left),
         ("Attempts", Align::Right),
         ("A/B run", Align::Left),
-    ]);
+    ])
+    .dropping(&[8, 4, 7]);
     for (n, s) in rec.steps.iter().enumerate() {
         let r = s.result();
         let run = r.run_dir.as_deref().and_then(|d| Path::new(d).file_name()).map(|f| format!("steps/{}", f.to_string_lossy()));
@@ -134,15 +135,20 @@ pub fn document(rec: &Record) -> Document {
             (n + 1).to_string(),
             s.purpose.as_str().into(),
             c[s.b].short().into(),
-            c[s.b].subject.clone(),
+            c[s.b].headline(40),
             c[s.a].short().into(),
             ratio_text(r),
-            r.call.said(),
+            s.said(),
             s.attempts.len().to_string(),
             run.unwrap_or_else(|| "-".into()),
         ]);
     }
     blocks.push(Block::Table(t));
+    if rec.steps.iter().any(|s| s.side.is_some()) {
+        blocks.push(Block::paragraph(Line::new().text(
+            "\"nearer good\" (or bad): the step's interval lies wholly before (or past) half of the change still tracked (good..bad's at first, then the range's), which placed the commit on that side of it when its verdict alone did not: an UNKNOWN, or a smaller change of its own.",
+        )));
+    }
     if let Some(stat) = &rec.culprit_stat {
         blocks.push(Block::heading(2, "The culprit"));
         blocks.push(Block::Details { summary: Line::new().text("git show --stat"), text: stat.trim_end().to_string() });
@@ -157,7 +163,8 @@ pub fn write(dir: &Path, rec: &Record) -> anyhow::Result<()> {
     let doc = document(rec);
     crate::evidence::dir::write_atomic(&dir.join("report.md"), markdown::render(&doc.blocks).as_bytes())?;
     crate::evidence::dir::write_atomic(&dir.join("report.html"), crate::report::page::html(&doc).as_bytes())?;
-    crate::report::terminal::Out::new().print(&terminal::render(&doc.blocks))?;
+    let style = crate::report::terminal::stdout_style(crate::model::ColorWhen::Auto);
+    crate::report::terminal::Out::new().print_styled(&terminal::render_styled(&doc.blocks, style))?;
     println!("Bisect: {}/report.md", dir.display());
     Ok(())
 }

@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::git::{self, Repo};
-use super::{Call, Commit, Lab, Measured, Outcome, Step};
+use super::{Call, Commit, Lab, Measured, Outcome, Purpose, Step};
 use crate::compare::{self, Verdict, Word};
 use crate::evidence::dir::write_atomic;
 use crate::model::{Stopped, UsageError};
@@ -77,6 +77,10 @@ pub struct MeasureRecord {
     pub a: String,
     pub b: String,
     pub attempt: u32,
+    /// Made to confirm a culprit against its parent: a run of its own,
+    /// reused only by that step (a resumed bisect).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirming: bool,
     pub measured: Measured,
 }
 
@@ -208,9 +212,10 @@ impl Lab for RealLab<'_> {
         Ok(ok)
     }
 
-    fn measure(&mut self, a: usize, b: usize, attempt: u32) -> anyhow::Result<Measured> {
+    fn measure(&mut self, purpose: Purpose, a: usize, b: usize, attempt: u32) -> anyhow::Result<Measured> {
         let (sa, sb) = (self.rec.commits[a].sha.clone(), self.rec.commits[b].sha.clone());
-        if let Some(m) = self.rec.measured.iter().find(|m| m.a == sa && m.b == sb && m.attempt == attempt) {
+        let confirming = purpose == Purpose::Culprit;
+        if let Some(m) = self.rec.measured.iter().find(|m| m.a == sa && m.b == sb && m.attempt == attempt && m.confirming == confirming) {
             return Ok(m.measured.clone());
         }
         if signals::interrupted() {
@@ -249,7 +254,7 @@ impl Lab for RealLab<'_> {
         }
         let dir = dirs.first().cloned().unwrap_or(run_dir);
         let measured = judge(&dir, seconds)?;
-        self.rec.measured.push(MeasureRecord { a: sa, b: sb, attempt, measured: measured.clone() });
+        self.rec.measured.push(MeasureRecord { a: sa, b: sb, attempt, confirming, measured: measured.clone() });
         self.rec.measured_now += 1;
         self.save()?;
         Ok(measured)
@@ -263,10 +268,10 @@ impl Lab for RealLab<'_> {
             self.rec.steps.len() + 1,
             step.purpose.as_str(),
             c[step.b].short(),
-            shorten(&c[step.b].subject, 40),
+            c[step.b].headline(40),
             c[step.a].short(),
             super::page::ratio_text(r),
-            r.call.said(),
+            step.said(),
             if step.attempts.len() > 1 { format!(" ({} attempts)", step.attempts.len()) } else { String::new() }
         );
         self.rec.steps.push(step.clone());
@@ -483,9 +488,4 @@ pub fn run(cfg: &Config) -> anyhow::Result<(u8, PathBuf)> {
 fn save(dir: &Path, rec: &Record) -> anyhow::Result<()> {
     write_atomic(&dir.join("bisect.json"), &serde_json::to_vec_pretty(rec)?)?;
     Ok(())
-}
-
-/// `s` cut to `max` characters, with an ellipsis when cut.
-fn shorten(s: &str, max: usize) -> String {
-    if s.chars().count() <= max { s.to_string() } else { format!("{}…", s.chars().take(max - 1).collect::<String>()) }
 }

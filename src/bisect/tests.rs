@@ -42,7 +42,7 @@ impl Lab for Fake {
         Ok(!self.unbuildable.contains(&i))
     }
 
-    fn measure(&mut self, a: usize, b: usize, attempt: u32) -> anyhow::Result<Measured> {
+    fn measure(&mut self, _purpose: Purpose, a: usize, b: usize, attempt: u32) -> anyhow::Result<Measured> {
         assert!(!self.unbuildable.contains(&a) && !self.unbuildable.contains(&b), "measured an unbuildable commit");
         assert!(self.built.contains(&a) && self.built.contains(&b), "measured before building");
         self.measured.push((a, b, attempt));
@@ -128,7 +128,8 @@ fn an_unbuildable_good_or_bad_commit_is_an_error() {
 
 #[test]
 fn an_unknown_step_is_measured_again_then_said_not_guessed() {
-    let mut lab = Fake::new(64, &[(37, 3.0)]);
+    // 2%: the unknown step's interval (0.99..1.01) holds the half-way point.
+    let mut lab = Fake::new(64, &[(37, 2.0)]);
     lab.unknown = vec![(0, 31)];
     let out = search(64, &mut lab).unwrap();
     assert_eq!(out.answer, Answer::Undecided { lo: 0, hi: 63, at: 31 });
@@ -155,4 +156,48 @@ fn a_change_the_other_way_inside_the_range_is_said() {
     let out = search(64, &mut lab).unwrap();
     assert_eq!(out.answer, Answer::Culprit { index: 50, parent: 49 });
     assert!(!out.other_changes.is_empty());
+}
+
+#[test]
+fn an_unknown_step_wholly_before_half_of_a_large_change_is_placed_on_the_good_side() {
+    let mut lab = Fake::new(64, &[(37, 15.0)]);
+    lab.unknown = vec![(0, 31)];
+    let out = search(64, &mut lab).unwrap();
+    assert_eq!(out.answer, Answer::Culprit { index: 37, parent: 36 });
+    let placed = &out.steps[1];
+    assert_eq!((placed.a, placed.b, placed.result().call, placed.side), (0, 31, Call::Unknown, Some(Side::Good)));
+    assert_eq!(placed.said(), "UNKNOWN, nearer good");
+    assert_eq!(placed.attempts.len(), ATTEMPTS as usize, "measured again before it was placed");
+    assert!(out.other_changes.is_empty(), "{:?}", out.other_changes);
+}
+
+#[test]
+fn a_small_change_the_same_way_is_said_and_the_search_follows_the_large_one() {
+    // 1.5% at 20 (DIFFERENT alone), 15% at 37: the search asked about
+    // good..bad (16.7%) names 37, and says 20's range held another change.
+    let mut lab = Fake::new(64, &[(20, 1.5), (37, 15.0)]);
+    let out = search(64, &mut lab).unwrap();
+    assert_eq!(out.answer, Answer::Culprit { index: 37, parent: 36 });
+    assert_eq!(out.other_changes.len(), 1, "said once, not again by good..parent: {:?}", out.other_changes);
+    let small = out.other_changes.iter().find(|o| o.b >= 20 && o.a < 20).unwrap_or_else(|| panic!("{:?}", out.other_changes));
+    assert_eq!(small.call, Call::Worse);
+    assert!(small.note.contains("smaller change"), "{}", small.note);
+    assert!(out.steps.iter().any(|s| s.side == Some(Side::Good) && s.result().call == Call::Worse), "{:?}", out.steps);
+}
+
+#[test]
+fn a_step_wholly_past_half_of_the_change_is_on_the_bad_side_yet_the_culprit_needs_different() {
+    // UNKNOWN at (0, 31) although 31 holds the whole change: placed nearer
+    // bad, the search goes on below 31 and names 20 only after DIFFERENT
+    // against its parent.
+    let mut lab = Fake::new(64, &[(20, 15.0)]);
+    lab.unknown = vec![(0, 31)];
+    let out = search(64, &mut lab).unwrap();
+    assert_eq!(out.answer, Answer::Culprit { index: 20, parent: 19 });
+    assert_eq!(out.steps[1].side, Some(Side::Bad));
+    // The same with the culprit's own step UNKNOWN: no culprit is named.
+    let mut lab = Fake::new(64, &[(20, 15.0)]);
+    lab.unknown = vec![(19, 20)];
+    let out = search(64, &mut lab).unwrap();
+    assert!(!matches!(out.answer, Answer::Culprit { .. }), "{:?}", out.answer);
 }

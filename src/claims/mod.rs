@@ -408,12 +408,15 @@ pub struct Checked {
 }
 
 /// Judges one row against a claim. A Mop/s row reads as ops/s in every
-/// table (`14.40 G ops/s`), so a claim written as a rate matches it too,
-/// its values read in Mop/s.
+/// table (`14.40 G ops/s`), so a claim written as a rate (`14 G ops/s`, or
+/// plain numbers with `unit = "ops/s"`) matches it too, its values read in
+/// Mop/s.
 fn judge(claim: &Claim, row: &Row) -> Checked {
     let as_mops;
-    let claim = if claim.kind == Some(Kind::Rate) && row.unit == Unit::MopsPerSec {
-        as_mops = Claim { lo: claim.lo.map(|v| v / 1e6), hi: claim.hi.map(|v| v / 1e6), kind: Some(Kind::Mops), ..claim.clone() };
+    let a_rate = claim.kind == Some(Kind::Rate) || (claim.kind.is_none() && claim.unit.as_deref() == Some(Unit::OpsPerSec.as_str()));
+    let claim = if a_rate && row.unit == Unit::MopsPerSec {
+        as_mops =
+            Claim { lo: claim.lo.map(|v| v / 1e6), hi: claim.hi.map(|v| v / 1e6), kind: Some(Kind::Mops), unit: None, ..claim.clone() };
         &as_mops
     } else {
         claim

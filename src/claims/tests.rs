@@ -238,6 +238,17 @@ fn values_with_units_read_in_the_units_base_and_match_only_rows_of_their_kind() 
     assert_eq!(checked[0].status, ClaimStatus::Within, "{:?}", checked[0].why);
     let table = crate::text::document::terminal::render(&document(&checked, "run-dir", "f").blocks);
     assert!(table.contains("| 14.00..15.00 G ops/s |") && table.contains(" 14.4") && table.contains(" G ops/s"), "{table}");
+    // So does one of plain numbers with `unit = "ops/s"`, and `unit = "Mop/s"`
+    // reads its numbers in Mop/s.
+    for (unit, expect, status) in [
+        ("ops/s", "14G..15G", ClaimStatus::Within),
+        ("ops/s", "15G..16G", ClaimStatus::Below),
+        ("Mop/s", "14000..15000", ClaimStatus::Within),
+    ] {
+        let c = parse(&format!("[[claim]]\nworkload = \"a.x\"\nunit = \"{unit}\"\nexpect = \"{expect}\"\n"), "f").unwrap();
+        let checked = check_run(&c, &mops_run);
+        assert_eq!(checked[0].status, status, "{unit} {expect}: {:?}", checked[0].why);
+    }
     let (rate_run, _) = fake_run("r", "2026-01-01T00:00:00Z", None, vec![row(Unit::OpsPerSec, 53e6)]);
     let checked = check_run(&claims, &rate_run);
     assert_eq!(checked[0].status, ClaimStatus::NotMeasured);

@@ -126,6 +126,14 @@ fn bisect_names_the_planted_commit_after_at_most_ten_commits_and_skips_an_unbuil
     let confirm = steps.iter().find(|s| s["purpose"] == "culprit").expect("a confirmation step");
     assert_eq!((confirm["a"].as_u64(), confirm["b"].as_u64()), (Some(36), Some(37)));
     assert_eq!(confirm["attempts"].as_array().unwrap().last().unwrap()["call"], "worse", "{said}");
+    // Measured again in a run of its own, even where a search step measured
+    // the same two commits.
+    let runs_of = |s: &serde_json::Value| -> Vec<String> {
+        s["attempts"].as_array().unwrap().iter().map(|a| a["run_dir"].as_str().unwrap().to_string()).collect()
+    };
+    for s in steps.iter().filter(|s| s["purpose"] != "culprit") {
+        assert!(runs_of(s).iter().all(|d| !runs_of(confirm).contains(d)), "the confirmation reused {s}");
+    }
     assert_eq!(steps[0]["attempts"].as_array().unwrap().last().unwrap()["call"], "worse", "{said}");
     // The unbuildable commit was skipped, never measured.
     assert_eq!(rec["outcome"]["skipped"], serde_json::json!([47]), "{said}");
