@@ -535,3 +535,246 @@ fn the_doc_path_reader_takes_code_spans_only_and_finds_a_bogus_path() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     assert_eq!(missing_doc_paths(text, root), ["src/no/such/file.rs"]);
 }
+
+/// The top-level modules of the crate in `src` (a directory or a file each;
+/// not `lib.rs`, not `main.rs`).
+fn top_modules(src: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(src)
+        .expect("readable src")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "rs"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|m| m != "lib" && m != "main")
+        .collect()
+}
+
+/// Each module's floor in `graph`: 0 for one that uses no other, else one
+/// above the highest it uses (the crate root is a module here, [`ROOT`]).
+/// `Err` naming a module of a cycle.
+fn floors(graph: &Graph, modules: &BTreeSet<String>) -> Result<BTreeMap<String, usize>, String> {
+    fn floor(m: &str, graph: &Graph, done: &mut BTreeMap<String, usize>, path: &mut Vec<String>) -> Result<usize, String> {
+        if let Some(&f) = done.get(m) {
+            return Ok(f);
+        }
+        if path.iter().any(|p| p == m) {
+            return Err(format!("{m} is on a cycle: {}", path.join(" -> ")));
+        }
+        path.push(m.to_string());
+        let mut f = 0;
+        for to in graph.get(m).map(|t| t.keys().cloned().collect::<Vec<_>>()).unwrap_or_default() {
+            f = f.max(floor(&to, graph, done, path)? + 1);
+        }
+        path.pop();
+        done.insert(m.to_string(), f);
+        Ok(f)
+    }
+    let mut done = BTreeMap::new();
+    for m in modules.iter().map(String::as_str).chain([ROOT]) {
+        floor(m, graph, &mut done, &mut Vec::new())?;
+    }
+    Ok(done)
+}
+
+/// The floor table of docs/ARCHITECTURE.md (`| 3 | `envelope` |`): each
+/// module named in backticks on a floor's row, the crate root where the row
+/// names `src/lib.rs`.
+fn floor_table(markdown: &str, modules: &BTreeSet<String>) -> BTreeMap<String, usize> {
+    let mut table = BTreeMap::new();
+    for line in markdown.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let Some(floor) = cells.get(1).and_then(|c| c.parse::<usize>().ok()) else { continue };
+        let row = cells.get(2).copied().unwrap_or("");
+        for span in row.split('`').skip(1).step_by(2) {
+            if modules.contains(span) {
+                table.insert(span.to_string(), floor);
+            } else if span == "src/lib.rs" {
+                table.insert(ROOT.to_string(), floor);
+            }
+        }
+    }
+    table
+}
+
+/// What the map in `markdown` gets wrong about `modules` and `graph`: a
+/// module without its code-map section (`### `src/x/`` or `### `src/x.rs``),
+/// a module missing from the floor table or on another floor than its
+/// imports put it.
+fn map_errors(markdown: &str, modules: &BTreeSet<String>, graph: &Graph) -> Vec<String> {
+    let mut errors = Vec::new();
+    for m in modules {
+        let dir = format!("### `src/{m}/`");
+        let file = format!("### `src/{m}.rs`");
+        if !markdown.lines().any(|l| l.starts_with(&dir) || l.starts_with(&file)) {
+            errors.push(format!("{m}: no code-map section ({dir} or {file})"));
+        }
+    }
+    let table = floor_table(markdown, modules);
+    match floors(graph, modules) {
+        Err(e) => errors.push(e),
+        Ok(real) => {
+            for (m, f) in &real {
+                match table.get(m) {
+                    None => errors.push(format!("{m}: not in the floor table (its imports put it on floor {f})")),
+                    Some(t) if t != f => errors.push(format!("{m}: on floor {t} in the table, on floor {f} by its imports")),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    errors
+}
+
+#[test]
+fn every_top_level_module_has_its_code_map_section_and_its_floor_as_its_imports_give_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).expect("docs/ARCHITECTURE.md");
+    let modules = top_modules(&root.join("src"));
+    assert!(modules.contains("runner") && modules.contains("cli") && modules.len() > 15, "{modules:?}");
+    let errors = map_errors(&doc, &modules, &src_graph());
+    assert!(errors.is_empty(), "docs/ARCHITECTURE.md's code map and floor table disagree with src/:\n{}", errors.join("\n"));
+}
+
+#[test]
+fn the_map_check_finds_a_missing_section_a_missing_module_and_a_wrong_floor() {
+    let modules: BTreeSet<String> = ["model", "stats", "report"].map(String::from).into();
+    let mut graph = Graph::new();
+    graph.entry("stats".into()).or_default().insert("model".into(), vec!["src/stats/mod.rs:1".into()]);
+    graph.entry("report".into()).or_default().insert("stats".into(), vec!["src/report/mod.rs:1".into()]);
+    graph.entry(ROOT.into()).or_default().insert("report".into(), vec!["src/lib.rs:1".into()]);
+    let good = "| Floor | Modules |\n| --- | --- |\n| 0 | `model` |\n| 1 | `stats` |\n| 2 | `report` |\n| 3 | the root (`src/lib.rs`) |\n\
+                ### `src/model/`\n### `src/stats/`\n### `src/report/`\n";
+    assert_eq!(map_errors(good, &modules, &graph), Vec::<String>::new());
+    let bad = good.replace("| 1 | `stats` |", "| 1 | |").replace("| 2 | `report` |", "| 1 | `report` |").replace("### `src/model/`\n", "");
+    let errors = map_errors(&bad, &modules, &graph);
+    assert_eq!(
+        errors,
+        [
+            "model: no code-map section (### `src/model/` or ### `src/model.rs`)",
+            "report: on floor 1 in the table, on floor 2 by its imports",
+            "stats: not in the floor table (its imports put it on floor 1)",
+        ],
+        "{errors:?}"
+    );
+    graph.entry("model".into()).or_default().insert("report".into(), vec!["src/model/mod.rs:1".into()]);
+    assert!(map_errors(good, &modules, &graph).iter().any(|e| e.contains("on a cycle")));
+}
+
+/// The code of the files of `module` that are built outside tests: files
+/// named `tests.rs`, those declared `#[cfg(test)] mod x;` and the bodies of
+/// `#[cfg(test)] mod x { .. }` are left out. `(file, code)` pairs.
+fn non_test_code(src: &Path, module: &str) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let dir = src.join(module);
+    if dir.is_dir() {
+        rust_files(&dir, &mut files);
+    }
+    let file = src.join(format!("{module}.rs"));
+    if file.is_file() {
+        files.push(file);
+    }
+    let codes: Vec<(PathBuf, String)> =
+        files.into_iter().map(|f| (f.clone(), code_only(&std::fs::read_to_string(&f).expect("readable source")))).collect();
+    let mut test_files = BTreeSet::new();
+    for (_, code) in &codes {
+        for (at, _) in code.match_indices("#[cfg(test)]") {
+            let rest = code[at + "#[cfg(test)]".len()..].trim_start();
+            let rest = rest.strip_prefix("pub(crate) ").unwrap_or(rest);
+            if let Some(decl) = rest.strip_prefix("mod ") {
+                let name: String = decl.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if decl[name.len()..].trim_start().starts_with(';') {
+                    test_files.insert(name);
+                }
+            }
+        }
+    }
+    codes
+        .into_iter()
+        .filter(|(f, _)| {
+            let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            stem != "tests" && !test_files.contains(&stem)
+        })
+        .map(|(f, code)| (f.strip_prefix(src).unwrap_or(&f).display().to_string(), without_test_modules(&code)))
+        .collect()
+}
+
+/// `code` without the bodies of its `#[cfg(test)] mod x { .. }`.
+fn without_test_modules(code: &str) -> String {
+    let mut out = code.to_string();
+    let mut from = 0;
+    while let Some(at) = out[from..].find("#[cfg(test)]").map(|a| a + from) {
+        let after = at + "#[cfg(test)]".len();
+        let rest = out[after..].trim_start();
+        let starts_mod = rest.starts_with("mod ") || rest.starts_with("pub(crate) mod ") || rest.starts_with("pub mod ");
+        let open = out[after..].find(['{', ';']).map(|o| o + after);
+        match open {
+            Some(o) if starts_mod && out.as_bytes()[o] == b'{' => {
+                let mut depth = 0;
+                let mut end = out.len();
+                for (i, b) in out.bytes().enumerate().skip(o) {
+                    match b {
+                        b'{' => depth += 1,
+                        b'}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = i + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                // Blanked with its lines kept, so that lines still count.
+                let blank: String = out[at..end].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
+                from = at + blank.len();
+                out.replace_range(at..end, &blank);
+            }
+            _ => from = after,
+        }
+    }
+    out
+}
+
+/// Where `code` uses one of `banned`: `file:line: what`.
+fn uses_of(files: &[(String, String)], banned: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (file, code) in files {
+        for (n, line) in code.lines().enumerate() {
+            for b in banned {
+                if line.contains(b) {
+                    found.push(format!("src/{file}:{}: {b}", n + 1));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// What reads the clock: `model` is data and pure functions.
+const CLOCK: [&str; 4] = ["SystemTime", "Instant::now", "Utc::now", "now_utc"];
+/// What touches the world: `stats` computes over what it is given.
+const IO: [&str; 10] =
+    ["std::fs", "fs::", "File::", "std::io", "std::net", "std::process", "Command::", "println!", "eprintln!", "stdout()"];
+
+#[test]
+fn model_reads_no_clock_and_stats_does_no_io_outside_their_tests() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let model = non_test_code(&src, "model");
+    let stats = non_test_code(&src, "stats");
+    assert!(model.len() > 5 && stats.len() > 5, "the modules were read");
+    assert!(!stats.iter().any(|(f, _)| f.ends_with("tests.rs") || f.ends_with("testdata.rs")), "test files are left out");
+    let clock = uses_of(&model, &CLOCK);
+    assert!(clock.is_empty(), "model reads the clock (a stage must read it and pass the value):\n{}", clock.join("\n"));
+    let io = uses_of(&stats, &IO);
+    assert!(io.is_empty(), "stats does I/O (it computes over what it is given):\n{}", io.join("\n"));
+}
+
+#[test]
+fn the_invariant_checks_see_a_clock_and_io_outside_tests_and_not_inside() {
+    let planted = "use std::time::SystemTime;\nfn f() { let t = SystemTime::now(); }\n\
+                   #[cfg(test)]\nmod tests {\n    fn g() { let t = std::time::Instant::now(); std::fs::read(\"x\"); }\n}\n\
+                   fn h() { println!(\"{}\", 1); }\n";
+    let code = without_test_modules(&code_only(planted));
+    let files = [("model/planted.rs".to_string(), code)];
+    assert_eq!(uses_of(&files, &CLOCK), ["src/model/planted.rs:1: SystemTime", "src/model/planted.rs:2: SystemTime"]);
+    assert_eq!(uses_of(&files, &IO), ["src/model/planted.rs:7: println!"]);
+}
