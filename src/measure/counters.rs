@@ -5,7 +5,7 @@
 //!
 //! A [`Probe`] is opened once per worker, before the workload's prepare, so
 //! that hardware counters (opened with `inherit`) follow the threads and
-//! processes the workload creates afterwards. A [`Snapshot`] is taken on each
+//! processes the workload creates afterwards. A [`Counts`] is taken on each
 //! side of a window; [`Accumulator`] adds up the differences over the timed
 //! samples and turns them into the row's [`CounterRecord`].
 //!
@@ -360,7 +360,7 @@ pub struct Probe {
 
 /// One reading of every counter.
 #[derive(Clone, Debug, Default)]
-pub struct Snapshot {
+pub struct Counts {
     rusage: Rusage,
     children: Rusage,
     threads: BTreeMap<u32, ThreadCounters>,
@@ -397,7 +397,7 @@ impl Probe {
     }
 
     /// Reads every counter now.
-    pub fn snapshot(&mut self) -> Snapshot {
+    pub fn snapshot(&mut self) -> Counts {
         let mut hw = Vec::with_capacity(self.hw.len());
         for (kind, c) in self.hw.iter_mut() {
             if let Ok(d) = c.read_full() {
@@ -406,7 +406,7 @@ impl Probe {
             }
         }
         let (threads, processes) = read_threads();
-        Snapshot { rusage: Rusage::this_process(), children: Rusage::children(), threads, processes, hw }
+        Counts { rusage: Rusage::this_process(), children: Rusage::children(), threads, processes, hw }
     }
 
     fn hardware(&self, acc: &BTreeMap<&'static str, (f64, f64)>) -> Reading<HardwareCounters> {
@@ -532,7 +532,7 @@ impl Accumulator {
     }
 
     /// Adds one window; `work` says whether it was the exact work window.
-    pub fn add(&mut self, begin: &Snapshot, end: &Snapshot, work: bool) {
+    pub fn add(&mut self, begin: &Counts, end: &Counts, work: bool) {
         self.samples += 1;
         self.all_work &= work;
         let (me, kids) = (end.rusage.since(&begin.rusage), end.children.since(&begin.children));
@@ -664,16 +664,16 @@ mod tests {
             timeslices: 1,
             ..ThreadCounters::default()
         };
-        let begin = Snapshot {
+        let begin = Counts {
             threads: [(1, t(1, 10, 1000, 100, Some(3))), (2, t(2, 5, 50, 5, Some(0)))].into_iter().collect(),
             hw: vec![(Hw::Cycles, 1000, 100, 100), (Hw::Instructions, 0, 100, 50)],
-            ..Snapshot::default()
+            ..Counts::default()
         };
         // Thread 2 exited, thread 3 was born in the window.
-        let end = Snapshot {
+        let end = Counts {
             threads: [(1, t(1, 12, 4000, 600, Some(5))), (3, t(3, 7, 900, 40, Some(1)))].into_iter().collect(),
             hw: vec![(Hw::Cycles, 3000, 200, 200), (Hw::Instructions, 1000, 300, 150)],
-            ..Snapshot::default()
+            ..Counts::default()
         };
         let mut acc = Accumulator::new();
         acc.add(&begin, &end, false);

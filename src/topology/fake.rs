@@ -1,7 +1,7 @@
 //! Fake sysfs/procfs trees written at test time (tests only).
 //!
-//! A [`Machine`] describes a fictional computer (sockets, cores, threads, how Linux numbers
-//! them, its caches, its processor, and the other files the envelope reads); [`Machine::write`]
+//! A [`FakeMachine`] describes a fictional computer (sockets, cores, threads, how Linux numbers
+//! them, its caches, its processor, and the other files the envelope reads); [`FakeMachine::write`]
 //! lays it out under a root directory the way Linux does, with Linux's text formats (cache
 //! `size` as `32K`, cpulists as `0-7,48-55`, one `/proc/cpuinfo` block per processor ended
 //! by a blank line, `/proc/meminfo` in kB). It writes only the files that
@@ -77,7 +77,7 @@ pub(crate) struct CpuModel {
 /// A fictional machine: the structure the topology files are derived from, and the other
 /// files the envelope reads, verbatim.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Machine {
+pub(crate) struct FakeMachine {
     /// Physical packages; each is also one NUMA node.
     pub sockets: usize,
     /// The `core_id` of each core of a socket, in order; its length is the cores per socket.
@@ -120,7 +120,7 @@ struct Place {
     thread: usize,
 }
 
-impl Machine {
+impl FakeMachine {
     fn cores_per_socket(&self) -> usize {
         self.core_ids.len()
     }
@@ -289,7 +289,7 @@ clflushopt clwb intel_pt avx512cd avx512bw avx512vl xsaveopt xsavec xgetbv1 xsav
 cqm_mbm_local dtherm ida arat pln pts hwp_epp pku ospke avx512_vnni md_clear flush_l1d arch_capabilities";
 
 /// The 4-core, 8-thread desktop.
-pub(crate) const DESKTOP_4C8T: Machine = Machine {
+pub(crate) const DESKTOP_4C8T: FakeMachine = FakeMachine {
     sockets: 1,
     core_ids: &[0, 1, 2, 3],
     threads: 2,
@@ -352,7 +352,7 @@ pub(crate) const DESKTOP_4C8T: Machine = Machine {
 };
 
 /// The two-socket, 48-core, 96-thread server.
-pub(crate) const SERVER_2S48C96T: Machine = Machine {
+pub(crate) const SERVER_2S48C96T: FakeMachine = FakeMachine {
     sockets: 2,
     // Skylake-SP / Cascade Lake core ids are not contiguous; kept to test that it does not matter.
     core_ids: &[0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 24, 25, 26, 27, 28, 29],
@@ -421,9 +421,9 @@ pub(crate) const SERVER_2S48C96T: Machine = Machine {
 const CAPTURED: &str = "kvm-2c";
 
 /// The fixtures by name: `None` is the committed capture.
-const FIXTURES: [(&str, Option<&Machine>); 3] = [(CAPTURED, None), ("4c8t", Some(&DESKTOP_4C8T)), ("2s48c96t", Some(&SERVER_2S48C96T))];
+const FIXTURES: [(&str, Option<&FakeMachine>); 3] = [(CAPTURED, None), ("4c8t", Some(&DESKTOP_4C8T)), ("2s48c96t", Some(&SERVER_2S48C96T))];
 
-fn lookup(name: &str) -> (usize, Option<&'static Machine>) {
+fn lookup(name: &str) -> (usize, Option<&'static FakeMachine>) {
     let i = FIXTURES.iter().position(|(n, _)| *n == name).unwrap_or_else(|| panic!("no sysfs fixture {name:?}"));
     (i, FIXTURES[i].1)
 }

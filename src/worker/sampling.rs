@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::evidence::{MeasurementRecord, SampleRecord, StopReason, TrialFacts, VerifierRecord, WorkerReport};
 use crate::measure::clock;
-use crate::measure::counters::{Accumulator, CounterRecord, InterruptCounters, Probe, Snapshot};
+use crate::measure::counters::{Accumulator, CounterRecord, Counts, InterruptCounters, Probe};
 use crate::measure::interference::{self, Interference};
 use crate::measure::interrupts::Interrupts;
 use crate::measure::lockstep::Gate;
@@ -97,7 +97,7 @@ struct Loop<'a> {
 
 impl Loop<'_> {
     /// Runs one sample and verifies it; returns its work window.
-    fn snapshot(&self) -> Snapshot {
+    fn snapshot(&self) -> Counts {
         self.probe.lock().unwrap_or_else(|p| p.into_inner()).snapshot()
     }
 

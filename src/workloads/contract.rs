@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::measure::clock;
-use crate::measure::counters::{Probe, Snapshot};
+use crate::measure::counters::{Counts, Probe};
 use crate::model::params::parse_suffixed_int;
 use crate::model::{Cell, Named, Profile};
 
@@ -226,19 +226,20 @@ impl WorkloadSpec {
     }
 }
 
-/// The verifier's judgement of a sample's result.
+/// The verifier's check of a sample's result: passed, with the expected and
+/// the observed value (a comparison's judgement is `compare::Verdict`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Verdict {
+pub struct Check {
     pub passed: bool,
     /// The expected value and where it came from.
     pub expected: String,
     pub observed: String,
 }
 
-impl Verdict {
+impl Check {
     /// Compares two displayable values.
-    pub fn equal<T: PartialEq + std::fmt::Display>(expected: T, observed: T) -> Verdict {
-        Verdict { passed: expected == observed, expected: expected.to_string(), observed: observed.to_string() }
+    pub fn equal<T: PartialEq + std::fmt::Display>(expected: T, observed: T) -> Check {
+        Check { passed: expected == observed, expected: expected.to_string(), observed: observed.to_string() }
     }
 }
 
@@ -342,12 +343,12 @@ pub struct Timer {
 #[derive(Debug)]
 struct TimerCounters {
     probe: Arc<Mutex<Probe>>,
-    begin: Option<Snapshot>,
-    window: Option<(Snapshot, Snapshot)>,
+    begin: Option<Counts>,
+    window: Option<(Counts, Counts)>,
 }
 
 impl TimerCounters {
-    fn snapshot(&self) -> Snapshot {
+    fn snapshot(&self) -> Counts {
         self.probe.lock().unwrap_or_else(|p| p.into_inner()).snapshot()
     }
 }
@@ -365,7 +366,7 @@ impl Timer {
 
     /// The counters around the last `start`..`stop` window, if this timer
     /// reads counters and the workload used `start`/`stop`.
-    pub fn take_counter_window(&mut self) -> Option<(Snapshot, Snapshot)> {
+    pub fn take_counter_window(&mut self) -> Option<(Counts, Counts)> {
         self.counters.as_mut().and_then(|c| c.window.take())
     }
 
@@ -451,7 +452,7 @@ pub trait Instance {
 
     /// Checks the outcome of the last sample against the independent
     /// expectation computed at prepare time.
-    fn verify(&mut self, last: &Self::Outcome) -> Verdict;
+    fn verify(&mut self, last: &Self::Outcome) -> Check;
 
     /// Workload-specific facts for the row (split points, sizes...); `last`
     /// is the last sample's outcome, if a sample ran.
@@ -469,7 +470,7 @@ pub trait Sampler {
 
     /// Verifies the last sample's outcome. The worker calls it only after a
     /// sample; before any, it fails, saying so.
-    fn verify(&mut self) -> Verdict;
+    fn verify(&mut self) -> Check;
 
     /// The instance's details with the last outcome.
     fn details(&self) -> Value;
@@ -507,12 +508,10 @@ impl<I: Instance> Sampler for Sampled<I> {
         Ok(work)
     }
 
-    fn verify(&mut self) -> Verdict {
+    fn verify(&mut self) -> Check {
         match &self.last {
             Some(last) => self.inst.verify(last),
-            None => {
-                Verdict { passed: false, expected: "a sample to verify".into(), observed: "verify was called before any sample".into() }
-            }
+            None => Check { passed: false, expected: "a sample to verify".into(), observed: "verify was called before any sample".into() },
         }
     }
 

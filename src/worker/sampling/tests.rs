@@ -11,7 +11,7 @@ use crate::evidence::StopReason;
 use crate::model::placement::{CpuClass, Placement};
 use crate::model::{CELL_SCHEMA, MeasureSpec};
 use crate::model::{PinStrategy, Profile};
-use crate::workloads::contract::{Instance, Sampled, TableShape, Unit, Verdict, Work};
+use crate::workloads::contract::{Check, Instance, Sampled, TableShape, Unit, Work};
 
 const MS: u64 = 1_000_000;
 
@@ -74,9 +74,9 @@ impl Instance for Scripted {
         Ok((Work::ops(iters), self.calls - 1))
     }
 
-    fn verify(&mut self, &index: &usize) -> Verdict {
+    fn verify(&mut self, &index: &usize) -> Check {
         let passed = self.fail_at != Some(index);
-        Verdict { passed, expected: "ok".into(), observed: if passed { "ok" } else { "wrong" }.into() }
+        Check { passed, expected: "ok".into(), observed: if passed { "ok" } else { "wrong" }.into() }
     }
 }
 

@@ -21,7 +21,7 @@ use super::block::{self, Block, Fill, Tally, below};
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
 
@@ -327,11 +327,11 @@ impl Instance for LarsonInstance {
         Ok((Work::ops(ops), Outcome { tally, live, live_damaged, threads: self.chains.iter().map(|c| c.threads).collect() }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let want = (self.shared.cpus.len() * self.per_slice) as u64;
         let expected = format!("0 damaged before their free or after the sample; {want} live blocks (workers x blocks_per_thread)");
         let damaged = Tally { damaged: l.tally.damaged + l.live_damaged, ..l.tally };
-        Verdict {
+        Check {
             passed: damaged.damaged == 0 && l.live == want && l.tally.mallocs == l.tally.frees && l.tally.frees > 0,
             expected,
             observed: format!(

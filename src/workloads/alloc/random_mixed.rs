@@ -12,7 +12,7 @@ use super::allocator::{self, Allocator};
 use super::block::{self, Block, Fill, Tally, below};
 use crate::model::{Cell, Profile};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 /// The range of `size=mixed`.
@@ -264,14 +264,14 @@ impl Instance for RandomMixedInstance {
         Ok((Work::ops(n), Outcome { tally, live }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let n = self.iterations;
         let expected = format!(
             "0 damaged; {n} mallocs and {n} frees; {} blocks live after the last step (distinct slots of the seeded sequence)",
             self.expected_live
         );
         let t = &l.tally;
-        Verdict {
+        Check {
             passed: t.damaged == 0 && t.mallocs == n && t.frees == n && l.live == self.expected_live,
             expected,
             observed: format!(

@@ -14,7 +14,7 @@ use super::block::{self, Block, Fill, Tally, below};
 use crate::measure::{affinity, clock};
 use crate::model::{Cell, Profile};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
 
@@ -238,7 +238,7 @@ impl Instance for XThreadInstance {
         Ok((Work::ops(self.producers as u64 * self.cfg.blocks), Outcome { sample, tally, id_sum }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let n = self.producers as u64 * self.cfg.blocks;
         let mut want_sum = 0u64;
         for p in 0..self.producers {
@@ -247,7 +247,7 @@ impl Instance for XThreadInstance {
             }
         }
         let t = &l.tally;
-        Verdict {
+        Check {
             passed: t.damaged == 0 && t.mallocs == n && t.frees == n && l.id_sum == want_sum,
             expected: format!("0 damaged; {n} allocated and {n} freed (0 live); id sum {want_sum:#018x} (from the ids produced)"),
             observed: format!(

@@ -29,7 +29,7 @@ use super::{placeholder, shown};
 use crate::model::command::CommandDef;
 use crate::model::{Cell, value_text};
 use crate::text::markdown::code;
-use crate::workloads::contract::{Instance, Prepared, Timer, Verdict, Work};
+use crate::workloads::contract::{Check, Instance, Prepared, Timer, Work};
 use crate::workloads::process;
 
 /// How long the output is still read after the command exited and what it
@@ -481,7 +481,7 @@ impl Instance for CommandInstance {
         Ok((Work::ops(1), out))
     }
 
-    fn verify(&mut self, out: &Outcome) -> Verdict {
+    fn verify(&mut self, out: &Outcome) -> Check {
         let c = &self.checks;
         let mut expected = vec![format!("exit code {}", c.exit_code)];
         let mut observed = vec![out.ended()];
@@ -517,7 +517,7 @@ impl Instance for CommandInstance {
         if !passed {
             eprintln!("verifier failed; the output of `{}`:\n{}", shown(&self.command.argv), out.text.trim_end());
         }
-        Verdict { passed, expected: expected.join("; "), observed: observed.join("; ") }
+        Check { passed, expected: expected.join("; "), observed: observed.join("; ") }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

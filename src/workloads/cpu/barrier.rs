@@ -17,7 +17,7 @@ use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::mismatch::Mismatches;
 
@@ -226,7 +226,7 @@ impl Instance for BarrierInstance {
         Ok((Work::ops(self.init.len() as u64 * self.phases), last))
     }
 
-    fn verify(&mut self, _: &Times) -> Verdict {
+    fn verify(&mut self, _: &Times) -> Check {
         let expected = format!("the reference state after {} phases (single-threaded, {} cells)", self.phases, self.reference.len());
         let mut wrong = Mismatches::new();
         for (j, (got, &want)) in self.final_state().zip(&self.reference).enumerate() {
@@ -238,7 +238,7 @@ impl Instance for BarrierInstance {
             None => "the same state".to_string(),
             Some((j, want, got)) => format!("{} cells differ (first: cell {j}, expected {want:#018x}, got {got:#018x})", wrong.count),
         };
-        Verdict { passed: wrong.is_empty(), expected, observed }
+        Check { passed: wrong.is_empty(), expected, observed }
     }
 
     fn details(&self, last: Option<&Times>) -> serde_json::Value {

@@ -13,7 +13,7 @@ use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::{Cell, Profile, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 pub struct Checksum;
@@ -185,9 +185,9 @@ impl Instance for ChecksumInstance {
         Ok((Work { ops: blocks as u64, bytes: (self.data.len() * 8) as u64 }, outcome))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = format!("{:#018x} (single-threaded reference)", self.reference);
-        Verdict { passed: l.root == self.reference, expected, observed: format!("{:#018x}", l.root) }
+        Check { passed: l.root == self.reference, expected, observed: format!("{:#018x}", l.root) }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

@@ -16,7 +16,7 @@ use super::mix64;
 use crate::measure::clock;
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::rt::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 
@@ -249,9 +249,9 @@ impl<R: Runtime> Instance for DynamicInstance<R> {
         Ok((Work::ops(n as u64), Outcome { sum, tasks_run, thread_busy_ns: busy.into_iter().map(|(_, ns)| ns).collect() }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = format!("{:#018x} over {} tasks (single-threaded reference)", self.reference, self.sizes.len());
-        Verdict { passed: l.sum == self.reference, expected, observed: format!("{:#018x} over {} tasks", l.sum, l.tasks_run) }
+        Check { passed: l.sum == self.reference, expected, observed: format!("{:#018x} over {} tasks", l.sum, l.tasks_run) }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

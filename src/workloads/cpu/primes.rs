@@ -12,7 +12,7 @@ use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::process::{read_words, wait_child, write_words};
 
@@ -250,8 +250,8 @@ impl Instance for PrimesInstance {
         Ok((Work::ops(self.n.saturating_sub(1)), round))
     }
 
-    fn verify(&mut self, r: &Round) -> Verdict {
-        Verdict {
+    fn verify(&mut self, r: &Round) -> Check {
+        Check {
             passed: r.count == self.expected_count && r.checksum == self.expected_checksum,
             expected: format!("pi({}) = {}, checksum {:#018x} (sieve)", self.n, self.expected_count, self.expected_checksum),
             observed: format!("{} primes, checksum {:#018x}", r.count, r.checksum),

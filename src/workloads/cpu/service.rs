@@ -18,7 +18,7 @@ use super::mix64;
 use crate::measure::{affinity, clock};
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::mismatch::Mismatches;
 use crate::workloads::process::{read_words, wait_child, write_words};
@@ -292,12 +292,12 @@ impl Instance for ServiceInstance {
         Ok((Work::ops(self.expected.len() as u64), last))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = format!("0 mismatches in {} requests: every answer is the hash chain of its request", self.expected.len());
         let observed = l.mismatches.reason(self.expected.len() as u64, "requests", |(id, want, got_id, got)| {
             format!("request {id}, expected {want:#018x}, answer to {got_id}: {got:#018x}")
         });
-        Verdict { passed: l.mismatches.is_empty(), expected, observed }
+        Check { passed: l.mismatches.is_empty(), expected, observed }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crossbeam::utils::CachePadded;
 use serde_json::json;
 
-use super::Machine;
+use super::HwFacts;
 use super::threads::{self, Runs};
 use crate::model::{Cell, named_enum};
 use crate::topology::Topology;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
 
@@ -109,7 +109,7 @@ impl Workload for Affinity {
         let pinned = match cell.choice("affinity")? {
             Placement::Free => None,
             Placement::Pinned => {
-                let topo = Machine::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
+                let topo = HwFacts::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
                 match pinned_cpus(&topo, k) {
                     Ok(c) => Some(c),
                     Err(why) => return Ok(Prepared::Skip(why)),
@@ -182,11 +182,11 @@ impl Instance for AffinityInstance {
         Ok((Work::ops(self.ops), runs))
     }
 
-    fn verify(&mut self, _: &Runs<u64>) -> Verdict {
+    fn verify(&mut self, _: &Runs<u64>) -> Check {
         let got: Vec<u64> = self.counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         let want: Vec<u64> = if self.shared { vec![self.ops] } else { self.shares.clone() };
         let what = if self.shared { "the shared counter" } else { "the private counters" };
-        Verdict { passed: got == want, expected: format!("{what} {want:?}"), observed: format!("{what} {got:?}") }
+        Check { passed: got == want, expected: format!("{what} {want:?}"), observed: format!("{what} {got:?}") }
     }
 
     fn details(&self, last: Option<&Runs<u64>>) -> serde_json::Value {
@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn counters_reach_their_totals_in_every_variant() {
-        let k = Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).topology.unwrap().allowed_physical_cores().min(2);
+        let k = HwFacts::live(0, &crate::measure::affinity::current_thread().unwrap()).topology.unwrap().allowed_physical_cores().min(2);
         for affinity in ["free", "pinned"] {
             for data in ["private", "shared"] {
                 let mut inst = prepared(&cell(affinity, data, k, None));
@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn more_pinned_threads_than_cores_is_a_skip() {
-        let cores = Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).topology.unwrap().allowed_physical_cores();
+        let cores = HwFacts::live(0, &crate::measure::affinity::current_thread().unwrap()).topology.unwrap().allowed_physical_cores();
         match Affinity.prepare_here(&cell("pinned", "private", cores + 1, None)).unwrap() {
             Prepared::Skip(why) | Prepared::NotApplicable(why) => assert!(why.contains("one thread per physical core"), "{why}"),
             Prepared::Ready(_) => panic!("{} pinned threads on {cores} cores", cores + 1),

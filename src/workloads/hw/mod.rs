@@ -25,7 +25,7 @@ use crate::topology::Topology;
 /// What the `hw` workloads need to know about the machine, read once in the
 /// worker during prepare.
 #[derive(Clone, Debug)]
-pub struct Machine {
+pub struct HwFacts {
     /// The topology with the CPUs this worker was allowed when it started
     /// (before any pinning); `Err` says why it could not be read.
     pub topology: Result<Topology, String>,
@@ -37,12 +37,12 @@ pub struct Machine {
     pub thp_defrag: Option<String>,
 }
 
-impl Machine {
+impl HwFacts {
     /// Reads the live machine through the envelope's readers, for a worker
     /// that started with the CPUs `allowed`.
-    pub fn live(seed: u64, allowed: &[usize]) -> Machine {
+    pub fn live(seed: u64, allowed: &[usize]) -> HwFacts {
         let env = Envelope::collect(Path::new("/"), Vec::new(), seed);
-        Machine {
+        HwFacts {
             topology: match env.topology {
                 crate::model::Reading::Present(t) => Ok(t.with_allowed(allowed.to_vec())),
                 crate::model::Reading::Absent { absent } => Err(absent),
@@ -89,7 +89,7 @@ mod tests {
 
     #[test]
     fn the_live_machine_has_a_topology_and_a_page_size() {
-        let m = Machine::live(1, &crate::measure::affinity::current_thread().unwrap());
+        let m = HwFacts::live(1, &crate::measure::affinity::current_thread().unwrap());
         let t = m.topology.expect("the live topology");
         assert!(!t.allowed.is_empty());
         assert!(page_size() >= 4096);

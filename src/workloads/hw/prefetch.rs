@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 use super::chase::{self, Order};
 use super::region::{Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
-use super::{Machine, bytes_text};
+use super::{HwFacts, bytes_text};
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::os::fs_common::skip_or_fail;
 
@@ -24,7 +24,7 @@ pub const FAULT: &str = "skip-line";
 
 /// The cache line size the array is cut into: the L1 data cache's
 /// `coherency_line_size`, 64 when the topology does not say.
-pub fn line_bytes(m: &Machine) -> usize {
+pub fn line_bytes(m: &HwFacts) -> usize {
     let line = m
         .topology
         .as_ref()
@@ -90,7 +90,7 @@ impl Workload for Prefetch {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let machine = Machine::live(cell.seed, &cx.allowed);
+        let machine = HwFacts::live(cell.seed, &cx.allowed);
         let pattern = cell.choice::<Pattern>("pattern")?;
         let order = match pattern {
             Pattern::Sequential => Order::Stride(1),
@@ -188,10 +188,10 @@ impl ChaseArray {
         (Work::ops(steps), walk)
     }
 
-    pub fn verify(&self, l: &Walk) -> Verdict {
+    pub fn verify(&self, l: &Walk) -> Check {
         let n = self.lines as u64;
         let (sum, end) = (chase::expected_sum(n, l.start_rank, l.steps), (l.start_rank + l.steps) % n);
-        Verdict {
+        Check {
             passed: l.sum == sum && l.end_rank == end,
             expected: format!(
                 "ranks summing to {sum} (sum of (r + i) mod {n} for r = {}, i < {}), ending at rank {end}",
@@ -246,7 +246,7 @@ impl Instance for ChaseInstance {
         Ok(self.array.sample(self.accesses, timer))
     }
 
-    fn verify(&mut self, walk: &Walk) -> Verdict {
+    fn verify(&mut self, walk: &Walk) -> Check {
         self.array.verify(walk)
     }
 
@@ -332,9 +332,9 @@ mod tests {
 
     #[test]
     fn the_line_size_comes_from_the_l1_data_cache() {
-        let m = Machine { topology: Ok(crate::topology::fixture("4c8t")), mem_available: None, thp_enabled: None, thp_defrag: None };
+        let m = HwFacts { topology: Ok(crate::topology::fixture("4c8t")), mem_available: None, thp_enabled: None, thp_defrag: None };
         assert_eq!(line_bytes(&m), 64);
-        let none = Machine { topology: Err("no".into()), ..m };
+        let none = HwFacts { topology: Err("no".into()), ..m };
         assert_eq!(line_bytes(&none), 64);
     }
 }

@@ -5,12 +5,12 @@
 
 use serde_json::json;
 
-use super::Machine;
+use super::HwFacts;
 use super::threads::{self, Runs};
 use crate::model::{Cell, Profile, named_enum};
 use crate::topology::Topology;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
 
@@ -109,7 +109,7 @@ impl Workload for Smt {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let topo = Machine::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
+        let topo = HwFacts::live(cell.seed, &cx.allowed).topology.map_err(|e| anyhow::anyhow!("reading the topology: {e}"))?;
         let choice = match smt_cpus(&topo, cell.choice("placement")?) {
             Ok(c) => c,
             Err(why) => return Ok(Prepared::Skip(why)),
@@ -195,11 +195,11 @@ impl Instance for SmtInstance {
         Ok((Work::ops(self.shares.iter().sum::<u64>() * self.chains as u64), runs))
     }
 
-    fn verify(&mut self, runs: &Runs<Chains>) -> Verdict {
+    fn verify(&mut self, runs: &Runs<Chains>) -> Check {
         let expected = format!("{} threads' chain values as computed in prepare", self.reference.len());
         let wrong: Vec<usize> = runs.threads.iter().enumerate().filter(|(i, t)| t.result != self.reference[*i]).map(|(i, _)| i).collect();
         let observed = if wrong.is_empty() { "the same values".to_string() } else { format!("threads {wrong:?} differ") };
-        Verdict { passed: wrong.is_empty(), expected, observed }
+        Check { passed: wrong.is_empty(), expected, observed }
     }
 
     fn details(&self, last: Option<&Runs<Chains>>) -> serde_json::Value {

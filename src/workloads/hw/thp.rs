@@ -17,10 +17,10 @@ use super::chase::Order;
 use super::prefetch::{ChaseArray, ChaseInstance, Walk, line_bytes};
 use super::region::{self, Advice, Backing, Region};
 use super::sizing::{self, ArraySize};
-use super::{Machine, bytes_text, page_size};
+use super::{HwFacts, bytes_text, page_size};
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
@@ -126,7 +126,7 @@ impl Workload for Thp {
     }
 
     fn prepare(&self, cell: &Cell, cx: &PrepareContext) -> anyhow::Result<Prepared> {
-        let machine = Machine::live(cell.seed, &cx.allowed);
+        let machine = HwFacts::live(cell.seed, &cx.allowed);
         let advice = cell.choice::<AdviceParam>("advice")?.advice();
         if let Some(why) = thp_unavailable(machine.thp_enabled.as_deref(), advice) {
             return Ok(Prepared::Skip(why));
@@ -250,10 +250,10 @@ impl Instance for FirstTouch {
         Ok((Work::ops(pages as u64), Touched { sum, mismatches, backing }))
     }
 
-    fn verify(&mut self, t: &Touched) -> Verdict {
+    fn verify(&mut self, t: &Touched) -> Check {
         let p = self.pages();
         let want = p.wrapping_mul(p + 1) / 2;
-        Verdict {
+        Check {
             passed: t.mismatches.is_empty() && t.sum == want,
             expected: format!("{p} pages each reading back its index + 1 (sum {want}, 0 mismatches)"),
             observed: format!("sum {}, {} mismatches", t.sum, t.mismatches.count),
@@ -336,7 +336,7 @@ impl Instance for Access {
         self.chase.sample(iters, timer)
     }
 
-    fn verify(&mut self, walk: &Walk) -> Verdict {
+    fn verify(&mut self, walk: &Walk) -> Check {
         self.chase.verify(walk)
     }
 
@@ -370,7 +370,7 @@ mod tests {
     }
 
     fn thp_here() -> Option<String> {
-        Machine::live(0, &crate::measure::affinity::current_thread().unwrap()).thp_enabled
+        HwFacts::live(0, &crate::measure::affinity::current_thread().unwrap()).thp_enabled
     }
 
     #[test]

@@ -23,7 +23,7 @@ use super::engine::{ReadEngine, Request, Tally};
 use super::sizing::{self, MIB, Placed, Rule};
 use crate::model::{Cell, Profile, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::os::fs_common::{instance_dir, skip_or_fail};
 
@@ -252,7 +252,7 @@ impl Instance for RandReadInstance {
         Ok((Work { ops: tally.reads, bytes: tally.reads * BLOCK as u64 }, tally))
     }
 
-    fn verify(&mut self, t: &Tally) -> Verdict {
+    fn verify(&mut self, t: &Tally) -> Check {
         let expected = format!("{} reads of 4096 B, each block carrying the offset it was read from: 0 mismatched, 0 short", self.reads);
         let mut observed = format!("{} reads, {} mismatched, {} short", t.reads, t.mismatches, t.short);
         if let Some(b) = t.first_bad {
@@ -261,7 +261,7 @@ impl Instance for RandReadInstance {
                 b.index, b.expect, b.found.len, b.found.offset
             ));
         }
-        Verdict { passed: t.reads == self.reads as u64 && t.mismatches == 0, expected, observed }
+        Check { passed: t.reads == self.reads as u64 && t.mismatches == 0, expected, observed }
     }
 
     fn details(&self, _: Option<&Tally>) -> serde_json::Value {

@@ -19,7 +19,7 @@ use super::sizing::{self, MIB, Placed, Rule};
 use crate::measure::clock;
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::os::fs_common::{ext4_journal, instance_dir, skip_or_fail};
 
@@ -238,7 +238,7 @@ impl Instance for SeqWriteInstance {
         Ok((Work { ops, bytes: written }, last))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let pages = self.file_bytes() / BLOCK as u64;
         let expected = format!(
             "{} B read back after fsync: {pages} pages of 4096 B, each with its offset and generation {} (0 mismatched)",
@@ -251,7 +251,7 @@ impl Instance for SeqWriteInstance {
             let what = if generation <= self.generation { format!("generation {generation}") } else { "no known generation".into() };
             observed.push_str(&format!(" (first: page at offset {off} carried offset {} and {what})", f.offset));
         }
-        Verdict { passed: l.file_len == self.file_bytes() && l.pages == pages && l.mismatched == 0, expected, observed }
+        Check { passed: l.file_len == self.file_bytes() && l.pages == pages && l.mismatched == 0, expected, observed }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

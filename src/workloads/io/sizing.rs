@@ -27,7 +27,7 @@ pub const MIN_AUTO: u64 = 16 * MIB;
 
 /// What the sizes are derived from, read at prepare.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Machine {
+pub struct SizingFacts {
     /// Total bytes of the last-level cache (one instance's size times the
     /// instances), when sysfs lists the caches.
     pub llc_bytes: Option<u64>,
@@ -37,13 +37,13 @@ pub struct Machine {
     pub free_bytes: u64,
 }
 
-impl Machine {
+impl SizingFacts {
     /// Reads the envelope's cache and memory records and the free space of
     /// `dir`'s filesystem.
-    pub fn read(dir: &Path) -> std::io::Result<Machine> {
+    pub fn read(dir: &Path) -> std::io::Result<SizingFacts> {
         let env = Envelope::collect(Path::new("/"), Vec::new(), 0);
         let llc_bytes = env.cpu.caches.ok().and_then(|caches| last_level(caches).map(|c| c.size_bytes * c.instances as u64));
-        Ok(Machine { llc_bytes, mem_available: env.memory.available_bytes.ok().copied(), free_bytes: free_bytes(dir)? })
+        Ok(SizingFacts { llc_bytes, mem_available: env.memory.available_bytes.ok().copied(), free_bytes: free_bytes(dir)? })
     }
 
     pub fn details(&self) -> Value {
@@ -90,7 +90,7 @@ fn mib(b: u64) -> String {
 /// otherwise `rule` applied to `m`, capped by a quarter of the memory
 /// available and a quarter of the free space, rounded down to whole MiB.
 /// `Err(reason)` when an automatic size would be under [`MIN_AUTO`].
-pub fn choose(rule: Rule, explicit_mib: u64, m: &Machine) -> Result<Size, String> {
+pub fn choose(rule: Rule, explicit_mib: u64, m: &SizingFacts) -> Result<Size, String> {
     if explicit_mib > 0 {
         let bytes = explicit_mib.saturating_mul(MIB);
         return Ok(Size { bytes, rule: format!("file_mib={explicit_mib} given: {}", mib(bytes)) });
@@ -150,7 +150,7 @@ pub fn fits(need: u64, free: u64, dir: &Path, filesystem: &str) -> Result<(), St
 pub struct Placed {
     pub scratch: PathBuf,
     pub filesystem: String,
-    pub machine: Machine,
+    pub machine: SizingFacts,
     pub size: Size,
 }
 
@@ -161,7 +161,7 @@ pub struct Placed {
 pub fn place(cell: &Cell, cx: &PrepareContext, rules: [Rule; 3], unit: u64) -> anyhow::Result<Result<Placed, String>> {
     let scratch = cx.scratch_dir()?.to_path_buf();
     let filesystem = scratch::filesystem_type(&scratch);
-    let machine = Machine::read(&scratch).context("reading the free space of the scratch directory")?;
+    let machine = SizingFacts::read(&scratch).context("reading the free space of the scratch directory")?;
     let mut size = match choose(for_profile(cell.profile, rules), cell.u64("file_mib")?, &machine) {
         Ok(s) => s,
         Err(why) => return Ok(Err(why)),
@@ -188,8 +188,8 @@ mod tests {
 
     const RULE: Rule = Rule { mult: 2, floor: 64 * MIB, ceiling: Some(256 * MIB) };
 
-    fn machine(llc: Option<u64>, mem: Option<u64>, free: u64) -> Machine {
-        Machine { llc_bytes: llc, mem_available: mem, free_bytes: free }
+    fn machine(llc: Option<u64>, mem: Option<u64>, free: u64) -> SizingFacts {
+        SizingFacts { llc_bytes: llc, mem_available: mem, free_bytes: free }
     }
 
     #[test]
@@ -232,7 +232,7 @@ mod tests {
     #[test]
     fn the_machine_is_read_from_the_envelope_and_statvfs() {
         let tmp = tempfile::tempdir().unwrap();
-        let m = Machine::read(tmp.path()).unwrap();
+        let m = SizingFacts::read(tmp.path()).unwrap();
         assert!(m.free_bytes > 0);
         assert!(free_bytes(Path::new("/no/such/dir")).is_err());
         assert_eq!(m.details()["free_bytes"], m.free_bytes);

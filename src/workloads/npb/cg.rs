@@ -29,7 +29,7 @@ use super::randlc::{self, randlc};
 use crate::measure::isa::{Path, multiversion};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::isa;
 use crate::workloads::rt::common::timed_install;
@@ -492,12 +492,12 @@ impl<R: Runtime> Instance for CgInstance<R> {
         Ok((Work::ops(self.class.ops()), last))
     }
 
-    fn verify(&mut self, &(zeta, rnorm): &(f64, f64)) -> Verdict {
+    fn verify(&mut self, &(zeta, rnorm): &(f64, f64)) -> Check {
         let c = self.class;
         let expected = format!("zeta = {:e} (relative error <= {EPSILON:e}; NPB 3.4, class {})", c.zeta, c.name);
         let err = rel_error(zeta, c.zeta);
         let observed = format!("zeta = {zeta:e} (relative error {err:.3e}; last residual norm {rnorm:e})");
-        Verdict { passed: err <= EPSILON, expected, observed }
+        Check { passed: err <= EPSILON, expected, observed }
     }
 
     fn details(&self, last: Option<&(f64, f64)>) -> serde_json::Value {
@@ -680,7 +680,7 @@ mod tests {
         }
     }
 
-    fn class_s<R: Runtime>(workers: usize, matrix: &Matrix) -> Verdict {
+    fn class_s<R: Runtime>(workers: usize, matrix: &Matrix) -> Check {
         let mut inst = CgInstance::new(R::build(workers, None).unwrap(), &CLASSES[0], matrix.clone(), Path::native());
         let (w, out) = inst.sample(1, &mut Timer::new()).unwrap();
         assert_eq!(w, Work::ops(66_654_000));

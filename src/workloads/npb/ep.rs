@@ -23,7 +23,7 @@ use super::randlc::{self, randlc, vranlc};
 use crate::measure::isa::{Path, multiversion};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::isa;
 use crate::workloads::rt::common::timed_install;
@@ -287,14 +287,14 @@ impl<R: Runtime> Instance for EpInstance<R> {
         Ok((Work::ops(self.class.ops()), t))
     }
 
-    fn verify(&mut self, t: &Tally) -> Verdict {
+    fn verify(&mut self, t: &Tally) -> Check {
         let c = self.class;
         let expected = format!(
             "sx = {:e}, sy = {:e} (relative error <= {EPSILON:e}), gaussian pairs = {} exactly (NPB 3.4, class {})",
             c.sx, c.sy, c.pairs, c.name
         );
         let (ex, ey) = (rel_error(t.sx, c.sx), rel_error(t.sy, c.sy));
-        Verdict {
+        Check {
             passed: ex <= EPSILON && ey <= EPSILON && t.pairs() == c.pairs,
             expected,
             observed: format!(

@@ -22,7 +22,7 @@ use self::ops::{Dims, Par, interp, norm2u3, psinv, resid, rprj3, zran3};
 use crate::measure::isa::Path;
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::isa;
 use crate::workloads::rt::common::timed_install;
@@ -241,10 +241,10 @@ fn max_tasks<R: Runtime>(rt: &R) -> usize {
 }
 
 /// The verdict on `rnm2` for `class`.
-fn judge(class: Class, x: f64) -> Verdict {
+fn judge(class: Class, x: f64) -> Check {
     let expected = format!("rnm2 = {:e} within {EPSILON:e} relative (NPB 3.4 class {} verification value)", class.reference, class.name);
     let err = ((x - class.reference) / class.reference).abs();
-    Verdict { passed: err <= EPSILON, expected, observed: format!("rnm2 = {x:e} (relative error {err:e})") }
+    Check { passed: err <= EPSILON, expected, observed: format!("rnm2 = {x:e} (relative error {err:e})") }
 }
 
 struct MgInstance<R: Runtime> {
@@ -275,7 +275,7 @@ impl<R: Runtime> Instance for MgInstance<R> {
         Ok((Work::ops(self.mg.class.ops()), rnm2))
     }
 
-    fn verify(&mut self, &rnm2: &f64) -> Verdict {
+    fn verify(&mut self, &rnm2: &f64) -> Check {
         judge(self.mg.class, rnm2)
     }
 

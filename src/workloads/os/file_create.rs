@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::{content, ext4_journal, instance_dir, skip_or_fail};
@@ -141,15 +141,13 @@ impl Instance for FileCreateInstance {
         Ok((Work::ops(iters), last))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = format!("{} files of {} B with the bytes written (read back after the window)", l.iters, self.bytes);
         match &l.bad.first {
-            None => Verdict { passed: true, observed: expected.clone(), expected },
-            Some(first) => Verdict {
-                passed: false,
-                expected,
-                observed: format!("{} of {} files read back wrong; first: {first}", l.bad.count, l.iters),
-            },
+            None => Check { passed: true, observed: expected.clone(), expected },
+            Some(first) => {
+                Check { passed: false, expected, observed: format!("{} of {} files read back wrong; first: {first}", l.bad.count, l.iters) }
+            }
         }
     }
 

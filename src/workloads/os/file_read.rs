@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::{content, instance_dir, skip_or_fail};
@@ -150,11 +150,11 @@ impl Instance for FileReadInstance {
         Ok((Work::ops(iters), Outcome { iters, mismatches, got }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let n = self.expected.len();
         let expected = format!("{} reads of the {n} B recorded at prepare, 0 mismatched", l.iters);
         if l.mismatches.is_empty() {
-            return Verdict { passed: true, observed: format!("{} reads, 0 mismatched", l.iters), expected };
+            return Check { passed: true, observed: format!("{} reads, 0 mismatched", l.iters), expected };
         }
         // The buffer holds the last read, the file never changes: show where it differs.
         let at = self.buf.iter().zip(&self.expected).position(|(a, b)| a != b);
@@ -164,7 +164,7 @@ impl Instance for FileReadInstance {
             Some(k) => format!("byte {k} read {:#04x}{}, recorded {:#04x}", self.buf[k], poisoned(k), self.expected[k]),
             None => "the last read matched".into(),
         };
-        Verdict { passed: false, expected, observed: format!("{} reads, {} mismatched ({diff})", l.iters, l.mismatches.count) }
+        Check { passed: false, expected, observed: format!("{} reads, {} mismatched ({diff})", l.iters, l.mismatches.count) }
     }
 
     fn details(&self, _: Option<&Outcome>) -> serde_json::Value {

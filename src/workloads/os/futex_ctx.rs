@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::{pin_pair, placement_param, spawn_pinned_peer};
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Check, Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec};
 use crate::workloads::mismatch::Mismatches;
 
 pub struct FutexCtx;
@@ -214,7 +214,7 @@ impl Instance for FutexInstance {
         ))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = format!("0 mismatches on both sides; the counter advances by {}", l.expected_advance);
         let mut observed = format!(
             "{} mismatches (measuring thread), {} (peer); the counter advanced by {} in {} hand-offs",
@@ -224,7 +224,7 @@ impl Instance for FutexInstance {
             observed.push_str(&format!("; first: expected {want}, woke to {got}"));
         }
         let passed = l.mismatches.is_empty() && l.peer_mismatches == 0 && l.advance == l.expected_advance;
-        Verdict { passed, expected, observed }
+        Check { passed, expected, observed }
     }
 
     fn details(&self, _: Option<&Outcome>) -> serde_json::Value {

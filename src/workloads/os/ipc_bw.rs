@@ -13,7 +13,7 @@ use serde_json::json;
 use super::{await_ready, pin_and_announce, pin_pair, placement_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::process::{read_words, wait_child, write_words};
 
@@ -198,9 +198,9 @@ impl Instance for BwInstance {
         Ok((Work { ops: iters, bytes: iters * self.size as u64 }, Outcome { messages: iters, expected, received: (sum, bytes) }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let show = |(sum, bytes): (u64, u64)| format!("checksum {sum:#018x} over {bytes} bytes");
-        Verdict {
+        Check {
             passed: l.received == l.expected,
             expected: format!("{} (sender, {} messages)", show(l.expected), l.messages),
             observed: format!("{} (receiver)", show(l.received)),

@@ -21,7 +21,7 @@ use super::fs_common::skip_or_fail;
 use super::{PairPlacement, await_ready, pin_and_announce, pin_pair, placement_param};
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::mismatch::Mismatches;
 use crate::workloads::process::wait_child;
@@ -255,10 +255,10 @@ impl Instance for RttInstance {
         Ok((Work::ops(iters), Outcome { round_trips: iters, mismatches }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = "0 mismatches: every echo carries the sequence number sent".to_string();
         let observed = l.mismatches.reason(l.round_trips, "round trips", |(sent, got)| format!("sent {sent}, echoed {got}"));
-        Verdict { passed: l.mismatches.is_empty(), expected, observed }
+        Check { passed: l.mismatches.is_empty(), expected, observed }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::model::{Cell, Profile};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
 use crate::workloads::mismatch::Mismatches;
@@ -152,9 +152,9 @@ impl Instance for MmapInstance {
         Ok((Work::ops(iters), Outcome { iters, mismatches }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let want = l.iters * self.pages() as u64;
-        Verdict {
+        Check {
             passed: l.mismatches.is_empty(),
             expected: format!("0 mismatched of {want} pages read back ({} mappings x {} pages)", l.iters, self.pages()),
             observed: format!("{} mismatched of {want} pages read back", l.mismatches.count),

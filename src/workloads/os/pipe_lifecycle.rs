@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::fs_common::skip_or_fail;
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Check, Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec};
 
 pub struct PipeLifecycle;
 
@@ -161,7 +161,7 @@ impl Instance for PipeInstance {
         Ok((Work::ops(iters), Outcome { iters, created, fds: prev, changed, kept: self.kept.len(), probe_errors }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = "every pipe2 gave two distinct fds >= 0 (one pair per iteration); every pair closed: its numbers \
                         reused by the next pair, or rejected by fcntl with EBADF after the loop"
             .to_string();
@@ -174,7 +174,7 @@ impl Instance for PipeInstance {
             observed.push_str(&format!("; {e}"));
         }
         let passed = l.created == l.iters && l.fds.is_some() && l.probe_errors.is_empty();
-        Verdict { passed, expected, observed }
+        Check { passed, expected, observed }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

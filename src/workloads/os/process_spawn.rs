@@ -11,7 +11,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Check, Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec};
 use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
 
@@ -116,14 +116,14 @@ impl Instance for ProcessSpawnInstance {
         Ok((Work::ops(iters), Outcome { iters, mismatches }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = format!("{} children exited 0 and printed their token, 0 mismatched", l.iters);
         let m = &l.mismatches;
         if m.is_empty() {
-            return Verdict { passed: true, observed: format!("{} children, 0 mismatched", l.iters), expected };
+            return Check { passed: true, observed: format!("{} children, 0 mismatched", l.iters), expected };
         }
         let observed = format!("{} children, {} mismatched; first: {}", l.iters, m.count, m.first.as_deref().unwrap_or("?"));
-        Verdict { passed: false, expected, observed }
+        Check { passed: false, expected, observed }
     }
 
     fn details(&self, _: Option<&Outcome>) -> serde_json::Value {

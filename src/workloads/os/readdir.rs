@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::model::{Cell, Profile};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
 use crate::workloads::os::fs_common::{instance_dir, skip_or_fail};
@@ -200,12 +200,12 @@ impl Instance for ReaddirInstance {
         Ok((Work::ops(iters), Outcome { iters, mismatches, bad }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = format!("{} listings of the {} entries prepare created, 0 mismatched", l.iters, self.expected.count);
         match &l.bad {
-            None if l.mismatches == 0 => Verdict { passed: true, observed: format!("{} listings, 0 mismatched", l.iters), expected },
-            None => Verdict { passed: false, expected, observed: format!("{} mismatched listings", l.mismatches) },
-            Some((bad, diff)) => Verdict {
+            None if l.mismatches == 0 => Check { passed: true, observed: format!("{} listings, 0 mismatched", l.iters), expected },
+            None => Check { passed: false, expected, observed: format!("{} mismatched listings", l.mismatches) },
+            Some((bad, diff)) => Check {
                 passed: false,
                 expected,
                 observed: format!("{} listings, {} mismatched (last: {} entries; {diff})", l.iters, l.mismatches, bad.count),

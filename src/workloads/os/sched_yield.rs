@@ -26,7 +26,7 @@ use crate::measure::clock;
 use crate::measure::rusage::Rusage;
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 pub struct SchedYield;
@@ -384,7 +384,7 @@ impl Instance for YieldInstance {
         Ok((Work::ops(iters), Outcome { iters, yields, peer, peer_failures, handovers }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let expected = match (&self.peer, self.cross) {
             (None, _) => "every sched_yield returns 0".to_string(),
             (Some(_), true) => "every sched_yield returns 0 (both threads) and the peer yields between being woken and parked".into(),
@@ -410,7 +410,7 @@ impl Instance for YieldInstance {
         if !problems.is_empty() {
             observed = format!("{}: {observed}", problems.join("; "));
         }
-        Verdict { passed: problems.is_empty(), expected, observed }
+        Check { passed: problems.is_empty(), expected, observed }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Check, Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec};
 use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::{content, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
@@ -131,8 +131,8 @@ impl Instance for StatInstance {
         Ok((Work::ops(iters), Outcome { iters, mismatches, size: st.st_size, inode: st.st_ino }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
-        Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
+        Check {
             passed: l.mismatches.is_empty(),
             expected: format!("{} stats of size {} B, inode {} (recorded at prepare), 0 mismatched", l.iters, self.size, self.inode),
             observed: format!(

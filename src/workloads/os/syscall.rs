@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::mismatch::Mismatches;
 
@@ -155,8 +155,8 @@ impl Instance for SyscallInstance {
         Ok((Work::ops(iters), Outcome { calls, mismatches, returned }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
-        Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
+        Check {
             passed: l.mismatches.is_empty(),
             expected: format!("0 mismatches: every {} returns {} (read through libc at prepare)", self.call.as_str(), self.expected),
             observed: format!("{} (last call returned {})", l.mismatches.counted(l.calls, "calls"), l.returned),

@@ -6,7 +6,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Check, Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec};
 use crate::workloads::cpu::mix64;
 use crate::workloads::mismatch::Mismatches;
 use crate::workloads::os::fs_common::skip_or_fail;
@@ -87,8 +87,8 @@ impl Instance for ThreadSpawnInstance {
         Ok((Work::ops(iters), Outcome { iters, mismatches }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
-        Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
+        Check {
             passed: l.mismatches.is_empty(),
             expected: format!("{} threads joined, 0 returned a wrong value", l.iters),
             observed: format!("{} threads joined, {} returned a wrong value", l.iters, l.mismatches.count),

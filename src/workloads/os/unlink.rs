@@ -8,7 +8,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Check, Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec};
 use crate::workloads::os::fs_common::{content, entry_count, ext4_journal, instance_dir, skip_or_fail};
 use crate::workloads::scratch;
 
@@ -120,14 +120,14 @@ impl Instance for UnlinkInstance {
         Ok((Work::ops(iters), last))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let dropped = l.before as i64 - l.after as i64;
         let expected = format!("0 of {} files left, entries {} -> {}", l.iters, l.before, l.before as i64 - l.iters as i64);
         let left = match &l.first_remaining {
             Some(f) => format!("{} of {} files left (first: {f})", l.remaining, l.iters),
             None => format!("0 of {} files left", l.iters),
         };
-        Verdict {
+        Check {
             passed: l.remaining == 0 && dropped == l.iters as i64,
             expected,
             observed: format!("{left}, entries {} -> {}", l.before, l.after),

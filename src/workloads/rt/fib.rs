@@ -10,7 +10,7 @@ use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 pub struct Fib;
@@ -132,9 +132,9 @@ impl<R: Runtime> Instance for FibInstance<R> {
         Ok((Work::ops(c.tasks()), v))
     }
 
-    fn verify(&mut self, &v: &u64) -> Verdict {
+    fn verify(&mut self, &v: &u64) -> Check {
         let expected = format!("{} (fib({}) by iteration)", self.cfg.expected, self.cfg.n);
-        Verdict { passed: v == self.cfg.expected, expected, observed: v.to_string() }
+        Check { passed: v == self.cfg.expected, expected, observed: v.to_string() }
     }
 
     fn details(&self, _: Option<&u64>) -> serde_json::Value {

@@ -14,7 +14,7 @@ use super::common::{TALLY_COUNT_BITS, TALLY_MAX_ITEMS, Tally, Windows, overhead_
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::{Cell, named_enum};
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 pub struct ParallelFor;
@@ -182,9 +182,9 @@ impl<R: Runtime> Instance for ForInstance<R> {
         Ok((Work::ops(c.items as u64), Tally::of(total.into_inner())))
     }
 
-    fn verify(&mut self, t: &Tally) -> Verdict {
+    fn verify(&mut self, t: &Tally) -> Check {
         let expected = format!("{} (items and items(items+1)/2 for items = {})", self.cfg.expected(), self.cfg.items);
-        Verdict { passed: *t == self.cfg.expected(), expected, observed: t.to_string() }
+        Check { passed: *t == self.cfg.expected(), expected, observed: t.to_string() }
     }
 
     fn details(&self, _: Option<&Tally>) -> serde_json::Value {

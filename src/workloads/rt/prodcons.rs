@@ -19,7 +19,7 @@ use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 pub struct ProdCons;
@@ -180,9 +180,9 @@ impl<R: Runtime> Instance for ProdConsInstance<R> {
         Ok((Work::ops(c.items), Outcome { count: count.into_inner(), sum: sum.into_inner() }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let c = &self.cfg;
-        Verdict {
+        Check {
             passed: l.count == c.items && l.sum == c.expected_sum(),
             expected: format!("{} items, sum {} (closed forms n and n(n+1)/2)", c.items, c.expected_sum()),
             observed: format!("{} items, sum {}", l.count, l.sum),

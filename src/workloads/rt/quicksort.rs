@@ -12,7 +12,7 @@ use super::common::{Windows, overhead_note, timed_install};
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
 
@@ -196,7 +196,7 @@ impl<R: Runtime> Instance for SortInstance<R> {
         Ok((Work::ops(data.len() as u64), stats))
     }
 
-    fn verify(&mut self, _: &Stats) -> Verdict {
+    fn verify(&mut self, _: &Stats) -> Check {
         let expected = format!("sorted, checksum {} (of the input, in prepare)", self.cfg.checksum);
         let d = &self.cfg.data;
         let unsorted = d.windows(2).position(|w| w[0] > w[1]);
@@ -205,7 +205,7 @@ impl<R: Runtime> Instance for SortInstance<R> {
             None => "sorted".to_string(),
             Some(i) => format!("out of order at index {i} ({} > {})", d[i], d[i + 1]),
         };
-        Verdict { passed: unsorted.is_none() && checksum == self.cfg.checksum, expected, observed: format!("{order}, checksum {checksum}") }
+        Check { passed: unsorted.is_none() && checksum == self.cfg.checksum, expected, observed: format!("{order}, checksum {checksum}") }
     }
 
     fn details(&self, last: Option<&Stats>) -> serde_json::Value {

@@ -14,7 +14,7 @@ use serde_json::json;
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 use crate::workloads::cpu::mix64;
 
@@ -161,7 +161,7 @@ impl<R: Runtime> Instance for StartupInstance<R> {
         Ok((Work::ops(iters), last))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let from = if R::POOL {
             "each from a new thread of the pool just built (not the caller)"
         } else {
@@ -177,7 +177,7 @@ impl<R: Runtime> Instance for StartupInstance<R> {
             "{} answers summing to {}; {} of {} probes ran on a thread other than the caller, {} on a thread no earlier probe ran on",
             l.builds, l.sum, l.off_caller, l.builds, l.fresh
         );
-        Verdict { passed, expected, observed }
+        Check { passed, expected, observed }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

@@ -18,7 +18,7 @@ use super::common::{TALLY_MAX_ITEMS, Tally, Windows, overhead_note, tally, timed
 use super::runtime::{Maker, NAMES, Runtime, prepare_with, runtime_param};
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, Sampled, Sampler, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 pub struct TaskAlloc;
@@ -135,10 +135,10 @@ impl<R: Runtime> Instance for AllocInstance<R> {
         Ok((Work::ops(n as u64), Outcome { ran: Tally::of(total), stripes: counts.filter(|&c| c > 0).count() }))
     }
 
-    fn verify(&mut self, l: &Outcome) -> Verdict {
+    fn verify(&mut self, l: &Outcome) -> Check {
         let want = Tally::expected(self.cfg.tasks as u64);
         let expected = format!("{want}: each of the {} tasks created ran once", self.cfg.tasks);
-        Verdict { passed: l.ran == want, expected, observed: l.ran.to_string() }
+        Check { passed: l.ran == want, expected, observed: l.ran.to_string() }
     }
 
     fn details(&self, last: Option<&Outcome>) -> serde_json::Value {

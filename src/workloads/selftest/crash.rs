@@ -2,7 +2,7 @@
 
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 pub struct Crash;
@@ -55,7 +55,7 @@ impl Instance for CrashInstance {
         Ok((w, s))
     }
 
-    fn verify(&mut self, &sum: &u64) -> Verdict {
-        Verdict::equal(500_500, sum)
+    fn verify(&mut self, &sum: &u64) -> Check {
+        Check::equal(500_500, sum)
     }
 }

@@ -1,7 +1,7 @@
 //! `selftest.hang`: never returns from its first sample.
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Check, Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec};
 
 pub struct Hang;
 
@@ -41,7 +41,7 @@ impl Instance for HangInstance {
         }
     }
 
-    fn verify(&mut self, _: &()) -> Verdict {
-        Verdict { passed: false, expected: "a hang".into(), observed: "a return".into() }
+    fn verify(&mut self, _: &()) -> Check {
+        Check { passed: false, expected: "a hang".into(), observed: "a return".into() }
     }
 }

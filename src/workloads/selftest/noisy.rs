@@ -8,7 +8,7 @@ use rand::{RngExt, SeedableRng};
 use crate::measure::clock;
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 pub struct Noisy;
@@ -74,7 +74,7 @@ impl Instance for NoisyInstance {
         Ok((Work::ops(1), (want, slept)))
     }
 
-    fn verify(&mut self, &(want, slept): &(u64, u64)) -> Verdict {
-        Verdict { passed: slept >= want, expected: format!(">= {want} ns"), observed: format!("{slept} ns") }
+    fn verify(&mut self, &(want, slept): &(u64, u64)) -> Check {
+        Check { passed: slept >= want, expected: format!(">= {want} ns"), observed: format!("{slept} ns") }
     }
 }

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use crate::model::Cell;
-use crate::workloads::contract::{Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec};
+use crate::workloads::contract::{Check, Instance, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec};
 
 pub struct Tiny;
 
@@ -48,8 +48,8 @@ impl Instance for TinyInstance {
         Ok((Work::ops(iters), (iters, s)))
     }
 
-    fn verify(&mut self, &(n, s): &(u64, u64)) -> Verdict {
+    fn verify(&mut self, &(n, s): &(u64, u64)) -> Check {
         let expected = ((n as u128 * n.saturating_sub(1) as u128 / 2) % (1u128 << 64)) as u64;
-        Verdict { passed: s == expected, expected: format!("{expected} (n(n-1)/2 for n = {n})"), observed: s.to_string() }
+        Check { passed: s == expected, expected: format!("{expected} (n(n-1)/2 for n = {n})"), observed: s.to_string() }
     }
 }

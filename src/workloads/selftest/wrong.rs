@@ -3,7 +3,7 @@
 
 use crate::model::Cell;
 use crate::workloads::contract::{
-    Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Verdict, Work, Workload, WorkloadSpec,
+    Check, Instance, ParamSpec, PrepareContext, Prepared, TableShape, Timer, Unit, Work, Workload, WorkloadSpec,
 };
 
 pub struct Wrong;
@@ -48,8 +48,8 @@ impl Instance for WrongInstance {
         Ok((w, s + self.error))
     }
 
-    fn verify(&mut self, &v: &u64) -> Verdict {
+    fn verify(&mut self, &v: &u64) -> Check {
         let expected = self.n * (self.n + 1) / 2;
-        Verdict { passed: v == expected, expected: format!("{expected} (n(n+1)/2)"), observed: v.to_string() }
+        Check { passed: v == expected, expected: format!("{expected} (n(n+1)/2)"), observed: v.to_string() }
     }
 }

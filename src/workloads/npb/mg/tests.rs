@@ -279,12 +279,12 @@ fn the_verdict_uses_npbs_relative_epsilon() {
 }
 
 /// Class S on `R` with `workers`: two samples, each verified; returns rnm2.
-fn class_s<R: Runtime>(workers: usize, fault: bool) -> (Verdict, f64) {
+fn class_s<R: Runtime>(workers: usize, fault: bool) -> (Check, f64) {
     class_s_on::<R>(workers, fault, Path::native())
 }
 
 /// [`class_s`] with the operators on `path`.
-fn class_s_on<R: Runtime>(workers: usize, fault: bool, path: Path) -> (Verdict, f64) {
+fn class_s_on<R: Runtime>(workers: usize, fault: bool, path: Path) -> (Check, f64) {
     let mut inst = MgInstance::new(R::build(workers, None).unwrap(), Class::named("S").unwrap(), fault, path);
     let mut seen = Vec::new();
     for _ in 0..2 {
@@ -321,7 +321,7 @@ fn class_s_verifies_on_every_runtime_with_one_and_two_workers() {
 #[test]
 fn class_s_verifies_on_every_code_path_with_the_same_bits() {
     // Every path once, the baseline last: the others must give its bits.
-    let runs: Vec<(Path, (Verdict, f64))> = Path::every().into_iter().map(|p| (p, class_s_on::<Rayon>(2, false, p))).collect();
+    let runs: Vec<(Path, (Check, f64))> = Path::every().into_iter().map(|p| (p, class_s_on::<Rayon>(2, false, p))).collect();
     let (last, (_, reference)) = runs.last().expect("the baseline is always there");
     assert_eq!(*last, Path::BASELINE);
     for (path, (v, rnm2)) in &runs {
