@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::history::tests::{fake_row, fake_run};
+use crate::evidence::fake::{fake_run, named_row as fake_row};
 use crate::model::{Params, Unit};
 
 const FILE: &str = r#"

@@ -1,7 +1,9 @@
 //! Records made up for the tests of the stages that read them (compare,
-//! report, history): rows of a workload with axes and a variant, whose
+//! report, history, claims, fleet): the one row builder of the tests
+//! ([`row`], and its shapes [`workers_row`] and [`named_row`]), rows whose
 //! trials each took one sample, and the runs that hold them, with this
-//! machine's envelope. Test builds only.
+//! machine's envelope. Test builds only; no test module builds rows of its
+//! own or borrows another's.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -90,6 +92,52 @@ pub(crate) fn row(index: usize, workload: &str, axes: &[(&str, Value)], variant:
         finished_utc: String::new(),
         profile: None,
     }
+}
+
+/// A row of workload `w.x` at `workers` workers of CPU class `class` (the
+/// scaling tables' shape), whose trial `i` took one sample of `values[i]`
+/// (and of `totals[i]` as its total window), with `status` (a row not ok
+/// says "broken"; a skip is one of the machine).
+pub(crate) fn workers_row(workers: usize, class: CpuClass, values: &[f64], totals: Option<&[f64]>, status: Status, unit: Unit) -> Row {
+    let mut r = row(workers, "w.x", &[("workers", json!(workers))], None, values, unit);
+    r.cell.row_id = format!("{workers:03}-w.x-workers={workers}");
+    r.cell.workers = Some(workers);
+    r.cell.placement.class = class;
+    r.cell.placement.note = (class == CpuClass::Oversubscribed).then(|| "CPUs are shared".into());
+    if let Some(t) = totals {
+        for (s, &total) in r.samples.iter_mut().zip(t) {
+            (s.total_ns, s.total_value) = (Some(total as u64), Some(total));
+        }
+        r.total_window = Some("spawn + work + join".into());
+        r.stats = RowStats::of(&r.samples, crate::stats::DEFAULT_NOISE);
+    }
+    r.shape = crate::model::TableShape::Scaling;
+    r.stop = Some(super::RowStop::CiTarget);
+    with_status(r, status)
+}
+
+/// A row of `workload` with the parameters `params` (none of them an axis)
+/// whose trial `i` took one sample of `values[i]`, with `status`.
+pub(crate) fn named_row(workload: &str, params: &[(&str, Value)], values: &[f64], status: Status, unit: Unit) -> Row {
+    let mut r = workers_row(0, CpuClass::Physical, values, None, status, unit);
+    let c = &mut r.cell;
+    c.row_id = format!("000-{workload}");
+    c.workload = workload.into();
+    c.group = workload.split('.').next().unwrap_or_default().into();
+    c.params = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    c.axes = Vec::new();
+    c.workers = None;
+    r
+}
+
+/// `r` with `status`, its trials too: a row not ok says "broken", a skip is
+/// one of the machine.
+pub(crate) fn with_status(mut r: Row, status: Status) -> Row {
+    r.status = status;
+    r.reason = (status != Status::Ok).then(|| "broken".into());
+    r.skip = (status == Status::Skipped).then_some(crate::model::SkipKind::Machine);
+    r.trials = r.samples.iter().map(|s| trial(s.trial, s.value, status)).collect();
+    r
 }
 
 /// Trial `n` (run in round `n`) that took one timed sample of median

@@ -8,21 +8,9 @@ use serde_json::json;
 use super::*;
 use crate::compare::{Options, Verdict};
 pub(crate) use crate::evidence::fake::fake_run;
-use crate::model::{CpuClass, Unit};
+use crate::model::Unit;
 
-/// A row of `workload` with the given parameters (none of them axes) and
-/// timed samples: the report tests' fake row, renamed.
-pub(crate) fn fake_row(workload: &str, params: &[(&str, serde_json::Value)], values: &[f64], status: Status, unit: Unit) -> Row {
-    let mut r = crate::report::tests::fake_row(0, CpuClass::Physical, values, None, status, unit);
-    let c = &mut r.cell;
-    c.row_id = format!("000-{workload}");
-    c.workload = workload.into();
-    c.group = workload.split('.').next().unwrap_or_default().into();
-    c.params = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    c.axes = Vec::new();
-    c.workers = None;
-    r
-}
+pub(crate) use crate::evidence::fake::named_row as fake_row;
 
 /// Ten samples around `center`, spread by 0.5%.
 fn around(center: f64) -> Vec<f64> {

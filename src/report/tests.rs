@@ -3,87 +3,11 @@
 use serde_json::json;
 
 use super::*;
-use crate::evidence::{ProcessRecord, ROW_SCHEMA, Row, RowStats, RunRecord, SampleRecord};
-use crate::model::placement::{CpuClass, Placement};
-use crate::model::{Cell, MeasureSpec, PinStrategy, Profile, Status, Unit};
+use crate::evidence::{Row, RowStats, RunRecord, SampleRecord};
+use crate::model::placement::CpuClass;
+use crate::model::{Status, Unit};
 
-/// A row of workload `w.x` whose trials each took one of `values` (so its
-/// median over trials is the median of `values`).
-pub(crate) fn fake_row(workers: usize, class: CpuClass, values: &[f64], totals: Option<&[f64]>, status: Status, unit: Unit) -> Row {
-    let samples: Vec<SampleRecord> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| SampleRecord {
-            trial: i as u32,
-            index: 0,
-            warmup: false,
-            iters: 1,
-            ops: 1,
-            bytes: 0,
-            work_ns: *v as u64,
-            total_ns: totals.map(|t| t[i] as u64),
-            value: *v,
-            total_value: totals.map(|t| t[i]),
-        })
-        .collect();
-    let cell = Cell {
-        schema: crate::model::CELL_SCHEMA.into(),
-        index: workers,
-        row_id: format!("{workers:03}-w.x-workers={workers}"),
-        workload: "w.x".into(),
-        group: "w".into(),
-        label: "box".into(),
-        profile: Profile::Quick,
-        params: [("workers".to_string(), json!(workers))].into_iter().collect(),
-        axes: vec!["workers".into()],
-        treatments: Some(Vec::new()),
-        workers: Some(workers),
-        placement: Placement {
-            class,
-            pin: PinStrategy::None,
-            cpus: None,
-            note: (class == CpuClass::Oversubscribed).then(|| "CPUs are shared".into()),
-        },
-        measure: MeasureSpec::for_profile(Profile::Quick),
-        seed: 1,
-        fault: None,
-        scratch_dir: None,
-        command: None,
-        variant: None,
-    };
-    Row {
-        schema: ROW_SCHEMA.into(),
-        cell,
-        summary: "A test".into(),
-        shape: crate::workloads::contract::TableShape::Scaling,
-        unit,
-        direction: unit.direction(),
-        timed_region: "t".into(),
-        total_window: totals.map(|_| "spawn + work + join".into()),
-        status,
-        reason: (status != Status::Ok).then(|| "broken".into()),
-        skip: (status == Status::Skipped).then_some(crate::model::SkipKind::Machine),
-        verifier: None,
-        measurement: None,
-        stats: RowStats::of(&samples, crate::stats::DEFAULT_NOISE),
-        trials: samples.iter().map(|s| crate::evidence::fake::trial(s.trial, s.value, status)).collect(),
-        trials_planned: values.len() as u32,
-        stop: Some(crate::evidence::RowStop::CiTarget),
-        design: None,
-        disagreement: None,
-        samples,
-        details: serde_json::Value::Null,
-        process: ProcessRecord::default(),
-        rusage_measured: None,
-        counters: None,
-        stderr_tail: String::new(),
-        log: String::new(),
-        raw: None,
-        started_utc: String::new(),
-        finished_utc: String::new(),
-        profile: None,
-    }
-}
+pub(crate) use crate::evidence::fake::workers_row as fake_row;
 
 /// Two ok rows of group `w` without counters, for the counters table tests.
 pub(crate) fn rows_for_counters() -> Vec<Row> {
