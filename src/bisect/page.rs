@@ -163,8 +163,8 @@ pub fn write(dir: &Path, rec: &Record) -> anyhow::Result<()> {
     let doc = document(rec);
     crate::evidence::dir::write_atomic(&dir.join("report.md"), markdown::render(&doc.blocks).as_bytes())?;
     crate::evidence::dir::write_atomic(&dir.join("report.html"), crate::report::page::html(&doc).as_bytes())?;
-    let style = crate::report::terminal::stdout_style(crate::model::ColorWhen::Auto);
-    crate::report::terminal::Out::new().print_styled(&terminal::render_styled(&doc.blocks, style))?;
+    let style = crate::text::out::stdout_style(crate::model::ColorWhen::Auto);
+    crate::text::out::Out::new().print_styled(&terminal::render_styled(&doc.blocks, style))?;
     println!("Bisect: {}/report.md", dir.display());
     Ok(())
 }

@@ -276,7 +276,7 @@ impl Lab for RealLab<'_> {
         );
         self.rec.steps.push(step.clone());
         if let Err(e) = self.save() {
-            crate::report::terminal::to_stderr(&format!("proofbench: warning: bisect.json not saved: {e:#}\n"));
+            crate::text::out::to_stderr(&format!("proofbench: warning: bisect.json not saved: {e:#}\n"));
         }
     }
 }

@@ -28,9 +28,9 @@ use serde::{Deserialize, Serialize};
 use crate::evidence::{Row, StoredRun};
 use crate::model::params::{param_matches, parse_suffixed};
 use crate::model::{Status, Unit, UsageError};
-use crate::report::plot::ranges;
 use crate::text::document::{Align, Block, Chart, Document, Line, Table};
 use crate::text::format;
+use crate::text::plot::ranges;
 
 /// What a value written with a unit measures; rows of another kind do not
 /// match the claim.

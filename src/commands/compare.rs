@@ -7,9 +7,8 @@ use crate::cli::{CompareArgs, CompareFormat};
 use crate::compare::{self, Notice};
 use crate::history::floors::Floors;
 use crate::model::UsageError;
-use crate::report;
-use crate::report::terminal::Styled;
 use crate::text::document;
+use crate::text::out::Styled;
 
 use super::read_run_arg;
 
@@ -69,10 +68,10 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             Notice::Note(t) => notes.push(t.clone()),
         }
     }
-    let page = compare::document_with(&comparisons, &all_warnings, &notes, &|c| Some(report::plot::forest::of_comparison(c)));
+    let page = compare::document_with(&comparisons, &all_warnings, &notes, &|c| Some(compare::forest::of_comparison(c)));
     let text = match args.format {
         CompareFormat::Json => Styled::plain(&{
-            report::terminal::to_stderr(&said.concat());
+            crate::text::out::to_stderr(&said.concat());
             let json = if args.candidate.is_some() {
                 serde_json::to_string_pretty(&comparisons[0])?
             } else {
@@ -83,8 +82,8 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         CompareFormat::Markdown => Styled::plain(&document::markdown::render(&page.blocks)),
         CompareFormat::Terminal => {
             // The envelopes' notices go to stderr; the incomplete run is said on stdout first.
-            report::terminal::to_stderr(&notices.iter().map(Notice::line).collect::<String>());
-            let style = report::terminal::stdout_style(crate::model::ColorWhen::Auto);
+            crate::text::out::to_stderr(&notices.iter().map(Notice::line).collect::<String>());
+            let style = crate::text::out::stdout_style(crate::model::ColorWhen::Auto);
             document::terminal::render_styled(&compare::document(&comparisons, &incomplete, &[]).blocks, style)
         }
     };
@@ -95,11 +94,11 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let rules = compare::GateRules { accept_disturbed: args.accept_disturbed, allow_unknown: args.allow_unknown };
     let (mut code, why) = compare::gate(comparisons.iter().flat_map(|c| &c.rows), rules);
     if let Some(why) = why {
-        report::terminal::to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
+        crate::text::out::to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
     }
     let not_run: usize = comparisons.iter().map(compare::Comparison::not_run).sum();
     if not_run > 0 && !args.allow_missing {
-        report::terminal::to_stderr(&format!(
+        crate::text::out::to_stderr(&format!(
             "proofbench: {} could not be compared because a run is incomplete: --fail-on-regression fails on them \
              (--allow-missing to pass without them)\n",
             crate::text::format::counted(not_run, "row", "rows")

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use crate::cli::EnvArgs;
 use crate::envelope::Envelope;
-use crate::report::terminal::Out;
 use crate::text::document::{Align, Block, Document, Line, Table, terminal};
+use crate::text::out::Out;
 
 /// The widest `env` prints, however wide the terminal.
 const MAX_WIDTH: usize = 120;
@@ -18,7 +18,7 @@ pub fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         Out::new().print(&format!("{}\n", serde_json::to_string_pretty(&envelope)?))?;
     } else {
-        let style = crate::report::terminal::stdout_style(crate::model::ColorWhen::Auto);
+        let style = crate::text::out::stdout_style(crate::model::ColorWhen::Auto);
         // A long value (the CPU flags) wraps within 120 columns at most.
         let style = terminal::Style { width: style.width.map(|w| w.min(MAX_WIDTH)), ..style };
         Out::new().print_styled(&terminal::render_styled(&document(&envelope).blocks, style))?;

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use crate::cli::FleetArgs;
 use crate::evidence::read_run;
 use crate::model::UsageError;
-use crate::report::terminal::{Styled, stdout_style, to_stderr};
 use crate::text::document;
+use crate::text::out::{Styled, stdout_style, to_stderr};
 
 /// `proofbench fleet DIR...`: the outliers' sentences and a count, then one
 /// table per kind of machine; `--markdown`, `--export FORMAT` (one line per

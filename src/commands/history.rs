@@ -15,10 +15,10 @@ use crate::evidence::Row;
 use crate::history::floors::Floors;
 use crate::history::{Recorded, RunEntry, Store, changes, regress};
 use crate::model::UsageError;
-use crate::report::plot::trend;
-use crate::report::terminal::{Out, to_stderr};
 use crate::text::document::{self, Align, Block, Document, Line, Table};
 use crate::text::format;
+use crate::text::out::{Out, to_stderr};
+use crate::text::plot::trend;
 
 /// `proofbench history`.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {

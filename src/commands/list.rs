@@ -5,7 +5,8 @@
 use std::process::ExitCode;
 
 use crate::cli::ListArgs;
-use crate::report::{terminal::Out, workloads};
+use crate::report::workloads;
+use crate::text::out::Out;
 use crate::workloads::{command, registry};
 
 /// `proofbench list`.

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
-use crate::report::terminal::Out;
+use crate::text::out::Out;
 
 /// The name the scripts complete and the pages are titled with.
 const BIN: &str = "proofbench";

@@ -26,8 +26,8 @@ use crate::cli::{Cli, Command};
 use crate::evidence::{StoredRun, read_run_or_id};
 use crate::history::Store;
 use crate::model::UsageError;
-use crate::report::terminal::{Out, to_stderr};
 use crate::text::document::Document;
+use crate::text::out::{Out, to_stderr};
 
 /// Runs the subcommand `cli` names; returns its exit code.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -153,11 +153,11 @@ pub(crate) fn write_html(file: &Path, page: &str) -> anyhow::Result<()> {
 /// page to FILE, written first (a FILE that cannot be written stops the
 /// command before it prints). `--html -` prints the page instead of `text`.
 pub(crate) fn show(text: &str, doc: &Document, html: Option<&Path>) -> anyhow::Result<()> {
-    show_styled(&crate::report::terminal::Styled::plain(text), doc, html)
+    show_styled(&crate::text::out::Styled::plain(text), doc, html)
 }
 
 /// [`show`] with text the terminal renderer made (its colour codes kept).
-pub(crate) fn show_styled(text: &crate::report::terminal::Styled, doc: &Document, html: Option<&Path>) -> anyhow::Result<()> {
+pub(crate) fn show_styled(text: &crate::text::out::Styled, doc: &Document, html: Option<&Path>) -> anyhow::Result<()> {
     if let Some(file) = html {
         write_html(file, &crate::report::page::html(doc))?;
         if file == Path::new("-") {

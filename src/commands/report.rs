@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::evidence::{StoredRun, read_run};
 use crate::model::UsageError;
-use crate::report::{self, terminal::Out};
+use crate::report;
+use crate::text::out::Out;
 
 /// `proofbench report DIR`: a stored run's report for the terminal (its
 /// tables fitted to its width, coloured on a terminal), or with `--format
@@ -16,7 +17,7 @@ use crate::report::{self, terminal::Out};
 pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let stored = read_run(&args.run_dir)?;
     for w in &stored.warnings {
-        report::terminal::to_stderr(&format!("proofbench: warning: {w}\n"));
+        crate::text::out::to_stderr(&format!("proofbench: warning: {w}\n"));
     }
     if let Some(file) = &args.update_doc {
         return update_doc(file, &stored);
@@ -28,7 +29,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         match args.format {
             ReportFormat::Markdown => Out::new().print(&report::render(stored))?,
             ReportFormat::Terminal => {
-                Out::new().print_styled(&report::render_terminal(stored, report::terminal::stdout_style(crate::model::ColorWhen::Auto)))?
+                Out::new().print_styled(&report::render_terminal(stored, crate::text::out::stdout_style(crate::model::ColorWhen::Auto)))?
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -56,7 +57,7 @@ fn html(target: Option<&Path>, stored: &StoredRun) -> anyhow::Result<ExitCode> {
     }
     let file = stored.dir.join("report.html");
     crate::evidence::dir::write_atomic(&file, page.as_bytes())?;
-    report::terminal::to_stderr(&format!("proofbench: wrote {}\n", file.display()));
+    crate::text::out::to_stderr(&format!("proofbench: wrote {}\n", file.display()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -70,7 +71,7 @@ fn update_doc(file: &Path, stored: &StoredRun) -> anyhow::Result<ExitCode> {
         crate::evidence::dir::write_atomic(file, new.as_bytes()).map_err(|e| e.for_flag("--update-doc"))?;
     }
     let blocks = text.matches("<!-- proofbench:").count() / 2;
-    report::terminal::to_stderr(&format!(
+    crate::text::out::to_stderr(&format!(
         "proofbench: {} block(s) in {} {}\n",
         blocks,
         file.display(),

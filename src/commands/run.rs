@@ -104,7 +104,7 @@ pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunReques
         silent: false,
         counters: args.counters,
         tables: args.tables,
-        style: crate::report::terminal::stdout_style(args.color),
+        style: crate::text::out::stdout_style(args.color),
         max_parallel: args.max_parallel.map_or(launchers.len().max(1), |n| n as usize),
         launchers,
         fail_on_regression: args.fail_on_regression,

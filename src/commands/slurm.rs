@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use crate::cli::{RunArgs, SlurmArgs, SlurmCommand, SlurmJobsArgs, SlurmSubmitArgs, SlurmWaitArgs};
 use crate::evidence::RunKind;
 use crate::model::{UsageError, utc_now};
-use crate::report::terminal::{Out, to_stderr};
 use crate::runner::launcher::{HELPER_TIMEOUT, capture};
 use crate::slurm::{self, JOBS_FILE, JOBS_SCHEMA, JobInfo, JobState, JobsFile, SCRIPT_NAME, SubmittedJob};
 use crate::text::format::counted;
+use crate::text::out::{Out, to_stderr};
 
 /// The flags of `slurm submit` that are not `run`'s and take a value: left
 /// out of the words the script passes to `proofbench run`.

@@ -16,6 +16,7 @@
 //! linear in its rows; a run that did not get to all its cells says so, and
 //! the rows it did not run are `not_run` on its side.
 
+pub mod forest;
 pub mod paired;
 mod render;
 mod sides;

@@ -82,7 +82,7 @@ pub fn document(cs: &[Comparison], warnings: &[String], notes: &[String]) -> Doc
 }
 
 /// [`document`] with `chart(c)`, where it gives one, before each
-/// comparison's table (the page's forest plot: `report::plot::forest`).
+/// comparison's table (the page's forest plot: `compare::forest`).
 pub fn document_with(cs: &[Comparison], warnings: &[String], notes: &[String], chart: &dyn Fn(&Comparison) -> Option<Block>) -> Document {
     let mut blocks = Vec::new();
     if !warnings.is_empty() {

@@ -185,6 +185,29 @@ impl Row {
         self.cell.axes_text_without("")
     }
 
+    /// `2 of 3 trials disturbed (others took 38-46% of their CPUs, ...)`, for a
+    /// row with disturbed trials. Here, beside the trials it reads, so that
+    /// the report and `fleet` say it alike without `fleet` using `report`.
+    pub fn disturbed_text(&self) -> Option<String> {
+        let hit: Vec<&crate::measure::interference::Interference> =
+            self.trials.iter().filter(|t| t.disturbed()).filter_map(|t| t.facts.as_ref()?.interference.as_ref()).collect();
+        if hit.is_empty() {
+            return None;
+        }
+        let range = |f: &dyn Fn(&&crate::measure::interference::Interference) -> f64| {
+            let (lo, hi) = hit.iter().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+            if (hi - lo) < 0.005 { format!("{:.0}%", 100.0 * hi) } else { format!("{:.0}-{:.0}%", 100.0 * lo, 100.0 * hi) }
+        };
+        let mut what = vec![format!("others took {} of their CPUs", range(&|i| i.others_share))];
+        if hit.iter().any(|i| i.steal_ms > 0.0) {
+            what.push(format!("the hypervisor stole {}", range(&|i| i.steal_share)));
+        }
+        if hit.iter().any(|i| i.pressure_share.is_some()) {
+            what.push(format!("CPU pressure {}", range(&|i| i.pressure_share.unwrap_or(0.0))));
+        }
+        Some(format!("{} of {} trials disturbed ({})", hit.len(), self.trials.len(), what.join(", ")))
+    }
+
     /// Whether the row was skipped because its cell does not apply by
     /// design (not because of the machine).
     pub fn skipped_by_design(&self) -> bool {

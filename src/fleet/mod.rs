@@ -416,7 +416,7 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
                     direction: Some(row.direction),
                     median: row.median(),
                     trials: row.trial_medians().len(),
-                    disturbed: crate::report::facts::disturbed_text(row),
+                    disturbed: row.disturbed_text(),
                     cut: row.cut_short(),
                     ..blank
                 };

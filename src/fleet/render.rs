@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Entry, Fleet, Standing};
 use crate::model::{Direction, ExportFormat};
-use crate::report::export::{csv_field, measure, opt};
+use crate::text::csv::{csv_field, measure, opt};
 use crate::text::document::{Align, Block, Document, Line, Table, Tone};
 use crate::text::format;
 use crate::text::table;
@@ -248,7 +248,7 @@ pub fn page(fleet: &Fleet, reports: &[Option<String>]) -> Document {
 
 /// Every host's rows against the fleet median, as a heat map.
 fn heat_map(fleet: &Fleet, reports: &[Option<String>]) -> Block {
-    use crate::report::plot::heatmap::{self, Cell, Host};
+    use crate::text::plot::heatmap::{self, Cell, Host};
     let hosts: Vec<Host> =
         fleet.hosts.iter().enumerate().map(|(i, h)| Host { name: h.name.clone(), href: reports.get(i).cloned().flatten() }).collect();
     let rows: Vec<String> = fleet.entries.iter().map(|e| e.row.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();

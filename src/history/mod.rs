@@ -46,7 +46,7 @@ use crate::envelope::Envelope;
 use crate::evidence::read::{parse_record, parse_row};
 use crate::evidence::{EvidenceError, RUN_SCHEMA, Row, RunRecord, StoredRun, check_not_running, incomplete_text, read_run};
 use crate::model::{Status, UsageError};
-use crate::report::terminal::to_stderr;
+use crate::text::out::to_stderr;
 
 /// The database file name, beside the run directories.
 pub const DB_FILE: &str = "history.sqlite";
@@ -356,7 +356,7 @@ impl Writer {
         }
         conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
         for n in notes {
-            crate::report::terminal::to_stderr(&format!("proofbench: note: {}: {n}\n", path.display()));
+            crate::text::out::to_stderr(&format!("proofbench: note: {}: {n}\n", path.display()));
         }
         Ok(())
     }

@@ -166,14 +166,14 @@ pub fn document(steps: &[Step], threshold: f64, floors: &str) -> Document {
         .filter_map(|s| {
             let j = &s.judged;
             let row = if j.axes == "-" { j.workload.clone() } else { format!("{} {}", j.workload, j.axes) };
-            crate::report::plot::forest::of_row(j, format!("h:{}→h:{} {row}", s.from.id, s.to.id), Some(j.band))
+            crate::compare::forest::of_row(j, format!("h:{}→h:{} {row}", s.from.id, s.to.id), Some(j.band))
         })
         .collect();
     blocks.push(Block::Chart(crate::text::document::Chart {
         caption: "Each step's ratio (dot) on its 95% interval (line), largest first, coloured by its verdict; grey behind each, the \
                   band it was judged against (the noise threshold, or its noise floor where larger)."
             .into(),
-        svg: crate::report::plot::forest::chart("Each step: ratio to / from", "ratio (to / from)", &lines, None),
+        svg: crate::text::plot::forest::chart("Each step: ratio to / from", "ratio (to / from)", &lines, None),
     }));
     blocks.push(Block::Table(t));
     let regressed: Vec<&Step> = steps.iter().filter(|s| s.judged.verdict == Verdict::Regressed).collect();

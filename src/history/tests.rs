@@ -284,7 +284,7 @@ fn two_writers_with_their_own_connections_lose_no_run() {
 
 #[test]
 fn a_trend_is_svg_with_its_run_ticks_and_legend() {
-    use crate::report::plot::trend::{Series, chart};
+    use crate::text::plot::trend::{Series, chart};
     let runs = vec!["h:1".to_string(), "h:2".to_string(), "h:3".to_string()];
     let lines = vec![Series {
         label: "size=256".into(),

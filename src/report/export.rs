@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::evidence::StoredRun;
 use crate::model::{Direction, ExportFormat, Status, Unit, value_text};
-
+use crate::text::csv::{csv_field, measure, opt};
 use crate::text::format;
 use crate::text::table::{Align, Table};
 
@@ -70,27 +70,9 @@ pub fn rows(stored: &StoredRun) -> Vec<ExportRow> {
         .collect()
 }
 
-/// RFC 4180 quoting where needed.
-pub(crate) fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
-
-pub(crate) fn opt(v: Option<f64>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
-}
-
 /// The Bencher name of a row: workload, then its axes.
 fn bench_name(r: &ExportRow) -> String {
     if r.axes == "-" { r.workload.clone() } else { format!("{} ({})", r.workload, r.axes) }
-}
-
-/// The Bencher measure of a unit: `latency` (nanoseconds) for times,
-/// `throughput` for rates.
-pub(crate) fn measure(u: Unit) -> &'static str {
-    match u.direction() {
-        Direction::LowerIsBetter => "latency",
-        Direction::HigherIsBetter => "throughput",
-    }
 }
 
 pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
@@ -174,24 +156,4 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
             format!("{}\n", serde_json::to_string_pretty(&Value::Object(out))?)
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_fields_are_quoted_only_when_needed() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a, b"), "\"a, b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-    }
-
-    #[test]
-    fn bencher_measures_follow_the_unit_direction() {
-        assert_eq!(measure(Unit::Ns), "latency");
-        assert_eq!(measure(Unit::NsPerOp), "latency");
-        assert_eq!(measure(Unit::OpsPerSec), "throughput");
-        assert_eq!(measure(Unit::MopsPerSec), "throughput");
-    }
 }

@@ -1,6 +1,6 @@
 //! What the report says of a row or a run in words, shared by its
 //! sections and pages: the groups in plan order, a row's trials, interval
-//! and disturbance, the run's busy warning, why planned cells have no row.
+//! and disturbance (`evidence::Row::disturbed_text`), the run's busy warning, why planned cells have no row.
 //! A leaf of the report: it calls nothing else of it.
 
 use std::collections::BTreeMap;
@@ -26,28 +26,6 @@ pub fn why_not_run(run: &RunRecord) -> &'static str {
     } else {
         "the run was interrupted before them"
     }
-}
-
-/// `2 of 3 trials disturbed (others took 38-46% of their CPUs, ...)`, for a
-/// row with disturbed trials.
-pub fn disturbed_text(r: &Row) -> Option<String> {
-    let hit: Vec<&crate::measure::interference::Interference> =
-        r.trials.iter().filter(|t| t.disturbed()).filter_map(|t| t.facts.as_ref()?.interference.as_ref()).collect();
-    if hit.is_empty() {
-        return None;
-    }
-    let range = |f: &dyn Fn(&&crate::measure::interference::Interference) -> f64| {
-        let (lo, hi) = hit.iter().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
-        if (hi - lo) < 0.005 { format!("{:.0}%", 100.0 * hi) } else { format!("{:.0}-{:.0}%", 100.0 * lo, 100.0 * hi) }
-    };
-    let mut what = vec![format!("others took {} of their CPUs", range(&|i| i.others_share))];
-    if hit.iter().any(|i| i.steal_ms > 0.0) {
-        what.push(format!("the hypervisor stole {}", range(&|i| i.steal_share)));
-    }
-    if hit.iter().any(|i| i.pressure_share.is_some()) {
-        what.push(format!("CPU pressure {}", range(&|i| i.pressure_share.unwrap_or(0.0))));
-    }
-    Some(format!("{} of {} trials disturbed ({})", hit.len(), r.trials.len(), what.join(", ")))
 }
 
 /// A row's label in its workload's tables: its axis values

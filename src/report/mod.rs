@@ -21,7 +21,6 @@ pub mod scaling;
 pub mod sections;
 pub mod stats_tables;
 pub mod strategies;
-pub mod terminal;
 pub mod variants;
 pub mod workloads;
 

@@ -10,23 +10,17 @@
 //! zero (a small overhead is not drawn as a large one) or logarithmic where
 //! the values span more than [`axis::LOG_SPAN`] times, x labels wrapped or
 //! turned so that none overlaps the next, and legends without what every
-//! entry shares (said once in the title); [`axis`] holds these pieces for
-//! any chart. The mesh has no light lines between its labelled ones. Text
-//! is XML-escaped by plotters' SVG backend, and the SVG made small by
-//! [`svg::compact`]. Rendering only: the runner writes the files (SVG, and
-//! PNG through [`png`]) through the results directory.
+//! entry shares (said once in the title); [`axis`] (in the output layer,
+//! `text::plot`) holds these pieces for any chart. The mesh has no light
+//! lines between its labelled ones. Text is XML-escaped by plotters' SVG
+//! backend, and the SVG made small by [`svg::compact`]. Rendering only: the
+//! runner writes the files (SVG, and PNG through
+//! [`crate::text::plot::png`]) through the results directory. These charts
+//! stay in `report`: they are drawn from a run's rows (`evidence::Row`);
+//! the plain-data charts and their pieces are `text::plot`'s.
 
-pub mod axis;
 pub mod bars;
-pub mod canvas;
 pub mod distribution;
-pub mod forest;
-pub mod heatmap;
-pub mod png;
-pub mod ranges;
-pub mod reach;
-pub mod svg;
-pub mod trend;
 
 use std::collections::BTreeMap;
 
@@ -34,6 +28,7 @@ use plotters::prelude::*;
 
 use crate::evidence::Row;
 use crate::model::{Direction, Status, Unit, value_text};
+use crate::text::plot::{axis, svg};
 
 /// A plot of one workload: its file name under `plots/` and its SVG.
 pub struct Plot {
@@ -467,7 +462,7 @@ mod tests {
         let svg = line_chart("t: \u{1b}]0;title", "workers", "median", Some(Unit::Ns), &lines, None);
         assert!(!svg.contains(|c: char| c.is_control() && c != '\n'), "{svg:?}");
         assert!(svg.contains("box \u{FFFD}[31mred\u{FFFD}"), "{svg}");
-        assert!(png::png(&svg).is_ok(), "the SVG parses");
+        assert!(crate::text::plot::png::png(&svg).is_ok(), "the SVG parses");
     }
 
     /// Rows of `w.x` at 1 and 2 workers under two allocators (a categorical axis).

@@ -11,7 +11,7 @@
 use crate::evidence::{Row, RunRecord, StatusCounts, StoredRun};
 use crate::model::{Cell, Status};
 
-use super::facts::{self, busy_warning, disturbed_text, interval_text, row_label, run_warnings, trials_text, why_not_run};
+use super::facts::{self, busy_warning, interval_text, row_label, run_warnings, trials_text, why_not_run};
 use super::plot;
 use super::variants::{self, Verdicts};
 use super::{counters, primitive, scaling, stats_tables, strategies};
@@ -67,7 +67,7 @@ pub fn read_first(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
                 .text(" names each with its reason."),
         ));
     }
-    let disturbed: Vec<(&Row, String)> = rows.iter().filter_map(|r| Some((r, disturbed_text(r)?))).collect();
+    let disturbed: Vec<(&Row, String)> = rows.iter().filter_map(|r| Some((r, r.disturbed_text()?))).collect();
     if !disturbed.is_empty() {
         let lead = Line::from(format!("{} trials that other processes ", format::counted(disturbed.len(), "row has", "rows have")))
             .link("disturbed", &crate::text::document::slug("Disturbed"))
@@ -396,7 +396,7 @@ pub fn workload(rows: &[Row], w: &str, verdicts: &Verdicts) -> Vec<Block> {
         if let Some(d) = &r.disagreement {
             notes.push(Line::from(row_label(r)).text(": ").marked(d).text("."));
         }
-        if let Some(d) = disturbed_text(r) {
+        if let Some(d) = r.disturbed_text() {
             notes.push(Line::from(row_label(r)).text(": ").marked(&d).text("."));
         }
         // A fact of the machine the workload noted about the row.

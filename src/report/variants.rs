@@ -326,7 +326,7 @@ pub fn noise_figures(c: &compare::Comparison) -> NoiseFigures {
 
 /// What each row can see, as a chart of the page.
 fn reach_chart(c: &compare::Comparison) -> Block {
-    use crate::report::plot::reach::{self, Reach};
+    use crate::text::plot::reach::{self, Reach};
     let rows: Vec<Reach> = c
         .rows
         .iter()

@@ -122,7 +122,7 @@ pub struct RunRequest {
     pub tables: bool,
     /// `--color`: how stdout is styled (resolved against the terminal and
     /// `NO_COLOR` by the command layer).
-    pub style: crate::report::terminal::Style,
+    pub style: crate::text::out::Style,
     /// The launchers of `--launcher` (one per host of `--hosts`; none: a
     /// local run), checked.
     pub launchers: Vec<Launcher>,
@@ -151,7 +151,7 @@ impl RunRequest {
             silent: false,
             counters: false,
             tables: false,
-            style: crate::report::terminal::Style::PLAIN,
+            style: crate::text::out::Style::PLAIN,
             launchers: Vec::new(),
             max_parallel: 1,
             fail_on_regression: false,
@@ -387,7 +387,7 @@ fn scratch_root(io_dir: Option<&PathBuf>) -> anyhow::Result<ScratchRoot> {
     }
     let root = local_temp_root(std::env::var_os("TMPDIR"));
     if !root.path.is_dir() {
-        crate::report::terminal::to_stderr(&format!(
+        crate::text::out::to_stderr(&format!(
             "proofbench: warning: {}: not a directory; the rows that need files will be skipped (--io-dir DIR puts them elsewhere)\n",
             root.shown
         ));

@@ -20,8 +20,8 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::evidence::{Row, RunDir, RunRecord, TrialRecord};
 use crate::model::{Cell, Status, Stopped, UsageError};
-use crate::report::terminal::{Out, to_stderr};
 use crate::text::format::{counted, seconds};
+use crate::text::out::{Out, to_stderr};
 
 use super::config::RunRequest;
 use super::launcher::Launcher;

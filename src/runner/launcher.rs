@@ -142,7 +142,7 @@ impl Launcher {
             .into());
         }
         if there.git_commit != here.git_commit {
-            crate::report::terminal::to_stderr(&format!(
+            crate::text::out::to_stderr(&format!(
                 "proofbench: warning: {}: the launched side's proofbench was built from commit {}, this one from {}\n",
                 self.name(),
                 there.git_commit,

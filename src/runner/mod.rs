@@ -34,8 +34,9 @@ use crate::evidence::{RUN_SCHEMA, RunCpu, RunDir, RunRecord, StatusCounts, read_
 use crate::measure::affinity;
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
-use crate::report::{self, terminal::Out};
+use crate::report;
 use crate::text::format::counted;
+use crate::text::out::Out;
 
 use config::RunConfig;
 pub use config::{RunRequest, RunSpec};
@@ -147,7 +148,7 @@ fn run_local(req: &RunRequest) -> anyhow::Result<(u8, PathBuf)> {
     let written = dir.write_run(&run);
     if let Some(e) = failed {
         if let Err(w) = written {
-            report::terminal::to_stderr(&format!("proofbench: warning: the run's record could not be finished: {w}\n"));
+            crate::text::out::to_stderr(&format!("proofbench: warning: the run's record could not be finished: {w}\n"));
         }
         anyhow::bail!(e);
     }
@@ -193,7 +194,7 @@ fn run_here(
         if let Some(why) = setup.unavailable()
             && !req.quiet
         {
-            report::terminal::to_stderr(&format!("proofbench: --perf-pass {}: skipped on every row: {why}\n", mode.as_str()));
+            crate::text::out::to_stderr(&format!("proofbench: --perf-pass {}: skipped on every row: {why}\n", mode.as_str()));
         }
         setup
     });
@@ -260,7 +261,7 @@ fn run_launched(
     };
     if let Some(why) = &cut {
         let missing = &run.not_run;
-        report::terminal::to_stderr(&format!(
+        crate::text::out::to_stderr(&format!(
             "proofbench: {}: the run was cut short: {why}; {rows} of {} rows arrived and are kept in {}{}\n",
             launcher.name(),
             run.plan.len(),
@@ -311,11 +312,11 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
         _ if req.silent => None,
         (false, _, _) | (true, true, true) => None,
         (true, true, false) => {
-            Some((true, report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, report::terminal::Style::PLAIN)))
+            Some((true, report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, crate::text::out::Style::PLAIN)))
         }
         (true, false, quiet) => {
             // After the groups' lines, a blank line first.
-            let mut text = report::terminal::Styled::plain(if quiet { "" } else { "\n" });
+            let mut text = crate::text::out::Styled::plain(if quiet { "" } else { "\n" });
             text.push(&report::end_of_run(&stored.run, &stored.rows, dir.path(), req.tables, req.style));
             Some((false, text))
         }
@@ -332,13 +333,13 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
     drop(stored);
     observers.run_finished(dir.path())?;
     match summary {
-        Some((true, text)) => report::terminal::to_stderr(text.as_str()),
+        Some((true, text)) => crate::text::out::to_stderr(text.as_str()),
         Some((false, text)) => Out::deferring().print_styled(&text)?,
         None => {}
     }
     if let Some((gate, why)) = gated {
         if let Some(why) = why {
-            report::terminal::to_stderr(&format!("proofbench: {why} against the base variant (--fail-on-regression)\n"));
+            crate::text::out::to_stderr(&format!("proofbench: {why} against the base variant (--fail-on-regression)\n"));
         }
         // A failed row or an interrupted run says more than a gate whose
         // regressions the load may explain.
@@ -350,7 +351,7 @@ fn conclude(req: &RunRequest, dir: &RunDir, observers: &mut Observers, say: bool
     }
     // The records, the report and the history are written: now the
     // terminal's failure, if it had one, can end the run.
-    if let Some(e) = report::terminal::deferred_error() {
+    if let Some(e) = crate::text::out::deferred_error() {
         anyhow::bail!("writing to stdout: {e} (the run's records are complete in {})", dir.path().display());
     }
     Ok(Concluded { code, counts, states })
@@ -394,7 +395,7 @@ fn announce(run: &RunRecord, req: &RunRequest, dir: &Path, launcher: Option<&lau
         let how = if run.options.lockstep { "in lockstep" } else { "interleaved" };
         format!(" ({groups} under each of the variants {}, {how})", names.join(", "))
     };
-    report::terminal::to_stderr(&format!(
+    crate::text::out::to_stderr(&format!(
         "proofbench: {}{variants}, {trials}, profile {}{through}, writing {}\n",
         counted(run.plan.len(), "cell", "cells"),
         req.spec.options.profile.as_str(),

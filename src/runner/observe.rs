@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use crate::evidence::{Row, RunDir, TrialRecord, read_run};
 use crate::model::Cell;
-use crate::report::terminal::{Out, Style, Styled};
 use crate::report::variants::Verdicts;
 use crate::report::{self};
 use crate::text::document::Block;
+use crate::text::out::{Out, Style, Styled};
 
 use super::config::RunRequest;
 use super::observer::{Coming, Observer};
@@ -208,9 +208,9 @@ impl Observer for GroupOutputs {
         for f in crate::text::document::figures(&section) {
             dir.write_file(&f.path, &f.svg)?;
             let file = f.file_name();
-            match report::plot::png::png(&f.svg) {
-                Ok(png) => dir.write_bytes(&format!("plots/{}", report::plot::png::file_name(file)), &png)?,
-                Err(e) => report::terminal::to_stderr(&format!("proofbench: warning: plots/{file}: no PNG copy: {e:#}\n")),
+            match crate::text::plot::png::png(&f.svg) {
+                Ok(png) => dir.write_bytes(&format!("plots/{}", crate::text::plot::png::file_name(file)), &png)?,
+                Err(e) => crate::text::out::to_stderr(&format!("proofbench: warning: plots/{file}: no PNG copy: {e:#}\n")),
             }
         }
         if self.print {

@@ -20,7 +20,7 @@
 //! length (an empty bar, not a full one at 0/0).
 //!
 //! Everything else the run says on stderr while the bar is up goes through
-//! [`crate::report::terminal::to_stderr`], which clears the bar first and
+//! [`crate::text::out::to_stderr`], which clears the bar first and
 //! redraws it after (the bar is registered there while it is up), so that
 //! no stale frame is left above a message.
 
@@ -31,8 +31,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::evidence::{Row, RunDir, TrialRecord};
 use crate::model::{Cell, Status};
-use crate::report::terminal::{clean, to_stderr};
 use crate::text::format::{counted, seconds};
+use crate::text::out::{clean, to_stderr};
 
 use super::observer::{Coming, Observer};
 
@@ -196,7 +196,7 @@ impl Progress {
             // One redraw a second: enough for a clock, negligible load on a
             // machine that is being measured.
             bar.enable_steady_tick(Duration::from_secs(1));
-            crate::report::terminal::set_bar(Some(bar.clone()));
+            crate::text::out::set_bar(Some(bar.clone()));
             p.bar = Some(bar);
         } else {
             p.plain = true;
@@ -254,7 +254,7 @@ impl Printer {
     /// Runs `f` (which prints) with the bar hidden.
     pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         match &self.bar {
-            Some(_) => crate::report::terminal::around_bar(f),
+            Some(_) => crate::text::out::around_bar(f),
             None => f(),
         }
     }
@@ -318,7 +318,7 @@ impl Observer for Progress {
     fn run_finished(&mut self, _dir: &std::path::Path) -> anyhow::Result<()> {
         self.say_round(None);
         if let Some(b) = self.bar.take() {
-            crate::report::terminal::set_bar(None);
+            crate::text::out::set_bar(None);
             b.finish_and_clear();
         }
         Ok(())

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::evidence::{Row, RunDir, RunRecord, StatusCounts};
 use crate::model::{Cell, Status, Stopped, UsageError};
-use crate::report::terminal::to_stderr;
+use crate::text::out::to_stderr;
 
 use super::config::{RunRequest, RunSpec};
 use super::launcher::Launcher;

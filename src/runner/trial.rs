@@ -114,7 +114,7 @@ impl Drop for Scratch {
         if let Err(e) = std::fs::remove_dir_all(&self.path)
             && e.kind() != std::io::ErrorKind::NotFound
         {
-            crate::report::terminal::to_stderr(&format!("proofbench: warning: could not remove {}: {e}\n", self.path.display()));
+            crate::text::out::to_stderr(&format!("proofbench: warning: could not remove {}: {e}\n", self.path.display()));
         }
     }
 }
@@ -264,7 +264,7 @@ pub fn remove_stale(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
         match std::fs::remove_dir_all(&path) {
             Ok(()) => removed.push(path),
-            Err(e) => crate::report::terminal::to_stderr(&format!(
+            Err(e) => crate::text::out::to_stderr(&format!(
                 "proofbench: warning: could not remove {}, left by a run that ended: {e}\n",
                 path.display()
             )),
@@ -291,14 +291,14 @@ fn remove_stale_once(cfg: &RunConfig) {
     STALE.call_once(|| {
         let (removed, unrecognised) = remove_stale(&cfg.scratch_root.path);
         for p in removed {
-            crate::report::terminal::to_stderr(&format!(
+            crate::text::out::to_stderr(&format!(
                 "proofbench: note: cleaned up {}, the scratch directory of an earlier run that is no longer running (nothing to do)\n",
                 p.display()
             ));
         }
         if !unrecognised.is_empty() {
             let names: Vec<String> = unrecognised.iter().map(|p| p.display().to_string()).collect();
-            crate::report::terminal::to_stderr(&format!(
+            crate::text::out::to_stderr(&format!(
                 "proofbench: warning: left alone {} {} named like a scratch directory but without a proofbench marker: {}\n",
                 names.len(),
                 if names.len() == 1 { "directory" } else { "directories" },

@@ -2,7 +2,7 @@
 //! sections build from the records, and that one renderer per output turns
 //! into text: [`markdown`] (report.md, `--update-doc` blocks, `--counters`),
 //! [`terminal`] (what `run` prints: plain text, nothing escaped, which
-//! `report::terminal` cleans of control characters as it prints) and
+//! `text::out` cleans of control characters as it prints) and
 //! [`html`] (report.html). No renderer ever reads text another one wrote.
 //!
 //! Blocks: headings, paragraphs (one or more lines), lists, warnings, tables,

@@ -2,10 +2,9 @@
 //! interval, coloured by its verdict, the rows sorted by ratio, a line at
 //! 1 and the band of SAME shaded across the chart; a row's own noise band
 //! (a history step's floor), where given, shaded on its line. The pages of
-//! `compare` and `history regressions` draw it ([`crate::report::plot::canvas`]).
-
-use crate::compare::{Comparison, RowComparison, Verdict, Word};
-use crate::text::document::{Block, Chart};
+//! `compare` and `history regressions` draw it ([`super::canvas`]); what
+//! turns a judged row into an [`Interval`] is `compare::forest`'s, so that
+//! this file knows ratios and marks, not comparisons.
 
 use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, thinned};
 
@@ -173,38 +172,6 @@ pub fn chart(title: &str, x_desc: &str, rows: &[Interval], equivalence: Option<f
         c.end();
     }
     Ok(c.finish())
-}
-
-/// The forest plot of the page: each compared row's ratio on its 95%
-/// interval, coloured by its word, the band of SAME shaded.
-pub fn of_comparison(c: &Comparison) -> Block {
-    let rows: Vec<Interval> = c
-        .rows
-        .iter()
-        .filter_map(|r| of_row(r, if r.axes == "-" { r.workload.clone() } else { format!("{} {}", r.workload, r.axes) }, None))
-        .collect();
-    let svg = chart("Ratio of each row, candidate / base", "ratio (candidate / base)", &rows, Some(crate::compare::equivalence(&c.rows)));
-    Block::Chart(Chart {
-        caption: "Each row's ratio (dot) on its 95% interval (line), largest first, coloured by its verdict; the line at 1 is no \
-                  change, the shaded band the band of SAME."
-            .into(),
-        svg,
-    })
-}
-
-/// A judged row as a line of a forest plot, named `name`, with its own
-/// noise `band` shaded where given; `None` without a word, a ratio or an
-/// interval.
-pub fn of_row(r: &RowComparison, name: String, band: Option<f64>) -> Option<Interval> {
-    let mark = match (r.word?, r.verdict) {
-        (Word::Different, Verdict::Regressed) => Mark::Worse,
-        (Word::Different, _) => Mark::Better,
-        (Word::Same, _) => Mark::Same,
-        (Word::Unknown, _) => Mark::Unknown,
-    };
-    let (ratio, ci) = (r.ratio?, r.ratio_ci95?);
-    let note = format!("{name}: ratio {ratio:.3} (95% interval {:.3}..{:.3}), {}", ci[0], ci[1], r.word_text());
-    Some(Interval { name, ratio, ci, mark, band, note })
 }
 
 /// A tick's ratio: `1.05`, `0.98`, `0.01`, `1,000`.

@@ -8,7 +8,9 @@
 //! terminal; each becomes U+FFFD, so what was there still shows. Colour
 //! is added only by the terminal renderer, after it cleaned each piece of
 //! text ([`Styled`]), and printed by [`Out::print_styled`], which cleans
-//! nothing again.
+//! nothing again. It is part of the output layer (`text`), so that every
+//! stage that prints (the runner, history, bisect, the commands) does so
+//! without using `report`.
 
 use std::cell::Cell;
 use std::io::{self, IsTerminal, Write};
