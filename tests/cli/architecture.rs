@@ -584,11 +584,25 @@ fn floor_table(markdown: &str, modules: &BTreeSet<String>) -> BTreeMap<String, u
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         let Some(floor) = cells.get(1).and_then(|c| c.parse::<usize>().ok()) else { continue };
         let row = cells.get(2).copied().unwrap_or("");
-        for span in row.split('`').skip(1).step_by(2) {
+        if row.contains("`src/lib.rs`") {
+            table.insert(ROOT.to_string(), floor);
+        }
+        // The modules named outside parentheses (a remark may name others).
+        let mut depth = 0;
+        let named: String = row
+            .chars()
+            .filter(|&c| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                depth == 0 && c != ')'
+            })
+            .collect();
+        for span in named.split('`').skip(1).step_by(2) {
             if modules.contains(span) {
                 table.insert(span.to_string(), floor);
-            } else if span == "src/lib.rs" {
-                table.insert(ROOT.to_string(), floor);
             }
         }
     }
@@ -641,7 +655,7 @@ fn the_map_check_finds_a_missing_section_a_missing_module_and_a_wrong_floor() {
     graph.entry("stats".into()).or_default().insert("model".into(), vec!["src/stats/mod.rs:1".into()]);
     graph.entry("report".into()).or_default().insert("stats".into(), vec!["src/report/mod.rs:1".into()]);
     graph.entry(ROOT.into()).or_default().insert("report".into(), vec!["src/lib.rs:1".into()]);
-    let good = "| Floor | Modules |\n| --- | --- |\n| 0 | `model` |\n| 1 | `stats` |\n| 2 | `report` |\n| 3 | the root (`src/lib.rs`) |\n\
+    let good = "| Floor | Modules |\n| --- | --- |\n| 0 | `model` |\n| 1 | `stats` |\n| 2 | `report` |\n| 3 | the root (`src/lib.rs`; not `stats`) |\n\
                 ### `src/model/`\n### `src/stats/`\n### `src/report/`\n";
     assert_eq!(map_errors(good, &modules, &graph), Vec::<String>::new());
     let bad = good.replace("| 1 | `stats` |", "| 1 | |").replace("| 2 | `report` |", "| 1 | `report` |").replace("### `src/model/`\n", "");
