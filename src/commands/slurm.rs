@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use crate::cli::{RunArgs, SlurmArgs, SlurmCommand, SlurmJobsArgs, SlurmSubmitArgs, SlurmWaitArgs};
 use crate::evidence::RunKind;
-use crate::model::{UsageError, utc_now};
+use crate::measure::clock::utc_now;
+use crate::model::UsageError;
 use crate::runner::launcher::{HELPER_TIMEOUT, capture};
 use crate::slurm::{self, JOBS_FILE, JOBS_SCHEMA, JobInfo, JobState, JobsFile, SCRIPT_NAME, SubmittedJob};
 use crate::text::format::counted;

@@ -20,7 +20,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Reading, utc_now};
+use crate::measure::clock::utc_now;
+use crate::model::Reading;
 use crate::topology::{Cache, Topology};
 
 pub use tool::{ToolInfo, tool_info};

@@ -450,7 +450,7 @@ fn record_in(tx: &rusqlite::Transaction<'_>, stored: &StoredRun, run_json: &str)
             stored.rows.len() as i64,
             ok as i64,
             run.complete,
-            crate::model::utc_now(),
+            crate::measure::clock::utc_now(),
             run_json,
         ],
     )?;

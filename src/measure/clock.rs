@@ -3,9 +3,23 @@
 //! It is the clock `std::time::Instant` uses on Linux, but as a plain `u64` it
 //! can be compared across threads and across processes (the process-scale
 //! workloads take timestamps in forked children and compare them in the
-//! parent).
+//! parent). The wall-clock moments the records hold (`started_utc`...) are
+//! read here too ([`utc_now`]), so that no stage below reads a clock.
 
 use std::hint::black_box;
+use std::time::SystemTime;
+
+/// UTC now as RFC 3339 with seconds: how a moment is written in the
+/// records.
+pub fn utc_now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// The current UTC time to the millisecond, `2026-01-01T00:00:00.123Z`: for
+/// spans shorter than a few seconds (a run's rounds).
+pub fn utc_now_millis() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
 
 /// Nanoseconds of `CLOCK_MONOTONIC`.
 #[inline]

@@ -37,7 +37,7 @@ pub use params::{Params, value_text};
 pub use placement::{CpuClass, PinStrategy};
 pub use profile::{MIN_TRIAL_BUDGET_MS, Profile};
 pub use reading::Reading;
-pub use run::{DEFAULT_SEED, PerfPass, utc_now, utc_now_millis};
+pub use run::{DEFAULT_SEED, PerfPass};
 pub use status::{SkipKind, Status};
 pub use unit::{Direction, TableShape, Unit, Work};
 pub use variant::{SettingKey, Variant};

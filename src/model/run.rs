@@ -1,8 +1,6 @@
 //! Facts of a run that several stages share: what the user asked for as the
 //! records keep it ([`RunOptions`]), the seed a run uses unless told
-//! otherwise, and how a moment is written in the records.
-
-use std::time::SystemTime;
+//! otherwise. (The moments the records hold are read by `measure::clock`.)
 
 use serde::{Deserialize, Serialize};
 
@@ -11,17 +9,6 @@ use super::{PinStrategy, Profile};
 
 /// The seed of a run unless `--seed` is given (fixed, so that runs repeat).
 pub const DEFAULT_SEED: u64 = 0x5EED_2026;
-
-/// UTC now as RFC 3339 with seconds.
-pub fn utc_now() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
-
-/// The current UTC time to the millisecond, `2026-01-01T00:00:00.123Z`: for
-/// spans shorter than a few seconds (a run's rounds).
-pub fn utc_now_millis() -> String {
-    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
-}
 
 /// What the user asked for: validated by clap, not yet resolved against the
 /// registry and the topology. `run.json` records it as `options`.

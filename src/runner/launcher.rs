@@ -47,7 +47,7 @@ pub struct Launcher {
 /// six random characters (two invocations started in the same second
 /// differ).
 pub fn new_submission() -> String {
-    let now = crate::model::utc_now();
+    let now = crate::measure::clock::utc_now();
     let stamp: String = now.chars().filter(|c| c.is_ascii_digit() || matches!(c, 'T' | 'Z')).collect();
     format!("hosts {stamp}-{}", super::trial::random_suffix(6))
 }

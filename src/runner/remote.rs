@@ -473,7 +473,7 @@ impl<'a> Replay<'a> {
     /// recomputed from the rows received ([`Replay::finish`]).
     fn end(&mut self, end: RunRecord) {
         let mine = self.run.as_mut().expect("started");
-        let finished = end.finished_utc.filter(|t| humantime::parse_rfc3339(t).is_ok()).unwrap_or_else(crate::model::utc_now);
+        let finished = end.finished_utc.filter(|t| humantime::parse_rfc3339(t).is_ok()).unwrap_or_else(crate::measure::clock::utc_now);
         mine.finished_utc = Some(finished.clone());
         mine.envelope.finished_utc = Some(finished);
         mine.envelope.load_avg_after = end.envelope.load_avg_after;
@@ -564,7 +564,7 @@ impl<'a> Replay<'a> {
         }
         if let Some(run) = self.run.as_mut() {
             if cut.is_some() {
-                run.finished_utc = Some(crate::model::utc_now());
+                run.finished_utc = Some(crate::measure::clock::utc_now());
                 run.envelope.finished_utc = run.finished_utc.clone();
             }
             run.interrupted |= signals::interrupted();

@@ -20,8 +20,9 @@ use rand::{RngExt, SeedableRng};
 
 use crate::compare::paired::{TrialSamples, pair_evidence};
 use crate::evidence::{RoundRecord, Row, RowStop, RunDir};
+use crate::measure::clock::utc_now_millis;
 use crate::measure::interrupts::Idle;
-use crate::model::{Cell, Status, TrialPlan, utc_now_millis};
+use crate::model::{Cell, Status, TrialPlan};
 use crate::stats::decide::{Decision, Design, Plan};
 use crate::stats::{LEVEL, trial_interval};
 

@@ -29,7 +29,8 @@ use std::sync::Once;
 use anyhow::Context;
 
 use crate::evidence::{ProcessRecord, RunDir, TrialRecord, WorkerReport};
-use crate::model::{Cell, Status, utc_now};
+use crate::measure::clock::utc_now;
+use crate::model::{Cell, Status};
 use crate::workloads::process;
 
 use super::compose::{self, Finished};
