@@ -49,7 +49,7 @@ pub struct Launcher {
 pub fn new_submission() -> String {
     let now = crate::measure::clock::utc_now();
     let stamp: String = now.chars().filter(|c| c.is_ascii_digit() || matches!(c, 'T' | 'Z')).collect();
-    format!("hosts {stamp}-{}", super::trial::random_suffix(6))
+    format!("hosts {stamp}-{}", crate::evidence::dir::random_suffix(6))
 }
 
 /// What a launched helper command printed and how it ended.

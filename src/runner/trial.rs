@@ -72,18 +72,6 @@ fn lock_dir(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(f)
 }
 
-/// `n` random characters from `[a-z0-9]`, from the kernel's generator.
-pub(super) fn random_suffix(n: usize) -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut bytes = vec![0u8; n];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No generator: the time's nanoseconds still differ between runs.
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        bytes.iter_mut().enumerate().for_each(|(i, b)| *b = (t >> ((i % 16) * 8)) as u8);
-    }
-    bytes.iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
-}
-
 impl Scratch {
     /// Makes the directory, or says why it cannot be made.
     fn create(root: &ScratchRoot, name: &str) -> Result<Scratch, String> {
@@ -92,7 +80,7 @@ impl Scratch {
         let mut last = None;
         // A taken name (another process's) is never reused: another is drawn.
         for _ in 0..16 {
-            let path = root.path.join(format!("{stem}{}", random_suffix(RANDOM_LEN)));
+            let path = root.path.join(format!("{stem}{}", crate::evidence::dir::random_suffix(RANDOM_LEN)));
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => {
                     // A filesystem without locks still has the pid check.
