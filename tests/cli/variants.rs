@@ -185,7 +185,10 @@ fn an_allocator_variant_fixes_the_allocator_of_every_cell() {
     let c = ab(&sb.run_dir());
     let r = judged(&c, "je", "alloc.random-mixed");
     assert_eq!(r["direction"], "higher-is-better", "ops/s: {r}");
-    assert!(["regressed", "improved", "unchanged"].contains(&r["verdict"].as_str().unwrap()), "{r}");
+    // Judged, unless a busy machine left rounds out (one side disturbed, the
+    // other not), which the row then says.
+    let left_out = r["one_side_disturbed"].as_u64().unwrap_or(0) > 0;
+    assert!(left_out || ["regressed", "improved", "unchanged"].contains(&r["verdict"].as_str().unwrap()), "{r}");
 }
 
 #[test]
