@@ -36,6 +36,7 @@
 
 pub mod git;
 pub mod page;
+pub mod record;
 pub mod session;
 #[cfg(test)]
 mod tests;
@@ -116,6 +117,17 @@ pub struct Measured {
     pub reason: String,
     /// The A/B run's wall time.
     pub seconds: f64,
+}
+
+impl Measured {
+    /// `1.027 (1.014..1.040)`, or `-` without a ratio.
+    pub fn ratio_text(&self) -> String {
+        match (self.ratio, self.ci95) {
+            (Some(r), Some([lo, hi])) => format!("{r:.3} ({lo:.3}..{hi:.3})"),
+            (Some(r), None) => format!("{r:.3}"),
+            _ => "-".into(),
+        }
+    }
 }
 
 /// Why a step was measured.

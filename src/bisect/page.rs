@@ -7,19 +7,10 @@
 
 use std::path::Path;
 
-use super::session::{Figures, Record};
-use super::{Answer, Call, Measured};
+use super::record::{Figures, Record};
+use super::{Answer, Call};
 use crate::text::document::{Align, Block, Document, Line, Table, markdown, terminal};
 use crate::text::format;
-
-/// `1.027 (1.014..1.040)`, or `-` without a ratio.
-pub fn ratio_text(m: &Measured) -> String {
-    match (m.ratio, m.ci95) {
-        (Some(r), Some([lo, hi])) => format!("{r:.3} ({lo:.3}..{hi:.3})"),
-        (Some(r), None) => format!("{r:.3}"),
-        _ => "-".into(),
-    }
-}
 
 /// The figures in one sentence (what the lead quotes).
 pub fn figures_text(f: &Figures) -> String {
@@ -137,7 +128,7 @@ pub fn document(rec: &Record) -> Document {
             c[s.b].short().into(),
             c[s.b].headline(40),
             c[s.a].short().into(),
-            ratio_text(r),
+            r.ratio_text(),
             s.said(),
             s.attempts.len().to_string(),
             run.unwrap_or_else(|| "-".into()),

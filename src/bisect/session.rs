@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use serde::{Deserialize, Serialize};
 
 use super::git::{self, Repo};
-use super::{Call, Commit, Lab, Measured, Outcome, Purpose, Step};
+use super::record::{BuildRecord, MeasureRecord, Mode, Record};
+use super::{Call, Lab, Measured, Purpose, Step};
 use crate::compare::{self, Verdict, Word};
 use crate::evidence::dir::write_atomic;
 use crate::model::{Stopped, UsageError};
@@ -30,16 +30,6 @@ pub const SCHEMA: &str = "proofbench.bisect/1";
 pub const BUILD_VAR: &str = "PROOFBENCH_BUILD";
 /// With `--exe`: the built program, `$PROOFBENCH_BUILD/EXE`.
 pub const BUILD_EXE_VAR: &str = "PROOFBENCH_BUILD_EXE";
-
-/// How a build is put under measurement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// proofbench itself: `exe=` variants, the worker is the build.
-    Exe,
-    /// A command workload: `env=PROOFBENCH_BUILD=<worktree>` variants.
-    Env,
-}
 
 /// What a bisect was asked, checked by the command layer.
 pub struct Config {
@@ -60,93 +50,6 @@ pub struct Config {
     pub argv: Vec<String>,
     /// Whether `--workloads` was given (command workloads measure the build).
     pub commands: bool,
-}
-
-/// One build, as bisect.json keeps it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BuildRecord {
-    pub ok: bool,
-    pub seconds: f64,
-    /// The build's output, relative to the bisect's directory.
-    pub log: String,
-}
-
-/// One A/B measurement, as bisect.json keeps it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct MeasureRecord {
-    pub a: String,
-    pub b: String,
-    pub attempt: u32,
-    /// Made to confirm a culprit against its parent: a run of its own,
-    /// reused only by that step (a resumed bisect).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub confirming: bool,
-    pub measured: Measured,
-}
-
-/// bisect.json: everything a resumed bisect and the page need.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Record {
-    pub schema: String,
-    /// `running`, `interrupted`, `failed` or `finished`.
-    pub state: String,
-    pub argv: Vec<String>,
-    /// What must be the same for a bisect to reuse this one's builds and
-    /// measurements: the commits, the build, and the A/B run's plan.
-    pub key: String,
-    pub repo: String,
-    pub build: String,
-    pub exe: String,
-    pub mode: Mode,
-    pub commits: Vec<Commit>,
-    pub builds: BTreeMap<String, BuildRecord>,
-    pub measured: Vec<MeasureRecord>,
-    /// The steps of the last session, in order.
-    pub steps: Vec<Step>,
-    pub outcome: Option<Outcome>,
-    /// `git show --stat` of the culprit.
-    pub culprit_stat: Option<String>,
-    pub error: Option<String>,
-    /// Wall time over every session, and how many sessions.
-    pub wall_seconds: f64,
-    pub sessions: u32,
-    /// Builds and measurements made by the last session (the rest came
-    /// from the record).
-    pub built_now: usize,
-    pub measured_now: usize,
-}
-
-impl Record {
-    /// The figures the page and the terminal end with.
-    pub fn figures(&self) -> Figures {
-        let commits: std::collections::BTreeSet<usize> = self.steps.iter().flat_map(|s| [s.a, s.b]).collect();
-        Figures {
-            wall: self.wall_seconds,
-            builds: self.builds.len(),
-            failed: self.builds.values().filter(|b| !b.ok).count(),
-            build_seconds: self.builds.values().map(|b| b.seconds).sum(),
-            measurements: self.measured.len(),
-            measure_seconds: self.measured.iter().map(|m| m.measured.seconds).sum(),
-            commits: commits.len(),
-            sessions: self.sessions,
-            built_now: self.built_now,
-            measured_now: self.measured_now,
-        }
-    }
-}
-
-/// Time and counts of a bisect.
-pub struct Figures {
-    pub wall: f64,
-    pub builds: usize,
-    pub failed: usize,
-    pub build_seconds: f64,
-    pub measurements: usize,
-    pub measure_seconds: f64,
-    pub commits: usize,
-    pub sessions: u32,
-    pub built_now: usize,
-    pub measured_now: usize,
 }
 
 /// The real lab of a bisect in `dir`.
@@ -270,7 +173,7 @@ impl Lab for RealLab<'_> {
             c[step.b].short(),
             c[step.b].headline(40),
             c[step.a].short(),
-            super::page::ratio_text(r),
+            r.ratio_text(),
             step.said(),
             if step.attempts.len() > 1 { format!(" ({} attempts)", step.attempts.len()) } else { String::new() }
         );

@@ -201,3 +201,14 @@ fn a_step_wholly_past_half_of_the_change_is_on_the_bad_side_yet_the_culprit_need
     let out = search(64, &mut lab).unwrap();
     assert!(!matches!(out.answer, Answer::Culprit { .. }), "{:?}", out.answer);
 }
+
+#[test]
+fn a_ratio_is_written_with_its_interval_and_a_missing_one_as_a_dash() {
+    let mut m =
+        Measured { call: Call::Worse, ratio: Some(1.0271), ci95: Some([1.0139, 1.04]), run_dir: None, reason: String::new(), seconds: 0.0 };
+    assert_eq!(m.ratio_text(), "1.027 (1.014..1.040)");
+    m.ci95 = None;
+    assert_eq!(m.ratio_text(), "1.027");
+    m.ratio = None;
+    assert_eq!(m.ratio_text(), "-");
+}

@@ -32,6 +32,8 @@ pub mod changes;
 pub mod floors;
 mod migrate;
 pub mod regress;
+pub mod render;
+pub mod trend;
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -685,3 +687,5 @@ pub fn record_after_run(run_dir: &Path, db: Option<&Path>, quiet: bool) {
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tests_trend;
