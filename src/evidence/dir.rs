@@ -278,6 +278,19 @@ fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), Evidenc
     write_atomic(path, text.as_bytes())
 }
 
+/// `n` random characters from `[a-z0-9]`, from the kernel's generator: the
+/// part of a name (a scratch directory, a submission) nobody can predict.
+pub fn random_suffix(n: usize) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = vec![0u8; n];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No generator: the time's nanoseconds still differ between runs.
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        bytes.iter_mut().enumerate().for_each(|(i, b)| *b = (t >> ((i % 16) * 8)) as u8);
+    }
+    bytes.iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,17 +419,4 @@ mod tests {
         assert_eq!(fs::read_to_string(&p).unwrap(), "two");
         assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1, "no temporary file is left");
     }
-}
-
-/// `n` random characters from `[a-z0-9]`, from the kernel's generator: the
-/// part of a name (a scratch directory, a submission) nobody can predict.
-pub fn random_suffix(n: usize) -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut bytes = vec![0u8; n];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No generator: the time's nanoseconds still differ between runs.
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        bytes.iter_mut().enumerate().for_each(|(i, b)| *b = (t >> ((i % 16) * 8)) as u8);
-    }
-    bytes.iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
 }
