@@ -120,8 +120,16 @@ fn a_side_that_hangs_is_killed_at_the_timeout_and_its_set_ends_with_the_reason()
     let reason = a["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("side B of the lockstep set did not answer for 3.0 s"), "{reason}");
     assert!(b["reason"].as_str().unwrap_or_default().contains("did not answer"), "{b}");
-    // Nothing of the hung side is left running.
-    let ps = std::process::Command::new("pgrep").args(["-f", "sleep 1000"]).output().unwrap();
+    // Nothing of the hung side is left running (a killed process may take a
+    // moment to be reaped on a loaded machine: two seconds at most).
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let ps = loop {
+        let ps = std::process::Command::new("pgrep").args(["-f", "sleep 1000"]).output().unwrap();
+        if ps.stdout.is_empty() || Instant::now() > deadline {
+            break ps;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert!(ps.stdout.is_empty(), "left running: {}", text(&ps.stdout));
 }
 
@@ -275,5 +283,8 @@ fn a_worker_that_does_not_take_turns_runs_its_sets_one_after_another_and_the_row
     let judged = &c[0]["rows"][0];
     // Every round paired, or said left out (one side disturbed under load).
     assert_eq!(judged["pairs"].as_u64().unwrap() + judged["one_side_disturbed"].as_u64().unwrap_or(0), 3, "{judged}");
-    assert!(judged["reason"].as_str().unwrap().contains("not in lockstep"), "{judged}");
+    // Why it is UNKNOWN: not in lockstep, or (under load) rounds left out.
+    let reason = judged["reason"].as_str().unwrap();
+    let left_out = judged["one_side_disturbed"].as_u64().unwrap_or(0) > 0 && reason.contains("left out");
+    assert!(reason.contains("not in lockstep") || left_out, "{judged}");
 }
