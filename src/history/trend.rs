@@ -203,11 +203,14 @@ pub fn steps_of(
     Ok((steps, floors.source().to_string()))
 }
 
+/// A stored row with the history id of its run.
+type Stored = (i64, Row);
+
 /// The rows of `workload` that pass every filter, in run order (then plan
 /// order), and each ok one without its samples (history id of its run,
 /// row: what the change points are found from). Cost: linear in the rows,
 /// plus a sort.
-fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &Filters) -> anyhow::Result<(Vec<TrendRow>, Vec<(i64, Row)>)> {
+fn filtered_rows(store: &Store, runs: &[RunEntry], workload: &str, filters: &Filters) -> anyhow::Result<(Vec<TrendRow>, Vec<Stored>)> {
     let pos: HashMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
     let (mut rows, mut slim) = (Vec::new(), Vec::new());
     store.each_row_of(workload, |id, mut row| {
