@@ -35,7 +35,7 @@ pub fn chart(t: &Trend) -> Result<String, String> {
     chart::chart(&format!("{}: median per run", t.workload), t.unit, &ticks, &series)
 }
 
-/// The trend as a document: its title, the chart `svg` (as [`chart`] made
+/// The trend as a document: its title, the chart `svg` (as [`chart()`] made
 /// it), the table of its rows and each line's noise floor.
 pub fn document(t: &Trend, svg: Result<String, String>) -> Document {
     let mut table = Table::new(&[
