@@ -20,6 +20,7 @@ pub(crate) mod history;
 pub(crate) mod measure;
 pub(crate) mod model;
 pub(crate) mod plan;
+pub(crate) mod process;
 pub(crate) mod report;
 pub(crate) mod runner;
 pub(crate) mod slurm;

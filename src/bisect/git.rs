@@ -144,7 +144,7 @@ pub fn build(cmd: &str, dir: &Path, log: &Path, timeout: Duration) -> anyhow::Re
             kill_group(child.id() as i32, libc::SIGKILL);
             return Ok((status.success(), start.elapsed()));
         }
-        let stopped = crate::runner::signals::interrupted();
+        let stopped = crate::process::signals::interrupted();
         if stopped || start.elapsed() > timeout {
             kill_group(child.id() as i32, libc::SIGKILL);
             let _ = child.wait();

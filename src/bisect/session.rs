@@ -20,7 +20,8 @@ use super::{Call, Lab, Measured, Purpose, Step};
 use crate::compare::{self, Verdict, Word};
 use crate::evidence::dir::write_atomic;
 use crate::model::{Stopped, UsageError};
-use crate::runner::{self, RunRequest, signals};
+use crate::process::signals;
+use crate::runner::{self, RunRequest};
 
 /// The schema of bisect.json.
 pub const SCHEMA: &str = "proofbench.bisect/1";

@@ -19,7 +19,7 @@ use crate::plan::{self, Plan, RunOptions};
 use crate::workloads::contract::WorkloadSpec;
 use crate::workloads::registry;
 
-use super::launcher::{self, Launcher};
+use super::launcher::Launcher;
 use super::preload::{self, Need};
 use super::spawn::{self, Invocation};
 
@@ -329,9 +329,11 @@ fn check_variant(v: &Variant, exe: &Path, cells: &[Cell]) -> anyhow::Result<()> 
         return Err(refuse(&what, format!("{p} is not a file")));
     }
     let command = spawn::local(exe, &how, &["--version"]);
-    let out = match launcher::capture(command, launcher::HELPER_TIMEOUT) {
+    let out = match crate::process::helper::capture(command, crate::process::helper::HELPER_TIMEOUT) {
         Ok(Some(out)) => out,
-        Ok(None) => return Err(refuse(&what, format!("`{shown}` gave no answer within {} s", launcher::HELPER_TIMEOUT.as_secs()))),
+        Ok(None) => {
+            return Err(refuse(&what, format!("`{shown}` gave no answer within {} s", crate::process::helper::HELPER_TIMEOUT.as_secs())));
+        }
         Err(e) => return Err(refuse(&what, format!("cannot start `{shown}`: {e}"))),
     };
     let first = out.stdout.lines().next().unwrap_or("").trim().to_string();

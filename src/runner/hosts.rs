@@ -27,7 +27,8 @@ use super::config::RunRequest;
 use super::launcher::Launcher;
 use super::observe::Observers;
 use super::observer::Observer;
-use super::{EXIT_INTERRUPTED, signals, worse};
+use super::{EXIT_INTERRUPTED, worse};
+use crate::process::signals;
 
 /// How one host's run ended.
 struct HostEnd {

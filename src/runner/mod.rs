@@ -15,12 +15,10 @@ pub mod observe;
 pub mod observer;
 pub mod perf;
 pub mod perf_check;
-pub mod pipes;
 pub mod preload;
 pub mod progress;
 pub mod remote;
 pub mod rounds;
-pub mod signals;
 pub mod spawn;
 pub mod stream;
 pub mod trial;
@@ -92,7 +90,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<ExitCode> {
 /// [`run`], returning also the run directories written, in order (one per
 /// host of `--hosts` that started its run).
 pub fn run_and_say_where(req: &RunRequest) -> anyhow::Result<(ExitCode, Vec<PathBuf>)> {
-    signals::install()?;
+    crate::process::signals::install()?;
     if req.per_host() {
         return hosts::run_all(req);
     }
@@ -439,7 +437,7 @@ fn run_record(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) -> RunRecord {
 /// machine after it, its wall and CPU time, what else took the machine
 /// meanwhile, and the rows per status.
 fn finish_record(run: &mut RunRecord, cfg: &RunConfig, outcome: &Outcome, start: &Start) {
-    run.interrupted = outcome.interrupted || signals::interrupted();
+    run.interrupted = outcome.interrupted || crate::process::signals::interrupted();
     run.rounds = outcome.rounds.clone();
     run.not_run = cfg.cells.iter().filter(|c| !outcome.rows.iter().any(|r| r.cell.index == c.index)).map(|c| c.row_id.clone()).collect();
     run.complete = run.not_run.is_empty() && !run.interrupted;

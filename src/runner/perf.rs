@@ -26,10 +26,10 @@ use crate::model::command::VerifyDef;
 use crate::model::{Cell, PerfPass, Status};
 
 use super::config::RunConfig;
-use super::launcher;
+use super::flame;
 use super::perf_check::{Perf, Setup, TOP_LINES, parse_stat};
 use super::trial::{self, Outside};
-use super::{flame, signals};
+use crate::process::signals;
 
 /// The lines of `perf report --stdio` output without its `#` header and
 /// blank lines, the first [`TOP_LINES`].
@@ -159,7 +159,7 @@ fn record_files(
 ) -> Result<(), String> {
     let mut c = Command::new(&perf.exe);
     c.args(["report", "--stdio", "--no-children", "-g", "none", "-i"]).arg(data);
-    let out = match launcher::capture(c, cfg.timeout) {
+    let out = match crate::process::helper::capture(c, cfg.timeout) {
         Ok(Some(out)) => out,
         Ok(None) => return Err(format!("`perf report` gave no answer within {}", humantime::format_duration(cfg.timeout))),
         Err(e) => return Err(format!("cannot start `perf report`: {e}")),

@@ -11,8 +11,6 @@ use std::time::Duration;
 use crate::evidence::PerfCounter;
 use crate::model::PerfPass;
 
-use super::launcher;
-
 /// The environment variable naming the perf binary (default: `perf` on PATH).
 pub const PERF_ENV: &str = "PROOFBENCH_PERF";
 
@@ -105,7 +103,7 @@ pub fn setup(mode: PerfPass, timeout: Duration) -> Setup {
     let timeout = timeout.min(PROBE_TIMEOUT);
     let mut c = Command::new(&exe);
     c.arg("--version");
-    let version = match launcher::capture(c, timeout) {
+    let version = match crate::process::helper::capture(c, timeout) {
         Ok(Some(out)) if out.code == Some(0) && out.stdout.trim().starts_with("perf") => out.stdout.trim().to_string(),
         Ok(Some(out)) => {
             let said = if out.stderr.trim().is_empty() { out.stdout.trim() } else { out.stderr.trim() };
@@ -149,7 +147,7 @@ pub fn setup(mode: PerfPass, timeout: Duration) -> Setup {
         let level = level.map_or_else(|| "perf_event_paranoid unreadable".to_string(), |l| format!("perf_event_paranoid={l}"));
         unavailable(format!("perf is not permitted or does not work here: `{shown}` {why} ({level})"), Some(perf.version.clone()))
     };
-    match launcher::capture(c, timeout) {
+    match crate::process::helper::capture(c, timeout) {
         Ok(Some(out)) if out.code == Some(0) => {}
         Ok(Some(out)) => return fail(format!("failed: {}", out.last_error_line())),
         Ok(None) => return fail(format!("gave no answer within {} s", timeout.as_secs())),

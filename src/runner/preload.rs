@@ -16,8 +16,8 @@ use std::path::Path;
 
 use crate::workloads::alloc::allocator::same_library;
 
-use super::launcher::{self, HELPER_TIMEOUT};
 use super::spawn::{self, Invocation};
+use crate::process::helper::{self, HELPER_TIMEOUT};
 
 /// What a preloaded value must do.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,7 +50,7 @@ pub fn check(exe: &Path, value: &str, need: Need) -> Result<(), String> {
     }
     let how = Invocation::preload(Some(value));
     let command = spawn::local(exe, &how, &["malloc-provider"]);
-    let out = match launcher::capture(command, HELPER_TIMEOUT) {
+    let out = match helper::capture(command, HELPER_TIMEOUT) {
         Ok(Some(out)) => out,
         Ok(None) => return Err(format!("the check gave no answer within {} s", HELPER_TIMEOUT.as_secs())),
         Err(e) => return Err(format!("cannot start {} to try it: {e}", exe.display())),

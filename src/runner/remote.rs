@@ -32,8 +32,8 @@ use crate::text::out::to_stderr;
 use super::config::{RunRequest, RunSpec};
 use super::launcher::Launcher;
 use super::observe::Observers;
-use super::signals;
 use super::stream::{Event, STREAM_SCHEMA};
+use crate::process::signals;
 
 /// The longest line of the stream: a row with every raw sample of a
 /// `--runs 40000` cell and its log is a few MiB.
@@ -268,7 +268,7 @@ fn read_events(stdout: impl Read, tx: mpsc::SyncSender<Result<Event, String>>) {
         match (&mut r).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line) {
             Ok(0) | Err(_) => return,
             Ok(n) if n > MAX_LINE => {
-                let _ = tx.send(Err(format!("it sent a line longer than {}", super::spawn::mib(MAX_LINE))));
+                let _ = tx.send(Err(format!("it sent a line longer than {}", crate::process::helper::mib(MAX_LINE))));
                 return;
             }
             Ok(_) => {}

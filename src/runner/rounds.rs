@@ -30,8 +30,8 @@ use super::compose::{self, Finished, RowInput};
 use super::config::RunConfig;
 use super::observe::Observers;
 use super::observer::Coming;
-use super::signals;
 use super::trial;
+use crate::process::signals;
 
 /// What the rounds produced.
 pub struct Outcome {

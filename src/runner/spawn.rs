@@ -26,8 +26,8 @@ use crate::model::MeasureSpec;
 use crate::worker::guard::PARENT_PID_ENV;
 use crate::workloads::process::die_with_parent;
 
-use super::pipes::{self, Inbox, Outbox, Wake};
-use super::signals;
+use crate::process::pipes::{self, Inbox, Outbox, Wake};
+use crate::process::signals;
 
 /// Time between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(1);
@@ -163,11 +163,6 @@ pub fn report_limit(measure: &MeasureSpec, cell_len: usize) -> usize {
     REPORT_ROOM + cell_len + REPORT_ROOM_PER_SAMPLE * samples.min(REPORT_SAMPLES_ROOM) as usize
 }
 
-/// `bytes` in MiB, for messages: `4.0 MiB`.
-pub fn mib(bytes: usize) -> String {
-    format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
-}
-
 /// Runs a worker `command` ([`local`], or the same through a launcher) on
 /// one cell with a timeout, keeping at most `report_limit` bytes of its
 /// report channel ([`report_limit`]).
@@ -175,7 +170,7 @@ pub fn mib(bytes: usize) -> String {
 /// Everything it waits for is waited for in one poll: the worker's end (a
 /// thread blocked in wait4 rings the loop), a stop signal (the signal
 /// handler rings it), the cell going into the worker's stdin and its report
-/// coming out of its stdout (both non-blocking, [`super::pipes`]), and the
+/// coming out of its stdout (both non-blocking, [`crate::process::pipes`]), and the
 /// timeout. So a worker that never reads its cell, or prints without end,
 /// still times out or is stopped by a signal; killing its process group
 /// ends it, and with it the wait4 thread.

@@ -10,7 +10,7 @@ use crate::evidence::{Row, RunDir, RunRecord, TrialRecord};
 use crate::model::Cell;
 
 use super::observer::{Coming, Observer};
-use super::signals;
+use crate::process::signals;
 
 /// The first thing the launched side says, so that a launcher that prints
 /// something else (a login banner on stdout) is told apart from a stream.

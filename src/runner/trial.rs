@@ -35,9 +35,9 @@ use crate::workloads::process;
 
 use super::compose::{self, Finished};
 use super::config::{RunConfig, ScratchRoot};
-use super::signals;
 use super::spawn::{self, WorkerRun};
 use crate::measure::lockstep;
+use crate::process::signals;
 
 /// The start of every scratch directory's name.
 const PREFIX: &str = "proofbench-";

@@ -1,11 +1,21 @@
-//! slurm: the pure side of running a plan as Slurm batch jobs. The text of
+//! slurm: running a plan as Slurm batch jobs. The pure side: the text of
 //! the batch script, the host lists of `--nodelist`, the jobs file a
 //! submission leaves in its results directory, and the job states read from
-//! `squeue`, `scontrol show job -o` and `sacct` output.
+//! `squeue`, `scontrol show job -o` and `sacct` output. The client calls
+//! behind a small trait (`cluster::Cluster`, with the real [`Slurm`] in
+//! `cluster.rs`) and the following of the jobs through it (`jobs.rs`:
+//! submit, query, wait's rounds), so that the `slurm` command
+//! (src/commands/slurm.rs) only checks its flags, writes the script and
+//! the jobs file, prints and sleeps, and its logic is tested with a fake
+//! cluster.
 //!
-//! It never runs a command, reads the environment or touches a file: the
-//! `slurm` command (src/commands/slurm.rs) does, and hands the text here.
+//! Nothing here reads the environment; the only file read is a failed
+//! job's output file (its last line, said in `wait`'s error).
 
+pub mod cluster;
+#[cfg(test)]
+mod fake;
+pub mod jobs;
 mod parse;
 mod script;
 
@@ -13,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use cluster::Slurm;
 pub use parse::{expand_hostlist, first_error_line, is_no_answer, parse_sacct, parse_scontrol, parse_squeue};
 pub use script::{SCRIPT_NAME, batch_script};
 
@@ -197,3 +208,5 @@ impl JobInfo {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_jobs;
