@@ -1,7 +1,8 @@
 //! cli: every command-line flag, in one place (clap derive).
 //!
 //! This module only describes and parses what the user typed; it depends on
-//! nothing in the crate but the vocabulary of `model`. The handlers of
+//! nothing in the crate but the vocabulary of `model`, where the run's
+//! settings are declared in their flag groups (`model::settings`). The handlers of
 //! `commands` turn what was typed into configurations for the stages
 //! (`plan`, `runner`...); values that clap cannot check alone are validated
 //! there, with errors that name the flag.
@@ -11,7 +12,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::model::{ColorWhen, ExportFormat, MIN_TRIAL_BUDGET_MS, PerfPass, PinStrategy, Profile};
+use crate::model::ExportFormat;
+use crate::model::settings::{Gate, Launch, Output, RunOptions};
+pub use crate::model::settings::{
+    MAX_SETTLE, MAX_TIMEOUT, MIN_TIMEOUT, parse_duration, parse_percent, parse_run_budget, parse_settle, parse_threshold,
+    parse_time_budget, parse_timeout,
+};
 
 /// Runs systems benchmarks on Linux and writes every result as an evidence record.
 #[derive(Debug, Parser)]
@@ -80,269 +86,18 @@ pub enum Command {
     RemoteRun,
 }
 
+/// `proofbench run` and `proofbench noise`: the run's settings, in their
+/// groups ([`crate::model::settings`]).
 #[derive(Clone, Debug, Args)]
 pub struct RunArgs {
-    /// Workloads to run: a group (`cpu`), an id (`cpu.primes`) or a glob
-    /// (`'cpu.*'`). Default: every workload.
-    pub selection: Vec<String>,
-
-    /// Parameter sizes to use.
-    #[arg(long, value_enum, default_value_t = Profile::Quick)]
-    pub profile: Profile,
-
-    /// Worker counts to sweep: a list (`1,2,4`) or `auto` (1, 2, 4, ... up
-    /// to the logical CPUs this process may use).
-    #[arg(long, value_name = "LIST|auto")]
-    pub workers: Option<String>,
-
-    /// Also run worker counts above the logical CPU count (labelled
-    /// oversubscribed).
-    #[arg(long)]
-    pub oversubscribe: bool,
-
-    /// Pinning strategies for the workers of each cell; a list makes the
-    /// strategy an axis (e.g. `--pin linear,avoid-smt`).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "none")]
-    pub pin: Vec<PinStrategy>,
-
-    /// Task runtimes for the workloads that have a `runtime` axis
-    /// (e.g. `--runtime rayon,global-queue`; default: every runtime).
-    #[arg(long, value_name = "LIST")]
-    pub runtime: Option<String>,
-
-    /// Allocators for the workloads that have an `allocator` axis: system,
-    /// mimalloc, jemalloc (built in) or preload:<path.so> (loaded with
-    /// LD_PRELOAD into the worker), e.g. `--allocator system,preload:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`
-    /// (default: the three built in).
-    #[arg(long, value_name = "LIST")]
-    pub allocator: Option<String>,
-
-    /// One pinning strategy (`--pin`, default linear) at every worker count:
-    /// scaling tables and plots per workload.
-    #[arg(long, conflicts_with = "compare_strategies")]
-    pub compare_cores: bool,
-
-    /// The largest worker count (the allowed physical cores) under every
-    /// pinning strategy: strategy tables and plots per workload.
-    #[arg(long, conflicts_with_all = ["pin", "workers"])]
-    pub compare_strategies: bool,
-
-    /// Take exactly N timed samples in each trial instead of the stopping rule.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub runs: Option<u32>,
-
-    /// Measure every cell in N trials, each a fresh worker process (default
-    /// 3 quick, 5 full and seed, with more for rows whose interval stays
-    /// wide; exactly N when given without --max-trials).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub trials: Option<u32>,
-
-    /// The most trials a cell may get while its 95% interval is wider than
-    /// --ci-target (default 10).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub max_trials: Option<u32>,
-
-    /// No round of extra trials starts once the run has taken this long
-    /// (default 150 s quick, 4 h full, 8 h seed; 0s to 7d).
-    #[arg(long, value_name = "DURATION", value_parser = parse_run_budget)]
-    pub run_budget: Option<Duration>,
-
-    /// Time budget for the timed samples of one cell, shared by its trials
-    /// (e.g. `5s`, `500ms`; default 900 ms quick, 10 s full, 20 s seed;
-    /// 10ms to 24h).
-    #[arg(long, value_name = "DURATION", value_parser = parse_time_budget)]
-    pub time_budget: Option<Duration>,
-
-    /// Kill a cell's worker after this long (default 60 s in the quick
-    /// profile, 10 min in full and seed, whose sizes take minutes; 1s to 24h).
-    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
-    pub timeout: Option<Duration>,
-
-    /// Warmup samples per cell (kept in the records, marked warmup).
-    #[arg(long, value_name = "N")]
-    pub warmup: Option<u32>,
-
-    /// Pause between a cell's setup and its first sample (e.g. `20ms`; 0s to
-    /// 1h, and shorter than the timeout).
-    #[arg(long, value_name = "DURATION", value_parser = parse_settle)]
-    pub settle: Option<Duration>,
-
-    /// Stop a trial's sampling when the 95% CI half-width of its median is
-    /// within this percentage of it, and give a row more trials while its
-    /// interval is wider.
-    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
-    pub ci_target: Option<f64>,
-
-    /// Set a workload parameter, e.g. `-p range=100000`; a comma list
-    /// sweeps it as an axis. Repeatable.
-    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
-    pub params: Vec<String>,
-
-    /// Directory that receives the run directories.
-    #[arg(long, value_name = "DIR", default_value = "results")]
-    pub out: PathBuf,
-
-    /// Write into exactly this run directory (it must not hold a run).
-    #[arg(long, value_name = "DIR", conflicts_with = "out")]
-    pub run_dir: Option<PathBuf>,
-
-    /// System label: the "System" column of every table
-    /// (default `linux-<kernel release>`).
-    #[arg(long, value_name = "NAME")]
-    pub label: Option<String>,
-
-    /// The commit of the system under test, recorded in run.json and the
-    /// history (default: `git rev-parse HEAD` of the current directory when
-    /// it is in a git repository; `none` records none).
-    #[arg(long, value_name = "REV")]
-    pub commit: Option<String>,
-
-    /// The history database the run is recorded in (default
-    /// `history.sqlite` in the directory that holds the run directory).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-
-    /// Do not record the run in the history database.
-    #[arg(long, conflicts_with = "db")]
-    pub no_history: bool,
-
-    /// Seed for every random choice of the run (inputs, bootstrap).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-
-    /// Stream each row to stdout as a JSON line as it ends.
-    #[arg(long)]
-    pub json: bool,
-
-    /// No progress bar and no tables; errors and the final summary only.
-    #[arg(long)]
-    pub quiet: bool,
-
-    /// Also print each group's counters table on the terminal as the group
-    /// ends (report.md always has them).
-    #[arg(long)]
-    pub counters: bool,
-
-    /// Print each group's full statistics tables as the group ends, and the
-    /// report's whole footer at the end (what report.md holds), instead of
-    /// one line per row and a short summary.
-    #[arg(long)]
-    pub tables: bool,
-
-    /// Colour statuses, verdicts and headings on stdout: `auto` (when stdout
-    /// is a terminal and NO_COLOR is unset or empty), `always` or `never`.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
-    pub color: ColorWhen,
-
-    /// Include the `selftest.*` workloads in the default selection.
-    #[arg(long)]
-    pub include_selftest: bool,
-
-    /// Directory on the filesystem that file and I/O workloads should use
-    /// (each cell gets a private subdirectory, removed afterwards; default:
-    /// the system temp dir).
-    #[arg(long, value_name = "DIR")]
-    pub io_dir: Option<PathBuf>,
-
-    /// Run the plan on the other side of this command prefix (e.g. `'ssh
-    /// host'`, `'srun -N1 --exclusive'`, `'taskset -c 2-3'`): `PREFIX
-    /// proofbench env --json` checks the version there, then `PREFIX
-    /// proofbench remote-run` runs the whole plan there and streams its rows
-    /// back. Split into words like a shell would, never run through one.
-    /// See docs/LAUNCHERS.md.
-    #[arg(long, value_name = "PREFIX")]
-    pub launcher: Option<String>,
-
-    /// The proofbench binary on the launched side (default: this binary's
-    /// own path).
-    #[arg(long, value_name = "PATH")]
-    pub remote_exe: Option<String>,
-
-    /// Run the whole plan on every host at once, through a `--launcher`
-    /// containing `{host}`; one run directory per host, labelled by host.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub hosts: Option<Vec<String>>,
-
-    /// With `--hosts`: how many hosts run at once (default: all).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_parallel: Option<u32>,
-
-    /// A TOML file of command workloads (`[[workload]]` entries, see
-    /// docs/COMMAND-WORKLOADS.md); repeatable. Default: ./proofbench.toml
-    /// when it exists.
-    #[arg(long, value_name = "FILE.toml")]
-    pub workloads: Vec<PathBuf>,
-
-    /// A variant of what is measured, `NAME=SPEC` (two or more): every cell
-    /// is measured under each variant, their trials alternating inside every
-    /// round, and the report compares them paired by round. SPEC is a
-    /// comma-separated list of settings: `exe=PATH` (another proofbench
-    /// build as the worker), `preload=LIB` (an allocator library preloaded
-    /// into the worker, checked to define malloc; any other library:
-    /// `env=LD_PRELOAD=LIB`, checked to load), `allocator=NAME`, `env=K=V`,
-    /// `launcher=PREFIX` (e.g. `taskset -c 1`), `param=NAME=VALUE`; empty
-    /// for the build as it is (`--variant a=`).
-    #[arg(long = "variant", value_name = "NAME=SPEC")]
-    pub variants: Vec<String>,
-
-    /// The variant the others are compared with (default: the first).
-    #[arg(long, value_name = "NAME")]
-    pub base: Option<String>,
-
-    /// With --variant: each trial of a cell starts every variant's worker
-    /// together and they take their timed samples in turn (A B, B A, ...,
-    /// the order drawn per set), each sample of one a few milliseconds from
-    /// one of the other, on the same CPU for cells of one thread; the
-    /// paired comparison then sees the change, not the machine's drift.
-    /// (`noise --lockstep`: its own two variants in lockstep.)
-    #[arg(long)]
-    pub lockstep: bool,
-
-    /// With --variant: the band of SAME, e.g. `1%`: a row is SAME when
-    /// its ratio's interval lies inside +-PERCENT (two one-sided tests);
-    /// each row takes trial pairs until SAME or DIFFERENT, or UNKNOWN when
-    /// the trials or the run's budget end first. Default 2%.
-    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
-    pub equivalence: Option<f64>,
-
-    /// With --variant: exit 1 when a variant was DIFFERENT and worse
-    /// (regressed) against the base; exit 3 when every regression was made
-    /// from disturbed trials or on a busy machine (the load may explain
-    /// it); exit 4 when none regressed but some row is UNKNOWN.
-    #[arg(long)]
-    pub fail_on_regression: bool,
-
-    /// With --fail-on-regression: a regression made from disturbed trials
-    /// or on a busy machine fails the gate as a plain one (exit 1, not 3).
-    #[arg(long, requires = "fail_on_regression")]
-    pub accept_disturbed: bool,
-
-    /// With --fail-on-regression: rows that are UNKNOWN pass the gate
-    /// (exit 0, not 4); they are still said.
-    #[arg(long, requires = "fail_on_regression")]
-    pub allow_unknown: bool,
-
-    /// After each row's timed trials, run its worker once more under perf,
-    /// outside the timed samples and their statistics: `stat` (`perf stat`
-    /// on software events where the machine has no PMU) or `record` (`perf
-    /// record -g`, with a `perf report` top 20 and a flame graph SVG). The
-    /// artifacts go to `profiles/<row>/`; a command workload's
-    /// `[workload.profile]` command runs once too. Where perf is missing or
-    /// not permitted the pass is skipped, with the reason, and the rows are
-    /// unaffected.
-    #[arg(long, value_enum, value_name = "stat|record")]
-    pub perf_pass: Option<PerfPass>,
-
-    /// noise only: once the run ends, also write its noise profile (the
-    /// A/B tables and the A/A summary) as one self-contained HTML page to
-    /// FILE. `run` writes report.html in its run directory instead.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-
-    /// Break the selected workloads that know this fault, to prove their
-    /// verifiers fail (for tests).
-    #[arg(long, value_name = "NAME", hide = true)]
-    pub inject_fault: Option<String>,
+    #[command(flatten)]
+    pub options: RunOptions,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub launch: Launch,
+    #[command(flatten)]
+    pub gate: Gate,
 }
 
 /// `proofbench bisect`: the search's own flags, then run's selection and
@@ -852,101 +607,6 @@ pub struct ManArgs {
     /// page of `proofbench` itself.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-}
-
-/// Parses `60s`, `500ms`, `1m30s`, or a bare number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    match read_duration(s) {
-        Ok(Some(d)) => Ok(d),
-        Ok(None) => Err(format!("'{s}' is too long a duration")),
-        Err(e) => Err(e),
-    }
-}
-
-/// A duration, `None` when it is longer than a `Duration` holds (`1e20`,
-/// `99999999999999999999h`): an error, never a panic.
-fn read_duration(s: &str) -> Result<Option<Duration>, String> {
-    let t = s.trim();
-    if let Ok(secs) = t.parse::<f64>() {
-        return match Duration::try_from_secs_f64(secs) {
-            Ok(d) => Ok(Some(d)),
-            Err(_) if secs.is_finite() && secs > 0.0 => Ok(None),
-            Err(_) => Err(format!("'{s}' is not a duration (use e.g. 5s or 500ms)")),
-        };
-    }
-    match humantime::parse_duration(t) {
-        Ok(d) => Ok(Some(d)),
-        Err(humantime::DurationError::NumberOverflow) => Ok(None),
-        Err(e) => Err(format!("'{s}' is not a duration ({e}; use e.g. 5s or 500ms)")),
-    }
-}
-
-/// A duration accepted only from `min` to `max` (both written as the user
-/// would type them in the error); `why` says what the bounds protect.
-fn duration_in(s: &str, (min, min_text): (Duration, &str), (max, max_text): (Duration, &str), why: &str) -> Result<Duration, String> {
-    match read_duration(s)? {
-        Some(d) if (min..=max).contains(&d) => Ok(d),
-        _ => Err(format!("must be between {min_text} and {max_text} ({why})")),
-    }
-}
-
-const HOUR: Duration = Duration::from_secs(3600);
-
-/// The shortest `--timeout`: one second. A trial's clock starts when its
-/// worker is spawned, and before it can measure anything the worker must be
-/// exec'd (through a launcher: `ssh`, `srun`), read its cell, load its
-/// allocator, prepare its inputs and write its report; on a loaded machine
-/// that alone takes tens to hundreds of milliseconds. A shorter timeout
-/// would only turn every row into a `timeout` that says nothing about the
-/// workload.
-pub const MIN_TIMEOUT: Duration = Duration::from_secs(1);
-/// The longest `--timeout`: a day. The seed profile's largest cells take
-/// minutes; a trial that needs more than a day is a hang.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
-/// The longest `--settle`: an hour, far beyond what lets a machine's
-/// frequency and caches settle.
-pub const MAX_SETTLE: Duration = HOUR;
-
-/// `--timeout`: from [`MIN_TIMEOUT`] to [`MAX_TIMEOUT`].
-pub fn parse_timeout(s: &str) -> Result<Duration, String> {
-    duration_in(s, (MIN_TIMEOUT, "1s"), (MAX_TIMEOUT, "24h"), "a worker needs about a second to start and report")
-}
-
-/// `--settle`: from 0 to [`MAX_SETTLE`] (the run also checks it against the
-/// timeout, which it must be shorter than).
-pub fn parse_settle(s: &str) -> Result<Duration, String> {
-    duration_in(s, (Duration::ZERO, "0s"), (MAX_SETTLE, "1h"), "the pause before a cell's first sample")
-}
-
-/// `--time-budget`: at least one trial's share (`MIN_TRIAL_BUDGET_MS`), at most a day.
-pub fn parse_time_budget(s: &str) -> Result<Duration, String> {
-    let min = Duration::from_millis(MIN_TRIAL_BUDGET_MS);
-    duration_in(s, (min, "10ms"), (MAX_TIMEOUT, "24h"), "the timed samples of one cell, shared by its trials")
-}
-
-/// `--run-budget`: from 0 (no round of extra trials) to a week.
-pub fn parse_run_budget(s: &str) -> Result<Duration, String> {
-    duration_in(s, (Duration::ZERO, "0s"), (7 * 24 * HOUR, "7d"), "after it no round of extra trials starts")
-}
-
-/// A percentage, `2`, `2%` or `0.5%`, accepted only inside `range`;
-/// `expected` names the range in the error.
-fn percent_in(s: &str, range: impl std::ops::RangeBounds<f64>, expected: &str) -> Result<f64, String> {
-    match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v.is_finite() && range.contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not a percentage {expected}")),
-    }
-}
-
-/// A CI target: above 0 and below 100 percent.
-pub fn parse_percent(s: &str) -> Result<f64, String> {
-    let positive = (std::ops::Bound::Excluded(0.0), std::ops::Bound::Excluded(100.0));
-    percent_in(s, positive, "between 0 and 100 (e.g. 2%)")
-}
-
-/// A comparison threshold: `20`, `20%` or `500%` (0 to 1000 percent).
-pub fn parse_threshold(s: &str) -> Result<f64, String> {
-    percent_in(s, 0.0..=1000.0, "between 0 and 1000 (e.g. 2% or 20%)")
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ pub fn history_check_and_run_names(db: &Path) -> anyhow::Result<(String, Vec<Str
 
 /// The order in which a run with `seed` takes `cells` in round `round`.
 pub fn round_order(cells: &[usize], seed: u64, round: u32) -> Vec<usize> {
-    crate::runner::rounds::shuffled(cells, seed, round)
+    crate::runner::local::rounds::shuffled(cells, seed, round)
 }
 
 /// The 95% interval `(lo, hi)` of the ratio of `candidate`'s trial medians

@@ -15,7 +15,7 @@ use anyhow::{Context, bail};
 
 use super::Commit;
 use crate::model::{Stopped, UsageError};
-use crate::runner::spawn::kill_group;
+use crate::runner::local::spawn::kill_group;
 
 /// A git repository (`--repo`, default the current directory).
 pub struct Repo {

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
@@ -133,30 +133,31 @@ impl Lab for RealLab<'_> {
         }
         std::fs::create_dir_all(self.dir.join("steps"))?;
         let mut req = self.cfg.request.clone();
-        req.spec.options.variants = vec![self.variant("a", a), self.variant("b", b)];
-        req.spec.options.base = Some("a".into());
-        req.spec.options.lockstep = true;
+        req.spec.options.selection.variants = vec![self.variant("a", a), self.variant("b", b)];
+        req.spec.options.selection.base = Some("a".into());
+        req.spec.options.selection.lockstep = true;
         if attempt > 1 {
             // More rounds: three times the trials and the budget per attempt.
             let k = 3u32.pow(attempt - 1);
-            let o = &mut req.spec.options;
+            let o = &mut req.spec.options.measurement;
             o.max_trials = Some(o.max_trials.unwrap_or(10).max(o.trials.unwrap_or(0)) * k);
             let d = crate::model::profile::ProfileDefaults::of(o.profile);
-            o.run_budget_ms = Some(o.run_budget_ms.unwrap_or(2 * d.run_budget_ms) * k as u64);
-            o.time_budget_ms = Some(o.time_budget_ms.unwrap_or(d.cell_budget_ms) * k as u64);
+            let ms = Duration::from_millis;
+            o.run_budget = Some(o.run_budget.unwrap_or(ms(2 * d.run_budget_ms)) * k);
+            o.time_budget = Some(o.time_budget.unwrap_or(ms(d.cell_budget_ms)) * k);
         }
-        req.run_dir = Some(run_dir.clone());
-        req.commit = Some(sb.clone());
-        req.quiet = true;
+        req.output.run_dir = Some(run_dir.clone());
+        req.output.commit = Some(sb.clone());
+        req.output.quiet = true;
         req.silent = true;
-        req.json = false;
+        req.output.json = false;
         let start = Instant::now();
-        let (_, dirs) = runner::run_and_say_where(&req)?;
+        let ran = runner::run(&req)?;
         let seconds = start.elapsed().as_secs_f64();
         if signals::interrupted() {
             bail!(Stopped(format!("a stop signal arrived during the A/B run {}", run_dir.display())));
         }
-        let dir = dirs.first().cloned().unwrap_or(run_dir);
+        let dir = ran.runs.first().map_or(run_dir, |(d, _)| d.clone());
         let measured = judge(&dir, seconds)?;
         self.rec.measured.push(MeasureRecord { a: sa, b: sb, attempt, confirming, measured: measured.clone() });
         self.rec.measured_now += 1;

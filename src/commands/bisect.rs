@@ -25,12 +25,12 @@ pub fn bisect(args: &BisectArgs) -> anyhow::Result<ExitCode> {
     let mut run = args.run.clone();
     // Two placeholder variants, so that the A/B run is checked here as it
     // will run; each step puts its two builds in their place.
-    run.variants = vec![format!("a=env={BUILD_VAR}=a"), format!("b=env={BUILD_VAR}=b")];
-    run.lockstep = true;
+    run.options.selection.variants = vec![format!("a=env={BUILD_VAR}=a"), format!("b=env={BUILD_VAR}=b")];
+    run.options.selection.lockstep = true;
     let mut request = super::run::request(&run, RunKind::Run)?;
     one_row(&request)?;
-    if request.history && request.db.is_none() {
-        request.db = Some(run.out.join("history.sqlite"));
+    if !request.output.no_history && request.output.db.is_none() {
+        request.output.db = Some(run.output.out.join("history.sqlite"));
     }
     let cfg = session::Config {
         repo: args.repo.clone(),
@@ -40,10 +40,10 @@ pub fn bisect(args: &BisectArgs) -> anyhow::Result<ExitCode> {
         exe: args.exe.clone(),
         build_timeout: args.build_timeout.unwrap_or(std::time::Duration::from_secs(3600)),
         request,
-        out: run.out.clone(),
+        out: run.output.out.clone(),
         resume: args.resume.clone(),
         argv,
-        commands: !run.workloads.is_empty(),
+        commands: !run.options.selection.workloads.is_empty(),
     };
     let (code, _) = session::run(&cfg)?;
     Ok(ExitCode::from(code))
@@ -61,16 +61,16 @@ fn stored_args(argv: &[String]) -> anyhow::Result<BisectArgs> {
 
 /// Run's flags that a bisect sets itself or cannot honour.
 fn refuse_run_flags(args: &BisectArgs) -> anyhow::Result<()> {
-    let r = &args.run;
+    let (s, o, l) = (&args.run.options.selection, &args.run.output, &args.run.launch);
     let refused = [
-        (!r.variants.is_empty(), "--variant", "a bisect's two variants are the builds of two commits"),
-        (r.base.is_some(), "--base", "the base of each step is its good side's build"),
-        (r.run_dir.is_some(), "--run-dir", "each step writes its run into the bisect's directory; give --out"),
-        (r.launcher.is_some() || r.hosts.is_some() || r.remote_exe.is_some(), "--launcher", "a bisect measures on this machine"),
-        (r.fail_on_regression, "--fail-on-regression", "the bisect's exit code says whether it named a culprit"),
-        (r.html.is_some(), "--html", "a bisect writes report.html in its directory"),
-        (r.json, "--json", "a bisect prints its steps"),
-        (r.compare_cores || r.compare_strategies, "--compare-cores", "a bisect follows one row"),
+        (!s.variants.is_empty(), "--variant", "a bisect's two variants are the builds of two commits"),
+        (s.base.is_some(), "--base", "the base of each step is its good side's build"),
+        (o.run_dir.is_some(), "--run-dir", "each step writes its run into the bisect's directory; give --out"),
+        (l.launcher.is_some() || l.hosts.is_some() || l.remote_exe.is_some(), "--launcher", "a bisect measures on this machine"),
+        (args.run.gate.fail_on_regression, "--fail-on-regression", "the bisect's exit code says whether it named a culprit"),
+        (o.html.is_some(), "--html", "a bisect writes report.html in its directory"),
+        (o.json, "--json", "a bisect prints its steps"),
+        (s.compare.mode().is_some(), "--compare-cores", "a bisect follows one row"),
     ];
     match refused.iter().find(|(given, _, _)| *given) {
         Some((_, flag, why)) => Err(UsageError(format!("{flag}: not for bisect: {why}")).into()),

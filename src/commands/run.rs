@@ -3,20 +3,19 @@
 //! launchers, the defaults that need no machine), then the runner.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use crate::cli::RunArgs;
 use crate::evidence::RunKind;
+use crate::model::settings::Gate;
 use crate::model::{DEFAULT_SEED, UsageError};
-use crate::plan::{CompareMode, RunOptions};
 use crate::report;
-use crate::runner::launcher::{HOST, Launcher};
-use crate::runner::{self, RunRequest, RunSpec};
+use crate::runner::remote::launcher::{HOST, Launcher};
+use crate::runner::{self, RunRequest, RunSpec, Target};
 
 /// `proofbench run`: runs the benchmarks the arguments select, here or
 /// through `--launcher` (once per host of `--hosts`).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    if let Some(file) = &args.html {
+    if let Some(file) = &args.output.html {
         return Err(UsageError(format!(
             "--html {}: for noise; a run writes report.html in its run directory (`proofbench report DIR --html FILE` writes \
              it elsewhere)",
@@ -24,7 +23,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    runner::run(&request(args, RunKind::Run)?)
+    let ran = runner::run(&request(args, RunKind::Run)?)?;
+    Ok(ExitCode::from(gated(&ran, &args.gate)?))
 }
 
 /// `proofbench noise`: the selection as two identical variants (`a` and
@@ -34,30 +34,30 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// run ends (checked before it starts; `run --html` is refused: a run writes
 /// report.html in its directory).
 pub fn noise(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    if let Some(v) = args.variants.first() {
+    if let Some(v) = args.options.selection.variants.first() {
         return Err(
             UsageError(format!("--variant {v}: noise runs two identical variants of its own; use `proofbench run --variant`")).into()
         );
     }
-    if args.base.is_some() || args.fail_on_regression {
-        let flag = if args.base.is_some() { "--base" } else { "--fail-on-regression" };
+    if args.options.selection.base.is_some() || args.gate.fail_on_regression {
+        let flag = if args.options.selection.base.is_some() { "--base" } else { "--fail-on-regression" };
         return Err(UsageError(format!("{flag}: not for noise, whose two variants are identical")).into());
     }
-    if let Some(file) = &args.html {
-        if args.hosts.is_some() {
+    if let Some(file) = &args.output.html {
+        if args.launch.hosts.is_some() {
             return Err(UsageError(format!("--html {}: one page, but --hosts makes one run per host", file.display())).into());
         }
         // Refused before the run, not after it.
         super::check_html_target(file)?;
     }
     let mut args = args.clone();
-    args.variants = vec!["a=".into(), "b=".into()];
-    let (code, dirs) = runner::run_and_say_where(&request(&args, RunKind::Noise)?)?;
-    if let (Some(file), Some(dir)) = (&args.html, dirs.first()) {
+    args.options.selection.variants = vec!["a=".into(), "b=".into()];
+    let ran = runner::run(&request(&args, RunKind::Noise)?)?;
+    if let (Some(file), Some((dir, _))) = (&args.output.html, ran.runs.first()) {
         let stored = crate::evidence::read_run(dir)?;
         super::write_html(file, &report::page::html(&report::sections::noise_document(&stored)))?;
     }
-    Ok(code)
+    Ok(ExitCode::from(ran.code))
 }
 
 /// The run the arguments ask for, checked before any machine is contacted:
@@ -66,98 +66,86 @@ pub fn noise(args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// `--workers`, `--variant`, durations), so that a typo costs no
 /// connection.
 pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunRequest> {
-    if args.fail_on_regression && args.variants.is_empty() {
+    if args.gate.fail_on_regression && args.options.selection.variants.is_empty() {
         return Err(UsageError("--fail-on-regression needs two or more --variant (compare gates two runs)".into()).into());
     }
-    if args.lockstep && args.variants.is_empty() {
+    if args.options.selection.lockstep && args.options.selection.variants.is_empty() {
         return Err(UsageError("--lockstep needs two or more --variant (it runs a cell's variants together)".into()).into());
     }
-    if args.equivalence.is_some() && args.variants.is_empty() {
+    if args.options.selection.equivalence.is_some() && args.options.selection.variants.is_empty() {
         return Err(UsageError("--equivalence needs two or more --variant (it is the band of SAME between them)".into()).into());
     }
-    if args.max_parallel.is_some() && args.hosts.is_none() {
+    if args.launch.max_parallel.is_some() && args.launch.hosts.is_none() {
         return Err(UsageError("--max-parallel needs --hosts".into()).into());
     }
-    let launchers = launchers(args)?;
-    let timeout = args.timeout.unwrap_or_else(|| args.profile.default_timeout());
+    let target = target(args)?;
     // A bad workload file stops the run here, before anything is contacted or created.
-    let commands = crate::workloads::command::load(&args.workloads, &crate::workloads::registry::specs())?;
+    let commands = crate::workloads::command::load(&args.options.selection.workloads, &crate::workloads::registry::specs())?;
+    // The settings go on as the command line grouped them; only the timeout
+    // is resolved (the profile's when not given), as the record keeps it.
+    let mut options = args.options.clone();
+    let timeout_given = options.measurement.resolve_timeout();
     let spec = RunSpec {
-        options: options(args, timeout),
+        seed: options.measurement.seed.unwrap_or(DEFAULT_SEED),
+        options,
         commands,
         kind,
         argv: std::env::args().collect(),
-        seed: args.seed.unwrap_or(DEFAULT_SEED),
-        label: args.label.clone(),
-        timeout_given: args.timeout.is_some(),
+        label: args.output.label.clone(),
+        timeout_given,
     };
     spec.check()?;
-    Ok(RunRequest {
-        spec,
-        out: args.out.clone(),
-        run_dir: args.run_dir.clone(),
-        commit: args.commit.clone(),
-        history: !args.no_history,
-        db: args.db.clone(),
-        json: args.json,
-        quiet: args.quiet,
-        silent: false,
-        counters: args.counters,
-        tables: args.tables,
-        style: crate::text::out::stdout_style(args.color),
-        max_parallel: args.max_parallel.map_or(launchers.len().max(1), |n| n as usize),
-        launchers,
-        fail_on_regression: args.fail_on_regression,
-        gate_rules: crate::compare::GateRules { accept_disturbed: args.accept_disturbed, allow_unknown: args.allow_unknown },
+    Ok(RunRequest { spec, output: args.output.clone(), silent: false, target })
+}
+
+/// Where the run goes: here, through one launcher, or through one per host.
+fn target(args: &RunArgs) -> anyhow::Result<Target> {
+    let mut launchers = launchers(args)?;
+    Ok(match (args.launch.hosts.is_some(), launchers.pop()) {
+        (_, None) => Target::Local,
+        (false, Some(one)) => Target::Launched(one),
+        (true, Some(last)) => {
+            launchers.push(last);
+            let max_parallel = args.launch.max_parallel.map_or(launchers.len(), |n| n as usize);
+            Target::Hosts { launchers, max_parallel }
+        }
     })
 }
 
-/// What the user asked for, as run.json records it.
-fn options(args: &RunArgs, timeout: Duration) -> RunOptions {
-    let ms = |d: Duration| d.as_millis() as u64;
-    RunOptions {
-        selection: args.selection.clone(),
-        profile: args.profile,
-        workers: args.workers.clone(),
-        oversubscribe: args.oversubscribe,
-        pin: args.pin.clone(),
-        runtime: args.runtime.clone(),
-        allocator: args.allocator.clone(),
-        compare: if args.compare_cores {
-            Some(CompareMode::Cores)
-        } else if args.compare_strategies {
-            Some(CompareMode::Strategies)
-        } else {
-            None
-        },
-        runs: args.runs,
-        trials: args.trials,
-        max_trials: args.max_trials,
-        run_budget_ms: args.run_budget.map(ms),
-        time_budget_ms: args.time_budget.map(ms),
-        timeout_ms: ms(timeout),
-        warmup: args.warmup,
-        settle_ms: args.settle.map(ms),
-        ci_target_pct: args.ci_target,
-        params: args.params.clone(),
-        include_selftest: args.include_selftest,
-        io_dir: args.io_dir.as_ref().map(|p| p.display().to_string()),
-        inject_fault: args.inject_fault.clone(),
-        variants: args.variants.clone(),
-        base: args.base.clone(),
-        perf_pass: args.perf_pass,
-        lockstep: args.lockstep,
-        equivalence: args.equivalence.map(|p| p / 100.0),
+/// `--fail-on-regression` over the runs that ended: each run's variants
+/// compared with its base, read back from its records, and the gate's line
+/// on stderr. A run that ended otherwise than well (a failed row, an
+/// interruption, a cut stream) keeps its own code, which says more than a
+/// gate whose regressions the load may explain. Returns the exit code.
+fn gated(ran: &runner::Ran, gate: &Gate) -> anyhow::Result<u8> {
+    let mut code = ran.code;
+    if !gate.fail_on_regression {
+        return Ok(code);
     }
+    let rules = crate::compare::GateRules { accept_disturbed: gate.accept_disturbed, allow_unknown: gate.allow_unknown };
+    let opts = crate::compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..crate::compare::Options::default() };
+    for (dir, run_code) in &ran.runs {
+        let stored = crate::evidence::read_run(dir)?;
+        let comparisons = crate::compare::paired::compare_run(&stored, &stored.run.id, &opts);
+        let (g, why) = crate::compare::gate(comparisons.iter().flat_map(|c| &c.rows), rules);
+        if let Some(why) = why {
+            let whose = if ran.runs.len() > 1 { format!("{}: ", dir.display()) } else { String::new() };
+            crate::text::out::to_stderr(&format!("proofbench: {whose}{why} against the base variant (--fail-on-regression)\n"));
+        }
+        if *run_code == 0 {
+            code = runner::worse(code, g);
+        }
+    }
+    Ok(code)
 }
 
 /// Checks `--launcher`, `--remote-exe` and `--hosts` together: one launcher
 /// per host, or one without a host, or none (a local run). Errors are usage
 /// errors naming the flag.
 fn launchers(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
-    let Some(template) = &args.launcher else {
-        if args.hosts.is_some() || args.remote_exe.is_some() {
-            let flag = if args.hosts.is_some() { "--hosts" } else { "--remote-exe" };
+    let Some(template) = &args.launch.launcher else {
+        if args.launch.hosts.is_some() || args.launch.remote_exe.is_some() {
+            let flag = if args.launch.hosts.is_some() { "--hosts" } else { "--remote-exe" };
             return Err(UsageError(format!("{flag} needs --launcher")).into());
         }
         return Ok(Vec::new());
@@ -167,7 +155,7 @@ fn launchers(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
     if words.is_empty() {
         return Err(UsageError("--launcher is empty: give a command prefix, e.g. --launcher 'ssh host'".into()).into());
     }
-    let remote_exe = match &args.remote_exe {
+    let remote_exe = match &args.launch.remote_exe {
         Some(p) if p.is_empty() => return Err(UsageError("--remote-exe is empty".into()).into()),
         Some(p) => p.clone(),
         None => std::env::current_exe()
@@ -183,13 +171,13 @@ fn launchers(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
         remote_exe: remote_exe.clone(),
         submission: None,
     };
-    match &args.hosts {
+    match &args.launch.hosts {
         None if has_host => Err(UsageError(format!("--launcher '{template}' contains {HOST}: give the hosts with --hosts a,b,c")).into()),
         None => Ok(vec![make(None)]),
         Some(_) if !has_host => {
             Err(UsageError(format!("--hosts needs {HOST} in --launcher (e.g. --launcher 'ssh {HOST}'); '{template}' has none")).into())
         }
-        Some(_) if args.run_dir.is_some() => {
+        Some(_) if args.output.run_dir.is_some() => {
             Err(UsageError("--run-dir names one directory, but --hosts writes one per host: use --out DIR".into()).into())
         }
         Some(hosts) => {
@@ -204,7 +192,7 @@ fn launchers(args: &RunArgs) -> anyhow::Result<Vec<Launcher>> {
                 seen.push(h);
             }
             // One id for the invocation, named here: every host's run carries it.
-            let submission = crate::runner::launcher::new_submission();
+            let submission = crate::runner::remote::launcher::new_submission();
             Ok(hosts.iter().map(|h| Launcher { submission: Some(submission.clone()), ..make(Some(h)) }).collect())
         }
     }
@@ -231,7 +219,7 @@ fn not_a_host_name(h: &str) -> Option<&'static str> {
 mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
-    use crate::runner::spawn::Invocation;
+    use crate::runner::local::spawn::Invocation;
     use clap::Parser;
 
     fn args(extra: &[&str]) -> RunArgs {

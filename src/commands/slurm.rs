@@ -64,7 +64,7 @@ fn submit(args: &SlurmSubmitArgs) -> anyhow::Result<ExitCode> {
         }
         _ => return Err(UsageError("give the nodes: --nodelist LIST, or --partition P --nodes N".into()).into()),
     };
-    let exe = match &args.run.remote_exe {
+    let exe = match &args.run.launch.remote_exe {
         Some(p) if p.trim().is_empty() => return Err(UsageError("--remote-exe is empty".into()).into()),
         Some(p) => p.clone(),
         None => std::env::current_exe()
@@ -116,20 +116,20 @@ fn run_args(run: &RunArgs) -> anyhow::Result<RunArgs> {
     let argv: Vec<String> = std::env::args().collect();
     let given = |flag: &str| argv.iter().any(|w| w == flag || w.starts_with(&format!("{flag}=")));
     let refused = [
-        ("--launcher", run.launcher.is_some(), "the job runs on its node itself"),
-        ("--hosts", run.hosts.is_some(), "give the nodes with --nodelist"),
-        ("--max-parallel", run.max_parallel.is_some(), "every job runs at once, as Slurm schedules them"),
-        ("--run-dir", run.run_dir.is_some(), "each job writes RESULTS/<node>-<job id>: give --results"),
+        ("--launcher", run.launch.launcher.is_some(), "the job runs on its node itself"),
+        ("--hosts", run.launch.hosts.is_some(), "give the nodes with --nodelist"),
+        ("--max-parallel", run.launch.max_parallel.is_some(), "every job runs at once, as Slurm schedules them"),
+        ("--run-dir", run.output.run_dir.is_some(), "each job writes RESULTS/<node>-<job id>: give --results"),
         ("--out", given("--out"), "each job writes RESULTS/<node>-<job id>: give --results"),
-        ("--db", run.db.is_some(), "the jobs record no history: import their run directories later (proofbench history import)"),
-        ("--html", run.html.is_some(), "each run writes report.html in its run directory"),
+        ("--db", run.output.db.is_some(), "the jobs record no history: import their run directories later (proofbench history import)"),
+        ("--html", run.output.html.is_some(), "each run writes report.html in its run directory"),
     ];
     if let Some((flag, _, why)) = refused.iter().find(|(_, on, _)| *on) {
         return Err(UsageError(format!("{flag}: not for slurm submit ({why})")).into());
     }
     let mut run = run.clone();
-    run.remote_exe = None;
-    run.no_history = true;
+    run.launch.remote_exe = None;
+    run.output.no_history = true;
     Ok(run)
 }
 

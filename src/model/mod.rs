@@ -23,6 +23,7 @@ pub mod placement;
 pub mod profile;
 pub mod reading;
 pub mod run;
+pub mod settings;
 pub mod status;
 pub mod unit;
 pub mod variant;

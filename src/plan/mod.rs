@@ -62,7 +62,7 @@ pub const MAX_TRIALS: u32 = 1000;
 
 /// The time budget of a cell's timed samples over its trials (`--time-budget`, else the profile's), ms.
 fn cell_budget_ms(req: &RunOptions) -> u64 {
-    req.time_budget_ms.unwrap_or(ProfileDefaults::of(req.profile).cell_budget_ms)
+    req.measurement.time_budget.map_or(ProfileDefaults::of(req.measurement.profile).cell_budget_ms, |d| d.as_millis() as u64)
 }
 
 /// The trials of a run from `--trials`, `--max-trials`, `--run-budget`,
@@ -71,11 +71,11 @@ fn cell_budget_ms(req: &RunOptions) -> u64 {
 /// cell gets the profile's paired trials, and the default run budget is
 /// the profile's for each variant.
 pub fn trial_plan(req: &RunOptions) -> Result<TrialPlan, PlanError> {
-    let d = ProfileDefaults::of(req.profile);
+    let d = ProfileDefaults::of(req.measurement.profile);
     let bad = |flag: &'static str, value: u32, why: String| PlanError::BadTrials { flag, value: value.to_string(), why };
-    let variants = req.variants.len().max(1) as u64;
-    let min = req.trials.unwrap_or(if variants > 1 { d.paired_trials } else { d.trials });
-    let max = match (req.trials, req.max_trials) {
+    let variants = req.selection.variants.len().max(1) as u64;
+    let min = req.measurement.trials.unwrap_or(if variants > 1 { d.paired_trials } else { d.trials });
+    let max = match (req.measurement.trials, req.measurement.max_trials) {
         (_, Some(m)) => m,
         (Some(n), None) => n,
         (None, None) => d.max_trials,
@@ -101,8 +101,8 @@ pub fn trial_plan(req: &RunOptions) -> Result<TrialPlan, PlanError> {
     Ok(TrialPlan {
         min,
         max,
-        run_budget_ms: req.run_budget_ms.unwrap_or(d.run_budget_ms * variants),
-        ci_target_pct: req.ci_target_pct.unwrap_or_else(|| MeasureSpec::for_profile(req.profile).ci_target_pct),
+        run_budget_ms: req.measurement.run_budget.map_or(d.run_budget_ms * variants, |d| d.as_millis() as u64),
+        ci_target_pct: req.measurement.ci_target.unwrap_or_else(|| MeasureSpec::for_profile(req.measurement.profile).ci_target_pct),
     })
 }
 
@@ -157,15 +157,15 @@ pub fn check_label(label: &str) -> Result<(), PlanError> {
 /// `seed`. `specs` is the whole registry, in registry order. With
 /// `--variant`, every cell is planned under each variant (see [`variant`]).
 pub fn build(req: &RunOptions, label: &str, seed: u64, specs: &[WorkloadSpec], topo: &Topology) -> Result<Plan, PlanError> {
-    let variants = variant::parse_all(&req.variants, req.base.as_deref())?;
+    let variants = variant::parse_all(&req.selection.variants, req.selection.base.as_deref())?;
     if variants.is_empty() {
         let (cells, trials) = build_one(req, label, seed, specs, topo, None)?;
         let groups = (0..cells.len()).map(|i| vec![i]).collect();
         return Ok(Plan { cells, trials, groups, variants });
     }
     // The base first in every group (`parse_all` keeps the order typed).
-    let mut ordered: Vec<(&Variant, &String)> = variants.iter().zip(&req.variants).filter(|(v, _)| v.base).collect();
-    ordered.extend(variants.iter().zip(&req.variants).filter(|(v, _)| !v.base));
+    let mut ordered: Vec<(&Variant, &String)> = variants.iter().zip(&req.selection.variants).filter(|(v, _)| v.base).collect();
+    ordered.extend(variants.iter().zip(&req.selection.variants).filter(|(v, _)| !v.base));
     let mut planned: Vec<(Vec<Cell>, &Variant)> = Vec::new();
     let mut trials = None;
     for (v, text) in ordered {
@@ -233,15 +233,15 @@ fn build_one(
     variant: Option<(&Variant, &str)>,
 ) -> Result<(Vec<Cell>, TrialPlan), PlanError> {
     check_label(label)?;
-    let ids = select::select(specs, &req.selection, req.include_selftest)?;
+    let ids = select::select(specs, &req.selection.patterns, req.selection.include_selftest)?;
     let chosen: Vec<&WorkloadSpec> = ids.iter().filter_map(|id| specs.iter().find(|s| s.id == id)).collect();
 
-    let mut overrides: Vec<Override> = req.params.iter().map(|p| parse_override(p, &chosen)).collect::<Result<_, _>>()?;
+    let mut overrides: Vec<Override> = req.selection.params.iter().map(|p| parse_override(p, &chosen)).collect::<Result<_, _>>()?;
     let flag = |name: &str, text: &str, raw: String| Override { workload: None, name: name.into(), text: text.into(), raw, variant: None };
-    if let Some(r) = &req.runtime {
+    if let Some(r) = &req.selection.runtime {
         overrides.push(flag("runtime", r, format!("runtime={r} (--runtime)")));
     }
-    if let Some(a) = &req.allocator {
+    if let Some(a) = &req.selection.allocator {
         overrides.push(flag("allocator", a, format!("allocator={a} (--allocator)")));
     }
     // A variant's values come last: they win over every flag.
@@ -258,13 +258,13 @@ fn build_one(
             return Err(o.error(format!("no selected workload has a parameter '{}' ({})", o.name, have.join("; "))));
         }
     }
-    let mut workers_flag = req.workers.as_deref().map(WorkersSpec::parse).transpose()?;
-    let mut pins = req.pin.clone();
+    let mut workers_flag = req.selection.workers.as_deref().map(WorkersSpec::parse).transpose()?;
+    let mut pins = req.selection.pin.clone();
     pins.dedup();
     if pins.is_empty() {
         pins.push(PinStrategy::None);
     }
-    match req.compare {
+    match req.selection.compare.mode() {
         // RustFiber's core comparison runs its Linear strategy.
         Some(CompareMode::Cores) if pins == [PinStrategy::None] => pins = vec![PinStrategy::Linear],
         Some(CompareMode::Strategies) => {
@@ -273,7 +273,7 @@ fn build_one(
         }
         _ => {}
     }
-    if let Some(f) = &req.inject_fault
+    if let Some(f) = &req.selection.inject_fault
         && !chosen.iter().any(|s| s.faults.contains(&f.as_str()))
     {
         let have: Vec<String> =
@@ -283,22 +283,22 @@ fn build_one(
     }
 
     let trials = trial_plan(req)?;
-    let mut measure = MeasureSpec::for_profile(req.profile);
-    if let Some(n) = req.runs {
+    let mut measure = MeasureSpec::for_profile(req.measurement.profile);
+    if let Some(n) = req.measurement.runs {
         measure.fixed_runs = Some(n);
     }
     // Each trial gets its share of the cell's budget.
     measure.budget_ms = cell_budget_ms(req) / u64::from(trials.min);
-    if let Some(w) = req.warmup {
+    if let Some(w) = req.measurement.warmup {
         if w > 1000 {
             return Err(PlanError::BadMeasure(format!("{w} warmup samples is more than 1000")));
         }
         measure.warmup = w;
     }
-    if let Some(s) = req.settle_ms {
-        measure.settle_ms = s;
+    if let Some(s) = req.measurement.settle {
+        measure.settle_ms = s.as_millis() as u64;
     }
-    if let Some(c) = req.ci_target_pct {
+    if let Some(c) = req.measurement.ci_target {
         measure.ci_target_pct = c;
     }
 
@@ -311,7 +311,7 @@ fn build_one(
             let values: Vec<Value> = if p.kind == ParamKind::Workers {
                 let from_param = given.map(|o| WorkersSpec::parse(&o.text)).transpose()?;
                 let ws = from_param.or_else(|| workers_flag.clone()).unwrap_or(WorkersSpec::Auto);
-                ws.counts(topo, req.oversubscribe).into_iter().map(Value::from).collect()
+                ws.counts(topo, req.selection.oversubscribe).into_iter().map(Value::from).collect()
             } else if let Some(o) = given {
                 // A value given twice (`-p pad_pct=0,0`, or `1,01`) is one
                 // cell, as a worker count given twice is.
@@ -324,7 +324,7 @@ fn build_one(
                 }
                 values
             } else {
-                p.values(req.profile).to_vec()
+                p.values(req.measurement.profile).to_vec()
             };
             let is_axis = p.kind == ParamKind::Workers || values.len() > 1;
             if p.kind == ParamKind::Workers && pins.len() > 1 {
@@ -349,7 +349,7 @@ fn build_one(
                 workload: spec.id.to_string(),
                 group: spec.group.to_string(),
                 label: label.to_string(),
-                profile: req.profile,
+                profile: req.measurement.profile,
                 params,
                 axes: axes.clone(),
                 treatments: Some(treatments.clone()),
@@ -357,7 +357,7 @@ fn build_one(
                 placement,
                 measure: measure.clone(),
                 seed,
-                fault: req.inject_fault.clone().filter(|f| spec.faults.contains(&f.as_str())),
+                fault: req.selection.inject_fault.clone().filter(|f| spec.faults.contains(&f.as_str())),
                 scratch_dir: None,
                 command: None,
                 variant: None,

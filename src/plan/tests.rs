@@ -1,41 +1,19 @@
 //! Planning tests on the fake sysfs topologies.
 
 use super::*;
+use std::time::Duration;
+
 use crate::model::Profile;
 use crate::model::placement::CpuClass;
+use crate::model::settings::CompareFlags;
 use crate::topology::fixture;
 use crate::workloads::contract::ParamSpec;
 use crate::workloads::registry;
 
 fn request(selection: &[&str]) -> RunOptions {
-    RunOptions {
-        selection: selection.iter().map(|s| s.to_string()).collect(),
-        profile: Profile::Quick,
-        workers: None,
-        oversubscribe: false,
-        pin: vec![PinStrategy::None],
-        runtime: None,
-        allocator: None,
-        compare: None,
-        runs: None,
-        trials: None,
-        max_trials: None,
-        run_budget_ms: None,
-        time_budget_ms: None,
-        timeout_ms: 60_000,
-        warmup: None,
-        settle_ms: None,
-        ci_target_pct: None,
-        params: vec![],
-        include_selftest: false,
-        io_dir: None,
-        inject_fault: None,
-        variants: Vec::new(),
-        base: None,
-        perf_pass: None,
-        lockstep: false,
-        equivalence: None,
-    }
+    let mut words = vec!["--timeout", "60s"];
+    words.extend_from_slice(selection);
+    RunOptions::from_words(&words)
 }
 
 fn plan(req: &RunOptions, topo: &str) -> Result<Plan, PlanError> {
@@ -82,13 +60,13 @@ fn the_default_plan_sweeps_workers_from_the_topology() {
 #[test]
 fn profiles_choose_the_parameter_values() {
     let mut r = request(&["cpu.primes"]);
-    r.profile = Profile::Seed;
+    r.measurement.profile = Profile::Seed;
     let p = plan(&r, "kvm-2c").unwrap();
     assert_eq!(p.cells[0].int("range").unwrap(), 3_000_000);
-    r.profile = Profile::Quick;
+    r.measurement.profile = Profile::Quick;
     assert_eq!(plan(&r, "kvm-2c").unwrap().cells[0].int("range").unwrap(), 1_000_000);
     let mut r = request(&["cpu.checksum"]);
-    r.profile = Profile::Seed;
+    r.measurement.profile = Profile::Seed;
     let p = plan(&r, "kvm-2c").unwrap();
     let c = &p.cells[0];
     assert_eq!((c.int("blocks").unwrap(), c.int("work_rounds").unwrap(), c.str("parent_wait").unwrap()), (262_144, 64, "join"));
@@ -99,7 +77,7 @@ fn profiles_choose_the_parameter_values() {
     assert_eq!(c.axes, ["blocks", "workers"]);
     // Quick and full keep one size: blocks is no axis there.
     for (profile, blocks) in [(Profile::Quick, 65_536), (Profile::Full, 1_048_576)] {
-        r.profile = profile;
+        r.measurement.profile = profile;
         let p = plan(&r, "kvm-2c").unwrap();
         assert!(p.cells.iter().all(|c| c.int("blocks").unwrap() == blocks && c.axes == ["workers"]), "{profile:?}");
         assert_eq!(p.cells.len(), 2, "{profile:?}");
@@ -109,33 +87,33 @@ fn profiles_choose_the_parameter_values() {
 #[test]
 fn workers_flag_oversubscription_and_pinning() {
     let mut r = request(&["cpu.primes"]);
-    r.workers = Some("1,4".into());
-    r.pin = vec![PinStrategy::Linear];
+    r.selection.workers = Some("1,4".into());
+    r.selection.pin = vec![PinStrategy::Linear];
     let p = plan(&r, "kvm-2c").unwrap();
     assert_eq!(p.cells[1].placement.class, CpuClass::Oversubscribed);
     assert_eq!(p.cells[1].placement.cpus.as_deref(), Some(&[0, 1, 0, 1][..]));
     assert!(p.cells[1].placement.note.as_deref().unwrap().contains("shared"));
-    r.workers = None;
-    r.oversubscribe = true;
+    r.selection.workers = None;
+    r.selection.oversubscribe = true;
     assert_eq!(plan(&r, "kvm-2c").unwrap().cells.iter().map(|c| c.worker_count()).collect::<Vec<_>>(), [1, 2, 4]);
-    r.workers = Some("0".into());
+    r.selection.workers = Some("0".into());
     assert!(matches!(plan(&r, "kvm-2c"), Err(PlanError::BadWorkers { .. })));
 }
 
 #[test]
 fn params_override_sweep_and_are_checked() {
     let mut r = request(&["cpu.primes", "cpu.checksum"]);
-    r.params = vec!["range=1000,2000".into(), "cpu.checksum.blocks=64".into()];
-    r.workers = Some("1".into());
+    r.selection.params = vec!["range=1000,2000".into(), "cpu.checksum.blocks=64".into()];
+    r.selection.workers = Some("1".into());
     let p = plan(&r, "kvm-2c").unwrap();
     assert_eq!(ids(&p), ["000-cpu.primes-range=1000-workers=1", "001-cpu.primes-range=2000-workers=1", "002-cpu.checksum-workers=1"]);
     assert_eq!(p.cells[0].axes, ["range", "workers"]);
     assert_eq!(p.cells[2].int("blocks").unwrap(), 64);
     // A value given twice is one cell (compare would pair the copies with
     // other rows otherwise).
-    r.params = vec!["range=1000,1000,2000,01000".into()];
+    r.selection.params = vec!["range=1000,1000,2000,01000".into()];
     assert_eq!(ids(&plan(&r, "kvm-2c").unwrap())[..2], ["000-cpu.primes-range=1000-workers=1", "001-cpu.primes-range=2000-workers=1"]);
-    r.params = vec!["range=1000,1000".into()];
+    r.selection.params = vec!["range=1000,1000".into()];
     let once = plan(&r, "kvm-2c").unwrap();
     assert_eq!(once.cells.iter().filter(|c| c.workload == "cpu.primes").count(), 1);
     assert!(!once.cells[0].axes.contains(&"range".to_string()), "one value left: not an axis");
@@ -147,7 +125,7 @@ fn params_override_sweep_and_are_checked() {
         ("parent_wait=sleep", "not one of join, spin"),
         ("cpu.primes.blocks=4", "no selected workload has a parameter 'blocks'"),
     ] {
-        r.params = vec![bad.into()];
+        r.selection.params = vec![bad.into()];
         let e = plan(&r, "kvm-2c").unwrap_err().to_string();
         assert!(e.starts_with(&format!("--param {bad}")) && e.contains(expect), "{bad}: {e}");
     }
@@ -156,11 +134,11 @@ fn params_override_sweep_and_are_checked() {
 #[test]
 fn measurement_flags_reach_every_cell() {
     let mut r = request(&["cpu.primes"]);
-    r.runs = Some(7);
-    r.time_budget_ms = Some(2500);
-    r.warmup = Some(0);
-    r.settle_ms = Some(5);
-    r.ci_target_pct = Some(0.5);
+    r.measurement.runs = Some(7);
+    r.measurement.time_budget = Some(Duration::from_millis(2500));
+    r.measurement.warmup = Some(0);
+    r.measurement.settle = Some(Duration::from_millis(5));
+    r.measurement.ci_target = Some(0.5);
     for c in plan(&r, "kvm-2c").unwrap().cells {
         // The cell's 2.5 s budget is shared by its 3 trials.
         assert_eq!(
@@ -185,18 +163,18 @@ fn labels_and_selections_are_checked() {
 #[test]
 fn injected_faults_reach_only_the_workloads_that_have_them() {
     let mut r = request(&["cpu.primes", "cpu.checksum", "selftest.wrong"]);
-    r.inject_fault = Some("no-such-fault".into());
+    r.selection.inject_fault = Some("no-such-fault".into());
     let e = plan(&r, "kvm-2c").unwrap_err().to_string();
     assert!(e.contains("--inject-fault no-such-fault"), "{e}");
-    r.inject_fault = None;
+    r.selection.inject_fault = None;
     assert!(plan(&r, "kvm-2c").unwrap().cells.iter().all(|c| c.fault.is_none() && c.scratch_dir.is_none()));
 }
 
 #[test]
 fn several_pin_strategies_make_an_axis_of_worker_placing_workloads() {
     let mut r = request(&["cpu.primes", "selftest.wrong"]);
-    r.pin = vec![PinStrategy::Linear, PinStrategy::AvoidSmt];
-    r.workers = Some("1,4".into());
+    r.selection.pin = vec![PinStrategy::Linear, PinStrategy::AvoidSmt];
+    r.selection.workers = Some("1,4".into());
     let p = plan(&r, "4c8t").unwrap();
     assert_eq!(
         ids(&p),
@@ -217,11 +195,11 @@ fn several_pin_strategies_make_an_axis_of_worker_placing_workloads() {
 #[test]
 fn compare_presets_set_the_worker_and_pin_axes() {
     let mut r = request(&["cpu.primes"]);
-    r.compare = Some(CompareMode::Strategies);
+    r.selection.compare.compare_strategies = true;
     let p = plan(&r, "2s48c96t").unwrap();
     assert_eq!(p.cells.len(), PinStrategy::ALL.len());
     assert!(p.cells.iter().all(|c| c.workers == Some(48)), "the allowed physical cores");
-    r.compare = Some(CompareMode::Cores);
+    r.selection.compare = CompareFlags { compare_cores: true, ..CompareFlags::default() };
     let p = plan(&r, "4c8t").unwrap();
     assert_eq!(p.cells.iter().map(|c| c.worker_count()).collect::<Vec<_>>(), [1, 2, 4, 8]);
     assert!(p.cells.iter().all(|c| c.placement.pin == PinStrategy::Linear));
@@ -230,7 +208,7 @@ fn compare_presets_set_the_worker_and_pin_axes() {
 #[test]
 fn the_runtime_flag_is_a_parameter_override() {
     let mut r = request(&["cpu.primes"]);
-    r.runtime = Some("rayon".into());
+    r.selection.runtime = Some("rayon".into());
     let e = plan(&r, "kvm-2c").unwrap_err().to_string();
     assert!(e.contains("runtime=rayon (--runtime)") && e.contains("no selected workload has a parameter 'runtime'"), "{e}");
 }
@@ -242,7 +220,7 @@ fn the_allocator_flag_sets_the_allocator_axis() {
     let allocs: Vec<&str> = p.cells.iter().map(|c| c.str("allocator").unwrap()).collect();
     assert_eq!(allocs, ["system", "mimalloc", "jemalloc", "system", "mimalloc", "jemalloc"], "every built-in allocator by default");
     assert!(p.cells.iter().all(|c| c.axes == ["iterations", "allocator"]));
-    r.allocator = Some("system,preload:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2".into());
+    r.selection.allocator = Some("system,preload:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2".into());
     let p = plan(&r, "kvm-2c").unwrap();
     assert_eq!(
         ids(&p)[..2],
@@ -252,11 +230,11 @@ fn the_allocator_flag_sets_the_allocator_axis() {
         ]
     );
     assert_eq!(p.cells[1].str("allocator").unwrap(), "preload:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2");
-    r.allocator = Some("tcmalloc".into());
+    r.selection.allocator = Some("tcmalloc".into());
     let e = plan(&r, "kvm-2c").unwrap_err().to_string();
     assert!(e.contains("allocator=tcmalloc (--allocator)") && e.contains("system, mimalloc, jemalloc, preload:<...>"), "{e}");
     let mut r = request(&["cpu.primes"]);
-    r.allocator = Some("system".into());
+    r.selection.allocator = Some("system".into());
     let e = plan(&r, "kvm-2c").unwrap_err().to_string();
     assert!(e.contains("no selected workload has a parameter 'allocator'"), "{e}");
 }
@@ -264,8 +242,8 @@ fn the_allocator_flag_sets_the_allocator_axis() {
 #[test]
 fn variants_plan_every_cell_under_each_variant_base_first_with_its_values() {
     let mut req = request(&["cpu.primes"]);
-    req.variants = vec!["a=param=range=1000000".into(), "b=param=range=1050000,env=X=1".into()];
-    req.base = Some("b".into());
+    req.selection.variants = vec!["a=param=range=1000000".into(), "b=param=range=1050000,env=X=1".into()];
+    req.selection.base = Some("b".into());
     let p = plan(&req, "kvm-2c").unwrap();
     assert_eq!(
         ids(&p),
@@ -291,13 +269,13 @@ fn variants_plan_every_cell_under_each_variant_base_first_with_its_values() {
 #[test]
 fn a_parameter_one_variant_sweeps_and_another_fixes_is_refused() {
     let mut req = request(&["alloc.random-mixed"]);
-    req.variants = vec!["je=allocator=jemalloc".into(), "all=".into()];
+    req.selection.variants = vec!["je=allocator=jemalloc".into(), "all=".into()];
     let e = plan(&req, "kvm-2c").unwrap_err().to_string();
     assert!(e.starts_with("--variant all: its cells do not line up with those of the base 'je'"), "{e}");
-    req.variants = vec!["sys=allocator=system".into(), "je=allocator=jemalloc".into()];
+    req.selection.variants = vec!["sys=allocator=system".into(), "je=allocator=jemalloc".into()];
     let p = plan(&req, "kvm-2c").unwrap();
     assert!(p.cells.iter().all(|c| !c.axes.contains(&"allocator".to_string())), "one allocator per variant");
-    req.variants = vec!["sys=allocator=nosuch".into(), "je=allocator=jemalloc".into()];
+    req.selection.variants = vec!["sys=allocator=nosuch".into(), "je=allocator=jemalloc".into()];
     let e = plan(&req, "kvm-2c").unwrap_err().to_string();
     assert!(e.starts_with("--variant sys=allocator=nosuch: param=allocator=nosuch: "), "{e}");
 }
@@ -348,18 +326,18 @@ fn fake_specs_plan_in_registry_order_with_the_profile_s_values_and_axes() {
     assert_eq!(p.cells[1].axes, ["workers"]);
     // A profile with two values of a parameter makes it an axis; the last
     // parameter varies fastest.
-    r.profile = Profile::Full;
+    r.measurement.profile = Profile::Full;
     let p = build(&r, "t", 1, &fake_specs(), &topo).unwrap();
     assert_eq!(&ids(&p)[..2], ["000-g.a-mode=x", "001-g.a-mode=y"]);
     assert_eq!(p.cells[0].int("size").unwrap(), 50);
     // Overrides: a bare name reaches every selected workload that has it,
     // a qualified one only its workload; bounds are each spec's own.
-    r.profile = Profile::Quick;
-    r.params = vec!["size=4,5".into(), "g.b.size=9".into()];
+    r.measurement.profile = Profile::Quick;
+    r.selection.params = vec!["size=4,5".into(), "g.b.size=9".into()];
     let p = build(&r, "t", 1, &fake_specs(), &topo).unwrap();
     assert_eq!(&ids(&p)[..3], ["000-g.a-size=4", "001-g.a-size=5", "002-g.b-workers=1"]);
     assert_eq!(p.cells[2].int("size").unwrap(), 9);
-    r.params = vec!["size=50".into()];
+    r.selection.params = vec!["size=50".into()];
     let e = build(&r, "t", 1, &fake_specs(), &topo).unwrap_err().to_string();
     assert!(e.contains("outside 1..=9"), "{e}");
 }
@@ -368,12 +346,12 @@ fn fake_specs_plan_in_registry_order_with_the_profile_s_values_and_axes() {
 fn fake_specs_take_faults_and_refuse_what_none_of_them_has() {
     let topo = fixture("kvm-2c");
     let mut r = request(&["g.a", "h.c"]);
-    r.inject_fault = Some("break".into());
+    r.selection.inject_fault = Some("break".into());
     let p = build(&r, "t", 1, &fake_specs(), &topo).unwrap();
     // The fault reaches the workload that has it, not the one without.
     let faults: Vec<(&str, Option<&str>)> = p.cells.iter().map(|c| (c.workload.as_str(), c.fault.as_deref())).collect();
     assert_eq!(faults, [("g.a", Some("break")), ("h.c", None)]);
-    r.inject_fault = Some("melt".into());
+    r.selection.inject_fault = Some("melt".into());
     assert!(matches!(build(&r, "t", 1, &fake_specs(), &topo), Err(PlanError::BadFault { .. })));
     let r = request(&["nothing.here"]);
     assert!(matches!(build(&r, "t", 1, &fake_specs(), &topo), Err(PlanError::UnknownWorkload { .. })));

@@ -59,7 +59,7 @@ fn count(c: &crate::evidence::PerfCounter) -> String {
 /// The section, when the run had a profiling pass.
 pub fn section(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     let mut with: Vec<(&Row, &ProfileRecord)> = rows.iter().filter_map(|r| r.profile.as_ref().map(|p| (r, p))).collect();
-    let Some(mode) = run.options.perf_pass.or_else(|| with.first().map(|(_, p)| p.mode)) else { return Vec::new() };
+    let Some(mode) = run.options.measurement.perf_pass.or_else(|| with.first().map(|(_, p)| p.mode)) else { return Vec::new() };
     with.sort_by_key(|(r, _)| r.cell.index);
     let mut out = vec![Block::heading(2, "Profiling pass")];
     let how = match mode {

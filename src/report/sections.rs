@@ -252,7 +252,7 @@ pub fn header(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     let counts = StatusCounts::of(rows.iter().map(|r| &r.status));
     t.push(vec!["System label".into(), run.label.clone()]);
     t.push(vec!["Profile".into(), run.profile.as_str().into()]);
-    let sel = if run.options.selection.is_empty() { "(all)".to_string() } else { run.options.selection.join(" ") };
+    let sel = if run.options.selection.patterns.is_empty() { "(all)".to_string() } else { run.options.selection.patterns.join(" ") };
     t.push(vec!["Selection".into(), sel]);
     if run.kind != crate::evidence::RunKind::Run {
         t.push(vec!["Kind".into(), format!("{} (an A/A self-check: two identical variants)", run.kind.as_str())]);

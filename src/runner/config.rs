@@ -14,14 +14,15 @@ use serde::{Deserialize, Serialize};
 use crate::envelope::Envelope;
 use crate::evidence::RunKind;
 use crate::model::command::CommandDef;
-use crate::model::{Cell, Reading, SettingKey, TrialPlan, UsageError, Variant};
+use crate::model::settings::Output;
+use crate::model::{Cell, ColorWhen, Reading, SettingKey, TrialPlan, UsageError, Variant};
 use crate::plan::{self, Plan, RunOptions};
 use crate::workloads::contract::WorkloadSpec;
 use crate::workloads::registry;
 
-use super::launcher::Launcher;
-use super::preload::{self, Need};
-use super::spawn::{self, Invocation};
+use crate::runner::local::preload::{self, Need};
+use crate::runner::local::spawn::{self, Invocation};
+use crate::runner::remote::launcher::Launcher;
 
 /// What a run measures, checked: everything its plan is made from, and
 /// nothing of where it is written or shown. A launched run sends it to the
@@ -50,7 +51,7 @@ pub struct RunSpec {
 impl RunSpec {
     /// The per-trial timeout (a worker process is killed after it).
     pub fn timeout(&self) -> Duration {
-        Duration::from_millis(self.options.timeout_ms)
+        self.options.measurement.timeout()
     }
 
     /// The workload declarations the plan draws from: the registry's and
@@ -91,77 +92,62 @@ impl RunSpec {
     }
 }
 
-/// A checked run: what it measures ([`RunSpec`]), where it runs (its
-/// launchers), where its records go and what the terminal shows. The
+/// A checked run: what it measures ([`RunSpec`]), where its records go and
+/// what the terminal shows (`--out`, `--json`, `--quiet`... as the command
+/// line grouped them, [`Output`]), and where it runs ([`Target`]). The
 /// command layer builds it from the command line; messages still name the
 /// flags a value came from.
 #[derive(Clone, Debug)]
 pub struct RunRequest {
     pub spec: RunSpec,
-    /// The directory that receives the run directories (`--out`).
-    pub out: PathBuf,
-    /// Exactly this run directory (`--run-dir`).
-    pub run_dir: Option<PathBuf>,
-    /// `--commit` as typed (`none` for none; absent: git's HEAD).
-    pub commit: Option<String>,
-    /// Whether the run is recorded in the history (not `--no-history`).
-    pub history: bool,
-    /// `--db`: the history database (absent: beside the run directory).
-    pub db: Option<PathBuf>,
-    /// `--json`: each row to stdout as a JSON line.
-    pub json: bool,
-    /// `--quiet`.
-    pub quiet: bool,
+    pub output: Output,
     /// Not even the summary at the end (a bisect's A/B runs, which it
     /// speaks for itself); errors and warnings still go to stderr.
     pub silent: bool,
-    /// `--counters`: each group's counters table on the terminal.
-    pub counters: bool,
-    /// `--tables`: each group's full tables and the whole footer on the
-    /// terminal, instead of one line per row and a short summary.
-    pub tables: bool,
-    /// `--color`: how stdout is styled (resolved against the terminal and
-    /// `NO_COLOR` by the command layer).
-    pub style: crate::text::out::Style,
-    /// The launchers of `--launcher` (one per host of `--hosts`; none: a
-    /// local run), checked.
-    pub launchers: Vec<Launcher>,
-    /// `--max-parallel`: how many hosts of `--hosts` run at once.
-    pub max_parallel: usize,
-    /// `--fail-on-regression`.
-    pub fail_on_regression: bool,
-    /// `--accept-disturbed` and `--allow-unknown`: how the gate treats a
-    /// regression made from disturbed trials, and rows that are UNKNOWN.
-    pub gate_rules: crate::compare::GateRules,
+    pub target: Target,
+}
+
+/// Where a run's plan runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// On this machine.
+    Local,
+    /// On the other side of one launcher (`--launcher` without `--hosts`).
+    Launched(Launcher),
+    /// On every host of `--hosts` at once, through the launcher made for
+    /// each, at most `max_parallel` at a time.
+    Hosts { launchers: Vec<Launcher>, max_parallel: usize },
 }
 
 impl RunRequest {
     /// The launched side's request (`proofbench remote-run`): `spec` run
     /// into exactly `run_dir`, nothing on the terminal, no history.
     pub fn streamed(spec: RunSpec, run_dir: PathBuf) -> RunRequest {
-        RunRequest {
-            spec,
+        let output = Output {
             out: run_dir.clone(),
             run_dir: Some(run_dir),
+            label: None,
             commit: Some("none".into()),
-            history: false,
             db: None,
+            no_history: true,
             json: false,
             quiet: true,
-            silent: false,
             counters: false,
             tables: false,
-            style: crate::text::out::Style::PLAIN,
-            launchers: Vec::new(),
-            max_parallel: 1,
-            fail_on_regression: false,
-            gate_rules: crate::compare::GateRules::default(),
-        }
+            color: ColorWhen::Never,
+            html: None,
+        };
+        RunRequest { spec, output, silent: false, target: Target::Local }
     }
 
-    /// Whether the run goes once per host (`--hosts`).
-    pub fn per_host(&self) -> bool {
-        self.launchers.iter().any(|l| l.host.is_some())
+    /// How stdout is styled (`--color` against the terminal and `NO_COLOR`).
+    pub fn style(&self) -> crate::text::out::Style {
+        crate::text::out::stdout_style(self.output.color)
+    }
+
+    /// Whether the run is recorded in the history (not `--no-history`).
+    pub fn history(&self) -> bool {
+        !self.output.no_history
     }
 }
 
@@ -190,7 +176,7 @@ pub struct RunConfig {
     pub scratch_root: ScratchRoot,
     /// The profiling pass (`--perf-pass`), checked once on this machine;
     /// `None` without one.
-    pub perf: Option<super::perf_check::Setup>,
+    pub perf: Option<crate::runner::perf::check::Setup>,
 }
 
 /// The directory each trial's scratch directory is made in, and what chose
@@ -219,7 +205,7 @@ impl RunConfig {
             check_variant(v, &exe, &cells)?;
         }
         check_allocators(&exe, &cells)?;
-        let io_dir = options.io_dir.as_ref().map(PathBuf::from);
+        let io_dir = options.selection.io_dir.clone();
         let scratch_root = scratch_root(io_dir.as_ref())?;
         Ok(RunConfig {
             seed,
@@ -263,12 +249,12 @@ impl RunConfig {
 /// `--settle` happens inside every trial, so a settle as long as the
 /// timeout would make every trial time out before its first sample.
 fn check_settle(req: &RunSpec) -> Result<(), UsageError> {
-    match req.options.settle_ms.map(Duration::from_millis) {
+    match req.options.measurement.settle {
         Some(settle) if settle >= req.timeout() => {
             let whose = if req.timeout_given {
                 "--timeout".to_string()
             } else {
-                format!("the {} profile's; see --timeout", req.options.profile.as_str())
+                format!("the {} profile's; see --timeout", req.options.measurement.profile.as_str())
             };
             Err(UsageError(format!(
                 "--settle {}: must be shorter than the timeout ({}, {whose}), or every trial times out before it measures",
@@ -379,7 +365,7 @@ fn check_allocators(exe: &Path, cells: &[Cell]) -> anyhow::Result<()> {
 /// that is not a directory is a usage error; one that cannot be written is
 /// not (nor a `TMPDIR` that is missing or cannot be written): the rows that
 /// need files are then skipped with the reason, and the others run
-/// ([`super::trial`]).
+/// ([`crate::runner::local::trial`]).
 fn scratch_root(io_dir: Option<&PathBuf>) -> anyhow::Result<ScratchRoot> {
     if let Some(dir) = io_dir {
         if !dir.is_dir() {

@@ -34,7 +34,7 @@ use crate::model::{Cell, Status};
 use crate::text::format::{counted, seconds};
 use crate::text::out::{clean, to_stderr};
 
-use super::observer::{Coming, Observer};
+use crate::runner::observe::{Coming, Observer};
 
 /// Which trials the bar counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

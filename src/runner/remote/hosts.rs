@@ -1,17 +1,16 @@
 //! runner::hosts: `--hosts a,b,c`. Every host's run goes at once (at most
 //! `--max-parallel` at a time), each through its own launcher as one
-//! launched process ([`super::remote`]), each into its own run directory.
+//! launched process ([`crate::runner::remote`]), each into its own run directory.
 //! A host that cannot be reached, or that refuses the run, fails alone,
 //! with its reason in the summary; the others finish. The terminal shows
 //! one progress line per host; the summary gives each host's rows, time,
 //! what its report warns of (cut short, interrupted, busy, disturbed) and
 //! its run directory whenever one was made, then the submission id that
 //! every host's run of the invocation carries (named on this side:
-//! [`super::launcher::new_submission`]); the exit code is the worst of the
+//! [`crate::runner::remote::launcher::new_submission`]); the exit code is the worst of the
 //! hosts'.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -23,12 +22,12 @@ use crate::model::{Cell, Status, Stopped, UsageError};
 use crate::text::format::{counted, seconds};
 use crate::text::out::{Out, to_stderr};
 
-use super::config::RunRequest;
-use super::launcher::Launcher;
-use super::observe::Observers;
-use super::observer::Observer;
-use super::{EXIT_INTERRUPTED, worse};
 use crate::process::signals;
+use crate::runner::config::RunRequest;
+use crate::runner::observe::Observer;
+use crate::runner::observe::Observers;
+use crate::runner::remote::launcher::Launcher;
+use crate::runner::{EXIT_INTERRUPTED, Ran, worse};
 
 /// How one host's run ended.
 struct HostEnd {
@@ -42,21 +41,21 @@ struct HostEnd {
 
 /// Runs the plan on every host of `req` at once; prints one line per host
 /// at the end. Returns the worst exit code and the run directories of the
-/// hosts that started, in `--hosts` order.
-pub fn run_all(req: &RunRequest) -> anyhow::Result<(ExitCode, Vec<PathBuf>)> {
-    let n = req.launchers.len();
-    let lines = Lines::new(req.quiet);
+/// hosts that started with their own codes, in `--hosts` order.
+pub fn run_all(req: &RunRequest, launchers: &[Launcher], max_parallel: usize) -> anyhow::Result<Ran> {
+    let n = launchers.len();
+    let lines = Lines::new(req.output.quiet);
     let ends: Vec<Mutex<Option<HostEnd>>> = (0..n).map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
-        for _ in 0..req.max_parallel.clamp(1, n.max(1)) {
+        for _ in 0..max_parallel.clamp(1, n.max(1)) {
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     if i >= n {
                         break;
                     }
-                    let l = &req.launchers[i];
+                    let l = &launchers[i];
                     let end = if signals::interrupted() {
                         HostEnd { host: host_of(l), code: EXIT_INTERRUPTED, dir: None, what: "not started: the run was stopped".into() }
                     } else {
@@ -76,16 +75,16 @@ pub fn run_all(req: &RunRequest) -> anyhow::Result<(ExitCode, Vec<PathBuf>)> {
         let dir = e.dir.as_ref().map(|d| format!("  {}", d.display())).unwrap_or_default();
         text.push_str(&format!("  {:width$}  {}{dir}\n", e.host, e.what));
     }
-    if let Some(s) = req.launchers.first().and_then(|l| l.submission.as_ref()) {
+    if let Some(s) = launchers.first().and_then(|l| l.submission.as_ref()) {
         text.push_str(&format!("Submission: {s} (every host's run carries it)\n"));
     }
-    if req.json {
+    if req.output.json {
         to_stderr(&text)
     } else {
         Out::new().print(&text)?
     }
     let worst = ends.iter().fold(0u8, |w, e| worse(w, e.code));
-    Ok((ExitCode::from(worst), ends.into_iter().filter_map(|e| e.dir).collect()))
+    Ok(Ran { code: worst, runs: ends.into_iter().filter_map(|e| e.dir.map(|d| (d, e.code))).collect() })
 }
 
 /// The host a launcher of `--hosts` leads to.
@@ -123,7 +122,7 @@ fn one_host(req: &RunRequest, l: &Launcher, lines: &Lines) -> HostEnd {
         *made.borrow_mut() = Some(dir.to_path_buf());
         Observers::for_host(req, &run.plan, Box::new(line.clone()))
     };
-    match super::run_launched(req, l, Some(label), Some(&make)) {
+    match super::launched::run_launched(req, l, Some(label), Some(&make)) {
         Ok(run) => {
             let what =
                 [format!("{}, {}", run.counts, seconds(started.elapsed().as_secs_f64()))].into_iter().chain(run.states).collect::<Vec<_>>();
@@ -214,7 +213,7 @@ impl HostLine {
 }
 
 impl Observer for HostLine {
-    fn round_started(&mut self, round: u32, _coming: &super::observer::Coming) {
+    fn round_started(&mut self, round: u32, _coming: &crate::runner::observe::Coming) {
         if let Ok(mut c) = self.state.lock() {
             c.round = round;
         }

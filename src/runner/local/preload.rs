@@ -16,8 +16,8 @@ use std::path::Path;
 
 use crate::workloads::alloc::allocator::same_library;
 
-use super::spawn::{self, Invocation};
 use crate::process::helper::{self, HELPER_TIMEOUT};
+use crate::runner::local::spawn::{self, Invocation};
 
 /// What a preloaded value must do.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,4 +1,4 @@
-//! The observers of a run (`observer::Observer` implementations): progress,
+//! The observers of a run ([`super::Observer`] implementations): progress,
 //! the JSON stream, each group's plots, HTML and terminal lines, and the
 //! history, fanned out by [`Observers`].
 
@@ -12,9 +12,9 @@ use crate::report::{self};
 use crate::text::document::Block;
 use crate::text::out::{Out, Style, Styled};
 
-use super::config::RunRequest;
-use super::observer::{Coming, Observer};
-use super::progress::{Printer, Progress};
+use crate::runner::config::RunRequest;
+use crate::runner::observe::progress::{Printer, Progress};
+use crate::runner::observe::{Coming, Observer};
 
 /// Every observer of a run, called in order.
 pub struct Observers {
@@ -26,9 +26,9 @@ impl Observers {
     /// plots, HTML and the terminal's lines (or tables) as each group's rows
     /// are all decided, and the history at the end (unless `--no-history`).
     pub fn for_run(req: &RunRequest, cells: &[Cell]) -> Observers {
-        let progress = Progress::new(req.quiet);
+        let progress = Progress::new(req.output.quiet);
         let printer = progress.printer();
-        Observers::with(req, cells, Box::new(progress), printer, !req.json && !req.quiet)
+        Observers::with(req, cells, Box::new(progress), printer, !req.output.json && !req.output.quiet)
     }
 
     /// The observers of one host's run of `--hosts`: `line` (its progress
@@ -40,12 +40,12 @@ impl Observers {
 
     /// The launched side's only observer: every event on stdout.
     pub fn streamed() -> Observers {
-        Observers { list: vec![Box::new(super::stream::StreamOut::new())] }
+        Observers { list: vec![Box::new(crate::runner::remote::stream::StreamOut::new())] }
     }
 
     fn with(req: &RunRequest, cells: &[Cell], progress: Box<dyn Observer>, printer: Printer, print: bool) -> Observers {
         let mut list: Vec<Box<dyn Observer>> = vec![progress];
-        if req.json {
+        if req.output.json {
             list.push(Box::new(JsonStream { out: Out::deferring() }));
         }
         let mut order: Vec<String> = Vec::new();
@@ -57,9 +57,9 @@ impl Observers {
         list.push(Box::new(GroupOutputs {
             cells: cells.to_vec(),
             print,
-            tables: req.tables,
-            style: req.style,
-            counters: req.counters,
+            tables: req.output.tables,
+            style: req.style(),
+            counters: req.output.counters,
             order,
             decided: HashMap::new(),
             ready: HashMap::new(),
@@ -68,8 +68,8 @@ impl Observers {
             printer,
             out: Out::deferring(),
         }));
-        if req.history {
-            list.push(Box::new(History { db: req.db.clone(), quiet: req.quiet }));
+        if req.history() {
+            list.push(Box::new(History { db: req.output.db.clone(), quiet: req.output.quiet }));
         }
         Observers { list }
     }

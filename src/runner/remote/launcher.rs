@@ -3,7 +3,7 @@
 //! `"taskset -c 2-3"`...). Two processes start there, each as
 //! `PREFIX REMOTE_EXE ...`: the envelope probe (`env --json`, which checks
 //! that the launched proofbench is this version), then the run itself
-//! (`remote-run`, [`super::remote`]), which runs the whole plan there.
+//! (`remote-run`, [`crate::runner::remote`]), which runs the whole plan there.
 //!
 //! The prefix is split into words shell-style and never run through a shell.
 
@@ -13,8 +13,8 @@ use crate::envelope::{Envelope, tool_info};
 use crate::evidence::LauncherRecord;
 use crate::model::{Stopped, UsageError};
 
-use super::spawn::Invocation;
 use crate::process::helper::{HELPER_TIMEOUT, NoAnswer, run_helper};
+use crate::runner::local::spawn::Invocation;
 
 /// The placeholder a launcher template carries when `--hosts` is given.
 pub const HOST: &str = "{host}";

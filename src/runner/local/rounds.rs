@@ -26,12 +26,12 @@ use crate::model::{Cell, Status, TrialPlan};
 use crate::stats::decide::{Decision, Design, Plan};
 use crate::stats::{LEVEL, trial_interval};
 
-use super::compose::{self, Finished, RowInput};
-use super::config::RunConfig;
-use super::observe::Observers;
-use super::observer::Coming;
-use super::trial;
 use crate::process::signals;
+use crate::runner::config::RunConfig;
+use crate::runner::local::compose::{self, Finished, RowInput};
+use crate::runner::local::trial;
+use crate::runner::observe::Coming;
+use crate::runner::observe::Observers;
 
 /// What the rounds produced.
 pub struct Outcome {
@@ -155,7 +155,7 @@ fn standing(cell: usize, trials: &[Finished]) -> Standing {
 /// The design the variants' comparisons of this run are decided by: its
 /// trial plan, its `--equivalence`.
 pub fn design(cfg: &RunConfig) -> Design {
-    let equivalence = cfg.options.equivalence.unwrap_or(crate::stats::decide::DEFAULT_EQUIVALENCE);
+    let equivalence = cfg.options.selection.equivalence.unwrap_or(crate::stats::decide::DEFAULT_EQUIVALENCE);
     Design::for_trials(cfg.trials.min, cfg.trials.max, equivalence)
 }
 
@@ -235,7 +235,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
                 break;
             }
             // The variants of a cell as one lockstep set (`--lockstep`), or each cell in turn.
-            let done: Vec<(usize, Finished)> = if cfg.options.lockstep && unit.len() >= 2 {
+            let done: Vec<(usize, Finished)> = if cfg.options.selection.lockstep && unit.len() >= 2 {
                 let cells: Vec<&Cell> = unit.iter().map(|&i| &cfg.cells[i]).collect();
                 let trials: Vec<u32> = unit.iter().map(|&i| runs[i].len() as u32).collect();
                 for (c, &t) in cells.iter().zip(&trials) {
@@ -344,7 +344,7 @@ fn finish(
     }
     let rows = &mut out.rows;
     // The profiling pass: after the row's trials, outside its samples.
-    row.profile = super::perf::pass(cfg, dir, &row);
+    row.profile = crate::runner::perf::pass(cfg, dir, &row);
     if !row.samples.is_empty() {
         row.raw = Some(dir.write_raw(&row)?);
     }

@@ -4,7 +4,7 @@
 //! line on its stdin, plans it for its own machine, runs its rounds, trials
 //! and workers there, and writes what happens as one JSON line per
 //! [`Event`] on its stdout. The launching side ([`drive`]) replays the
-//! events ([`super::stream`]) into the run directory and the observers
+//! events ([`crate::runner::remote::stream`]) into the run directory and the observers
 //! exactly as a local run writes them: run.json, rows, raw CSV, logs, plots, report, history.
 //!
 //! The launched side keeps nothing: its working run directory is removed
@@ -17,6 +17,15 @@
 //! The launching side trusts nothing it reads: a row must be one of the
 //! plan's cells, arrive once, and name its files the planner's way; the
 //! files are written from the row by this side's own code.
+//!
+//! Here too: the launcher itself (`launcher`: the prefix, the envelope
+//! probe), the stream's events (`stream`), a run through one launcher on
+//! both sides (`launched`), and every host of `--hosts` at once (`hosts`).
+
+pub mod hosts;
+pub mod launched;
+pub mod launcher;
+pub mod stream;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -29,11 +38,11 @@ use crate::evidence::{Row, RunDir, RunRecord, StatusCounts};
 use crate::model::{Cell, Status, Stopped, UsageError};
 use crate::text::out::to_stderr;
 
-use super::config::{RunRequest, RunSpec};
-use super::launcher::Launcher;
-use super::observe::Observers;
-use super::stream::{Event, STREAM_SCHEMA};
 use crate::process::signals;
+use crate::runner::config::{RunRequest, RunSpec};
+use crate::runner::observe::Observers;
+use crate::runner::remote::launcher::Launcher;
+use crate::runner::remote::stream::{Event, STREAM_SCHEMA};
 
 /// The longest line of the stream: a row with every raw sample of a
 /// `--runs 40000` cell and its log is a few MiB.
@@ -81,7 +90,7 @@ pub fn serve() -> anyhow::Result<ExitCode> {
         .tempdir_in(&root)
         .map_err(|e| anyhow::anyhow!("creating the launched side's working directory in {}: {e}", root.display()))?;
     let req = RunRequest::streamed(spec, work.path().join("run"));
-    let code = super::run_streamed(&req);
+    let code = launched::run_streamed(&req);
     drop(work);
     code.map(ExitCode::from)
 }
@@ -125,12 +134,12 @@ pub type MakeObservers<'a> = dyn FnMut(&RunRecord, &Path) -> Observers + 'a;
 /// Runs `req` through `launcher` (its side's envelope already probed and
 /// found to be this version's): starts `PREFIX REMOTE_EXE remote-run`,
 /// sends the run, and writes what comes back into a run directory under
-/// `req.out`. Errors before the run started (the launched side refused it:
+/// `req.output.out`. Errors before the run started (the launched side refused it:
 /// a variant's binary missing there) are usage errors naming the launcher.
 pub fn drive(req: &RunRequest, launcher: &Launcher, label: Option<String>, make: &mut MakeObservers) -> anyhow::Result<Received> {
     let mut spec = req.spec.clone();
     spec.label = label;
-    let mut command = launcher.proofbench(&super::spawn::Invocation::default(), &["remote-run"]);
+    let mut command = launcher.proofbench(&crate::runner::local::spawn::Invocation::default(), &["remote-run"]);
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = command.spawn().map_err(|e| UsageError(format!("{}: cannot start '{}': {e}", launcher.name(), launcher.prefix[0])))?;
     let group = child.id() as i32;
@@ -261,7 +270,7 @@ fn read_events(stdout: impl Read, tx: mpsc::SyncSender<Result<Event, String>>) {
     let mut r = BufReader::new(stdout);
     let mut line = Vec::new();
     loop {
-        if line.capacity() > super::stream::LOG_PIECE * 4 {
+        if line.capacity() > crate::runner::remote::stream::LOG_PIECE * 4 {
             line = Vec::new();
         }
         line.clear();
@@ -436,7 +445,7 @@ impl<'a> Replay<'a> {
         let not_run = plan.cells.iter().map(|c| c.row_id.clone()).collect();
         let mut mine = RunRecord {
             label,
-            profile: self.spec.options.profile,
+            profile: self.spec.options.measurement.profile,
             seed: self.spec.seed,
             options: self.spec.options.clone(),
             plan: plan.cells,
@@ -454,9 +463,9 @@ impl<'a> Replay<'a> {
             interference: None,
             ..run
         };
-        let dir = super::create_run_dir(self.req, &mine.envelope, &mine.label)?;
+        let dir = crate::runner::life::create_run_dir(self.req, &mine.envelope, &mine.label)?;
         mine.id = dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        mine.commit = super::commit_of(self.req.commit.as_deref());
+        mine.commit = crate::runner::record::commit_of(self.req.output.commit.as_deref());
         mine.launcher = Some(self.launcher.record());
         dir.write_run(&mine)?;
         self.received = vec![false; mine.plan.len()];
@@ -528,8 +537,8 @@ impl<'a> Replay<'a> {
         row.stats = crate::evidence::RowStats::of(&row.samples, crate::stats::DEFAULT_NOISE);
         // The launched side runs no profiling pass (its files would stay
         // there): with --perf-pass, every row's is skipped, said here.
-        let mode = self.run.as_ref().and_then(|r| r.options.perf_pass);
-        row.profile = mode.map(|m| crate::evidence::ProfileRecord::skipped(m, super::perf_check::LAUNCHED));
+        let mode = self.run.as_ref().and_then(|r| r.options.measurement.perf_pass);
+        row.profile = mode.map(|m| crate::evidence::ProfileRecord::skipped(m, crate::runner::perf::check::LAUNCHED));
         let dir = self.dir.as_mut().expect("started");
         // A row that could not be written (a full disk) was not received:
         // its cell stays among those not run.
@@ -593,9 +602,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// A streamed request that writes a new run directory under its `out`
+    /// (as the launching side does), not into exactly one.
+    fn into_out(mut req: RunRequest) -> RunRequest {
+        req.output.run_dir = None;
+        req
+    }
     use crate::evidence::{StoredRun, fake, read_run};
     use crate::model::{Status, Unit};
-    use crate::runner::observer::Observer;
+    use crate::runner::observe::Observer;
 
     /// Three cells: `selftest.tiny`, and `cpu.primes` at 1 and 2 workers.
     fn spec() -> RunSpec {
@@ -814,8 +830,7 @@ mod tests {
             std::fs::write(tmp.path().join("victim"), "keep").unwrap();
             let out = tmp.path().join("a").join("out");
             let spec = spec();
-            let req = RunRequest { history: false, ..RunRequest::streamed(spec.clone(), out.clone()) };
-            let req = RunRequest { run_dir: None, quiet: true, ..req };
+            let req = into_out(RunRequest::streamed(spec.clone(), out.clone()));
             let honest = honest_start(&spec);
             let plan = honest.plan.clone();
             let mut start = honest.clone();
@@ -875,7 +890,7 @@ mod tests {
     fn an_honest_stream_is_kept_whole_and_complete() {
         let tmp = tempfile::tempdir().unwrap();
         let spec = spec();
-        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()) };
+        let req = into_out(RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()));
         let honest = honest_start(&spec);
         let mut events = vec![Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(honest.clone()) }];
         for c in &honest.plan {
@@ -898,7 +913,7 @@ mod tests {
     fn a_row_that_cannot_be_written_is_not_received_and_leaves_no_file() {
         let tmp = tempfile::tempdir().unwrap();
         let spec = spec();
-        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()) };
+        let req = into_out(RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()));
         let honest = honest_start(&spec);
         let launcher =
             Launcher { template: "fake".into(), prefix: vec!["fake".into()], host: None, remote_exe: "pb".into(), submission: None };
@@ -932,7 +947,7 @@ mod tests {
     fn an_end_that_claims_rows_it_did_not_send_is_a_cut_run() {
         let tmp = tempfile::tempdir().unwrap();
         let spec = spec();
-        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()) };
+        let req = into_out(RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()));
         let honest = honest_start(&spec);
         let mut end = honest.clone();
         (end.complete, end.counts) = (true, Some(StatusCounts { ok: 3, ..StatusCounts::default() }));
@@ -949,7 +964,7 @@ mod tests {
     fn a_row_whose_status_its_trials_contradict_cuts_the_stream() {
         let tmp = tempfile::tempdir().unwrap();
         let spec = spec();
-        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()) };
+        let req = into_out(RunRequest::streamed(spec.clone(), tmp.path().to_path_buf()));
         let honest = honest_start(&spec);
         let mut row = row_of(&honest.plan[0], &[Status::Ok, Status::Failed]);
         row.status = Status::Ok;
@@ -967,7 +982,7 @@ mod tests {
     fn a_start_time_that_is_a_path_is_refused_and_names_no_directory() {
         let tmp = tempfile::tempdir().unwrap();
         let spec = spec();
-        let req = RunRequest { history: false, run_dir: None, ..RunRequest::streamed(spec.clone(), tmp.path().join("out")) };
+        let req = into_out(RunRequest::streamed(spec.clone(), tmp.path().join("out")));
         let mut start = honest_start(&spec);
         start.envelope.started_utc = tmp.path().join("PWN_ABS").display().to_string();
         let received = replay(&req, &spec, vec![Event::Start { schema: STREAM_SCHEMA.into(), run: Box::new(start) }]);
@@ -975,7 +990,7 @@ mod tests {
         assert!(received.cut.unwrap().contains("is not a UTC timestamp"));
         assert_eq!(tree(tmp.path()), BTreeSet::new(), "nothing written");
         // The directory's name takes the digits of a timestamp alone.
-        assert_eq!(super::super::run_dir_stamp("2026-11-28T00:12:46Z"), "20261128T001246Z");
-        assert_eq!(super::super::run_dir_stamp("/tmp/x/../PWN"), "unknown-time");
+        assert_eq!(crate::runner::life::run_dir_stamp("2026-11-28T00:12:46Z"), "20261128T001246Z");
+        assert_eq!(crate::runner::life::run_dir_stamp("/tmp/x/../PWN"), "unknown-time");
     }
 }

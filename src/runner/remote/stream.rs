@@ -1,6 +1,6 @@
 //! runner::stream: what the launched side of a launched run says
 //! ([`Event`], one JSON line each on its stdout) and the observer that says
-//! it ([`StreamOut`]). The launching side reads it in [`super::remote`].
+//! it ([`StreamOut`]). The launching side reads it in [`crate::runner::remote`].
 
 use std::io::Write;
 
@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::evidence::{Row, RunDir, RunRecord, TrialRecord};
 use crate::model::Cell;
 
-use super::observer::{Coming, Observer};
 use crate::process::signals;
+use crate::runner::observe::{Coming, Observer};
 
 /// The first thing the launched side says, so that a launcher that prints
 /// something else (a login banner on stdout) is told apart from a stream.

@@ -1,7 +1,7 @@
 //! Whether `run --perf-pass` can run here, decided once per run before the
 //! first row: the perf binary (`PROOFBENCH_PERF`, else `perf` on PATH),
 //! `perf --version`, `perf_event_paranoid`, and a tiny run of the mode
-//! itself. Apart from the pass ([`super::perf`]) so that the run's
+//! itself. Apart from the pass ([`crate::runner::perf`]) so that the run's
 //! configuration can hold the answer without depending on the pass.
 
 use std::path::{Path, PathBuf};

@@ -3,17 +3,22 @@
 //! sample without warmup) under `perf stat` or `perf record -g`, whose samples go
 //! nowhere: the row's samples and statistics are its trials' alone. Its
 //! files go to `profiles/<row>/`: perf stat's output, or perf record's data
-//! with a `perf report` top 20 and a flame graph SVG ([`super::flame`]).
+//! with a `perf report` top 20 and a flame graph SVG ([`flame`]).
 //! A command workload's `[workload.profile]` command (the guest-side pass)
 //! runs once too, in a worker like one sample of the workload, its output
 //! kept.
 //!
-//! Perf is checked once, before the first row ([`super::perf_check::setup`]): its binary
+//! Perf is checked once, before the first row ([`check::setup`]): its binary
 //! (`PROOFBENCH_PERF`, else `perf` on PATH), `perf --version`,
 //! `perf_event_paranoid`, and a tiny run of the mode itself (`perf stat -e
 //! task-clock true`, `perf record -g true`). Where any of them fails, every
 //! row's pass is `skipped` with that one reason, and nothing else changes.
 //! Every perf process has the run's per-trial timeout.
+
+//! Here too: perf checked once per run (`check`) and the flame graphs (`flame`).
+
+pub mod check;
+pub mod flame;
 
 use std::io::BufReader;
 use std::path::Path;
@@ -25,11 +30,10 @@ use crate::evidence::{GuestProfile, ProfileFile, ProfileFileKind as Kind, Profil
 use crate::model::command::VerifyDef;
 use crate::model::{Cell, PerfPass, Status};
 
-use super::config::RunConfig;
-use super::flame;
-use super::perf_check::{Perf, Setup, TOP_LINES, parse_stat};
-use super::trial::{self, Outside};
 use crate::process::signals;
+use crate::runner::config::RunConfig;
+use crate::runner::local::trial::{self, Outside};
+use check::{Perf, Setup, TOP_LINES, parse_stat};
 
 /// The lines of `perf report --stdio` output without its `#` header and
 /// blank lines, the first [`TOP_LINES`].

@@ -2,6 +2,14 @@
 //! `Report` pattern), so that the rounds know nothing of progress bars,
 //! terminal tables, JSON streams, plots or the history. Adding an output is
 //! one more implementation of [`Observer`].
+//!
+//! The observers themselves are in `observers` ([`Observers`] fans a run
+//! out to them), the progress bar and lines in `progress`.
+
+pub mod observers;
+pub mod progress;
+
+pub use observers::Observers;
 
 use std::path::Path;
 

@@ -33,11 +33,11 @@ use crate::measure::clock::utc_now;
 use crate::model::{Cell, Status};
 use crate::workloads::process;
 
-use super::compose::{self, Finished};
-use super::config::{RunConfig, ScratchRoot};
-use super::spawn::{self, WorkerRun};
 use crate::measure::lockstep;
 use crate::process::signals;
+use crate::runner::config::{RunConfig, ScratchRoot};
+use crate::runner::local::compose::{self, Finished};
+use crate::runner::local::spawn::{self, WorkerRun};
 
 /// The start of every scratch directory's name.
 const PREFIX: &str = "proofbench-";

@@ -11,8 +11,8 @@ use crate::model::{Cell, Direction, Status};
 use crate::stats::{DEFAULT_NOISE, TrialEstimate};
 use crate::workloads::contract::WorkloadSpec;
 
-use super::spawn::WorkerRun;
 use crate::process::helper::mib;
+use crate::runner::local::spawn::WorkerRun;
 
 /// The last `max_lines` lines of a log file written from byte `from` on (at
 /// most 4 KiB of its end): one trial's worker's own lines, when `from` is

@@ -33,7 +33,7 @@ use crate::process::signals;
 pub const GRACE: Duration = Duration::from_secs(1);
 
 /// What the waiting loop hears about.
-pub enum Event {
+pub enum Waited {
     Exited { status: i32, rusage: Rusage },
     WaitFailed(io::Error),
     Interrupt,
@@ -196,10 +196,10 @@ pub fn run_worker_then(
     let mut child = command.spawn()?;
     let pid = child.id() as i32;
     started_then(pid);
-    let (tx, rx) = mpsc::channel::<Event>();
+    let (tx, rx) = mpsc::channel::<Waited>();
     let (waker, ring) = (tx.clone(), wake.ring());
     signals::set_waker(Some(Box::new(move || {
-        let _ = waker.send(Event::Interrupt);
+        let _ = waker.send(Waited::Interrupt);
         ring.ring();
     })));
     let ring = wake.ring();
@@ -211,11 +211,11 @@ pub fn run_worker_then(
             // SAFETY: valid out-pointers; `pid` is our child, reaped only here.
             let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
             if rc == pid {
-                break Event::Exited { status, rusage: Rusage::from_libc(&ru) };
+                break Waited::Exited { status, rusage: Rusage::from_libc(&ru) };
             }
             let err = io::Error::last_os_error();
             if err.kind() != io::ErrorKind::Interrupted {
-                break Event::WaitFailed(err);
+                break Waited::WaitFailed(err);
             }
         };
         let _ = tx.send(event);
@@ -241,9 +241,9 @@ pub fn run_worker_then(
     }
     let (status, rusage) = loop {
         match rx.try_recv() {
-            Ok(Event::Exited { status, rusage }) => break (Some(status), Some(rusage)),
-            Ok(Event::WaitFailed(e)) => return Err(stop(pid, e)),
-            Ok(Event::Interrupt) => {
+            Ok(Waited::Exited { status, rusage }) => break (Some(status), Some(rusage)),
+            Ok(Waited::WaitFailed(e)) => return Err(stop(pid, e)),
+            Ok(Waited::Interrupt) => {
                 interrupted = true;
                 if matches!(phase, Phase::Running) {
                     kill_group(pid, libc::SIGTERM);
