@@ -354,7 +354,7 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
             format!("{}\n", serde_json::to_string_pretty(&rows)?)
         }
         ExportFormat::Markdown => {
-            let mut t = table::Table::new(&[
+            let mut t = table::Grid::new(&[
                 ("Host", table::Align::Left),
                 ("Machine", table::Align::Right),
                 ("Row", table::Align::Left),

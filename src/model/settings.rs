@@ -36,7 +36,7 @@ pub struct RunOptions {
 pub struct Selection {
     /// Workloads to run: a group (`cpu`), an id (`cpu.primes`) or a glob
     /// (`'cpu.*'`). Default: every workload.
-    #[arg(value_name = "SELECTION")]
+    #[arg(id = "selection", value_name = "SELECTION")]
     #[serde(rename = "selection")]
     pub patterns: Vec<String>,
 

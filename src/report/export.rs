@@ -10,7 +10,7 @@ use crate::evidence::StoredRun;
 use crate::model::{Direction, ExportFormat, Status, Unit, value_text};
 use crate::text::csv::{csv_field, measure, opt};
 use crate::text::format;
-use crate::text::table::{Align, Table};
+use crate::text::table::{Align, Grid};
 
 /// The exported figures of one row.
 #[derive(Clone, Debug, Serialize)]
@@ -110,7 +110,7 @@ pub fn render(stored: &StoredRun, fmt: ExportFormat) -> anyhow::Result<String> {
             out
         }
         ExportFormat::Markdown => {
-            let mut t = Table::new(&[
+            let mut t = Grid::new(&[
                 ("Workload", Align::Left),
                 ("Axes", Align::Left),
                 ("Status", Align::Left),

@@ -12,7 +12,7 @@ use crate::evidence::{Row, read_run};
 use crate::model::placement::CpuClass;
 use crate::model::{Status, Unit};
 use crate::text::document::{self, Block, Line};
-use crate::text::table::{Align, Cell, MAX_CELL_CHARS, Table};
+use crate::text::table::{Align, Cell, Grid, MAX_CELL_CHARS};
 
 /// Pieces that odd values are made of.
 const PIECES: &[&str] = &[
@@ -80,7 +80,7 @@ proptest! {
         headers in prop::collection::vec(odd_value(), 1..4),
         rows in prop::collection::vec(prop::collection::vec(odd_value(), 4), 0..4),
     ) {
-        let mut t = Table::with_headers(headers.iter().map(|h| (h.clone(), Align::Right)).collect());
+        let mut t = Grid::with_headers(headers.iter().map(|h| (h.clone(), Align::Right)).collect());
         for r in &rows {
             t.push_cells(r.iter().take(headers.len()).map(|c| Cell::from(c.as_str())).collect());
         }

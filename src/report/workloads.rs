@@ -5,7 +5,7 @@ use crate::model::value_text;
 use crate::workloads::contract::{ParamKind, ParamSpec, WorkloadSpec};
 
 use crate::text::markdown as md;
-use crate::text::table::{Align, Cell, Table};
+use crate::text::table::{Align, Cell, Grid};
 
 fn values(p: &ParamSpec) -> [String; 3] {
     let join = |v: &[serde_json::Value]| v.iter().map(value_text).collect::<Vec<_>>().join(", ");
@@ -74,7 +74,7 @@ pub fn markdown(specs: &[WorkloadSpec]) -> String {
                 out.push_str("- **Batched**: one sample runs a calibrated number of iterations.\n");
             }
             if !s.params.is_empty() {
-                let mut t = Table::new(&[
+                let mut t = Grid::new(&[
                     ("Parameter", Align::Left),
                     ("Values", Align::Left),
                     ("quick", Align::Right),

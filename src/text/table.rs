@@ -1,9 +1,9 @@
 //! One table writer: markdown pipe tables padded to column width, so the same
 //! text reads well on a terminal and renders as markdown; and, for the
 //! terminal alone, the same cells as aligned columns without pipes
-//! ([`Table::render_fitted`], [`Table::render_fitted_one_line`]).
+//! ([`Grid::render_fitted`], [`Grid::render_fitted_one_line`]).
 //!
-//! Every cell is text unless said otherwise: [`Table::push`] escapes each
+//! Every cell is text unless said otherwise: [`Grid::push`] escapes each
 //! one for markdown ([`super::markdown::text`]), so a label, an axis value
 //! or a reason can neither break its row nor become markup. A cell that
 //! proofbench writes as markdown itself (a code span, a reason made by
@@ -105,15 +105,15 @@ struct Shown {
 
 /// A table of cells, held as the text they render to.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Table {
+pub struct Grid {
     headers: Vec<Shown>,
     align: Vec<Align>,
     rows: Vec<Vec<Shown>>,
 }
 
-impl Table {
-    pub fn new(columns: &[(&str, Align)]) -> Table {
-        Table {
+impl Grid {
+    pub fn new(columns: &[(&str, Align)]) -> Grid {
+        Grid {
             headers: columns.iter().map(|c| Cell::from(c.0).render()).collect(),
             align: columns.iter().map(|c| c.1).collect(),
             rows: Vec::new(),
@@ -121,8 +121,8 @@ impl Table {
     }
 
     /// A table whose headers are computed (e.g. one column per worker count).
-    pub fn with_headers(headers: Vec<(String, Align)>) -> Table {
-        Table {
+    pub fn with_headers(headers: Vec<(String, Align)>) -> Grid {
+        Grid {
             align: headers.iter().map(|h| h.1).collect(),
             headers: headers.into_iter().map(|h| Cell::Text(h.0).render()).collect(),
             rows: Vec::new(),
@@ -131,8 +131,8 @@ impl Table {
 
     /// A table whose headers are cells of any kind (the terminal's: plain
     /// or styled, never escaped).
-    pub fn with_cell_headers(headers: Vec<(Cell, Align)>) -> Table {
-        Table {
+    pub fn with_cell_headers(headers: Vec<(Cell, Align)>) -> Grid {
+        Grid {
             align: headers.iter().map(|h| h.1).collect(),
             headers: headers.into_iter().map(|h| h.0.render()).collect(),
             rows: Vec::new(),
@@ -208,7 +208,7 @@ impl Table {
         self.fitted(indent, width, drop_order, true)
     }
 
-    /// [`Table::render_fitted`] with each row on one line: when the
+    /// [`Grid::render_fitted`] with each row on one line: when the
     /// columns do not fit, columns are left out in `drop_order` and no cell
     /// wraps.
     pub fn render_fitted_one_line(&self, indent: usize, width: Option<usize>, drop_order: &[usize]) -> String {
@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn renders_padded_markdown_with_alignment_and_escapes_pipes() {
-        let mut t = Table::new(&[("System", Align::Left), ("median", Align::Right)]);
+        let mut t = Grid::new(&[("System", Align::Left), ("median", Align::Right)]);
         t.push(vec!["linux".into(), "1,234 ns".into()]);
         t.push(vec!["a|b".into(), "5 ns".into()]);
         assert_eq!(t.render(), "| System |   median |\n| ------ | -------: |\n| linux  | 1,234 ns |\n| a\\|b   |     5 ns |\n");
@@ -391,7 +391,7 @@ mod tests {
     #[test]
     fn styled_cells_pad_on_what_they_show_and_aligned_columns_drop_empty_ones() {
         let red = |s: &str| Cell::Styled { shown: format!("\u{1b}[31m{s}\u{1b}[0m"), plain: s.into() };
-        let mut t = Table::with_cell_headers(vec![
+        let mut t = Grid::with_cell_headers(vec![
             (Cell::Plain("group".into()), Align::Left),
             (Cell::Plain("median".into()), Align::Right),
             (Cell::Plain("empty".into()), Align::Right),
@@ -411,7 +411,7 @@ mod tests {
 
     #[test]
     fn text_cells_are_escaped_and_markdown_cells_kept() {
-        let mut t = Table::new(&[("Label", Align::Left), ("Sees", Align::Right), ("Param", Align::Left)]);
+        let mut t = Grid::new(&[("Label", Align::Left), ("Sees", Align::Right), ("Param", Align::Left)]);
         t.push_cells(vec![Cell::from("<img src=x>\nnext `x`"), Cell::md("`n` >= 5"), Cell::md(markdown::code("a|b"))]);
         let text = t.render();
         let row = text.lines().nth(2).unwrap();
@@ -419,8 +419,8 @@ mod tests {
     }
 
     /// The overview's columns for two rows, the second's status long.
-    fn overview() -> Table {
-        let mut t = Table::with_cell_headers(
+    fn overview() -> Grid {
+        let mut t = Grid::with_cell_headers(
             [
                 ("cpu", Align::Left),
                 ("Median", Align::Right),

@@ -5,7 +5,7 @@
 //! paragraph can open a block. Blocks are separated by a blank line.
 
 use crate::text::markdown as md;
-use crate::text::table::{Cell, MAX_CELL_CHARS, Table as TextTable};
+use crate::text::table::{Cell, Grid, MAX_CELL_CHARS};
 
 use super::{Block, Inline, Line, Table};
 
@@ -101,7 +101,7 @@ fn block_safe(md: String) -> String {
 /// A pipe table padded to its columns' widths (`text::table`), every cell
 /// made safe inside it and shortened to `text::table::MAX_CELL_CHARS`.
 fn table(t: &Table) -> String {
-    let mut out = TextTable::with_headers(t.columns.clone());
+    let mut out = Grid::with_headers(t.columns.clone());
     for row in &t.rows {
         out.push_cells(row.iter().map(|c| Cell::md(line(&c.shortened(MAX_CELL_CHARS)))).collect());
     }

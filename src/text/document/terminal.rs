@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use anstyle::{AnsiColor, Effects};
 
-use crate::text::table::{Cell, MAX_CELL_CHARS, Table as TextTable};
+use crate::text::table::{Cell, Grid, MAX_CELL_CHARS};
 
 use super::{Block, Inline, Line, Table, Tone, one_line};
 
@@ -183,7 +183,7 @@ fn cell(l: &Line, style: Style) -> Cell {
 fn table(t: &Table, style: Style) -> String {
     let Some(width) = style.width else {
         let headers = t.columns.iter().map(|(h, a)| (Cell::Plain(clean(h).into_owned()), *a)).collect();
-        let mut out = TextTable::with_cell_headers(headers);
+        let mut out = Grid::with_cell_headers(headers);
         for row in &t.rows {
             out.push_cells(row.iter().map(|c| cell(c, style)).collect());
         }
@@ -193,7 +193,7 @@ fn table(t: &Table, style: Style) -> String {
         let plain = clean(text).into_owned();
         Cell::Styled { shown: if style.color { paint(anstyle::Style::new().bold(), &plain) } else { plain.clone() }, plain }
     };
-    let mut out = TextTable::with_cell_headers(t.columns.iter().map(|(h, a)| (head(h), *a)).collect());
+    let mut out = Grid::with_cell_headers(t.columns.iter().map(|(h, a)| (head(h), *a)).collect());
     for row in &t.rows {
         out.push_cells(row.iter().map(|c| cell(c, style)).collect());
     }
@@ -211,7 +211,7 @@ pub fn columns(title: &str, t: &Table, style: Style) -> Styled {
     };
     let mut headers = vec![(head(title, anstyle::Style::new().bold()), t.columns.first().map_or(super::Align::Left, |c| c.1))];
     headers.extend(t.columns.iter().skip(1).map(|(h, a)| (head(h, anstyle::Style::new().effects(Effects::DIMMED)), *a)));
-    let mut out = TextTable::with_cell_headers(headers);
+    let mut out = Grid::with_cell_headers(headers);
     for row in &t.rows {
         out.push_cells(row.iter().map(|c| cell(c, style)).collect());
     }
