@@ -87,7 +87,7 @@ pub enum Command {
 }
 
 /// `proofbench run` and `proofbench noise`: the run's settings, in their
-/// groups ([`crate::model::settings`]).
+/// groups (`model::settings`).
 #[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
