@@ -166,7 +166,6 @@ pub struct RunConfig {
     pub groups: Vec<Vec<usize>>,
     /// `--variant` (empty without).
     pub variants: Vec<Variant>,
-    pub kind: RunKind,
     /// The registry and the command workloads the cells come from.
     pub specs: Vec<WorkloadSpec>,
     pub envelope: Envelope,
@@ -195,7 +194,7 @@ impl RunConfig {
     /// `--label` (one per host of `--hosts`).
     pub fn new(spec: &RunSpec, label: Option<String>) -> anyhow::Result<RunConfig> {
         let specs = spec.specs();
-        let (seed, kind) = (spec.seed, spec.kind);
+        let seed = spec.seed;
         check_settle(spec)?;
         let envelope = Envelope::collect(Path::new("/"), spec.argv.clone(), seed);
         let (label, Plan { cells, trials, groups, variants }) = spec.plan_on(label, &envelope)?;
@@ -216,7 +215,6 @@ impl RunConfig {
             trials,
             groups,
             variants,
-            kind,
             specs,
             envelope,
             exe,

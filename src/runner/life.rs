@@ -18,8 +18,9 @@ use super::config::{RunConfig, RunRequest};
 use super::local::rounds::{self, Outcome};
 use super::observe::Observers;
 use super::perf::check as perf_check;
-use super::record::{Start, finish_record, run_record};
+use super::record::{Start, finish_record, starting};
 use super::remote::launcher;
+use crate::plan::Plan;
 
 /// Creates the run's directory: `--run-dir`, else a new one under `--out`
 /// named after the start time, the host and the label. A path that cannot
@@ -97,7 +98,8 @@ pub(crate) fn run_here(
         setup
     });
     let mut dir = create_run_dir(req, &cfg.envelope, &cfg.label)?;
-    let mut run = run_record(&cfg, req, &dir);
+    let plan = Plan { cells: cfg.cells.clone(), trials: cfg.trials.clone(), groups: cfg.groups.clone(), variants: cfg.variants.clone() };
+    let mut run = starting(&req.spec, cfg.label.clone(), cfg.envelope.clone(), plan, &dir, req.output.commit.as_deref());
     dir.write_run(&run)?;
     let mut observers = started(&run, dir.path());
     let outcome = rounds::execute(&cfg, &mut dir, &mut observers);

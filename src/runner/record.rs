@@ -11,7 +11,10 @@ use crate::measure::affinity;
 use crate::measure::interference::{self, Interference};
 use crate::measure::rusage::Rusage;
 
-use super::config::{RunConfig, RunRequest};
+use crate::envelope::Envelope;
+use crate::plan::Plan;
+
+use super::config::{RunConfig, RunSpec};
 use super::local::rounds::Outcome;
 
 /// The commit of the system under test: `--commit REV` as given (`none`
@@ -61,20 +64,21 @@ impl Start {
     }
 }
 
-/// The run's record as it starts: the plan and the machine, nothing
-/// measured, every planned cell not run.
-pub(crate) fn run_record(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) -> RunRecord {
+/// The run's record as it starts: `spec` planned as `plan` under `label`
+/// on the machine `envelope` describes, in `dir`, with the commit
+/// `--commit` names (or git's HEAD); nothing measured, every planned cell
+/// not run. A local run's and a launched run's first record alike.
+pub(crate) fn starting(spec: &RunSpec, label: String, envelope: Envelope, plan: Plan, dir: &RunDir, commit: Option<&str>) -> RunRecord {
     RunRecord {
         schema: RUN_SCHEMA.to_string(),
         id: dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        label: cfg.label.clone(),
-        commit: commit_of(req.output.commit.as_deref()),
-        profile: req.spec.options.measurement.profile,
-        seed: cfg.seed,
-        options: cfg.options.clone(),
-        envelope: cfg.envelope.clone(),
-        plan: cfg.cells.clone(),
-        started_utc: cfg.envelope.started_utc.clone(),
+        label,
+        commit: commit_of(commit),
+        profile: spec.options.measurement.profile,
+        seed: spec.seed,
+        options: spec.options.clone(),
+        started_utc: envelope.started_utc.clone(),
+        envelope,
         finished_utc: None,
         wall_s: None,
         cpu: None,
@@ -83,13 +87,14 @@ pub(crate) fn run_record(cfg: &RunConfig, req: &RunRequest, dir: &RunDir) -> Run
         counts: None,
         // Nothing has run yet: a run killed before its finish record (a node
         // that failed) still lists every cell it did not finish.
-        not_run: cfg.cells.iter().map(|c| c.row_id.clone()).collect(),
+        not_run: plan.cells.iter().map(|c| c.row_id.clone()).collect(),
+        plan: plan.cells,
         launcher: None,
-        trials: Some(cfg.trials.clone()),
+        trials: Some(plan.trials),
         rounds: Vec::new(),
         interference: None,
-        kind: cfg.kind,
-        variants: cfg.variants.clone(),
+        kind: spec.kind,
+        variants: plan.variants,
     }
 }
 

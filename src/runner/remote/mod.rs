@@ -41,6 +41,7 @@ use crate::text::out::to_stderr;
 use crate::process::signals;
 use crate::runner::config::{RunRequest, RunSpec};
 use crate::runner::observe::Observers;
+use crate::runner::record;
 use crate::runner::remote::launcher::Launcher;
 use crate::runner::remote::stream::{Event, STREAM_SCHEMA};
 
@@ -442,30 +443,10 @@ impl<'a> Replay<'a> {
         // Until the end arrives every cell is not run, as a local run's first
         // record says: a launching side killed before the end leaves a record
         // that names them.
-        let not_run = plan.cells.iter().map(|c| c.row_id.clone()).collect();
-        let mut mine = RunRecord {
-            label,
-            profile: self.spec.options.measurement.profile,
-            seed: self.spec.seed,
-            options: self.spec.options.clone(),
-            plan: plan.cells,
-            trials: Some(plan.trials),
-            kind: self.spec.kind,
-            variants: plan.variants,
-            finished_utc: None,
-            wall_s: None,
-            cpu: None,
-            interrupted: false,
-            complete: false,
-            counts: None,
-            not_run,
-            rounds: Vec::new(),
-            interference: None,
-            ..run
-        };
-        let dir = crate::runner::life::create_run_dir(self.req, &mine.envelope, &mine.label)?;
-        mine.id = dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        mine.commit = crate::runner::record::commit_of(self.req.output.commit.as_deref());
+        let dir = crate::runner::life::create_run_dir(self.req, &run.envelope, &label)?;
+        let started_utc = run.started_utc.clone();
+        let mut mine = record::starting(self.spec, label, run.envelope, plan, &dir, self.req.output.commit.as_deref());
+        mine.started_utc = started_utc;
         mine.launcher = Some(self.launcher.record());
         dir.write_run(&mine)?;
         self.received = vec![false; mine.plan.len()];
