@@ -243,23 +243,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
     pub equivalence: Option<f64>,
 
-    /// Exit 1 when any row regressed (DIFFERENT and worse), or could not
-    /// be compared because a run is incomplete (killed or interrupted
-    /// before it); exit 3 when every regression was made from disturbed
-    /// trials or on a busy machine (the load may explain it); exit 4 when
-    /// none regressed but some row is UNKNOWN.
-    #[arg(long)]
-    pub fail_on_regression: bool,
-
-    /// With --fail-on-regression: a regression made from disturbed trials
-    /// or on a busy machine fails the gate as a plain one (exit 1, not 3).
-    #[arg(long, requires = "fail_on_regression")]
-    pub accept_disturbed: bool,
-
-    /// With --fail-on-regression: rows that are UNKNOWN pass the gate
-    /// (exit 0, not 4); they are still said.
-    #[arg(long, requires = "fail_on_regression")]
-    pub allow_unknown: bool,
+    #[command(flatten)]
+    pub gate: Gate,
 
     /// With --fail-on-regression: rows that an incomplete run did not run
     /// do not fail the gate (they are still listed as not comparable).
@@ -392,19 +377,8 @@ pub enum HistoryCommand {
         /// The band of SAME (as `compare --equivalence`), default 2%.
         #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
         equivalence: Option<f64>,
-        /// Exit 1 when any step regressed; exit 3 when every regressed step
-        /// was made from disturbed trials (the load may explain it); exit 4
-        /// when none regressed but some step is UNKNOWN.
-        #[arg(long)]
-        fail_on_regression: bool,
-        /// With --fail-on-regression: a step regressed from disturbed trials
-        /// fails the gate as a plain one (exit 1, not 3).
-        #[arg(long, requires = "fail_on_regression")]
-        accept_disturbed: bool,
-        /// With --fail-on-regression: steps that are UNKNOWN pass the gate
-        /// (exit 0, not 4); they are still said.
-        #[arg(long, requires = "fail_on_regression")]
-        allow_unknown: bool,
+        #[command(flatten)]
+        gate: Gate,
         /// Also write the steps as one self-contained HTML page to FILE
         /// (`-`: print the page instead).
         #[arg(long, value_name = "FILE")]

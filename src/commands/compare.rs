@@ -88,11 +88,10 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         }
     };
     super::show_styled(&text, &page, args.html.as_deref())?;
-    if !args.fail_on_regression {
+    if !args.gate.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }
-    let rules = compare::GateRules { accept_disturbed: args.accept_disturbed, allow_unknown: args.allow_unknown };
-    let (mut code, why) = compare::gate(comparisons.iter().flat_map(|c| &c.rows), rules);
+    let (mut code, why) = compare::gate(comparisons.iter().flat_map(|c| &c.rows), &args.gate);
     if let Some(why) = why {
         crate::text::out::to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
     }

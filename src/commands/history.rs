@@ -14,6 +14,7 @@ use crate::history::floors::Floors;
 use crate::history::trend::{self, Filters};
 use crate::history::{Recorded, Store, changes, regress, render};
 use crate::model::UsageError;
+use crate::model::settings::Gate;
 use crate::text::document::{self, Align, Block, Line, Table};
 use crate::text::format;
 use crate::text::out::{Out, to_stderr};
@@ -24,22 +25,12 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         HistoryCommand::Import { dirs } => import(&args.db, dirs),
         HistoryCommand::List => list(&args.db),
         HistoryCommand::Show { workload, params, plot, html } => show(&args.db, workload, params, plot.as_deref(), html.as_deref()),
-        HistoryCommand::Regressions {
-            workload,
-            noise,
-            across_machines,
-            equivalence,
-            fail_on_regression,
-            accept_disturbed,
-            allow_unknown,
-            html,
-        } => {
+        HistoryCommand::Regressions { workload, noise, across_machines, equivalence, gate, html } => {
             let judged = Judged {
                 threshold: *noise / 100.0,
                 across_machines: *across_machines,
                 equivalence: equivalence.map(|p| p / 100.0),
-                fail: *fail_on_regression,
-                rules: compare::GateRules { accept_disturbed: *accept_disturbed, allow_unknown: *allow_unknown },
+                gate: *gate,
             };
             regressions(&args.db, workload.as_deref(), judged, html.as_deref())
         }
@@ -133,12 +124,11 @@ struct Judged {
     threshold: f64,
     across_machines: bool,
     equivalence: Option<f64>,
-    fail: bool,
-    rules: compare::GateRules,
+    gate: Gate,
 }
 
 fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let Judged { threshold, across_machines, equivalence, fail, rules } = judged;
+    let Judged { threshold, across_machines, equivalence, gate } = judged;
     let store = Store::open_reader(db)?;
     let runs = store.runs()?;
     let mut rows = Vec::new();
@@ -149,11 +139,11 @@ fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&P
     let (steps, floors) = trend::steps_of(&store, &runs, rows, &opts)?;
     let doc = regress::document(&steps, threshold, &floors);
     super::show(&document::terminal::render(&doc.blocks), &doc, html)?;
-    if !fail {
+    if !gate.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }
     // The gate of compare, over the steps judged together.
-    let (code, why) = compare::gate(steps.iter().map(|s| &s.judged), rules);
+    let (code, why) = compare::gate(steps.iter().map(|s| &s.judged), &gate);
     if let Some(why) = why {
         to_stderr(&format!("proofbench: {why} (--fail-on-regression)\n"));
     }

@@ -122,12 +122,11 @@ fn gated(ran: &runner::Ran, gate: &Gate) -> anyhow::Result<u8> {
     if !gate.fail_on_regression {
         return Ok(code);
     }
-    let rules = crate::compare::GateRules { accept_disturbed: gate.accept_disturbed, allow_unknown: gate.allow_unknown };
     let opts = crate::compare::Options { threshold: crate::stats::DEFAULT_NOISE, ..crate::compare::Options::default() };
     for (dir, run_code) in &ran.runs {
         let stored = crate::evidence::read_run(dir)?;
         let comparisons = crate::compare::paired::compare_run(&stored, &stored.run.id, &opts);
-        let (g, why) = crate::compare::gate(comparisons.iter().flat_map(|c| &c.rows), rules);
+        let (g, why) = crate::compare::gate(comparisons.iter().flat_map(|c| &c.rows), gate);
         if let Some(why) = why {
             let whose = if ran.runs.len() > 1 { format!("{}: ", dir.display()) } else { String::new() };
             crate::text::out::to_stderr(&format!("proofbench: {whose}{why} against the base variant (--fail-on-regression)\n"));

@@ -205,21 +205,14 @@ pub const EXIT_DISTURBED: u8 = 3;
 /// there (`--allow-unknown` passes it with 0, still saying so).
 pub const EXIT_UNKNOWN: u8 = 4;
 
-/// How a gate treats what it cannot decide.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GateRules {
-    /// Count regressions made from disturbed trials as plain ones.
-    pub accept_disturbed: bool,
-    /// Pass rows that are UNKNOWN (they are still said).
-    pub allow_unknown: bool,
-}
+pub use crate::model::settings::Gate;
 
 /// What `--fail-on-regression` makes of the rows judged together (of one
 /// comparison or several, or history's steps): the exit code (0, 1,
 /// [`EXIT_DISTURBED`] or [`EXIT_UNKNOWN`]) and the line that says why, if
 /// it fails or passes UNKNOWN rows. It fails on DIFFERENT-worse alone
 /// (regressed); UNKNOWN rows are always said.
-pub fn gate<'a>(rows: impl IntoIterator<Item = &'a RowComparison>, rules: GateRules) -> (u8, Option<String>) {
+pub fn gate<'a>(rows: impl IntoIterator<Item = &'a RowComparison>, rules: &Gate) -> (u8, Option<String>) {
     let rows: Vec<&RowComparison> = rows.into_iter().collect();
     let regressed: Vec<&&RowComparison> = rows.iter().filter(|r| r.verdict == Verdict::Regressed).collect();
     let unknown = rows.iter().filter(|r| r.word == Some(Word::Unknown)).count();

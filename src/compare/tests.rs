@@ -227,18 +227,18 @@ fn a_verdict_from_disturbed_trials_is_said_so_in_every_output_and_the_gate_exits
         assert!(text.contains("DIFFERENT (regressed, disturbed)") && text.contains(counted), "{text}");
     }
     // A clean regression fails the gate with 1, the disturbed one said beside it.
-    let (code, why) = gate(&cmp.rows, GateRules::default());
+    let (code, why) = gate(&cmp.rows, &Gate::default());
     assert_eq!((code, why.as_deref()), (1, Some("2 rows regressed (1 of them from disturbed trials, accepted)")));
 
     // Only the disturbed one: exit 3, unless accepted.
     let only = vec![row(0, "w.x", 0, &SAME), fake::disturbed(row(1, "w.x", 1, &SLOWER), 0.8)];
     let c = fake::run(plan(&only), only);
     let cmp = compare(&b, &c, "a", "b", &opts(), &no_floor);
-    let (code, why) = gate(&cmp.rows, GateRules::default());
+    let (code, why) = gate(&cmp.rows, &Gate::default());
     assert_eq!(code, EXIT_DISTURBED);
     assert!(why.unwrap().contains("every one from disturbed trials or a busy machine"));
-    assert_eq!(gate(&cmp.rows, GateRules { accept_disturbed: true, ..GateRules::default() }).0, 1);
-    assert_eq!(gate(&[], GateRules::default()), (0, None));
+    assert_eq!(gate(&cmp.rows, &Gate { accept_disturbed: true, ..Gate::default() }).0, 1);
+    assert_eq!(gate(&[], &Gate::default()), (0, None));
 }
 
 #[test]
@@ -256,13 +256,13 @@ fn two_runs_on_a_busy_machine_are_said_busy_and_their_verdicts_marked() {
     let said = cmp.interference.clone().expect("the load is said");
     assert!(said.starts_with("both runs were made on a busy machine (base run others took 80%"), "{said}");
     assert!(cmp.rows[0].disturbed_verdict && cmp.rows[0].verdict == Verdict::Regressed);
-    assert_eq!(gate(&cmp.rows, GateRules::default()).0, EXIT_DISTURBED);
+    assert_eq!(gate(&cmp.rows, &Gate::default()).0, EXIT_DISTURBED);
     // Quiet runs: nothing said, nothing marked.
     b.run.interference = None;
     c.run.interference = None;
     let quiet = compare(&b, &c, "a", "b", &opts(), &no_floor);
     assert!(quiet.interference.is_none() && !quiet.rows[0].disturbed_verdict);
-    assert_eq!(gate(&quiet.rows, GateRules::default()).0, 1);
+    assert_eq!(gate(&quiet.rows, &Gate::default()).0, 1);
 }
 
 #[test]

@@ -182,10 +182,7 @@ fn a_step_regressed_from_disturbed_trials_says_so_and_the_gate_exits_3() {
     );
     let on = "on vm"; // the series' machine, as series_with names it
     assert!(text.contains(&format!("- DIFFERENT (regressed, disturbed): selftest.noisy [-] box {on} from h:2 c1 to h:3 c2")), "{text}");
-    assert_eq!(
-        crate::compare::gate(steps.iter().map(|s| &s.judged), crate::compare::GateRules::default()).0,
-        crate::compare::EXIT_DISTURBED
-    );
+    assert_eq!(crate::compare::gate(steps.iter().map(|s| &s.judged), &crate::compare::Gate::default()).0, crate::compare::EXIT_DISTURBED);
 }
 
 #[test]

@@ -46,16 +46,16 @@ pub fn side_name(i: usize) -> String {
 
 /// A worker's end of the protocol.
 #[derive(Debug)]
-pub struct Gate {
+pub struct Baton {
     go: File,
     done: File,
 }
 
-impl Gate {
+impl Baton {
     /// The gate named by `value` (the [`ENV`] variable's value), taking
     /// ownership of its two descriptors. An error names what is wrong with
     /// the value; descriptors that are not open are refused.
-    pub fn from_value(value: &str) -> io::Result<Gate> {
+    pub fn from_value(value: &str) -> io::Result<Baton> {
         let bad = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{ENV}={value:?}: {why}"));
         let (go, done) = value.split_once(',').ok_or_else(|| bad("expected GO_FD,DONE_FD"))?;
         let fd = |s: &str| -> io::Result<RawFd> {
@@ -77,21 +77,21 @@ impl Gate {
         }
         // SAFETY: both descriptors are open (checked above), distinct, and
         // handed to this process for this use alone.
-        Ok(unsafe { Gate { go: File::from_raw_fd(go), done: File::from_raw_fd(done) } })
+        Ok(unsafe { Baton { go: File::from_raw_fd(go), done: File::from_raw_fd(done) } })
     }
 
     /// The gate of this process's environment, if it has one.
-    pub fn from_env() -> io::Result<Option<Gate>> {
+    pub fn from_env() -> io::Result<Option<Baton>> {
         match std::env::var(ENV) {
-            Ok(v) => Gate::from_value(&v).map(Some),
+            Ok(v) => Baton::from_value(&v).map(Some),
             Err(_) => Ok(None),
         }
     }
 
     /// The gate over two descriptors already owned (the tests' sides).
     #[cfg(test)]
-    pub fn from_fds(go: OwnedFd, done: OwnedFd) -> Gate {
-        Gate { go: File::from(go), done: File::from(done) }
+    pub fn from_fds(go: OwnedFd, done: OwnedFd) -> Baton {
+        Baton { go: File::from(go), done: File::from(done) }
     }
 
     /// Says the side reached its timed loop.
@@ -397,7 +397,7 @@ mod tests {
     /// A side in a thread: records `(side, pair)` in `log` for each sample.
     fn side(ends: ChildEnds, who: usize, b: Behaviour, log: Arc<Mutex<Vec<usize>>>) -> std::thread::JoinHandle<u32> {
         std::thread::spawn(move || {
-            let mut g = Gate::from_fds(ends.go, ends.done);
+            let mut g = Baton::from_fds(ends.go, ends.done);
             g.ready().unwrap();
             let mut n = 0;
             while g.wait().unwrap_or(false) {
@@ -519,16 +519,16 @@ mod tests {
     #[test]
     fn a_gate_refuses_what_its_environment_value_cannot_mean() {
         for v in ["", "3", "a,b", "0,1", "-1,5", "900,901"] {
-            assert!(Gate::from_value(v).is_err(), "{v:?}");
+            assert!(Baton::from_value(v).is_err(), "{v:?}");
         }
         let (_side, ends) = channel().unwrap();
         let fd = ends.go.as_raw_fd();
-        assert!(Gate::from_value(&format!("{fd},{fd}")).is_err());
+        assert!(Baton::from_value(&format!("{fd},{fd}")).is_err());
         let value = ends.env_value();
         // The value names the two inherited ends; the gate takes them over.
         let ChildEnds { go, done } = ends;
         let (go, done) = (go.into_raw_fd(), done.into_raw_fd());
-        let g = Gate::from_value(&value).unwrap();
+        let g = Baton::from_value(&value).unwrap();
         assert_eq!((g.go.as_raw_fd(), g.done.as_raw_fd()), (go, done));
     }
 

@@ -4,7 +4,8 @@
 //! and the [`Measurement`]) is what `run.json` records as `options`, field
 //! for field, and what the plan is made from; [`Output`] (where the records
 //! go and what the terminal shows), [`Launch`] (where the plan runs) and
-//! [`Gate`] (`--fail-on-regression`) go no further than the run's request.
+//! [`Gate`] (`--fail-on-regression`, which `compare` and `history regressions`
+//! flatten too) go no further than the run's request.
 //! The command line derives its flags from these types (`#[command(flatten)]`),
 //! so a flag, its help and the field the stages read are one declaration.
 //! The value parsers the flags share are here too.
@@ -375,12 +376,15 @@ pub struct Launch {
     pub max_parallel: Option<u32>,
 }
 
-/// `--fail-on-regression` and how it treats disturbed and UNKNOWN rows.
+/// `--fail-on-regression` and how it treats disturbed and UNKNOWN rows:
+/// the gate of `run`, `compare` and `history regressions` alike.
 #[derive(Clone, Copy, Debug, Default, PartialEq, clap::Args)]
 #[command(next_help_heading = "Gate")]
 pub struct Gate {
-    /// With --variant: exit 1 when a variant was DIFFERENT and worse
-    /// (regressed) against the base; exit 3 when every regression was made
+    /// Exit 1 when a row was DIFFERENT and worse (regressed): with `run`,
+    /// a variant against the base variant; with `compare`, the candidate
+    /// against the base, or a row an incomplete run did not run; with
+    /// `history regressions`, a step. Exit 3 when every regression was made
     /// from disturbed trials or on a busy machine (the load may explain
     /// it); exit 4 when none regressed but some row is UNKNOWN.
     #[arg(long)]
@@ -391,8 +395,8 @@ pub struct Gate {
     #[arg(long, requires = "fail_on_regression")]
     pub accept_disturbed: bool,
 
-    /// With --fail-on-regression: rows that are UNKNOWN pass the gate
-    /// (exit 0, not 4); they are still said.
+    /// With --fail-on-regression: rows (or steps) that are UNKNOWN pass the
+    /// gate (exit 0, not 4); they are still said.
     #[arg(long, requires = "fail_on_regression")]
     pub allow_unknown: bool,
 }

@@ -50,7 +50,7 @@ pub fn main() -> anyhow::Result<()> {
     // The children a workload forks must not hold the report channel.
     let cx = PrepareContext::new(&cell, allowed, vec![fd]);
     // A lockstep pair's side: the runner's token paces its timed samples.
-    let report = match lockstep::Gate::from_env() {
+    let report = match lockstep::Baton::from_env() {
         Ok(mut gate) => {
             // SAFETY: the worker proper has one thread yet; what the workload starts must not see it.
             unsafe { std::env::remove_var(lockstep::ENV) };
@@ -69,7 +69,7 @@ pub fn main() -> anyhow::Result<()> {
 /// Prepares and measures one cell with the worker's context `cx` (its
 /// timed samples paced by `gate` in a lockstep pair); every failure becomes
 /// a report.
-pub fn run_cell(cell: &Cell, cx: &PrepareContext, gate: Option<&mut lockstep::Gate>) -> WorkerReport {
+pub fn run_cell(cell: &Cell, cx: &PrepareContext, gate: Option<&mut lockstep::Baton>) -> WorkerReport {
     let workload: Box<dyn Workload> = match &cell.command {
         Some(def) => Box::new(CommandWorkload { def: def.clone() }),
         None => match registry::find(&cell.workload) {

@@ -17,7 +17,7 @@ use crate::measure::clock;
 use crate::measure::counters::{Accumulator, CounterRecord, Counts, InterruptCounters, Probe};
 use crate::measure::interference::{self, Interference};
 use crate::measure::interrupts::Interrupts;
-use crate::measure::lockstep::Gate;
+use crate::measure::lockstep::Baton;
 use crate::measure::rusage::Rusage;
 use crate::model::Cell;
 use crate::model::Status;
@@ -199,7 +199,7 @@ pub fn measure(
     inst: Box<dyn Sampler>,
     prepare_ms: f64,
     probe: Probe,
-    gate: Option<&mut Gate>,
+    gate: Option<&mut Baton>,
 ) -> WorkerReport {
     measure_with(&Monotonic, cell, allowed, spec, inst, prepare_ms, probe, gate)
 }
@@ -217,7 +217,7 @@ fn measure_with<C: Clock>(
     inst: Box<dyn Sampler>,
     prepare_ms: f64,
     probe: Probe,
-    mut gate: Option<&mut Gate>,
+    mut gate: Option<&mut Baton>,
 ) -> WorkerReport {
     let m = &cell.measure;
     clk.settle(m.settle_ms);
