@@ -183,9 +183,17 @@ fn a_killed_run_is_said_first_and_its_missing_rows_fail_the_gate_unless_allowed(
     assert!(stdout.contains("1 not comparable (1 of them not run: a run is incomplete)."), "{stdout}");
     assert!(text(&out.stderr).contains("1 row could not be compared because a run is incomplete"), "{}", text(&out.stderr));
     // --allow-missing passes the gate (nothing regressed) but for the row
-    // compared, UNKNOWN from two trials a side (exit 4, or 0 with
-    // --allow-unknown); without the gate the exit is 0.
-    assert_eq!(compare(&base.run_dir(), &killed, &["--fail-on-regression", "--allow-missing"]).status.code(), Some(4));
+    // compared: a row compared with its own copy is UNKNOWN from two trials
+    // a side (exit 4, or 0 with --allow-unknown), or SAME when its trials
+    // happened to agree within 2% (exit 0, and the gate says nothing of
+    // UNKNOWN); without the gate the exit is 0.
+    let out = compare(&base.run_dir(), &killed, &["--fail-on-regression", "--allow-missing"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    match out.status.code() {
+        Some(4) => assert!(stderr.contains("1 row UNKNOWN"), "{stderr}"),
+        Some(0) => assert!(stdout.contains("1 SAME within 2%") && !stderr.contains("UNKNOWN"), "stdout: {stdout}\nstderr: {stderr}"),
+        other => panic!("exit {other:?}: stdout: {stdout}\nstderr: {stderr}"),
+    }
     let allowed = ["--fail-on-regression", "--allow-missing", "--allow-unknown"];
     assert_eq!(compare(&base.run_dir(), &killed, &allowed).status.code(), Some(0));
     assert_eq!(compare(&base.run_dir(), &killed, &[]).status.code(), Some(0));
