@@ -101,14 +101,10 @@ pub(crate) fn request(args: &RunArgs, kind: RunKind) -> anyhow::Result<RunReques
 /// Where the run goes: here, through one launcher, or through one per host.
 fn target(args: &RunArgs) -> anyhow::Result<Target> {
     let mut launchers = launchers(args)?;
-    Ok(match (args.launch.hosts.is_some(), launchers.pop()) {
-        (_, None) => Target::Local,
-        (false, Some(one)) => Target::Launched(one),
-        (true, Some(last)) => {
-            launchers.push(last);
-            let max_parallel = args.launch.max_parallel.map_or(launchers.len(), |n| n as usize);
-            Target::Hosts { launchers, max_parallel }
-        }
+    Ok(match (args.launch.hosts.is_some(), launchers.len()) {
+        (_, 0) => Target::Local,
+        (false, _) => Target::Launched(launchers.remove(0)),
+        (true, n) => Target::Hosts { max_parallel: args.launch.max_parallel.map_or(n, |m| m as usize), launchers },
     })
 }
 
@@ -233,6 +229,26 @@ mod tests {
         let e = launchers(&args(extra)).expect_err("refused");
         assert!(e.is::<UsageError>(), "{e:#}");
         e.to_string()
+    }
+
+    #[test]
+    fn the_target_is_local_one_launcher_or_every_host() {
+        assert_eq!(target(&args(&[])).unwrap(), Target::Local);
+        match target(&args(&["--launcher", "ssh a"])).unwrap() {
+            Target::Launched(l) => assert_eq!((l.prefix, l.host), (vec!["ssh".to_string(), "a".to_string()], None)),
+            other => panic!("{other:?}"),
+        }
+        match target(&args(&["--launcher", "ssh {host}", "--hosts", "a,b,c", "--max-parallel", "2"])).unwrap() {
+            Target::Hosts { launchers, max_parallel } => {
+                let hosts: Vec<_> = launchers.iter().filter_map(|l| l.host.as_deref()).collect();
+                assert_eq!((hosts, max_parallel), (vec!["a", "b", "c"], 2));
+            }
+            other => panic!("{other:?}"),
+        }
+        match target(&args(&["--launcher", "ssh {host}", "--hosts", "a,b"])).unwrap() {
+            Target::Hosts { max_parallel, .. } => assert_eq!(max_parallel, 2, "every host at once by default"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
