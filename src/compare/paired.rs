@@ -326,7 +326,7 @@ fn judge_variants(rows: &[Row], run: Option<&RunRecord>, run_name: &str, opts: &
         .map(|cv| {
             let sides = [side("base variant", &base.name), side("candidate variant", &cv.name)];
             let cand_rows = by_variant.get(cv.name.as_str()).unwrap_or(&none);
-            let judge = |b: &Row, c: &Row| match Plan::new(design_of(b, opts.equivalence)) {
+            let judge = |b: &Row, c: &Row| match Plan::new(design_of(b, opts.equivalence)).map(|p| p.at_end()) {
                 Ok(plan) => judge(b, c, &plan),
                 Err(e) => {
                     let mut out = RowComparison::of(b, c, axes_without_variant(b), 0.0);

@@ -42,6 +42,11 @@
 //! DIFFERENT is tested first: a 1% change inside a 2% band is reported as
 //! the change it is when the pairs can show it.
 //!
+//! **Rows whose pairs ended** ([`Plan::at_end`]): once a row can take no
+//! more pairs (the run's budget, an interruption, rounds left out: never
+//! its own values), the look it reached is its last and spends all of
+//! `alpha` the looks before it left; `compare` judges finished runs so.
+//!
 //! **Why Bonferroni.** Whatever the correlation between looks, the chance of
 //! a false DIFFERENT at any look is at most the sum of the looks' levels,
 //! `alpha`; a false SAME (the true ratio outside the band) needs one of
@@ -378,6 +383,8 @@ pub struct Plan {
     t_different: Vec<f64>,
     /// Per look: t(1 - alpha_k, pairs - 1), the SAME interval's.
     t_same: Vec<f64>,
+    /// Every look is the last one taken ([`Plan::at_end`]).
+    ended: bool,
 }
 
 impl Plan {
@@ -403,7 +410,35 @@ impl Plan {
             levels: levels.to_vec(),
             t_different: pairs.clone().zip(levels).map(|(n, a)| t(1.0 - a / 2.0, n)).collect(),
             t_same: pairs.zip(levels).map(|(n, a)| t(1.0 - a, n)).collect(),
+            ended: false,
         }
+    }
+
+    /// The plan for rows whose pairs have ended (the run's budget, an
+    /// interruption, or rounds left out stopped them, never their own
+    /// values): the look a row reached is its last, and it is allotted all
+    /// of `alpha` the looks before it left unspent (`alpha - alpha_0 - ...
+    /// - alpha_(k-1)`; at the planned last look that is its own level). The
+    /// false-verdict rate stays at `alpha` by the same union bound, so long
+    /// as where the pairs end does not depend on their values (the tests
+    /// simulate it). A row ended at its first look is judged at `alpha`,
+    /// not half of it; a row that was already decided stays decided the
+    /// same way (its level only grows). What `compare` judges a finished
+    /// run's rows with.
+    ///
+    /// Cost: O(looks) quantiles.
+    pub fn at_end(&self) -> Plan {
+        let mut spent = 0.0;
+        let left: Vec<f64> = self
+            .levels
+            .iter()
+            .map(|a| {
+                let l = (self.design.alpha - spent).max(*a);
+                spent += a;
+                l
+            })
+            .collect();
+        Plan { ended: true, ..Plan::with_levels(self.design, &left) }
     }
 
     /// The level of the look at `pairs` pairs; `None` outside the looks.
@@ -437,7 +472,7 @@ impl Plan {
         let (_, hw_same) = centred(xs, self.t_same[look]);
         let inside = m - hw_same > -band && m + hw_same < band;
         let last = n == d.max_pairs;
-        if inside && (last || self.futile(m, stddev(xs), effect)) {
+        if inside && (last || self.ended || self.futile(m, stddev(xs), effect)) {
             let (ratio, lo, hi) = exp_bounds(m, hw_same);
             return Decision::Same { band: d.equivalence, ratio, lo, hi };
         }

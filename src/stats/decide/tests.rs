@@ -336,6 +336,62 @@ mod sequential {
         move |rng| ratio.ln() + sd * normal(rng)
     }
 
+    /// Each simulated row's pairs end at a look drawn apart from its values
+    /// (uniform over the plan's looks, as a run's budget ends them): the
+    /// live plan decides the looks before it, [`Plan::at_end`] the last.
+    fn simulate_ended(plan: &Plan, sims: usize, seed: u64, draw: &Draw) -> Outcome {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let ended = plan.at_end();
+        let d = plan.design;
+        let mut out = Outcome { sims, ..Outcome::default() };
+        for _ in 0..sims {
+            let end = rng.random_range(d.min_pairs..=d.max_pairs);
+            let row: Vec<f64> = (0..end).map(|_| draw(&mut rng)).collect();
+            let live = (d.min_pairs..end).map(|n| (n, plan.decide(&row[..n]))).find(|(_, x)| !x.more_pairs());
+            let (n, decision) = live.unwrap_or_else(|| (end, ended.decide(&row)));
+            out.pairs += n;
+            match decision {
+                Decision::Different { direction: Direction::Higher, .. } => out.higher += 1,
+                Decision::Different { direction: Direction::Lower, .. } => out.lower += 1,
+                Decision::Same { .. } => out.same += 1,
+                Decision::Unknown { .. } => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn rows_whose_pairs_ended_early_spend_the_alpha_left_and_keep_the_false_verdict_rate() {
+        let sims = 4000;
+        let limit = bound(DEFAULT_ALPHA, sims);
+        let plan = Plan::new(Design::default()).unwrap();
+        let ended = plan.at_end();
+        // The levels: all of alpha at the first look, what is left after.
+        let d = plan.design;
+        assert_eq!(ended.look_alpha(d.min_pairs), Some(DEFAULT_ALPHA));
+        assert!((ended.look_alpha(d.max_pairs).unwrap() - plan.look_alpha(d.max_pairs).unwrap()).abs() < 1e-12);
+        for (name, draw) in [("normal", &aa_normal as &Draw), ("heavy", &aa_heavy), ("two modes", &aa_modes(0.2))] {
+            let o = simulate_ended(&plan, sims, 41, draw);
+            assert!(o.different() <= limit, "{name}: false DIFFERENT {} > {limit}", o.different());
+            let beyond = simulate_ended(&plan, sims, 42, &shifted(1.03, 0.01));
+            assert!(beyond.same() <= limit, "{name}: a 3% change SAME within 2% {}", beyond.same());
+        }
+        // What it buys where the budget ends at the first look: a 2% change
+        // at 0.5% spread, and SAME for an A/A with small spread.
+        let xs: Vec<Vec<f64>> = {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(43);
+            (0..sims).map(|_| (0..d.min_pairs).map(|_| shifted(1.02, 0.005)(&mut rng)).collect()).collect()
+        };
+        let hits = |p: &Plan| xs.iter().filter(|x| matches!(p.decide(x), Decision::Different { .. })).count();
+        assert!(hits(&ended) > hits(&plan) + sims / 10, "ended {} against live {}", hits(&ended), hits(&plan));
+        // A row decided at a look stays decided the same way at its end.
+        for x in &xs {
+            if let Decision::Different { direction, .. } = plan.decide(x) {
+                assert!(matches!(ended.decide(x), Decision::Different { direction: e, .. } if e == direction));
+            }
+        }
+    }
+
     #[test]
     fn the_false_different_rate_over_all_looks_stays_at_alpha_where_naive_looks_exceed_it() {
         let sims = 4000;
