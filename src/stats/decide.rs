@@ -417,8 +417,8 @@ impl Plan {
     /// The plan for rows whose pairs have ended (the run's budget, an
     /// interruption, or rounds left out stopped them, never their own
     /// values): the look a row reached is its last, and it is allotted all
-    /// of `alpha` the looks before it left unspent (`alpha - alpha_0 - ...
-    /// - alpha_(k-1)`; at the planned last look that is its own level). The
+    /// of `alpha` the looks before it left unspent (`alpha` less the levels
+    /// of the looks before it; at the planned last look, its own level). The
     /// false-verdict rate stays at `alpha` by the same union bound, so long
     /// as where the pairs end does not depend on their values (the tests
     /// simulate it). A row ended at its first look is judged at `alpha`,
