@@ -279,6 +279,16 @@ mod sequential {
         pub(super) fn mean_pairs(&self) -> f64 {
             self.share(self.pairs)
         }
+        /// Counts one row that ended after `n` pairs with `decision`.
+        fn count(&mut self, n: usize, decision: &Decision) {
+            self.pairs += n;
+            match decision {
+                Decision::Different { direction: Direction::Higher, .. } => self.higher += 1,
+                Decision::Different { direction: Direction::Lower, .. } => self.lower += 1,
+                Decision::Same { .. } => self.same += 1,
+                Decision::Unknown { .. } => {}
+            }
+        }
     }
 
     /// Each simulated row draws its budget of pairs up front and reveals
@@ -293,13 +303,7 @@ mod sequential {
                 .map(|n| (n, plan.decide(&row[..n])))
                 .find(|(_, d)| !d.more_pairs())
                 .expect("the last look decides or spends the budget");
-            out.pairs += n;
-            match decision {
-                Decision::Different { direction: Direction::Higher, .. } => out.higher += 1,
-                Decision::Different { direction: Direction::Lower, .. } => out.lower += 1,
-                Decision::Same { .. } => out.same += 1,
-                Decision::Unknown { .. } => {}
-            }
+            out.count(n, &decision);
         }
         out
     }
@@ -349,13 +353,7 @@ mod sequential {
             let row: Vec<f64> = (0..end).map(|_| draw(&mut rng)).collect();
             let live = (d.min_pairs..end).map(|n| (n, plan.decide(&row[..n]))).find(|(_, x)| !x.more_pairs());
             let (n, decision) = live.unwrap_or_else(|| (end, ended.decide(&row)));
-            out.pairs += n;
-            match decision {
-                Decision::Different { direction: Direction::Higher, .. } => out.higher += 1,
-                Decision::Different { direction: Direction::Lower, .. } => out.lower += 1,
-                Decision::Same { .. } => out.same += 1,
-                Decision::Unknown { .. } => {}
-            }
+            out.count(n, &decision);
         }
         out
     }
