@@ -15,7 +15,7 @@ use crate::envelope::Envelope;
 use crate::evidence::RunKind;
 use crate::model::command::CommandDef;
 use crate::model::settings::Output;
-use crate::model::{Cell, ColorWhen, Reading, SettingKey, TrialPlan, UsageError, Variant};
+use crate::model::{Cell, ColorWhen, Reading, SettingKey, UsageError, Variant};
 use crate::plan::{self, Plan, RunOptions};
 use crate::workloads::contract::WorkloadSpec;
 use crate::workloads::registry;
@@ -159,13 +159,9 @@ pub struct RunConfig {
     pub timeout: Duration,
     pub label: String,
     pub options: RunOptions,
-    pub cells: Vec<Cell>,
-    pub trials: TrialPlan,
-    /// Positions in `cells` measured together, back to back in every round
-    /// (one cell, or one cell under every variant).
-    pub groups: Vec<Vec<usize>>,
-    /// `--variant` (empty without).
-    pub variants: Vec<Variant>,
+    /// The cells, their trials, the groups measured back to back in every
+    /// round (one cell, or one cell under every variant) and the variants.
+    pub plan: Plan,
     /// The registry and the command workloads the cells come from.
     pub specs: Vec<WorkloadSpec>,
     pub envelope: Envelope,
@@ -197,30 +193,16 @@ impl RunConfig {
         let seed = spec.seed;
         check_settle(spec)?;
         let envelope = Envelope::collect(Path::new("/"), spec.argv.clone(), seed);
-        let (label, Plan { cells, trials, groups, variants }) = spec.plan_on(label, &envelope)?;
+        let (label, plan) = spec.plan_on(label, &envelope)?;
         let options = spec.options.clone();
         let exe = std::env::current_exe().context("locating the proofbench binary for the workers")?;
-        for v in &variants {
-            check_variant(v, &exe, &cells)?;
+        for v in &plan.variants {
+            check_variant(v, &exe, &plan.cells)?;
         }
-        check_allocators(&exe, &cells)?;
+        check_allocators(&exe, &plan.cells)?;
         let io_dir = options.selection.io_dir.clone();
         let scratch_root = scratch_root(io_dir.as_ref())?;
-        Ok(RunConfig {
-            seed,
-            timeout: spec.timeout(),
-            label,
-            options,
-            cells,
-            trials,
-            groups,
-            variants,
-            specs,
-            envelope,
-            exe,
-            scratch_root,
-            perf: None,
-        })
+        Ok(RunConfig { seed, timeout: spec.timeout(), label, options, plan, specs, envelope, exe, scratch_root, perf: None })
     }
 
     /// How the worker of `cell` starts: its variant's binary, environment

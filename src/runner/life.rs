@@ -20,7 +20,6 @@ use super::observe::Observers;
 use super::perf::check as perf_check;
 use super::record::{Start, finish_record, starting};
 use super::remote::launcher;
-use crate::plan::Plan;
 
 /// Creates the run's directory: `--run-dir`, else a new one under `--out`
 /// named after the start time, the host and the label. A path that cannot
@@ -98,8 +97,7 @@ pub(crate) fn run_here(
         setup
     });
     let mut dir = create_run_dir(req, &cfg.envelope, &cfg.label)?;
-    let plan = Plan { cells: cfg.cells.clone(), trials: cfg.trials.clone(), groups: cfg.groups.clone(), variants: cfg.variants.clone() };
-    let mut run = starting(&req.spec, cfg.label.clone(), cfg.envelope.clone(), plan, &dir, req.output.commit.as_deref());
+    let mut run = starting(&req.spec, cfg.label.clone(), cfg.envelope.clone(), cfg.plan.clone(), &dir, req.output.commit.as_deref());
     dir.write_run(&run)?;
     let mut observers = started(&run, dir.path());
     let outcome = rounds::execute(&cfg, &mut dir, &mut observers);

@@ -104,7 +104,8 @@ pub(crate) fn starting(spec: &RunSpec, label: String, envelope: Envelope, plan: 
 pub(crate) fn finish_record(run: &mut RunRecord, cfg: &RunConfig, outcome: &Outcome, start: &Start) {
     run.interrupted = outcome.interrupted || crate::process::signals::interrupted();
     run.rounds = outcome.rounds.clone();
-    run.not_run = cfg.cells.iter().filter(|c| !outcome.rows.iter().any(|r| r.cell.index == c.index)).map(|c| c.row_id.clone()).collect();
+    run.not_run =
+        cfg.plan.cells.iter().filter(|c| !outcome.rows.iter().any(|r| r.cell.index == c.index)).map(|c| c.row_id.clone()).collect();
     run.complete = run.not_run.is_empty() && !run.interrupted;
     run.envelope.finish(Path::new("/"));
     run.finished_utc = run.envelope.finished_utc.clone();

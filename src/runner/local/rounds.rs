@@ -156,7 +156,7 @@ fn standing(cell: usize, trials: &[Finished]) -> Standing {
 /// trial plan, its `--equivalence`.
 pub fn design(cfg: &RunConfig) -> Design {
     let equivalence = cfg.options.selection.equivalence.unwrap_or(crate::stats::decide::DEFAULT_EQUIVALENCE);
-    Design::for_trials(cfg.trials.min, cfg.trials.max, equivalence)
+    Design::for_trials(cfg.plan.trials.min, cfg.plan.trials.max, equivalence)
 }
 
 /// Trials with their timed samples, as the pairing takes them.
@@ -208,24 +208,24 @@ fn group_standing(group: usize, members: &[&[Finished]], plan: &Plan, family: us
 /// decided.
 pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow::Result<Outcome> {
     let started = Instant::now();
-    let n = cfg.cells.len();
+    let n = cfg.plan.cells.len();
     // Checked when the run was configured (`--equivalence`).
     let plan = Plan::new(design(cfg)).map_err(|e| anyhow::anyhow!("the variants' decision: {e}"))?;
-    let family = crate::compare::paired::planned_comparisons(&cfg.cells);
+    let family = crate::compare::paired::planned_comparisons(&cfg.plan.cells);
     let mut runs: Vec<Vec<Finished>> = (0..n).map(|_| Vec::new()).collect();
     // Cells whose row is written.
     let mut written = vec![false; n];
-    let mut active: Vec<usize> = (0..cfg.groups.len()).collect();
+    let mut active: Vec<usize> = (0..cfg.plan.groups.len()).collect();
     let idle = if signals::interrupted() { None } else { Idle::take(IDLE_WINDOW) };
     let mut out = Outcome { rows: Vec::new(), rounds: Vec::new(), interrupted: false, idle };
     let mut round = 0u32;
     while !active.is_empty() && !out.interrupted {
-        let units = round_groups(&cfg.groups, &active, cfg.seed, round);
+        let units = round_groups(&cfg.plan.groups, &active, cfg.seed, round);
         let order: Vec<usize> = units.iter().flatten().copied().collect();
-        obs.round_started(round, &Coming::at(round, order.len(), cfg.trials.min, cfg.trials.max));
+        obs.round_started(round, &Coming::at(round, order.len(), cfg.plan.trials.min, cfg.plan.trials.max));
         let mut record = RoundRecord {
             index: round,
-            order: order.iter().map(|&i| cfg.cells[i].index).collect(),
+            order: order.iter().map(|&i| cfg.plan.cells[i].index).collect(),
             started_utc: utc_now_millis(),
             finished_utc: None,
         };
@@ -236,7 +236,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
             }
             // The variants of a cell as one lockstep set (`--lockstep`), or each cell in turn.
             let done: Vec<(usize, Finished)> = if cfg.options.selection.lockstep && unit.len() >= 2 {
-                let cells: Vec<&Cell> = unit.iter().map(|&i| &cfg.cells[i]).collect();
+                let cells: Vec<&Cell> = unit.iter().map(|&i| &cfg.plan.cells[i]).collect();
                 let trials: Vec<u32> = unit.iter().map(|&i| runs[i].len() as u32).collect();
                 for (c, &t) in cells.iter().zip(&trials) {
                     obs.trial_started(c, t, round);
@@ -253,7 +253,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
                         out.interrupted = true;
                         break;
                     }
-                    let cell = &cfg.cells[i];
+                    let cell = &cfg.plan.cells[i];
                     obs.trial_started(cell, runs[i].len() as u32, round);
                     let Some(d) = trial::run(cfg, dir, cell, runs[i].len() as u32, round)? else {
                         out.interrupted = true;
@@ -264,7 +264,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
                 done
             };
             for (i, d) in done {
-                obs.trial_finished(&cfg.cells[i], &d.record);
+                obs.trial_finished(&cfg.plan.cells[i], &d.record);
                 let ok = d.record.status == Status::Ok;
                 runs[i].push(d);
                 if !ok {
@@ -287,10 +287,10 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
         // rounds could no longer pair them.
         let (mut still, mut broken) = (Vec::new(), Vec::new());
         for &g in &active {
-            if cfg.groups[g].iter().any(|&i| written[i]) { broken.push(g) } else { still.push(g) }
+            if cfg.plan.groups[g].iter().any(|&i| written[i]) { broken.push(g) } else { still.push(g) }
         }
         for g in broken {
-            for &i in &cfg.groups[g] {
+            for &i in &cfg.plan.groups[g] {
                 if !written[i] {
                     finish(cfg, dir, obs, &mut out, i, std::mem::take(&mut runs[i]), RowStop::VariantNotOk)?;
                     written[i] = true;
@@ -299,14 +299,14 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
         }
         let standings: Vec<Standing> = still
             .iter()
-            .map(|&g| match cfg.groups[g].as_slice() {
+            .map(|&g| match cfg.plan.groups[g].as_slice() {
                 [i] => Standing { cell: g, ..standing(*i, &runs[*i]) },
                 members => group_standing(g, &members.iter().map(|&i| runs[i].as_slice()).collect::<Vec<_>>(), &plan, family),
             })
             .collect();
-        let (more, stops) = decide(&cfg.trials, &standings, started.elapsed().as_secs_f64() * 1e3);
+        let (more, stops) = decide(&cfg.plan.trials, &standings, started.elapsed().as_secs_f64() * 1e3);
         for (g, why) in stops {
-            for &i in &cfg.groups[g] {
+            for &i in &cfg.plan.groups[g] {
                 finish(cfg, dir, obs, &mut out, i, std::mem::take(&mut runs[i]), why)?;
                 written[i] = true;
             }
@@ -316,7 +316,7 @@ pub fn execute(cfg: &RunConfig, dir: &mut RunDir, obs: &mut Observers) -> anyhow
     // After a stop signal: every finished trial is kept (cells that ran in
     // the last round before the signal, and those that did not yet).
     for g in active {
-        for &i in &cfg.groups[g] {
+        for &i in &cfg.plan.groups[g] {
             if !written[i] && !runs[i].is_empty() {
                 finish(cfg, dir, obs, &mut out, i, std::mem::take(&mut runs[i]), RowStop::Interrupted)?;
             }
@@ -335,8 +335,8 @@ fn finish(
     trials: Vec<Finished>,
     stop: RowStop,
 ) -> anyhow::Result<()> {
-    let cell = &cfg.cells[i];
-    let mut row = compose::row(RowInput { cell, spec: cfg.spec(cell), trials, planned: cfg.trials.min, stop });
+    let cell = &cfg.plan.cells[i];
+    let mut row = compose::row(RowInput { cell, spec: cfg.spec(cell), trials, planned: cfg.plan.trials.min, stop });
     row.design = cell.variant.is_some().then(|| design(cfg));
     if let (Some(idle), Some(irq)) = (&out.idle, row.counters.as_mut().and_then(|c| c.interrupts.as_mut())) {
         irq.baseline_ns = idle.window_ns;
