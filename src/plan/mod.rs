@@ -60,6 +60,12 @@ pub struct Plan {
 /// The most trials a cell may have.
 pub const MAX_TRIALS: u32 = 1000;
 
+/// The trial pairs a `--lockstep` comparison may take to be decided unless
+/// `--max-trials` says otherwise (the run's budget ends it sooner): a 1%
+/// change at 1.3% spread per pair (`cpu.primes` on two workers, measured)
+/// needs about 30.
+pub const LOCKSTEP_MAX_PAIRS: u32 = 30;
+
 /// The time budget of a cell's timed samples over its trials (`--time-budget`, else the profile's), ms.
 fn cell_budget_ms(req: &RunOptions) -> u64 {
     req.measurement.time_budget.map_or(ProfileDefaults::of(req.measurement.profile).cell_budget_ms, |d| d.as_millis() as u64)
@@ -69,7 +75,8 @@ fn cell_budget_ms(req: &RunOptions) -> u64 {
 /// `--ci-target` and the profile, checked against the cell's time budget
 /// (every trial needs [`MIN_TRIAL_BUDGET_MS`] of it). With variants, every
 /// cell gets the profile's paired trials, and the default run budget is
-/// the profile's for each variant.
+/// the profile's for each variant; in lockstep, a cell may take up to
+/// [`LOCKSTEP_MAX_PAIRS`] pairs to be decided.
 pub fn trial_plan(req: &RunOptions) -> Result<TrialPlan, PlanError> {
     let d = ProfileDefaults::of(req.measurement.profile);
     let bad = |flag: &'static str, value: u32, why: String| PlanError::BadTrials { flag, value: value.to_string(), why };
@@ -78,6 +85,7 @@ pub fn trial_plan(req: &RunOptions) -> Result<TrialPlan, PlanError> {
     let max = match (req.measurement.trials, req.measurement.max_trials) {
         (_, Some(m)) => m,
         (Some(n), None) => n,
+        (None, None) if variants > 1 && req.selection.lockstep => LOCKSTEP_MAX_PAIRS.max(d.max_trials),
         (None, None) => d.max_trials,
     };
     if !(1..=MAX_TRIALS).contains(&min) {

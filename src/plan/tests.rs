@@ -261,6 +261,12 @@ fn variants_plan_every_cell_under_each_variant_base_first_with_its_values() {
     assert!(p.cells[0].variant.as_ref().unwrap().base && !p.cells[1].variant.as_ref().unwrap().base);
     assert_eq!(p.trials.min, 3, "paired rounds: the profile's paired trials, the decided verdicts' first look");
     assert_eq!(p.trials.run_budget_ms, 2 * 150_000, "the run budget for each variant");
+    assert_eq!(p.trials.max, 10, "adjacent trials: the profile's most");
+    // In lockstep a comparison may take up to 30 pairs to be decided, unless told.
+    req.selection.lockstep = true;
+    assert_eq!(plan(&req, "kvm-2c").unwrap().trials.max, LOCKSTEP_MAX_PAIRS);
+    req.measurement.max_trials = Some(12);
+    assert_eq!(plan(&req, "kvm-2c").unwrap().trials.max, 12);
     // Without variants: one cell per group, the plain trials.
     let plain = plan(&request(&["cpu.primes"]), "kvm-2c").unwrap();
     assert_eq!((plain.groups, plain.trials.min), (vec![vec![0], vec![1]], 3));

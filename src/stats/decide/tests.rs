@@ -23,6 +23,13 @@ fn decide(design: &Design, summaries: &[f64]) -> Decision {
     }
 }
 
+/// The default design with a look after every pair (as rows recorded
+/// before `look_growth` are decided): the scipy references were taken at
+/// every look.
+fn every_pair() -> Design {
+    Design { look_growth: None, ..Design::default() }
+}
+
 /// Five pairs' summaries: `DD` of src/stats/reference.py.
 const DD: [f64; 5] = [0.0123, 0.0087, 0.0151, 0.0102, 0.0069];
 
@@ -44,7 +51,7 @@ fn the_intervals_match_scipy() {
 fn the_decision_at_a_look_uses_the_looks_share_of_alpha_as_scipy_computes_it() {
     // 8 looks (5 to 12 pairs): the first gets half of alpha, the others
     // 0.025 / 7 each, summing to alpha.
-    let design = Design { min_pairs: 5, max_pairs: 12, ..Design::default() };
+    let design = Design { min_pairs: 5, max_pairs: 12, ..every_pair() };
     let plan = Plan::new(design).unwrap();
     assert_eq!((plan.look_alpha(4), plan.look_alpha(5), plan.look_alpha(6)), (None, Some(0.025), Some(0.025 / 7.0)));
     assert_eq!((plan.look_alpha(12), plan.look_alpha(13)), (Some(0.025 / 7.0), None));
@@ -56,7 +63,7 @@ fn the_decision_at_a_look_uses_the_looks_share_of_alpha_as_scipy_computes_it() {
     assert_rel(hi, 1.0162948595177121, 1e-12);
     // A record written before the share existed splits alpha equally
     // (DECIDE_EQUAL_SPLIT_CI: alpha / 8 at 5 pairs of 3 to 10).
-    let equal = Plan::new(Design { first_look_share: None, ..Design::default() }).unwrap();
+    let equal = Plan::new(Design { first_look_share: None, ..every_pair() }).unwrap();
     assert_eq!((equal.look_alpha(3), equal.look_alpha(10)), (Some(0.05 / 8.0), Some(0.05 / 8.0)));
     let Decision::Different { lo, hi, .. } = equal.decide(&DD) else { panic!("{:?}", equal.decide(&DD)) };
     assert_rel(lo, 1.001224842545564, 1e-12);
@@ -84,7 +91,7 @@ fn a_row_leaning_away_from_one_is_not_stopped_as_same_before_its_last_look() {
     // the 2% band, but the last look could still call it DIFFERENT, so it
     // takes more pairs.
     let xs = [0.0092, 0.0045, 0.0115, 0.0068];
-    let plan = Plan::new(Design::default()).unwrap();
+    let plan = Plan::new(every_pair()).unwrap();
     let tost = across_pairs(&xs, 1.0 - 2.0 * plan.look_alpha(4).unwrap()).unwrap();
     assert!(tost.lo > 1.0 / 1.02 && tost.hi < 1.02, "{tost:?}");
     assert_eq!(plan.decide(&xs), Decision::Unknown { why: Why::NotYet });
@@ -105,7 +112,7 @@ fn a_row_leaning_away_from_one_is_not_stopped_as_same_before_its_last_look() {
 
 #[test]
 fn a_change_below_the_minimum_effect_is_not_different_and_the_direction_follows_the_point() {
-    let slower = [-0.051, -0.049, -0.050, -0.052];
+    let slower = [-0.051, -0.049, -0.050];
     let d = decide(&Design::default(), &slower);
     let Decision::Different { direction: Direction::Lower, ratio, lo, hi } = d else { panic!("{d:?}") };
     assert!(lo <= ratio && ratio <= hi && hi < 1.0);
@@ -141,7 +148,7 @@ fn degenerate_input_is_unknown_or_none_and_never_panics() {
     assert_eq!(summaries(&[vec![0.1, 0.3, 0.2], vec![]]), None);
     assert_eq!(summaries(&[vec![0.1, 0.3, 0.2], vec![-0.1]]), Some(vec![0.2, -0.1]));
     // Identical summaries (a deterministic metric): the exact ratio.
-    assert!(matches!(plan.decide(&[0.0; 4]), Decision::Same { lo: 1.0, hi: 1.0, .. }));
+    assert!(matches!(plan.decide(&[0.0; 3]), Decision::Same { lo: 1.0, hi: 1.0, .. }));
     let exact = plan.decide(&[0.05; 3]);
     assert!(matches!(exact, Decision::Different { direction: Direction::Higher, lo, hi, .. } if lo == hi), "{exact:?}");
     assert_eq!(across_pairs(&[0.05; 3], 0.95).map(|i| i.df), Some(f64::INFINITY));
@@ -168,8 +175,10 @@ fn every_point_lies_inside_its_interval_and_the_direction_follows_it() {
     // designs: a verdict's ratio lies in its interval, DIFFERENT's interval
     // excludes 1 on its direction's side, SAME's lies inside its band.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
-    let designs =
-        [Design::default(), Design { min_pairs: 2, max_pairs: 5, alpha: 0.2, equivalence: 0.05, min_effect: 0.01, first_look_share: None }];
+    let designs = [
+        Design::default(),
+        Design { min_pairs: 2, max_pairs: 5, alpha: 0.2, equivalence: 0.05, min_effect: 0.01, first_look_share: None, look_growth: None },
+    ];
     let (mut different, mut same) = (0, 0);
     for i in 0..3000 {
         let n = 2 + i % 11;
@@ -205,8 +214,10 @@ fn the_p_value_is_below_alpha_exactly_when_the_row_is_different_and_sees_marks_t
     // (or just inside) what it `sees` is DIFFERENT (or not), its spread
     // unchanged.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
-    let designs =
-        [Design::default(), Design { min_pairs: 2, max_pairs: 6, alpha: 0.1, equivalence: 0.03, min_effect: 0.01, first_look_share: None }];
+    let designs = [
+        Design::default(),
+        Design { min_pairs: 2, max_pairs: 6, alpha: 0.1, equivalence: 0.03, min_effect: 0.01, first_look_share: None, look_growth: None },
+    ];
     let mut different = 0;
     for i in 0..2000 {
         let n = 2 + i % 10;
@@ -215,7 +226,10 @@ fn the_p_value_is_below_alpha_exactly_when_the_row_is_different_and_sees_marks_t
         for design in &designs {
             let plan = Plan::new(*design).unwrap();
             let (Some(p), Some(sees)) = (plan.p_different(&xs), plan.sees(&xs)) else {
-                assert!(n < design.min_pairs, "{n} pairs: {design:?}");
+                // Before the first look, or between two looks (nothing tested there).
+                let between = plan.look_alpha(n.min(design.max_pairs)).is_none() && plan.p_different(&xs) == Some(1.0);
+                assert!(n < design.min_pairs || between, "{n} pairs: {design:?}");
+                assert!(n < design.min_pairs || plan.decide(&xs).more_pairs(), "{n} pairs: {design:?}");
                 continue;
             };
             let is_different = matches!(plan.decide(&xs), Decision::Different { .. });
@@ -233,8 +247,41 @@ fn the_p_value_is_below_alpha_exactly_when_the_row_is_different_and_sees_marks_t
     assert!(different > 300, "{different}");
     // No spread: the exact ratio, decided on the point; sees the minimum effect.
     let plan = Plan::new(Design::default()).unwrap();
-    assert_eq!((plan.p_different(&[0.01; 4]), plan.sees(&[0.01; 4])), (Some(0.0), Some(0.0)));
+    assert_eq!((plan.p_different(&[0.01; 3]), plan.sees(&[0.01; 3])), (Some(0.0), Some(0.0)));
     assert_eq!((plan.p_different(&[0.01; 2]), plan.sees(&[0.01, f64::NAN, 0.0])), (None, None));
+}
+
+#[test]
+fn the_looks_double_and_nothing_is_tested_between_them() {
+    let d = Design::default();
+    assert_eq!((d.look_pairs(), d.looks()), (vec![3, 6, 10], 3));
+    assert_eq!(Design { max_pairs: 30, ..d }.look_pairs(), vec![3, 6, 12, 30]);
+    assert_eq!(Design { max_pairs: 4, ..d }.look_pairs(), vec![3, 4]);
+    assert_eq!(Design { max_pairs: 3, ..d }.look_pairs(), vec![3]);
+    assert_eq!(Design { look_growth: Some(1.5), max_pairs: 20, ..d }.look_pairs(), vec![3, 5, 8, 12, 20]);
+    assert_eq!(every_pair().look_pairs(), (3..=10).collect::<Vec<_>>());
+    assert_eq!(d.levels(), vec![0.025, 0.0125, 0.0125]);
+    let plan = Plan::new(d).unwrap();
+    assert_eq!(
+        (plan.look_alpha(3), plan.look_alpha(4), plan.look_alpha(6), plan.look_alpha(10)),
+        (Some(0.025), None, Some(0.0125), Some(0.0125))
+    );
+    // Four pairs 5% apart: DIFFERENT at a look, but nothing is tested at 4.
+    let clear = [0.049, 0.051, 0.050, 0.050, 0.052, 0.048];
+    assert!(matches!(plan.decide(&clear[..3]), Decision::Different { .. }));
+    assert_eq!(plan.decide(&clear[..4]), Decision::Unknown { why: Why::NotYet });
+    assert_eq!((plan.p_different(&clear[..4]), plan.sees(&clear[..4])), (Some(1.0), None));
+    assert!(matches!(plan.decide(&clear), Decision::Different { .. }));
+    // A row that ended between two looks is judged there with what the looks before it left.
+    let ended = plan.at_end();
+    for (n, level) in [(3, 0.05), (4, 0.025), (6, 0.025), (7, 0.0125), (10, 0.0125)] {
+        assert_rel(ended.look_alpha(n).unwrap(), level, 1e-12);
+    }
+    assert!(matches!(ended.decide(&clear[..4]), Decision::Different { .. }));
+    // A growth of 1 or less would never leave the first look.
+    for g in [1.0, 0.5, f64::NAN, f64::INFINITY] {
+        assert!(matches!(Plan::new(Design { look_growth: Some(g), ..d }), Err(DesignError::LookGrowth(_))), "{g}");
+    }
 }
 
 #[test]
@@ -396,7 +443,7 @@ mod sequential {
         let limit = bound(DEFAULT_ALPHA, sims);
         let plan = Plan::new(Design::default()).unwrap();
         // Testing at 5% at every look: what the design must not do.
-        let naive = Plan::with_levels(Design::default(), &[DEFAULT_ALPHA; 8]);
+        let naive = Plan::with_levels(every_pair(), &[DEFAULT_ALPHA; 8]);
         let mut report = Vec::new();
         let cases: [(&str, &Draw); 3] = [("normal", &aa_normal), ("heavy t3", &aa_heavy), ("two modes p 0.2", &aa_modes(0.2))];
         for (i, (name, draw)) in cases.into_iter().enumerate() {
@@ -493,7 +540,7 @@ mod spending {
 
     #[test]
     fn half_of_alpha_at_the_first_look_sees_more_where_the_budget_ends_there_and_keeps_the_rates() {
-        let d = Design::default();
+        let d = every_pair();
         let a = d.alpha;
         let std = Normal::standard();
         let z = std.inverse_cdf(1.0 - a / 2.0);
@@ -508,6 +555,7 @@ mod spending {
             ("equal split", Plan::new(Design { first_look_share: None, ..d }).unwrap()),
             ("Pocock-type", Plan::with_levels(d, &pocock)),
             ("O'Brien-Fleming-type", Plan::with_levels(d, &obf)),
+            ("half at the first look, then looks doubling (the default)", Plan::new(Design::default()).unwrap()),
         ] {
             let normal = simulate(&plan, sims, 31, &aa_normal);
             let modes = simulate(&plan, sims, 32, &aa_modes(0.2));
@@ -526,7 +574,7 @@ mod spending {
             figures.push((modes.different(), two.different(), ten.mean_pairs(), first));
         }
         eprintln!("{}", table.join("\n"));
-        let [half, equal, _pocock, obf] = figures[..] else { unreachable!() };
+        let [half, equal, _pocock, obf, doubling] = figures[..] else { unreachable!() };
         // Where the budget ends at the first look (most rows of a default
         // run), half of alpha there sees a 2% change far more often than
         // an equal split; with the whole budget it gives up little power,
@@ -537,5 +585,12 @@ mod spending {
         assert!(half.1 > equal.1 - 0.05, "power at 2% with the whole budget: {}", table.join("\n"));
         assert!(half.2 < obf.2, "pairs at 10%: {}", table.join("\n"));
         assert!(half.0 < obf.0, "two modes: {}", table.join("\n"));
+        // Looking at 3, 6 and 10 pairs rather than after every pair (the
+        // default) keeps the first look's power, gains power where a row
+        // takes its whole budget (the later looks get 1.25% each rather
+        // than 0.36%), and decides a 10% change about as soon.
+        assert!((doubling.3 - half.3).abs() < 1e-12, "first look: {}", table.join("\n"));
+        assert!(doubling.1 > half.1 + 0.04, "power at 2% with the whole budget: {}", table.join("\n"));
+        assert!(doubling.2 < half.2 + 0.5, "pairs at 10%: {}", table.join("\n"));
     }
 }
