@@ -77,6 +77,27 @@ blind = sorted((r["sensitivity"], r["workload"], r["axes"]) for r in rows if r.g
 for s, w, a in blind[-8:]:
     print(f"  sees only {100 * s:.1f}%: {w} [{a}]")
 EOF
+    # How far more pairs would go: each row's own spread across pairs, judged
+    # as if every row had taken n pairs (ended there: the lockstep design's
+    # level left at n; t quantiles from scipy, f(n) the median's factor of
+    # stats::trials), and what n rounds of every row would cost (the run's
+    # first round).
+    python3 - "$out/noise.json" "$(newest "$out/noise")/run.json" << 'EOF'
+import json, math, sys
+from datetime import datetime
+rows = [r for c in json.load(open(sys.argv[1])) for r in c["rows"] if r.get("pair_spread") is not None and r.get("ratio")]
+rounds = json.load(open(sys.argv[2])).get("rounds") or []
+when = lambda t: datetime.fromisoformat(t.replace("Z", "+00:00"))
+round_s = (when(rounds[0]["finished_utc"]) - when(rounds[0]["started_utc"])).total_seconds() if rounds else float("nan")
+# n: (t two-sided at the level left, t one-sided, f(n))
+table = {6: (3.16338, 2.57058, 1.13510), 10: (2.93332, 2.50959, 1.17612), 30: (2.83155, 2.54091, 1.22502)}
+for n, (td, ts, f) in table.items():
+    k = f / math.sqrt(n)
+    sees = [math.exp(td * k * r["pair_spread"]) - 1 for r in rows]
+    same = sum(abs(math.log(r["ratio"])) + ts * k * r["pair_spread"] < math.log1p(0.02) for r in rows)
+    see = [sum(x <= c for x in sees) for c in (0.02, 0.05, 0.10)]
+    print(f"  if every row took {n} pairs, with its own spread: SAME {same}, can see 2% / 5% / 10%: {see[0]} / {see[1]} / {see[2]} (about {n * round_s:.0f} s of rounds)")
+EOF
     [ "$diff" -le 1 ] || fail "$diff rows DIFFERENT in an A/A (target: at most 1)"
     [ "$s2" -ge 90 ] && [ "$s5" -ge 125 ] && [ "$s10" -ge 139 ] || fail "rows that can see 2/5/10%: $s2/$s5/$s10 (target 90/125/139)"
     [ "$same" -ge 120 ] || fail "$same rows SAME within 2% (target: at least 120)"

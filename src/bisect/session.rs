@@ -140,7 +140,7 @@ impl Lab for RealLab<'_> {
             // More rounds: three times the trials and the budget per attempt.
             let k = 3u32.pow(attempt - 1);
             let o = &mut req.spec.options.measurement;
-            o.max_trials = Some(o.max_trials.unwrap_or(10).max(o.trials.unwrap_or(0)) * k);
+            o.max_trials = Some(o.max_trials.unwrap_or(crate::plan::LOCKSTEP_MAX_PAIRS).max(o.trials.unwrap_or(0)) * k);
             let d = crate::model::profile::ProfileDefaults::of(o.profile);
             let ms = Duration::from_millis;
             o.run_budget = Some(o.run_budget.unwrap_or(ms(2 * d.run_budget_ms)) * k);

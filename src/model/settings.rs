@@ -160,7 +160,8 @@ pub struct Measurement {
     pub trials: Option<u32>,
 
     /// The most trials a cell may get while its 95% interval is wider than
-    /// --ci-target (default 10).
+    /// --ci-target, or while its comparison is undecided (default 10; 30
+    /// trial pairs with --lockstep).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     #[serde(default)]
     pub max_trials: Option<u32>,
