@@ -580,12 +580,12 @@ impl Plan {
     /// Cost: O(pairs).
     pub fn p_different(&self, summaries: &[f64]) -> Option<f64> {
         let (look, xs) = self.look(summaries)?;
-        let n = xs.len();
-        let (m, s) = (median(xs), stddev(xs));
-        let beyond = m.abs() - self.design.min_effect.ln_1p();
         if self.levels[look] <= 0.0 {
             return Some(1.0);
         }
+        let n = xs.len();
+        let (m, s) = (median(xs), stddev(xs));
+        let beyond = m.abs() - self.design.min_effect.ln_1p();
         if s <= NO_SPREAD {
             return Some(if beyond > 0.0 { 0.0 } else { 1.0 });
         }
