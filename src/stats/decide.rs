@@ -507,7 +507,14 @@ impl Plan {
     /// The level of the look at `pairs` pairs; `None` where the plan takes
     /// no look (outside `min_pairs..=max_pairs`, or between two looks).
     pub fn look_alpha(&self, pairs: usize) -> Option<f64> {
-        pairs.checked_sub(self.design.min_pairs).and_then(|k| self.levels.get(k).copied()).filter(|a| *a > 0.0)
+        let k = pairs.checked_sub(self.design.min_pairs).filter(|k| *k < self.levels.len())?;
+        self.tested(k).then(|| self.levels[k])
+    }
+
+    /// Whether the plan takes a look at `k` pairs past `min_pairs` (a
+    /// level above 0); between two looks nothing is tested.
+    fn tested(&self, k: usize) -> bool {
+        self.levels[k] > 0.0
     }
 
     /// The decision after the pairs whose summaries (log ratios B over A,
@@ -525,7 +532,7 @@ impl Plan {
         }
         let xs = &summaries[..summaries.len().min(d.max_pairs)];
         let (n, look) = (xs.len(), xs.len() - d.min_pairs);
-        if self.levels[look] <= 0.0 {
+        if !self.tested(look) {
             // Between two looks: nothing is tested, take another pair.
             return Decision::Unknown { why: Why::NotYet };
         }
@@ -580,7 +587,7 @@ impl Plan {
     /// Cost: O(pairs).
     pub fn p_different(&self, summaries: &[f64]) -> Option<f64> {
         let (look, xs) = self.look(summaries)?;
-        if self.levels[look] <= 0.0 {
+        if !self.tested(look) {
             return Some(1.0);
         }
         let n = xs.len();
@@ -604,7 +611,7 @@ impl Plan {
     /// Cost: O(pairs).
     pub fn sees(&self, summaries: &[f64]) -> Option<f64> {
         let (look, xs) = self.look(summaries)?;
-        if self.levels[look] <= 0.0 {
+        if !self.tested(look) {
             return None;
         }
         let (_, hw) = centred(xs, self.t_different[look]);

@@ -125,10 +125,12 @@ pub fn decide(plan: &TrialPlan, standing: &[Standing], elapsed_ms: f64) -> (Vec<
     // variants: the narrowest first, the undecided comparison one more pair
     // is most likely to decide (a comparison 30% wide will not be decided
     // by the pairs a run has left, one 2% wide may be).
-    wide.sort_by(|a, b| {
-        let (x, y) = (a.rel_half_width.unwrap_or(f64::INFINITY), b.rel_half_width.unwrap_or(f64::INFINITY));
-        if a.decided.is_some() { x.total_cmp(&y) } else { y.total_cmp(&x) }
-    });
+    // One key for both, so that the order stays total even in a mixed list.
+    let first = |s: &Standing| {
+        let width = s.rel_half_width.unwrap_or(f64::INFINITY);
+        if s.decided.is_some() { width } else { -width }
+    };
+    wide.sort_by(|a, b| first(a).total_cmp(&first(b)));
     for s in wide {
         if spent + s.cost_ms <= plan.run_budget_ms as f64 {
             spent += s.cost_ms;
@@ -464,6 +466,9 @@ mod tests {
         assert_eq!((more, stop), (vec![4], vec![(5, RowStop::RunBudget), (3, RowStop::RunBudget)]));
         let (more, stop) = decide(&plan(3, 10, 1_000), &groups, 975.0);
         assert_eq!((more, stop), (vec![4, 5], vec![(3, RowStop::RunBudget)]));
+        // A list holding both keeps one order: lone cells widest first, then groups narrowest first.
+        let mixed = [group(6, false, 0.02), st(7, 3, 0.10, 10.0), group(8, false, 0.01), st(9, 3, 0.30, 10.0)];
+        assert_eq!(decide(&plan(3, 10, 10_000), &mixed, 0.0).0, vec![9, 7, 8, 6]);
     }
 
     #[test]
