@@ -13,7 +13,14 @@
 //! as `stats::trials` does across trials: the median of the summaries with
 //! a Student t interval centred on it, half-width `t(n - 1) f(n) s /
 //! sqrt(n)` (`f` is [`super::trials::median_factor`]), exponentiated, so
-//! the ratio always lies inside its own interval. [`within_pair`] gives the
+//! the ratio always lies inside its own interval. From
+//! [`ORDER_MIN_VALUES`] (12) pairs on, where one exists at the level, the
+//! interval is the median's from order statistics instead (`order`,
+//! interpolated as Hettmansperger and Sheather do): no standard deviation
+//! enters it, so a pair or two far out (one side in another speed mode
+//! than the other) do not widen it, and the median still lies inside it.
+//! Which interval a look uses depends on its pair count and level alone,
+//! never on the values. [`within_pair`] gives the
 //! interval of one pair alone, from its samples; it is marked
 //! [`Scope::WithinPair`] because it does **not** hold the variation between
 //! processes and is narrower than the truth warrants.
@@ -87,8 +94,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::estimators::{median, stddev};
+use super::estimators::{mad, median, stddev};
 use super::trials::{median_factor, t_quantile};
+
+mod order;
+
+pub use order::ORDER_MIN_VALUES;
 
 /// The overall false-verdict rate a design keeps unless told otherwise.
 pub const DEFAULT_ALPHA: f64 = 0.05;
@@ -117,6 +128,10 @@ pub const MAX_PLANNED_PAIRS: usize = 1000;
 /// A spread of log ratios at or below this is none: equal ratios differ in
 /// the last bits of their logs (as in `stats::change::paired`).
 const NO_SPREAD: f64 = 1e-12;
+
+/// The median absolute deviation of normal values times this is their
+/// standard deviation.
+const MAD_TO_SD: f64 = 1.4826;
 
 /// What an interval of the change covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,11 +188,12 @@ fn centred(xs: &[f64], t: f64) -> (f64, f64) {
     (median(xs), hw)
 }
 
-/// `exp(m -+ hw)` as `(ratio, lo, hi)`, the bounds holding the ratio even
-/// where `exp` rounds a last bit away.
-fn exp_bounds(m: f64, hw: f64) -> (f64, f64, f64) {
+/// `exp` of the log-scale point `m` and its bounds `lo <= m <= hi` as
+/// `(ratio, lo, hi)`, the bounds holding the ratio even where `exp` rounds
+/// a last bit away.
+fn exp_bounds(m: f64, lo: f64, hi: f64) -> (f64, f64, f64) {
     let r = m.exp();
-    (r, (m - hw).exp().min(r), (m + hw).exp().max(r))
+    (r, lo.exp().min(r), hi.exp().max(r))
 }
 
 fn interval(xs: &[f64], level: f64, scope: Scope) -> Option<PairInterval> {
@@ -186,10 +202,29 @@ fn interval(xs: &[f64], level: f64, scope: Scope) -> Option<PairInterval> {
         return None;
     }
     let df = (n - 1) as f64;
-    let (m, hw) = centred(xs, t_quantile((1.0 + level) / 2.0, df));
-    let (ratio, lo, hi) = exp_bounds(m, hw);
-    let df = if hw == 0.0 { f64::INFINITY } else { df };
-    Some(PairInterval { ratio, lo, hi, level, df, values: n, scope })
+    let order = if scope == Scope::AcrossPairs { order_bounds(xs, level, ORDER_MIN_VALUES) } else { None };
+    let (m, lo, hi) = order.unwrap_or_else(|| {
+        let (m, hw) = centred(xs, t_quantile((1.0 + level) / 2.0, df));
+        (m, m - hw, m + hw)
+    });
+    let (ratio, elo, ehi) = exp_bounds(m, lo, hi);
+    let df = if lo == hi { f64::INFINITY } else { df };
+    Some(PairInterval { ratio, lo: elo, hi: ehi, level, df, values: n, scope })
+}
+
+/// The median of `xs` (finite) with its order-statistic interval at
+/// `level` ([`order::interval`]), `(m, lo, hi)` on the log scale, where
+/// `xs` holds at least `from` values ([`ORDER_MIN_VALUES`]) and such an interval
+/// exists at `level`; else `None` (the t interval applies).
+fn order_bounds(xs: &[f64], level: f64, from: usize) -> Option<(f64, f64, f64)> {
+    if xs.len() < from {
+        return None;
+    }
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let (lo, hi) = order::interval(&sorted, level)?;
+    let m = median(&sorted);
+    Some((m, lo.min(m), hi.max(m)))
 }
 
 /// The interval of the change across trial pairs, from their summaries (log
@@ -439,6 +474,10 @@ pub struct Plan {
     t_same: Vec<f64>,
     /// Every pair count is the last look taken ([`Plan::at_end`]).
     ended: bool,
+    /// From this many pairs on, a look's intervals come from order
+    /// statistics ([`ORDER_MIN_VALUES`]; the tests compare the t interval
+    /// alone with it).
+    order_from: usize,
 }
 
 impl Plan {
@@ -474,7 +513,7 @@ impl Plan {
                 .map(|(n, a)| if *a > 0.0 { t(1.0 - a / two_sided, n) } else { f64::INFINITY })
                 .collect()
         };
-        Plan { design, t_different: quantiles(2.0), t_same: quantiles(1.0), levels, ended: false }
+        Plan { design, t_different: quantiles(2.0), t_same: quantiles(1.0), levels, ended: false, order_from: ORDER_MIN_VALUES }
     }
 
     /// The plan for rows whose pairs have ended (the run's budget, an
@@ -501,7 +540,7 @@ impl Plan {
                 l
             })
             .collect();
-        Plan { ended: true, ..Plan::by_pairs(self.design, left) }
+        Plan { ended: true, order_from: self.order_from, ..Plan::by_pairs(self.design, left) }
     }
 
     /// The level of the look at `pairs` pairs; `None` where the plan takes
@@ -537,21 +576,38 @@ impl Plan {
             return Decision::Unknown { why: Why::NotYet };
         }
         let effect = d.min_effect.ln_1p();
-        let (m, hw) = centred(xs, self.t_different[look]);
-        if m - hw > effect || m + hw < -effect {
+        let (m, lo, hi) = self.bounds(xs, look, 1.0);
+        if lo > effect || hi < -effect {
             let direction = if m > 0.0 { Direction::Higher } else { Direction::Lower };
-            let (ratio, lo, hi) = exp_bounds(m, hw);
+            let (ratio, lo, hi) = exp_bounds(m, lo, hi);
             return Decision::Different { direction, ratio, lo, hi };
         }
         let band = d.equivalence.ln_1p();
-        let (_, hw_same) = centred(xs, self.t_same[look]);
-        let inside = m - hw_same > -band && m + hw_same < band;
+        let (_, lo_same, hi_same) = self.bounds(xs, look, 2.0);
+        let inside = lo_same > -band && hi_same < band;
         let last = n == d.max_pairs;
-        if inside && (last || self.ended || self.futile(m, stddev(xs), effect)) {
-            let (ratio, lo, hi) = exp_bounds(m, hw_same);
+        if inside && (last || self.ended || self.futile(xs, m, effect)) {
+            let (ratio, lo, hi) = exp_bounds(m, lo_same, hi_same);
             return Decision::Same { band: d.equivalence, ratio, lo, hi };
         }
         Decision::Unknown { why: if last { Why::BudgetSpent } else { Why::NotYet } }
+    }
+
+    /// The median of `xs` (the pairs of the look `look`, finite) and the
+    /// bounds of its interval on the log scale, `(m, lo, hi)`, at `1 -
+    /// times x alpha_k`: `times` 1 for DIFFERENT's two-sided interval, 2 for
+    /// SAME's. From [`ORDER_MIN_VALUES`] pairs on the median's
+    /// order-statistic interval where one exists at that level, else the t
+    /// interval centred on the median: chosen by the pair count and the
+    /// level, never by the values.
+    fn bounds(&self, xs: &[f64], look: usize, times: f64) -> (f64, f64, f64) {
+        let level = 1.0 - times * self.levels[look];
+        if let Some(b) = order_bounds(xs, level, self.order_from) {
+            return b;
+        }
+        let t = if times > 1.0 { self.t_same[look] } else { self.t_different[look] };
+        let (m, hw) = centred(xs, t);
+        (m, m - hw, m + hw)
     }
 
     /// Whether `pairs` pairs reach the plan's last look.
@@ -592,13 +648,21 @@ impl Plan {
         }
         let n = xs.len();
         let (m, s) = (median(xs), stddev(xs));
-        let beyond = m.abs() - self.design.min_effect.ln_1p();
+        let effect = self.design.min_effect.ln_1p();
+        let beyond = m.abs() - effect;
         if s <= NO_SPREAD {
             return Some(if beyond > 0.0 { 0.0 } else { 1.0 });
         }
-        let t = beyond / (median_factor(n) * s / (n as f64).sqrt());
-        let dist = statrs::distribution::StudentsT::new(0.0, 1.0, (n - 1) as f64).ok()?;
-        let p = 2.0 * (1.0 - statrs::distribution::ContinuousCDF::cdf(&dist, t));
+        let p = if order_bounds(xs, 1.0 - self.levels[look], self.order_from).is_some() {
+            // The level at which the order-statistic interval leaves the band.
+            let mut sorted = xs.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            order::p_beyond(&sorted, effect, true).min(order::p_beyond(&sorted, effect, false))
+        } else {
+            let t = beyond / (median_factor(n) * s / (n as f64).sqrt());
+            let dist = statrs::distribution::StudentsT::new(0.0, 1.0, (n - 1) as f64).ok()?;
+            2.0 * (1.0 - statrs::distribution::ContinuousCDF::cdf(&dist, t))
+        };
         Some((p * self.design.alpha / self.levels[look]).min(1.0))
     }
 
@@ -614,15 +678,26 @@ impl Plan {
         if !self.tested(look) {
             return None;
         }
-        let (_, hw) = centred(xs, self.t_different[look]);
+        let (m, lo, hi) = self.bounds(xs, look, 1.0);
+        let hw = (m - lo).max(hi - m);
         Some((1.0 + self.design.min_effect) * hw.exp() - 1.0)
     }
 
-    /// Whether a point `m` with spread `s` would not be DIFFERENT even at
-    /// the last look: the early stop for SAME.
-    fn futile(&self, m: f64, s: f64, effect: f64) -> bool {
-        let (n, t) = (self.design.max_pairs, self.t_different[self.t_different.len() - 1]);
-        let hw = if s <= NO_SPREAD { 0.0 } else { t * median_factor(n) * s / (n as f64).sqrt() };
+    /// Whether the point `m` of the pairs `xs` would not be DIFFERENT even
+    /// at the last look with the spread seen so far: the early stop for
+    /// SAME, `|m| - t_last f(max) s / sqrt(max) <= ln(1 + min_effect)`. Where
+    /// the look's intervals come from order statistics, `s` is the smaller
+    /// of the standard deviation and the scaled median absolute deviation
+    /// (`1.4826 MAD`), so that a pair or two far out, which those intervals
+    /// pass over, do not stop a row as SAME either. (A smaller `s` only
+    /// delays SAME: each SAME still needs its own interval inside the band.)
+    fn futile(&self, xs: &[f64], m: f64, effect: f64) -> bool {
+        let (last, max) = (self.levels.len() - 1, self.design.max_pairs);
+        let mut s = stddev(xs);
+        if xs.len() >= self.order_from {
+            s = s.min(MAD_TO_SD * mad(xs));
+        }
+        let hw = if s <= NO_SPREAD { 0.0 } else { self.t_different[last] * median_factor(max) * s / (max as f64).sqrt() };
         m.abs() - hw <= effect
     }
 }

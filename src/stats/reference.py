@@ -210,6 +210,28 @@ wse = F(7) * np.std(WP, ddof=1) / np.sqrt(7)
 show("DECIDE_WITHIN_CI95  # exp(median(w) -+ t.ppf(0.975, 6) f(7) std(w, ddof=1) / sqrt(7))",
      [np.exp(np.median(WP) - scipy.stats.t.ppf(0.975, 6) * wse), np.exp(np.median(WP) + scipy.stats.t.ppf(0.975, 6) * wse)])
 
+# Many pairs (12 or more): the median's interval from order statistics. The
+# j-th smallest and j-th largest of n values cover the median with probability
+# 1 - 2 P(Bin(n, 1/2) <= j - 1); k is the largest j covering the level, and the
+# bounds are interpolated towards the next pair in (Hettmansperger and Sheather
+# 1986): lambda = (n - k) I / (k + (n - 2k) I), I = (g_k - level) / (g_k - g_k+1).
+def hs_interval(x, level):
+    x = np.sort(np.asarray(x))
+    n = len(x)
+    g = lambda j: 1 - 2 * scipy.stats.binom.cdf(j - 1, n, 0.5)
+    k = max(j for j in range(1, n // 2 + 1) if g(j) >= level)
+    i = (g(k) - level) / (g(k) - g(k + 1))
+    lam = (n - k) * i / (k + (n - 2 * k) * i)
+    return [(1 - lam) * x[k - 1] + lam * x[k], (1 - lam) * x[n - k] + lam * x[n - k - 1]], k
+
+
+OD = np.array([0.012, 0.009, 0.61, 0.011, 0.014, 0.010, -0.29, 0.013, 0.008, 0.015, 0.011, 0.012])
+# A --lockstep design (3 to 30 pairs) looks at 3, 6, 12 and 30: alpha_k at 12 is 0.025 / 3.
+(lo, hi), k = hs_interval(OD, 1 - 0.025 / 3)
+show(f"DECIDE_ORDER_CI  # 12 pairs, two far out, at 1 - 0.025 / 3: k = {k}, exp of the interpolated bounds", np.exp([lo, hi]))
+(lo, hi), k = hs_interval(OD, 0.95)
+show(f"DECIDE_ORDER_CI95  # the same at 95%: k = {k}", np.exp([lo, hi]))
+
 # ---- change points (src/stats/changepoint.rs)
 # The exact optimal partition of a short series under a penalty, by the plain
 # O(n^2) dynamic programme over every partition (no pruning): the cost of a

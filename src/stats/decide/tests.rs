@@ -171,17 +171,19 @@ fn degenerate_input_is_unknown_or_none_and_never_panics() {
 
 #[test]
 fn every_point_lies_inside_its_interval_and_the_direction_follows_it() {
-    // Random rows of 2 to 12 pairs, normal or in two modes, at several
+    // Random rows of 2 to 40 pairs, normal or in two modes, at several
     // designs: a verdict's ratio lies in its interval, DIFFERENT's interval
     // excludes 1 on its direction's side, SAME's lies inside its band.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
     let designs = [
         Design::default(),
         Design { min_pairs: 2, max_pairs: 5, alpha: 0.2, equivalence: 0.05, min_effect: 0.01, first_look_share: None, look_growth: None },
+        lockstep(),
+        Design { min_pairs: 2, max_pairs: 40, min_effect: 0.005, look_growth: None, ..lockstep() },
     ];
     let (mut different, mut same) = (0, 0);
     for i in 0..3000 {
-        let n = 2 + i % 11;
+        let n = 2 + i % 39;
         let shift = 0.03 * normal(&mut rng);
         let spread = [0.001, 0.01, 0.05][i % 3];
         let xs: Vec<f64> = (0..n).map(|_| shift + spread * normal(&mut rng) + if rng.random::<f64>() < 0.3 { 0.2 } else { 0.0 }).collect();
@@ -209,20 +211,23 @@ fn every_point_lies_inside_its_interval_and_the_direction_follows_it() {
 
 #[test]
 fn the_p_value_is_below_alpha_exactly_when_the_row_is_different_and_sees_marks_the_edge() {
-    // Random rows at two designs: `p_different < alpha` iff DIFFERENT; and a
-    // row whose every summary is moved so that its median sits just beyond
-    // (or just inside) what it `sees` is DIFFERENT (or not), its spread
-    // unchanged.
+    // Random rows at three designs: `p_different < alpha` iff DIFFERENT; and
+    // a row whose every summary is moved so that its median sits just
+    // beyond what it `sees`, up or down, is DIFFERENT both ways, and just
+    // inside it is not DIFFERENT at least one way (an order-statistic
+    // interval need not be symmetric), its spread unchanged.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
     let designs = [
         Design::default(),
         Design { min_pairs: 2, max_pairs: 6, alpha: 0.1, equivalence: 0.03, min_effect: 0.01, first_look_share: None, look_growth: None },
+        Design { min_effect: 0.002, ..lockstep() },
     ];
     let mut different = 0;
-    for i in 0..2000 {
-        let n = 2 + i % 10;
+    for i in 0..3000 {
+        let n = 2 + i % 30;
         let (shift, spread) = (0.02 * normal(&mut rng), [0.002, 0.01, 0.04][i % 3]);
-        let xs: Vec<f64> = (0..n).map(|_| shift + spread * normal(&mut rng)).collect();
+        let far = |rng: &mut Xoshiro256PlusPlus| if rng.random::<f64>() < 0.1 { 0.3 * normal(rng) } else { 0.0 };
+        let xs: Vec<f64> = (0..n).map(|_| shift + spread * normal(&mut rng) + far(&mut rng)).collect();
         for design in &designs {
             let plan = Plan::new(*design).unwrap();
             let (Some(p), Some(sees)) = (plan.p_different(&xs), plan.sees(&xs)) else {
@@ -238,9 +243,11 @@ fn the_p_value_is_below_alpha_exactly_when_the_row_is_different_and_sees_marks_t
             assert!((0.0..=1.0).contains(&p) && sees >= design.min_effect, "{p} {sees}");
             let m = median(&xs[..n.min(design.max_pairs)]);
             for (by, expect) in [(1.0 + 1e-6, true), (1.0 - 1e-6, false)] {
-                let moved: Vec<f64> = xs.iter().map(|x| x - m + sees.ln_1p() * by).collect();
-                let got = matches!(plan.decide(&moved), Decision::Different { .. });
-                assert_eq!(got, expect, "moved to {by} x sees {sees}: {moved:?}");
+                let ways = [1.0, -1.0].map(|sign| {
+                    let moved: Vec<f64> = xs.iter().map(|x| x - m + sign * sees.ln_1p() * by).collect();
+                    matches!(plan.decide(&moved), Decision::Different { .. })
+                });
+                assert_eq!(ways[0] && ways[1], expect, "moved to {by} x sees {sees}: {ways:?} {xs:?}");
             }
         }
     }
@@ -294,6 +301,72 @@ fn a_design_for_a_runs_trials_keeps_its_looks_possible() {
     assert_eq!((fixed.min_pairs, fixed.max_pairs, fixed.looks()), (5, 5, 1));
     assert_eq!(Design::for_trials(2, u32::MAX, 0.02).max_pairs, MAX_PLANNED_PAIRS);
     assert!(Design::for_trials(3, 10, 0.0).check().is_err(), "a band of 0 is refused by the check");
+}
+
+/// A `--lockstep` run's design: 3 to 30 pairs, looks at 3, 6, 12 and 30.
+fn lockstep() -> Design {
+    Design { max_pairs: 30, ..Design::default() }
+}
+
+#[test]
+fn from_twelve_pairs_the_interval_comes_from_order_statistics_and_pairs_far_out_do_not_widen_it() {
+    // OD of src/stats/reference.py: twelve pairs about 1.2% apart, two far
+    // out (+61% and -29%), as a two-worker row showed.
+    let od = [0.012, 0.009, 0.61, 0.011, 0.014, 0.010, -0.29, 0.013, 0.008, 0.015, 0.011, 0.012];
+    // DECIDE_ORDER_CI95.
+    let a = across_pairs(&od, 0.95).unwrap();
+    assert_rel(a.lo, 1.0093061539006198, 1e-12);
+    assert_rel(a.hi, 1.0138316660337852, 1e-12);
+    assert_eq!((a.ratio, a.values, a.scope), (0.0115f64.exp(), 12, Scope::AcrossPairs));
+    // Eleven of them: the t interval, which the far-out pairs widen past 1.
+    let t = across_pairs(&od[..11], 0.95).unwrap();
+    assert!(t.lo < 1.0 && t.hi > 1.1, "{t:?}");
+    // The order of the pairs does not matter, only their values.
+    let mut turned = od;
+    turned.reverse();
+    assert_eq!(across_pairs(&turned, 0.95), Some(a));
+    // A --lockstep design's look at 12 pairs (alpha_k 0.025 / 3): DIFFERENT
+    // with DECIDE_ORDER_CI; the t interval alone says UNKNOWN there.
+    let plan = Plan::new(lockstep()).unwrap();
+    assert_rel(plan.look_alpha(12).unwrap(), 0.025 / 3.0, 1e-12);
+    let Decision::Different { direction, lo, hi, .. } = plan.decide(&od) else { panic!("{:?}", plan.decide(&od)) };
+    assert_eq!(direction, Direction::Higher);
+    assert_rel(lo, 1.00828126523233, 1e-12);
+    assert_rel(hi, 1.014862196523541, 1e-12);
+    let t_only = Plan { order_from: usize::MAX, ..plan.clone() };
+    assert_eq!(t_only.decide(&od), Decision::Unknown { why: Why::NotYet });
+    // Within one pair the samples keep the t interval.
+    assert_eq!(within_pair(&od, 0.95).map(|w| w.lo < 1.0), Some(true));
+}
+
+#[test]
+fn the_order_statistic_interval_narrows_with_the_level_and_holds_the_median() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+    for n in [2usize, 3, 12, 13, 30, 31] {
+        let mut xs: Vec<f64> = (0..n).map(|_| normal(&mut rng)).collect();
+        xs.sort_by(f64::total_cmp);
+        let m = median(&xs);
+        let widest = 2f64.powi(1 - n as i32);
+        // Above the widest interval's coverage there is none.
+        assert_eq!(order::interval(&xs, 1.0 - widest / 2.0), None, "{n}");
+        assert_eq!(order::interval(&xs, 1.0 - widest), Some((xs[0], xs[n - 1])), "{n}");
+        let mut before = (xs[0], xs[n - 1]);
+        for step in 1..200 {
+            let level = (1.0 - widest) * (1.0 - step as f64 / 200.0);
+            let Some((lo, hi)) = order::interval(&xs, level) else { panic!("{n} at {level}") };
+            assert!(before.0 <= lo && lo <= m && m <= hi && hi <= before.1, "{n} at {level}: {lo} {hi} after {before:?}");
+            before = (lo, hi);
+        }
+        // The level at which it leaves a band: just above, outside; just below, not.
+        let edge = (xs[n / 4] - m).abs() * 0.5;
+        let shifted: Vec<f64> = xs.iter().map(|x| x - m + 2.0 * edge).collect();
+        let p = order::p_beyond(&shifted, edge, true);
+        if p > widest && p < 1.0 {
+            assert!(order::interval(&shifted, 1.0 - p * 1.001).unwrap().0 > edge, "{n}: p {p}");
+            assert!(order::interval(&shifted, 1.0 - p * 0.999).unwrap().0 <= edge, "{n}: p {p}");
+        }
+        assert_eq!(order::p_beyond(&shifted, edge, false), 1.0, "{n}: the median is above the band");
+    }
 }
 
 /// Simulation of the sequential design: each row takes pairs until its
@@ -479,6 +552,71 @@ mod sequential {
             let out = simulate(&plan, 1000, 9, &shifted(ratio, sd));
             eprintln!("change {ratio} sd {sd}: DIFFERENT {:.3}, SAME {:.3}, pairs {:.2}", out.different(), out.same(), out.mean_pairs());
         }
+    }
+
+    /// A change of `ratio` at spread `sd`, each pair far out with
+    /// probability `p` (one side of it in another speed mode than the
+    /// other: 25% either way, carrying no news of the change).
+    pub(super) fn far_out(ratio: f64, sd: f64, p: f64) -> impl Fn(&mut Xoshiro256PlusPlus) -> f64 {
+        move |rng| if rng.random::<f64>() < p { ratio.ln() + 0.25 * normal(rng) } else { ratio.ln() + sd * normal(rng) }
+    }
+
+    #[test]
+    fn with_many_pairs_a_few_far_out_do_not_hide_a_change_and_the_rates_hold() {
+        // The --lockstep design (looks at 3, 6, 12, 30): from 12 pairs the
+        // intervals come from order statistics; against the t interval alone.
+        let sims = 3000;
+        let limit = bound(DEFAULT_ALPHA, sims);
+        let plan = Plan::new(lockstep()).unwrap();
+        let t_only = Plan { order_from: usize::MAX, ..plan.clone() };
+        let mut report = Vec::new();
+        let aa: [(&str, &Draw); 5] = [
+            ("normal", &aa_normal),
+            ("heavy t3", &aa_heavy),
+            ("two modes p 0.2", &aa_modes(0.2)),
+            ("far out 7%", &far_out(1.0, 0.01, 0.07)),
+            ("far out 15%", &far_out(1.0, 0.01, 0.15)),
+        ];
+        for (i, (name, draw)) in aa.into_iter().enumerate() {
+            let (o, t) = (simulate(&plan, sims, 300 + i as u64, draw), simulate(&t_only, sims, 300 + i as u64, draw));
+            report.push(format!(
+                "A/A {name}: false DIFFERENT {:.4} (t alone {:.4}), SAME {:.3}, pairs {:.1} ({:.1})",
+                o.different(),
+                t.different(),
+                o.same(),
+                o.mean_pairs(),
+                t.mean_pairs()
+            ));
+            assert!(o.different() <= limit, "{}", report.join("\n"));
+        }
+        // A 3% change is rarely SAME within 2%, pairs far out or not.
+        for (i, p) in [0.0, 0.07].into_iter().enumerate() {
+            let o = simulate(&plan, sims, 310 + i as u64, &far_out(1.03, 0.01, p));
+            report.push(format!("3% change, far out {p}: false SAME {:.4}", o.same()));
+            assert!(o.same() <= limit, "{}", report.join("\n"));
+        }
+        // The power at a 1% change with 1% spread: about the t interval's
+        // with no pair far out, far more with some.
+        let mut power = |name: &str, seed: u64, draw: &Draw| {
+            let (o, t) = (simulate(&plan, sims, seed, draw), simulate(&t_only, sims, seed, draw));
+            report.push(format!(
+                "1% change, {name}: DIFFERENT {:.3} (t alone {:.3}), SAME {:.3} ({:.3}), pairs {:.1} ({:.1})",
+                o.different(),
+                t.different(),
+                o.same(),
+                t.same(),
+                o.mean_pairs(),
+                t.mean_pairs()
+            ));
+            (o.share(o.higher), t.share(t.higher))
+        };
+        let normal = power("sd 1%", 320, &shifted(1.01, 0.01));
+        let some = power("sd 1%, 7% of pairs far out", 321, &far_out(1.01, 0.01, 0.07));
+        let more = power("sd 1%, 15% of pairs far out", 322, &far_out(1.01, 0.01, 0.15));
+        eprintln!("{}", report.join("\n"));
+        assert!(normal.0 >= normal.1 - 0.02, "{normal:?}");
+        assert!(some.0 >= 0.75 && some.0 > some.1 + 0.3, "{some:?}");
+        assert!(more.0 >= 0.65 && more.0 > more.1 + 0.4, "{more:?}");
     }
 
     #[test]
