@@ -140,6 +140,12 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Whether the row was skipped on its host (the host cannot run it):
+    /// not measured, and no failure either.
+    pub fn skipped(&self) -> bool {
+        matches!(self.standing, Standing::NotOk(_)) && self.status == Status::Skipped.as_str()
+    }
+
     /// The standing in words, qualified where the row is not a plain
     /// measurement: `in band, from disturbed trials`, `worse, cut short`.
     pub fn standing_text(&self) -> String {

@@ -84,7 +84,7 @@ fn counts(fleet: &Fleet) -> String {
     let n = fleet.entries.len();
     let worse = fleet.entries.iter().filter(|e| e.standing == Standing::Worse).count();
     let better = fleet.entries.iter().filter(|e| e.standing == Standing::Better).count();
-    let not_ok = fleet.not_ok().count();
+    let (skipped, not_ok) = fleet.not_ok().fold((0, 0), |(s, n), e| if e.skipped() { (s + 1, n) } else { (s, n + 1) });
     let no_interval = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::NoInterval(_))).count();
     let differs = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::Differs(_))).count();
     let judged = |e: &&Entry| matches!(e.standing, Standing::Worse | Standing::Better | Standing::InBand);
@@ -100,6 +100,9 @@ fn counts(fleet: &Fleet) -> String {
     );
     if not_ok > 0 {
         s.push_str(&format!("; {not_ok} not ok or missing"));
+    }
+    if skipped > 0 {
+        s.push_str(&format!("; {skipped} skipped (not failures)"));
     }
     if no_interval > 0 {
         s.push_str(&format!("; {no_interval} without an interval"));
@@ -150,9 +153,15 @@ fn submissions(fleet: &Fleet) -> Option<Block> {
 }
 
 /// The fleet as a document: the outliers' sentences and the count first
-/// (one screen), the rows that are not ok, then one table per kind of
-/// machine.
+/// (one screen), the rows that are not ok, the rows skipped (one line per
+/// row and reason, with its hosts), then one table per kind of machine.
 pub fn document(fleet: &Fleet) -> Document {
+    parts(fleet).0
+}
+
+/// [`document`], and where a page puts its chart: after the outliers and
+/// the counts, before the warnings and the lists of rows not measured.
+fn parts(fleet: &Fleet) -> (Document, usize) {
     let mut blocks = vec![Block::heading(1, format!("Fleet of {}", format::counted(fleet.hosts.len(), "host", "hosts")))];
     let mut sentences: Vec<Line> = fleet.outliers().take(SENTENCES).map(|e| Line::from(sentence(fleet, e))).collect();
     let more = fleet.outliers().count().saturating_sub(SENTENCES);
@@ -165,6 +174,7 @@ pub fn document(fleet: &Fleet) -> Document {
         blocks.push(Block::Compact(vec![Block::paragraph("Outliers, farthest first:"), Block::List(sentences)]));
     }
     blocks.push(Block::paragraph(counts(fleet)));
+    let chart_at = blocks.len();
     blocks.extend(submissions(fleet));
     for n in &fleet.naming {
         blocks.push(Block::paragraph(format!("{n}.")));
@@ -184,19 +194,38 @@ pub fn document(fleet: &Fleet) -> Document {
         ))));
         blocks.push(Block::List(states));
     }
-    let not_ok: Vec<Line> = fleet
-        .not_ok()
-        .map(|e| {
-            let why = match &e.standing {
-                Standing::NotOk(why) => why.clone(),
-                Standing::Missing(why) => format!("missing: {why}"),
-                _ => String::new(),
-            };
-            Line::from(format!("{}: {}: {why}", fleet.hosts[e.host].name, e.row))
-        })
-        .collect();
+    // A skip (the host cannot run the row) is no failure: it is listed apart,
+    // never under "Not ok".
+    let (mut not_ok, mut skips) = (Vec::new(), Vec::<(&str, &str, Vec<&str>)>::new());
+    for e in fleet.not_ok() {
+        let host = &fleet.hosts[e.host].name;
+        match &e.standing {
+            Standing::NotOk(why) if e.skipped() => {
+                // One line per row and reason, naming its hosts.
+                let why = why.strip_prefix("skipped: ").unwrap_or(why);
+                match skips.iter_mut().find(|(row, w, _)| *row == e.row && *w == why) {
+                    Some((_, _, hosts)) => hosts.push(host),
+                    None => skips.push((&e.row, why, vec![host])),
+                }
+            }
+            Standing::NotOk(why) => not_ok.push(Line::from(format!("{host}: {}: {why}", e.row))),
+            Standing::Missing(why) => not_ok.push(Line::from(format!("{host}: {}: missing: {why}", e.row))),
+            _ => {}
+        }
+    }
     if !not_ok.is_empty() {
         blocks.push(Block::Compact(vec![Block::paragraph("Not ok:"), Block::List(not_ok)]));
+    }
+    if !skips.is_empty() {
+        let every = fleet.hosts.len();
+        let lines = skips
+            .into_iter()
+            .map(|(row, why, hosts)| {
+                let on = if hosts.len() == every && every > 1 { "every host".to_string() } else { hosts.join(", ") };
+                Line::from(format!("{row}: {why} ({on})"))
+            })
+            .collect();
+        blocks.push(Block::Compact(vec![Block::paragraph("Skipped (not failures):"), Block::List(lines)]));
     }
     for (g, group) in fleet.groups.iter().enumerate() {
         let mut heading = if fleet.groups.len() > 1 { format!("Machine {}: {}", g + 1, group.title) } else { group.title.clone() };
@@ -232,16 +261,16 @@ pub fn document(fleet: &Fleet) -> Document {
         let hosts: Vec<String> = group.hosts.iter().map(|&h| format!("{} ({})", fleet.hosts[h].name, fleet.hosts[h].run)).collect();
         blocks.push(Block::paragraph(format!("Hosts: {}.", hosts.join(", "))));
     }
-    Document { title: "proofbench fleet".into(), blocks }
+    (Document { title: "proofbench fleet".into(), blocks }, chart_at)
 }
 
 /// The page of the fleet (`--html FILE`): the document with the heat map
-/// of every host's rows against the fleet before the tables, each host's
+/// of every host's rows against the fleet after the outliers and counts
+/// (before the warnings, the lists and the tables), each host's
 /// name a link to its report (`reports[h]`: the href of host h's
 /// report.html from where the page is, where it has one).
 pub fn page(fleet: &Fleet, reports: &[Option<String>]) -> Document {
-    let mut doc = document(fleet);
-    let at = doc.blocks.iter().position(|b| matches!(b, Block::Heading { level: 2, .. })).unwrap_or(doc.blocks.len());
+    let (mut doc, at) = parts(fleet);
     doc.blocks.insert(at, heat_map(fleet, reports));
     doc
 }

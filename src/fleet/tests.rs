@@ -2,6 +2,7 @@ use super::*;
 use crate::evidence::fake;
 use crate::model::{Reading, Status, Unit};
 use crate::stats::DEFAULT_NOISE;
+use crate::text::document::Block;
 
 /// A run on `host` holding `rows`.
 fn host_run(host: &str, label: &str, rows: Vec<Row>) -> StoredRun {
@@ -130,8 +131,29 @@ fn a_failed_row_is_listed_with_its_status_and_a_missing_row_too() {
     assert_eq!(b.fleet_median, Some(101.0));
     assert_eq!(entry(&f, "c", "os.syscall").standing, Standing::Missing("not in this host's plan".into()));
     let text = crate::text::document::terminal::render(&document(&f).blocks);
-    assert!(text.contains("b: cpu.primes: failed: exit code 3"), "{text}");
+    assert!(text.contains("Not ok:") && text.contains("b: cpu.primes: failed: exit code 3"), "{text}");
     assert!(text.contains("c: os.syscall: missing"), "{text}");
+}
+
+#[test]
+fn a_skipped_row_is_listed_apart_and_never_under_not_ok() {
+    let mut skipped = row("hw.smt", &[], Unit::Ns);
+    skipped.status = Status::Skipped;
+    skipped.reason = Some("no SMT siblings".into());
+    let runs = vec![
+        host_run("a", "x", vec![row("cpu.primes", &[100.0, 101.0, 99.0], Unit::Ns), skipped.clone()]),
+        host_run("b", "x", vec![row("cpu.primes", &[102.0, 103.0, 101.0], Unit::Ns), skipped]),
+    ];
+    let f = fleet_of(&runs);
+    let text = crate::text::document::terminal::render(&document(&f).blocks);
+    assert!(!text.contains("Not ok") && !text.contains("not ok or missing"), "skips alone: no Not ok heading\n{text}");
+    assert!(text.contains("; 2 skipped (not failures)"), "{text}");
+    assert!(text.contains("Skipped (not failures):") && text.contains("hw.smt: no SMT siblings (every host)"), "{text}");
+    // On the page the heat map comes before the lists, after the counts.
+    let page = page(&f, &[None, None]);
+    let chart = page.blocks.iter().position(|b| matches!(b, Block::Chart(_))).expect("a chart");
+    let list = page.blocks.iter().position(|b| matches!(b, Block::Compact(_))).expect("the skips");
+    assert!(chart < list, "{chart} {list}");
 }
 
 #[test]

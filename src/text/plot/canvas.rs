@@ -43,6 +43,35 @@ pub fn fit(s: &str, px: f64, size: f64) -> (String, bool) {
     (out, true)
 }
 
+/// A row's name (`workload name=value, ...` or `workload name=value ...`)
+/// shown in `px` at `size`: whole where it fits; else without the axes'
+/// names (`npb.cg global-queue 2`, as the run tables print a workload's
+/// rows); else that cut in its middle, so that both the workload and the
+/// last values (often what tells two rows apart) stay. The whole name goes
+/// in the label's tooltip.
+pub fn row_label(name: &str, px: f64, size: f64) -> String {
+    let max = ((px / (size * 0.62)).floor() as usize).max(5);
+    if name.chars().count() <= max {
+        return name.to_string();
+    }
+    let short = name
+        .split_whitespace()
+        .map(|t| {
+            let t = t.trim_end_matches(',');
+            t.split_once('=').map_or(t, |(_, v)| v)
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let n = short.chars().count();
+    if n <= max {
+        return short;
+    }
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    let chars: Vec<char> = short.chars().collect();
+    format!("{}…{}", chars[..head].iter().collect::<String>(), chars[n - tail..].iter().collect::<String>())
+}
+
 /// How a text is placed.
 #[derive(Clone, Copy)]
 pub enum Anchor {
@@ -313,6 +342,19 @@ mod tests {
         for w in kept.windows(2) {
             assert!(a.at(w[1].0) - a.at(w[0].0) >= text_width(&w[0].1, TEXT) + 6.0, "{kept:?}");
         }
+    }
+
+    #[test]
+    fn a_long_row_name_drops_its_axes_names_then_its_middle_and_rows_stay_apart() {
+        let px = 28.0 * TEXT * 0.62;
+        assert_eq!(row_label("os.syscall", px, TEXT), "os.syscall");
+        let (a, b) =
+            (row_label("npb.cg runtime=global-queue, workers=1", px, TEXT), row_label("npb.cg runtime=global-queue, workers=2", px, TEXT));
+        assert_eq!((a.as_str(), b.as_str()), ("npb.cg global-queue 1", "npb.cg global-queue 2"));
+        let long = row_label("rt.parallel-for mode=per-item, runtime=global-queue, workers=2", px, TEXT);
+        assert!(long.starts_with("rt.parallel") && long.ends_with("queue 2") && long.contains('…'), "{long}");
+        assert!(text_width(&long, TEXT) <= px + 1e-9, "{long}");
+        assert_eq!(row_label("alloc.larson workers=1 allocator=system", px, TEXT), "alloc.larson 1 system");
     }
 
     #[test]

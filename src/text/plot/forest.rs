@@ -6,7 +6,7 @@
 //! turns a judged row into an [`Interval`] is `compare::forest`'s, so that
 //! this file knows ratios and marks, not comparisons.
 
-use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, thinned};
+use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_label, thinned};
 
 /// How a row was judged, as its colour says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,7 +152,7 @@ pub fn chart(title: &str, x_desc: &str, rows: &[Interval], equivalence: Option<f
 
     for (i, r) in rows.iter().enumerate() {
         let y = top + (i as f64 + 0.5) * ROW;
-        let (name, _) = fit(&r.name, LEFT - 16.0, TEXT);
+        let name = row_label(&r.name, LEFT - 16.0, TEXT);
         c.text((LEFT - 8.0, y + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&r.name));
         c.group(&r.note);
         if let Some(b) = r.band {

@@ -5,7 +5,7 @@
 //! within, red outside), and the median scaled as the tables print it at
 //! the right.
 
-use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend};
+use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_label};
 use crate::model::Unit;
 use crate::text::format;
 
@@ -65,7 +65,7 @@ pub fn chart(title: &str, checks: &[Check]) -> Result<String, String> {
     legend(&mut c, (8.0, 8.0 + TITLE + 8.0 + TEXT), WIDTH - 16.0, &entries);
     for (i, k) in checks.iter().enumerate() {
         let y = top + (i as f64 + 0.5) * ROW;
-        let (name, _) = fit(&k.name, LEFT - 16.0, TEXT);
+        let name = row_label(&k.name, LEFT - 16.0, TEXT);
         c.text((LEFT - 8.0, y + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&k.name));
         c.group(&k.note);
         let scaled = |v: f64| k.unit.map_or_else(|| format::number(v), |u| format::scaled(v, u));
