@@ -250,6 +250,11 @@ pub struct Outcome {
     pub answer: Answer,
     /// Other changes the range held.
     pub other_changes: Vec<OtherChange>,
+    /// The parts of the range beside the culprit (good..parent,
+    /// culprit..bad) whose measurement stayed UNKNOWN: whether they held
+    /// another change could not be told. Absent in records from before it.
+    #[serde(default)]
+    pub undecided_ranges: Vec<(usize, usize)>,
     pub skipped: Vec<usize>,
 }
 
@@ -327,8 +332,13 @@ pub fn search(n: usize, lab: &mut dyn Lab) -> anyhow::Result<Outcome> {
             anyhow::bail!("the {flag} commit does not build (its log is in the bisect's builds directory)");
         }
     }
-    let mut out =
-        Outcome { steps: Vec::new(), answer: Answer::NoChange { call: Call::Unknown }, other_changes: Vec::new(), skipped: Vec::new() };
+    let mut out = Outcome {
+        steps: Vec::new(),
+        answer: Answer::NoChange { call: Call::Unknown },
+        other_changes: Vec::new(),
+        undecided_ranges: Vec::new(),
+        skipped: Vec::new(),
+    };
     let confirm = step(lab, Purpose::Confirm, good, bad)?;
     let dir = confirm.result().call;
     // The ratio of the change still tracked, between the range's two
@@ -409,12 +419,19 @@ pub fn search(n: usize, lab: &mut dyn Lab) -> anyhow::Result<Outcome> {
         if call.different() && !out.other_changes.iter().any(|o| o.call == call && o.b <= lo) {
             out.other_changes.push(OtherChange { a: good, b: lo, call: s.result().call, note: "good..parent: before the culprit".into() });
         }
+        if call == Call::Unknown {
+            out.undecided_ranges.push((good, lo));
+        }
         keep(lab, &mut out, s);
     }
     if hi != bad {
         let s = step(lab, Purpose::Range, hi, bad)?;
-        if s.result().call.different() {
-            out.other_changes.push(OtherChange { a: hi, b: bad, call: s.result().call, note: "culprit..bad: after the culprit".into() });
+        let call = s.result().call;
+        if call.different() {
+            out.other_changes.push(OtherChange { a: hi, b: bad, call, note: "culprit..bad: after the culprit".into() });
+        }
+        if call == Call::Unknown {
+            out.undecided_ranges.push((hi, bad));
         }
         keep(lab, &mut out, s);
     }

@@ -101,6 +101,21 @@ pub fn document(rec: &Record) -> Document {
                     .collect(),
             ));
         }
+        if !out.undecided_ranges.is_empty() {
+            blocks.push(Block::heading(2, "Parts of the range that could not be told"));
+            blocks.push(Block::List(
+                out.undecided_ranges
+                    .iter()
+                    .map(|&(a, b)| {
+                        Line::new().text(format!(
+                            "{} against {}: UNKNOWN (whether it held another change is not known; bisect that part again to find out)",
+                            c[b].short(),
+                            c[a].short()
+                        ))
+                    })
+                    .collect(),
+            ));
+        }
         if !out.skipped.is_empty() {
             blocks.push(Block::heading(2, "Skipped: did not build"));
             blocks.push(Block::List(out.skipped.iter().map(|&i| Line::new().text(format!("{} {}", c[i].short(), c[i].subject))).collect()));

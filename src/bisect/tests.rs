@@ -76,6 +76,21 @@ fn one_change_is_named_after_at_most_ten_commits_and_confirmed_against_its_paren
 }
 
 #[test]
+fn a_part_of_the_range_left_unknown_is_said_as_such() {
+    let mut lab = Fake::new(64, &[(20, 2.0), (37, 3.0)]);
+    let out = search(64, &mut lab).unwrap();
+    let Answer::Culprit { index, parent } = out.answer else { panic!("{:?}", out.answer) };
+    assert!(out.undecided_ranges.is_empty(), "{:?}", out.undecided_ranges);
+    // The same search with the rest of the range measured UNKNOWN.
+    let rest = if index == 37 { (0, parent) } else { (index, 63) };
+    let mut lab = Fake::new(64, &[(20, 2.0), (37, 3.0)]);
+    lab.unknown.push(rest);
+    let out = search(64, &mut lab).unwrap();
+    assert!(out.other_changes.is_empty(), "{:?}", out.other_changes);
+    assert_eq!(out.undecided_ranges, vec![rest]);
+}
+
+#[test]
 fn an_improvement_is_followed_the_same_way() {
     let mut lab = Fake::new(64, &[(5, -4.0)]);
     let out = search(64, &mut lab).unwrap();
