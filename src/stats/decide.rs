@@ -217,7 +217,7 @@ fn interval(xs: &[f64], level: f64, scope: Scope) -> Option<PairInterval> {
 /// `xs` holds at least `from` values ([`ORDER_MIN_VALUES`]) and such an interval
 /// exists at `level`; else `None` (the t interval applies).
 fn order_bounds(xs: &[f64], level: f64, from: usize) -> Option<(f64, f64, f64)> {
-    if xs.len() < from {
+    if !order::applies(xs.len(), level, from) {
         return None;
     }
     let mut sorted = xs.to_vec();
@@ -653,7 +653,7 @@ impl Plan {
         if s <= NO_SPREAD {
             return Some(if beyond > 0.0 { 0.0 } else { 1.0 });
         }
-        let p = if order_bounds(xs, 1.0 - self.levels[look], self.order_from).is_some() {
+        let p = if order::applies(n, 1.0 - self.levels[look], self.order_from) {
             // The level at which the order-statistic interval leaves the band.
             let mut sorted = xs.to_vec();
             sorted.sort_by(f64::total_cmp);
@@ -685,8 +685,9 @@ impl Plan {
 
     /// Whether the point `m` of the pairs `xs` would not be DIFFERENT even
     /// at the last look with the spread seen so far: the early stop for
-    /// SAME, `|m| - t_last f(max) s / sqrt(max) <= ln(1 + min_effect)`. Where
-    /// the look's intervals come from order statistics, `s` is the smaller
+    /// SAME, `|m| - t_last f(max) s / sqrt(max) <= ln(1 + min_effect)`. From
+    /// [`ORDER_MIN_VALUES`] pairs on (where intervals come from order
+    /// statistics), `s` is the smaller
     /// of the standard deviation and the scaled median absolute deviation
     /// (`1.4826 MAD`), so that a pair or two far out, which those intervals
     /// pass over, do not stop a row as SAME either. (A smaller `s` only

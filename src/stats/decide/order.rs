@@ -25,10 +25,17 @@ use statrs::distribution::{Binomial, DiscreteCDF};
 /// From this many values across pairs on, an interval across pairs is the
 /// median's order-statistic interval wherever one exists at its level (a
 /// choice by the pair count alone, never by the values). With 12, the
-/// levels a `--lockstep` run's later looks use (98.75%) drop the lowest and
-/// the highest pair at least; below it, the t interval is as wide or
-/// narrower and drops nothing anyway.
+/// level a `--lockstep` run's later looks use (1 - 0.025 / 3, 99.17%) drops
+/// the lowest and the highest pair at least; below it, the t interval is as
+/// wide or narrower and drops nothing anyway.
 pub const ORDER_MIN_VALUES: usize = 12;
+
+/// Whether `n` values, at least `from`, have an order-statistic interval
+/// at `level`: even the smallest and largest value cover it (`1 - 2^(1 -
+/// n)`). What [`interval`] returns `Some` for, without the values.
+pub fn applies(n: usize, level: f64, from: usize) -> bool {
+    n >= from.max(2) && level > 0.0 && level < 1.0 && 1.0 - 2f64.powi(1 - n as i32) >= level - 1e-12
+}
 
 /// The values' order-statistic interval of their median at confidence
 /// `level`, as `(lo, hi)`, from `sorted` (ascending, finite). `None` where

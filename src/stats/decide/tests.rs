@@ -349,6 +349,8 @@ fn the_order_statistic_interval_narrows_with_the_level_and_holds_the_median() {
         let widest = 2f64.powi(1 - n as i32);
         // Above the widest interval's coverage there is none.
         assert_eq!(order::interval(&xs, 1.0 - widest / 2.0), None, "{n}");
+        assert!(!order::applies(n, 1.0 - widest / 2.0, 2) && order::applies(n, 1.0 - widest, 2), "{n}");
+        assert!(!order::applies(n, 0.5, n + 1), "{n}: fewer values than asked");
         assert_eq!(order::interval(&xs, 1.0 - widest), Some((xs[0], xs[n - 1])), "{n}");
         let mut before = (xs[0], xs[n - 1]);
         for step in 1..200 {
