@@ -88,6 +88,17 @@ fn a_part_of_the_range_left_unknown_is_said_as_such() {
     let out = search(64, &mut lab).unwrap();
     assert!(out.other_changes.is_empty(), "{:?}", out.other_changes);
     assert_eq!(out.undecided_ranges, vec![rest]);
+    // The page says it, naming the two commits.
+    let commits: Vec<Commit> = (0..64).map(|i| Commit { sha: format!("{i:040}"), subject: format!("commit {i}") }).collect();
+    let rec: record::Record = serde_json::from_value(serde_json::json!({
+        "schema": "test", "state": "finished", "argv": [], "key": "", "repo": "r", "build": "b", "exe": "e", "mode": "env",
+        "commits": commits, "builds": {}, "measured": [], "steps": [], "outcome": out, "culprit_stat": null, "error": null,
+        "wall_seconds": 1.0, "sessions": 1, "built_now": 0, "measured_now": 0
+    }))
+    .unwrap();
+    let text = crate::text::document::terminal::render(&page::document(&rec).blocks);
+    let line = format!("{} against {}: UNKNOWN", commits[rest.1].short(), commits[rest.0].short());
+    assert!(text.contains("Parts of the range that could not be told") && text.contains(&line), "{text}");
 }
 
 #[test]

@@ -79,6 +79,9 @@ pub enum Standing {
     Differs(String),
     /// The row is not ok on this host (its status and reason).
     NotOk(String),
+    /// The host cannot run the row (skipped, with the reason): not
+    /// measured, and no failure either.
+    Skipped(String),
     /// The host's run has no such row: why (the connection dropped before
     /// it arrived, the run was stopped before it, or it is not in the run).
     Missing(String),
@@ -94,6 +97,7 @@ impl Standing {
             Standing::NoInterval(_) => "no interval",
             Standing::Differs(_) => "different parameters",
             Standing::NotOk(_) => "not ok",
+            Standing::Skipped(_) => "skipped",
             Standing::Missing(_) => "missing",
         }
     }
@@ -140,17 +144,11 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Whether the row was skipped on its host (the host cannot run it):
-    /// not measured, and no failure either.
-    pub fn skipped(&self) -> bool {
-        matches!(self.standing, Standing::NotOk(_)) && self.status == Status::Skipped.as_str()
-    }
-
     /// The standing in words, qualified where the row is not a plain
     /// measurement: `in band, from disturbed trials`, `worse, cut short`.
     pub fn standing_text(&self) -> String {
         let mut s = self.standing.as_str().to_string();
-        if matches!(self.standing, Standing::NotOk(_) | Standing::Missing(_)) {
+        if matches!(self.standing, Standing::NotOk(_) | Standing::Skipped(_) | Standing::Missing(_)) {
             return s;
         }
         if self.disturbed.is_some() {
@@ -190,6 +188,11 @@ impl Fleet {
     /// The rows that are not ok on their host, or missing from its run.
     pub fn not_ok(&self) -> impl Iterator<Item = &Entry> {
         self.entries.iter().filter(|e| matches!(e.standing, Standing::NotOk(_) | Standing::Missing(_)))
+    }
+
+    /// The rows skipped on their host (it cannot run them).
+    pub fn skipped(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().filter(|e| matches!(e.standing, Standing::Skipped(_)))
     }
 
     /// The hosts by the submission their runs belong to, in the order each
@@ -429,6 +432,7 @@ pub fn build(runs: &[(&str, &StoredRun)], band: f64) -> Fleet {
                 let differences = differs(row);
                 e.standing = match (e.median, fleet) {
                     _ if !differences.is_empty() => Standing::Differs(differences.join("; ")),
+                    _ if row.status == Status::Skipped => Standing::Skipped(row.reason.clone().unwrap_or_default()),
                     _ if row.status != Status::Ok => {
                         Standing::NotOk(row.reason.clone().map_or_else(|| e.status.clone(), |why| format!("{}: {why}", e.status)))
                     }

@@ -75,6 +75,7 @@ fn standing_line(e: &Entry) -> Line {
         Standing::NoInterval(why) => Line::new().toned(Tone::Warn, format!("no interval: {why}")),
         Standing::Differs(what) => Line::new().toned(Tone::Warn, format!("different parameters: {what}")),
         Standing::NotOk(why) => Line::new().toned(Tone::Bad, why.clone()),
+        Standing::Skipped(why) => Line::from(format!("skipped: {why}")),
         Standing::Missing(why) => Line::new().toned(Tone::Warn, format!("missing: {why}")),
     }
 }
@@ -84,7 +85,7 @@ fn counts(fleet: &Fleet) -> String {
     let n = fleet.entries.len();
     let worse = fleet.entries.iter().filter(|e| e.standing == Standing::Worse).count();
     let better = fleet.entries.iter().filter(|e| e.standing == Standing::Better).count();
-    let (skipped, not_ok) = fleet.not_ok().fold((0, 0), |(s, n), e| if e.skipped() { (s + 1, n) } else { (s, n + 1) });
+    let (skipped, not_ok) = (fleet.skipped().count(), fleet.not_ok().count());
     let no_interval = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::NoInterval(_))).count();
     let differs = fleet.entries.iter().filter(|e| matches!(e.standing, Standing::Differs(_))).count();
     let judged = |e: &&Entry| matches!(e.standing, Standing::Worse | Standing::Better | Standing::InBand);
@@ -196,21 +197,24 @@ fn parts(fleet: &Fleet) -> (Document, usize) {
     }
     // A skip (the host cannot run the row) is no failure: it is listed apart,
     // never under "Not ok".
-    let (mut not_ok, mut skips) = (Vec::new(), Vec::<(&str, &str, Vec<&str>)>::new());
-    for e in fleet.not_ok() {
-        let host = &fleet.hosts[e.host].name;
-        match &e.standing {
-            Standing::NotOk(why) if e.skipped() => {
-                // One line per row and reason, naming its hosts.
-                let why = why.strip_prefix("skipped: ").unwrap_or(why);
-                match skips.iter_mut().find(|(row, w, _)| *row == e.row && *w == why) {
-                    Some((_, _, hosts)) => hosts.push(host),
-                    None => skips.push((&e.row, why, vec![host])),
-                }
-            }
-            Standing::NotOk(why) => not_ok.push(Line::from(format!("{host}: {}: {why}", e.row))),
-            Standing::Missing(why) => not_ok.push(Line::from(format!("{host}: {}: missing: {why}", e.row))),
-            _ => {}
+    let not_ok: Vec<Line> = fleet
+        .not_ok()
+        .map(|e| {
+            let why = match &e.standing {
+                Standing::NotOk(why) => why.clone(),
+                Standing::Missing(why) => format!("missing: {why}"),
+                _ => String::new(),
+            };
+            Line::from(format!("{}: {}: {why}", fleet.hosts[e.host].name, e.row))
+        })
+        .collect();
+    // One line per row and reason skipped, naming its hosts.
+    let mut skips: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for e in fleet.skipped() {
+        let (Standing::Skipped(why), host) = (&e.standing, fleet.hosts[e.host].name.as_str()) else { continue };
+        match skips.iter_mut().find(|(row, w, _)| *row == e.row && w == why) {
+            Some((_, _, hosts)) => hosts.push(host),
+            None => skips.push((&e.row, why, vec![host])),
         }
     }
     if !not_ok.is_empty() {
@@ -370,7 +374,7 @@ pub fn export(fleet: &Fleet, fmt: ExportFormat) -> anyhow::Result<String> {
                         "standing": e.standing.as_str(),
                         "standing_text": e.standing_text(),
                         "why": match &e.standing {
-                            Standing::NoInterval(w) | Standing::Differs(w) | Standing::NotOk(w) | Standing::Missing(w) => Some(w.clone()),
+                            Standing::NoInterval(w) | Standing::Differs(w) | Standing::NotOk(w) | Standing::Skipped(w) | Standing::Missing(w) => Some(w.clone()),
                             _ => None,
                         },
                         "disturbed": e.disturbed,

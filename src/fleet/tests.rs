@@ -145,6 +145,9 @@ fn a_skipped_row_is_listed_apart_and_never_under_not_ok() {
         host_run("b", "x", vec![row("cpu.primes", &[102.0, 103.0, 101.0], Unit::Ns), skipped]),
     ];
     let f = fleet_of(&runs);
+    let e = entry(&f, "a", "hw.smt");
+    assert_eq!((&e.standing, e.standing_text().as_str()), (&Standing::Skipped("no SMT siblings".into()), "skipped"));
+    assert_eq!((f.skipped().count(), f.not_ok().count()), (2, 0));
     let text = crate::text::document::terminal::render(&document(&f).blocks);
     assert!(!text.contains("Not ok") && !text.contains("not ok or missing"), "skips alone: no Not ok heading\n{text}");
     assert!(text.contains("; 2 skipped (not failures)"), "{text}");
