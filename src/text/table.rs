@@ -319,6 +319,15 @@ fn longest_word(c: &Shown) -> usize {
     plain_of(c).split(' ').map(|w| w.chars().count()).max().unwrap_or(0)
 }
 
+/// `shown` (text as the terminal gets it, colour codes included) wrapped at
+/// its spaces into lines of at most `width` characters shown, the way a
+/// table's cell wraps: a word longer than that stays whole, and colour is
+/// closed at each line's end and opened again on the next.
+pub fn wrap_shown(shown: &str, width: usize) -> Vec<String> {
+    let c = Shown { text: shown.to_string(), width: uncoloured(shown).chars().count() };
+    wrap(&c, width.max(1)).into_iter().map(|l| l.text).collect()
+}
+
 /// A cell wrapped at its spaces into lines of at most `width` characters
 /// shown (a word longer than that stays whole). Colour codes are kept with
 /// the characters they colour: a line that ends inside a coloured piece

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use anstyle::{AnsiColor, Effects};
 
-use crate::text::table::{Cell, Grid, MAX_CELL_CHARS};
+use crate::text::table::{Cell, Grid, MAX_CELL_CHARS, uncoloured, wrap_shown};
 
 use super::{Block, Inline, Line, Table, Tone, one_line};
 
@@ -123,9 +123,9 @@ fn block(b: &Block, style: Style) -> String {
                 format!("{marks} {}\n", plain(text))
             }
         }
-        Block::Paragraph(lines) => lines.iter().map(|l| format!("{}\n", plain(l))).collect(),
-        Block::List(items) => items.iter().map(|l| format!("- {}\n", plain(l))).collect(),
-        Block::Warning(text) => format!("{} {}\n", Styled::toned(Tone::Warn, "warning:", style).0, plain(text)),
+        Block::Paragraph(lines) => lines.iter().map(|l| prose("", &plain(l), style)).collect(),
+        Block::List(items) => items.iter().map(|l| prose("- ", &plain(l), style)).collect(),
+        Block::Warning(text) => prose(&format!("{} ", Styled::toned(Tone::Warn, "warning:", style).0), &plain(text), style),
         Block::Table(t) => table(t, style),
         Block::Figures(figures) => {
             let paths: Vec<&str> = figures.iter().map(|f| f.path.as_str()).collect();
@@ -139,6 +139,22 @@ fn block(b: &Block, style: Style) -> String {
             format!("{}\n\n{body}", plain(summary))
         }
     }
+}
+
+/// One line of prose after `lead` (shown as it is), ended by a newline:
+/// within the terminal's width when it is known, wrapped at its spaces
+/// with every line after the first indented two more than `lead`.
+fn prose(lead: &str, text: &str, style: Style) -> String {
+    let Some(width) = style.width else {
+        return format!("{lead}{text}\n");
+    };
+    let hang = uncoloured(lead).chars().count() + 2;
+    let mut lines = wrap_shown(text, width.saturating_sub(hang).max(20)).into_iter();
+    let mut out = format!("{lead}{}\n", lines.next().unwrap_or_default());
+    for l in lines {
+        out.push_str(&format!("{:hang$}{l}\n", ""));
+    }
+    out
 }
 
 /// A line's nodes as they read: text as it is, code in backticks (not
@@ -228,8 +244,6 @@ mod tests {
     use super::*;
     use crate::text::document::Align;
 
-    use crate::text::table::uncoloured;
-
     #[test]
     fn the_terminal_shows_values_as_they_are_with_no_markdown_escape() {
         let l = Line::from("os.syscall [").text("-").text("] regressed: ").text("<worker report>: not JSON & `x`");
@@ -278,6 +292,40 @@ mod tests {
             plain.as_str(),
             "w                 Median  Status\n  w.x workers=1  1.00 ms  ok\n  w.x workers=2     2 ns  skipped (x)\n"
         );
+    }
+
+    #[test]
+    fn prose_wraps_at_spaces_within_a_known_width_and_keeps_colour_balanced() {
+        let long = "8 cells do not apply by design: os.yield mode=single placement=cross-cpu, os.ipc-rtt \
+                    transport=loopback placement=cross-cpu, rt.fib (2), rt.parallel-for (2) (report.md says why)";
+        let blocks = vec![
+            Block::Paragraph(vec![Line::from(long), Line::from("short")]),
+            Block::List(vec![Line::from(long)]),
+            Block::Warning(Line::from("a ").toned(Tone::Bad, long)),
+        ];
+        // Without a width (markdown-like text, tests) every line stays whole.
+        let whole = render_styled(&blocks, Style::PLAIN);
+        assert_eq!(whole.as_str().lines().filter(|l| l.ends_with("(report.md says why)")).count(), 3, "{whole:?}");
+        for style in [Style { width: Some(60), ..Style::PLAIN }, Style { width: Some(60), ..Style::COLOR }] {
+            let text = render_styled(&blocks, style);
+            let plain = uncoloured(text.as_str());
+            for l in plain.lines() {
+                assert!(l.chars().count() <= 60, "{} columns: {l:?}", l.chars().count());
+            }
+            // Nothing lost, no word cut: the words read in the same order.
+            let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+            assert_eq!(words(&plain), words(&uncoloured(whole.as_str())));
+            let lines: Vec<&str> = plain.lines().collect();
+            assert!(lines[0].starts_with("8 cells") && lines[1].starts_with("  ") && !lines[1].starts_with("   "), "{plain}");
+            let item = lines.iter().position(|l| l.starts_with("- 8 cells")).expect("the list item");
+            assert!(lines[item + 1].starts_with("    ") && !lines[item + 1].starts_with("     "), "{plain}");
+            let warn = lines.iter().position(|l| l.starts_with("warning: a 8 cells")).expect("the warning");
+            assert!(lines[warn + 1].starts_with(&" ".repeat(11)), "{plain}");
+            // Every coloured line closes what it opened.
+            for l in text.as_str().lines().filter(|l| l.contains('\u{1b}')) {
+                assert!(l.ends_with("\u{1b}[0m"), "{l:?}");
+            }
+        }
     }
 
     #[test]
