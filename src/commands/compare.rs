@@ -87,7 +87,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             document::terminal::render_styled(&compare::document(&comparisons, &incomplete, &[]).blocks, style)
         }
     };
-    super::show_styled(&text, &page, args.html.as_deref())?;
+    super::show(&text, &page, args.html.as_deref())?;
     if !args.gate.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }

@@ -57,7 +57,7 @@ pub fn fleet(args: &FleetArgs) -> anyhow::Result<ExitCode> {
         }
         None => doc,
     };
-    super::show_styled(&text, &page, args.html.as_deref())?;
+    super::show(&text, &page, args.html.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -17,7 +17,7 @@ use crate::model::UsageError;
 use crate::model::settings::Gate;
 use crate::text::document::{self, Align, Block, Line, Table};
 use crate::text::format;
-use crate::text::out::{Out, to_stderr};
+use crate::text::out::{Out, Styled, to_stderr};
 
 /// `proofbench history`.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
@@ -75,7 +75,9 @@ fn list(db: &Path) -> anyhow::Result<ExitCode> {
         ("Kind", Align::Left),
         ("Rows ok/total", Align::Right),
         ("Run", Align::Left),
-    ]);
+    ])
+    // A narrow terminal keeps the id and when it started longest.
+    .dropping(&[8, 6, 5, 4, 2, 7, 3, 1]);
     let runs = store.runs()?;
     for r in &runs {
         t.push(vec![
@@ -94,7 +96,7 @@ fn list(db: &Path) -> anyhow::Result<ExitCode> {
         Block::Table(t),
         Block::paragraph(Line::from(format::counted(runs.len(), "run", "runs")).text(" in ").text(store.path().display().to_string())),
     ];
-    Out::new().print(&document::terminal::render(&blocks))?;
+    Out::new().print_styled(&document::terminal::render_styled(&blocks, stdout_style()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -114,7 +116,7 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
     }
     let mut doc = render::document(&found, svg);
     doc.blocks.extend(plot_line);
-    super::show(&document::terminal::render(&doc.blocks), &doc, html)?;
+    super::show(&document::terminal::render_styled(&doc.blocks, stdout_style()), &doc, html)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -138,7 +140,7 @@ fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&P
     let opts = compare::Options { threshold, across_machines, equivalence, ..compare::Options::default() };
     let (steps, floors) = trend::steps_of(&store, &runs, rows, &opts)?;
     let doc = regress::document(&steps, threshold, &floors);
-    super::show(&document::terminal::render(&doc.blocks), &doc, html)?;
+    super::show(&document::terminal::render_styled(&doc.blocks, stdout_style()), &doc, html)?;
     if !gate.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }
@@ -177,10 +179,16 @@ fn changes(
     let found = trend::changes_of(&store, &runs, rows, &floors, threshold);
     let doc = changes::document(&found);
     let text = match format {
-        ChangesFormat::Json => format!("{}\n", serde_json::to_string_pretty(&found)?),
-        ChangesFormat::Markdown => document::markdown::render(&doc.blocks),
-        ChangesFormat::Terminal => document::terminal::render(&doc.blocks),
+        ChangesFormat::Json => Styled::plain(&format!("{}\n", serde_json::to_string_pretty(&found)?)),
+        ChangesFormat::Markdown => Styled::plain(&document::markdown::render(&doc.blocks)),
+        ChangesFormat::Terminal => document::terminal::render_styled(&doc.blocks, stdout_style()),
     };
     super::show(&text, &doc, html)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How stdout shows text: within the terminal's width (100 columns when it
+/// is not a terminal), coloured where the terminal has colour.
+fn stdout_style() -> crate::text::document::terminal::Style {
+    crate::text::out::stdout_style(crate::model::ColorWhen::Auto)
 }

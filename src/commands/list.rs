@@ -20,7 +20,8 @@ pub fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     } else if args.markdown {
         workloads::markdown(&specs)
     } else {
-        let mut text = workloads::text(&specs);
+        let width = crate::text::out::stdout_style(crate::model::ColorWhen::Never).width.unwrap_or(100);
+        let mut text = workloads::text(&specs, width);
         for w in defs.iter().filter_map(|d| d.exit_code_only_warning()) {
             text.push_str(&format!("warning: {}{}{}\n", crate::text::markdown::code(w.id), w.what, w.at));
         }

@@ -148,16 +148,12 @@ pub(crate) fn write_html(file: &Path, page: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A command's document out: `text` (the document as the terminal or
-/// markdown shows it) to stdout and, with `--html FILE`, the document as a
-/// page to FILE, written first (a FILE that cannot be written stops the
-/// command before it prints). `--html -` prints the page instead of `text`.
-pub(crate) fn show(text: &str, doc: &Document, html: Option<&Path>) -> anyhow::Result<()> {
-    show_styled(&crate::text::out::Styled::plain(text), doc, html)
-}
-
-/// [`show`] with text the terminal renderer made (its colour codes kept).
-pub(crate) fn show_styled(text: &crate::text::out::Styled, doc: &Document, html: Option<&Path>) -> anyhow::Result<()> {
+/// A command's document out: `text` (the document as the terminal
+/// renderer made it, its colour codes kept, or as markdown or JSON) to
+/// stdout and, with `--html FILE`, the document as a page to FILE, written
+/// first (a FILE that cannot be written stops the command before it
+/// prints). `--html -` prints the page instead of `text`.
+pub(crate) fn show(text: &crate::text::out::Styled, doc: &Document, html: Option<&Path>) -> anyhow::Result<()> {
     if let Some(file) = html {
         write_html(file, &crate::report::page::html(doc))?;
         if file == Path::new("-") {

@@ -5,7 +5,7 @@ use crate::model::value_text;
 use crate::workloads::contract::{ParamKind, ParamSpec, WorkloadSpec};
 
 use crate::text::markdown as md;
-use crate::text::table::{Align, Cell, Grid};
+use crate::text::table::{Align, Cell, Grid, wrap_shown};
 
 fn values(p: &ParamSpec) -> [String; 3] {
     let join = |v: &[serde_json::Value]| v.iter().map(value_text).collect::<Vec<_>>().join(", ");
@@ -23,22 +23,32 @@ fn kind(p: &ParamSpec) -> String {
     }
 }
 
-/// `proofbench list`: one block per workload.
-pub fn text(specs: &[WorkloadSpec]) -> String {
+/// `proofbench list`: one block per workload, each line within `width`
+/// characters where it has spaces to wrap at (a field's further lines
+/// under its first's text).
+pub fn text(specs: &[WorkloadSpec], width: usize) -> String {
     let mut out = String::new();
-    for s in specs {
-        out.push_str(&format!("{}  [{}, {}]\n", s.id, s.unit.as_str(), s.direction().as_str()));
-        out.push_str(&format!("  {}\n", s.summary));
-        out.push_str(&format!("  timed region: {}\n", s.timed_region));
-        if let Some(t) = s.total_window {
-            out.push_str(&format!("  total window: {t}\n"));
+    let mut field = |lead: &str, text: &str| {
+        let hang = lead.chars().count();
+        let mut lines = wrap_shown(text, width.saturating_sub(hang).max(20)).into_iter();
+        out.push_str(&format!("{lead}{}\n", lines.next().unwrap_or_default()));
+        for l in lines {
+            out.push_str(&format!("{:hang$}{l}\n", ""));
         }
-        out.push_str(&format!("  verifier:     {}\n", s.verifier));
+    };
+    for s in specs {
+        field("", &format!("{}  [{}, {}]", s.id, s.unit.as_str(), s.direction().as_str()));
+        field("  ", s.summary);
+        field("  timed region: ", s.timed_region);
+        if let Some(t) = s.total_window {
+            field("  total window: ", t);
+        }
+        field("  verifier:     ", s.verifier);
         for p in &s.params {
             let [q, f, sd] = values(p);
-            out.push_str(&format!("  param {}: quick {q} | full {f} | seed {sd}  ({})\n", p.name, p.help));
+            field(&format!("  param {}: ", p.name), &format!("quick {q} | full {f} | seed {sd}  ({})", p.help));
         }
-        out.push('\n');
+        field("", "");
     }
     out
 }

@@ -50,13 +50,20 @@ pub fn stdout_style(when: ColorWhen) -> Style {
     Style { width: Some(width_for(var("COLUMNS").as_deref(), tty)), ..style }
 }
 
-/// Writes `text`, [`clean`]ed, to stderr: the warnings, errors and
+/// Writes `text`, [`clean`]ed, to stderr (on a terminal, its lines
+/// wrapped within its width): the warnings, errors and
 /// progress lines that name a row, a label or a path; with the run's
 /// progress bar cleared first and redrawn after ([`around_bar`]). A failed
 /// write is ignored: there is nowhere left to report it.
 pub fn to_stderr(text: &str) {
+    // On a terminal, long lines wrap at their spaces within its width.
+    let width = io::stderr().is_terminal().then(|| terminal_size::terminal_size_of(io::stderr())).flatten();
+    let text = match width {
+        Some((w, _)) => crate::text::document::terminal::wrap_prose(&clean(text), usize::from(w.0).max(20)),
+        None => clean(text).into_owned(),
+    };
     around_bar(|| {
-        let _ = io::stderr().lock().write_all(clean(text).as_bytes());
+        let _ = io::stderr().lock().write_all(text.as_bytes());
     });
 }
 

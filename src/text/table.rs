@@ -250,11 +250,27 @@ impl Grid {
                     keep.retain(|&k| k != i);
                     dropped.push(i);
                 }
+                // Nothing left to drop and still too wide: text columns
+                // narrow below their longest word (to `SPLIT_MIN`), the
+                // widest first, whose words then break between characters
+                // within the column.
+                None if wrapping && total(&ws) > max => {
+                    while total(&ws) > max {
+                        let floor = |j: usize| if self.align[keep[j]] == Align::Left { mins[j].min(SPLIT_MIN) } else { mins[j] };
+                        // A column already broken goes on narrowing before another breaks.
+                        let Some(j) = (0..ws.len()).filter(|&j| ws[j] > floor(j)).max_by_key(|&j| (ws[j] < mins[j], ws[j], usize::MAX - j))
+                        else {
+                            break;
+                        };
+                        ws[j] -= 1;
+                    }
+                    break ws;
+                }
                 _ => break ws,
             }
         };
         let line = |cells: &[Shown], row: bool| -> Vec<String> {
-            let wrapped: Vec<Vec<Shown>> = keep.iter().zip(&widths).map(|(&i, &w)| wrap(&cells[i], w - lead(i, row))).collect();
+            let wrapped: Vec<Vec<Shown>> = keep.iter().zip(&widths).map(|(&i, &w)| wrap(&cells[i], w - lead(i, row), true)).collect();
             let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
             let blank = Shown { text: String::new(), width: 0 };
             (0..height)
@@ -285,7 +301,9 @@ impl Grid {
         if let (Some(max), false) = (width, dropped.is_empty()) {
             dropped.sort_unstable();
             let names: Vec<String> = dropped.iter().map(|&i| plain_of(&self.headers[i])).collect();
-            out.push_str(&format!("(left out to fit {max} columns: {})\n", names.join(", ")));
+            for l in wrap_shown(&format!("(left out to fit {max} columns: {})", names.join(", ")), max) {
+                out.push_str(&format!("{l}\n"));
+            }
         }
         out
     }
@@ -325,14 +343,18 @@ fn longest_word(c: &Shown) -> usize {
 /// closed at each line's end and opened again on the next.
 pub fn wrap_shown(shown: &str, width: usize) -> Vec<String> {
     let c = Shown { text: shown.to_string(), width: uncoloured(shown).chars().count() };
-    wrap(&c, width.max(1)).into_iter().map(|l| l.text).collect()
+    wrap(&c, width.max(1), false).into_iter().map(|l| l.text).collect()
 }
 
+/// The narrowest a text column gets when a table cannot fit otherwise.
+const SPLIT_MIN: usize = 8;
+
 /// A cell wrapped at its spaces into lines of at most `width` characters
-/// shown (a word longer than that stays whole). Colour codes are kept with
-/// the characters they colour: a line that ends inside a coloured piece
-/// closes it, and the next opens it again.
-fn wrap(c: &Shown, width: usize) -> Vec<Shown> {
+/// shown (a word longer than that stays whole, or with `split` breaks
+/// between characters). Colour codes are kept with the characters they
+/// colour: a line that ends inside a coloured piece closes it, and the
+/// next opens it again.
+fn wrap(c: &Shown, width: usize, split: bool) -> Vec<Shown> {
     if c.width <= width {
         return vec![c.clone()];
     }
@@ -361,10 +383,15 @@ fn wrap(c: &Shown, width: usize) -> Vec<Shown> {
             w.1 += 1;
         }
     }
+    let pieces: Vec<((String, usize), Option<String>)> = words
+        .into_iter()
+        .zip(opens_at)
+        .flat_map(|((word, w), was_open)| if split && w > width { split_word(&word, was_open, width) } else { vec![((word, w), was_open)] })
+        .collect();
     let mut lines: Vec<Shown> = Vec::new();
     let mut cur = Shown { text: String::new(), width: 0 };
     let mut cur_open: Option<String> = None;
-    for ((word, w), was_open) in words.into_iter().zip(opens_at) {
+    for ((word, w), was_open) in pieces {
         if cur.width > 0 && cur.width + 1 + w > width {
             if cur_open.is_some() {
                 cur.text.push_str("\u{1b}[0m");
@@ -383,6 +410,37 @@ fn wrap(c: &Shown, width: usize) -> Vec<Shown> {
     }
     lines.push(cur);
     lines
+}
+
+/// A word (with its colour codes, `was_open` the code open before it)
+/// cut into pieces of `width` characters shown, the last shorter, each
+/// with the code open before it.
+fn split_word(word: &str, was_open: Option<String>, width: usize) -> Vec<((String, usize), Option<String>)> {
+    let mut pieces = Vec::new();
+    let (mut cur, mut n, mut cur_open, mut open) = (String::new(), 0, was_open.clone(), was_open);
+    let mut chars = word.chars();
+    while let Some(ch) = chars.next() {
+        if ch == '\u{1b}' {
+            let mut code = String::from(ch);
+            for d in chars.by_ref() {
+                code.push(d);
+                if d == 'm' {
+                    break;
+                }
+            }
+            open = if code == "\u{1b}[0m" { None } else { Some(code.clone()) };
+            cur.push_str(&code);
+            continue;
+        }
+        if n == width {
+            pieces.push(((std::mem::take(&mut cur), n), std::mem::replace(&mut cur_open, open.clone())));
+            n = 0;
+        }
+        cur.push(ch);
+        n += 1;
+    }
+    pieces.push(((cur, n), cur_open));
+    pieces
 }
 
 #[cfg(test)]
@@ -451,6 +509,11 @@ mod tests {
         t
     }
 
+    /// A cell shown in red.
+    fn red(s: &str) -> Cell {
+        Cell::Styled { shown: format!("\u{1b}[31m{s}\u{1b}[0m"), plain: s.into() }
+    }
+
     /// The widest line of `text`, in characters.
     fn widest(text: &str) -> usize {
         text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
@@ -484,9 +547,9 @@ mod tests {
         assert!(!text.contains(">= 17.10%") && text.contains("-9.98% / +11.08%") && text.contains("Speedup /"), "{text}");
         // Narrower still: the interval goes next, never the name or the status.
         let narrow = t.render_fitted(2, Some(50), &[4, 2, 3, 1]);
-        let table_lines = narrow.lines().filter(|l| !l.starts_with("(left out")).collect::<Vec<_>>().join("\n");
-        assert!(widest(&table_lines) <= 50, "{narrow}");
-        assert!(narrow.lines().last().unwrap().starts_with("(left out to fit 50 columns: 95% CI, Speedup / ratio, Sees"), "{narrow}");
+        let note = narrow[narrow.find("(left out").expect("the note")..].replace('\n', " ");
+        assert!(note.starts_with("(left out to fit 50 columns: 95% CI, Speedup / ratio, Sees"), "{narrow}");
+        assert!(widest(&narrow) <= 50, "the note wraps too: {narrow}");
         assert!(narrow.contains("Status") && narrow.contains("disturbed)"), "{narrow}");
     }
 
@@ -494,9 +557,38 @@ mod tests {
     fn a_coloured_cell_wraps_with_its_colour_closed_and_reopened() {
         let red = "\u{1b}[31m";
         let c = Shown { text: format!("{red}ok (trials disagree)\u{1b}[0m"), width: 20 };
-        let lines = wrap(&c, 10);
+        let lines = wrap(&c, 10, false);
         let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(texts, [format!("{red}ok (trials\u{1b}[0m"), format!("{red}disagree)\u{1b}[0m")]);
         assert_eq!(lines.iter().map(|l| l.width).collect::<Vec<_>>(), [10, 9]);
+    }
+
+    #[test]
+    fn with_nothing_left_to_drop_a_long_word_breaks_within_its_column_and_nothing_is_lost() {
+        let host = "vm/20261129T032841Z-vm-linux-6.18.44-fc-v669";
+        let mut t = Grid::new(&[("Row", Align::Left), ("Host", Align::Left), ("Standing", Align::Left)]);
+        t.push(vec!["cpu.dynamic runtime=global-queue".into(), host.into(), "in band".into()]);
+        t.push_cells(vec![Cell::Plain("os.syscall".into()), red(host), Cell::Plain("ok".into())]);
+        // Only the standing may go: the row and the host then break.
+        let cols = t.render_fitted(0, Some(40), &[2]);
+        let plain = uncoloured(&cols);
+        let (table, note) = plain.split_at(plain.find("(left out").expect("the note"));
+        assert_eq!(note, "(left out to fit 40 columns: Standing)\n", "{plain}");
+        assert!(widest(table) <= 40, "{plain}");
+        assert!(widest(table) > 30, "the columns use the width: {plain}");
+        // The host column, read down, gives each host back whole.
+        let at = table.lines().next().unwrap().find("Host").unwrap();
+        let hosts: String = table.lines().skip(1).map(|l| l.get(at..).unwrap_or("").trim_end()).collect();
+        assert_eq!(hosts, format!("{host}{host}"), "{plain}");
+        assert!(table.contains("runtime=global-queue"), "a word that fits stays whole: {plain}");
+        // A coloured word broken across lines is closed and reopened.
+        let coloured: Vec<&str> = cols.lines().filter(|l| l.contains('\u{1b}')).collect();
+        assert!(coloured.len() >= 2, "{cols:?}");
+        for l in coloured {
+            assert!(l.ends_with("\u{1b}[0m") && l.contains("\u{1b}[31m"), "{l:?}");
+        }
+        // A table that can drop what does not fit never breaks a word.
+        let dropping = uncoloured(&t.render_fitted(0, Some(40), &[2, 1]));
+        assert!(dropping.contains(host) || dropping.contains("Host,"), "{dropping}");
     }
 }

@@ -101,7 +101,12 @@ fn a_planted_step_is_found_between_the_runs_around_it_and_bad_input_is_refused()
     let out = pb(dir, &["history", "changes", "-p", "base_us=1000", "--html", "changes.html"]);
     let table = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(table.contains("h:9 c008000000") && table.contains("h:10 c009000000") && table.contains("regressed"), "{table}");
+    // Each run and its commit, in their columns (wrapped within 100 columns).
+    let row = table.lines().skip_while(|l| !l.starts_with("selftest.noisy")).take(2).collect::<Vec<_>>().join("\n");
+    for (run, commit) in [("h:9", "c008000000"), ("h:10", "c009000000")] {
+        assert!(row.contains(&format!(" {run} ")) && row.contains(commit), "{table}");
+    }
+    assert!(row.contains("regressed"), "{table}");
     assert!(table.contains("1 series examined, 1 change point found"), "{table}");
     assert!(std::fs::read_to_string(dir.join("changes.html")).unwrap().contains("history changes"));
     let md = text(&pb(dir, &["history", "changes", "--format", "markdown"]).stdout);

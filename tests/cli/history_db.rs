@@ -212,7 +212,7 @@ fn a_database_made_before_proofbench_marked_its_own_is_read_as_it_is_and_marked_
     assert_eq!(header_field(&db, 68), 0);
     let bytes = std::fs::read(&db).unwrap();
     let list = ok(&pb(dir, &["history", "--db", db.to_str().unwrap(), "list"]));
-    assert!(list.contains("| h:1 ") && list.contains("\n1 run in "), "{list}");
+    assert!(list.contains("\nh:1 ") && list.contains("\n1 run in "), "{list}");
     assert_eq!(std::fs::read(&db).unwrap(), bytes, "a reader wrote to the database");
     let again = ok(&pb(dir, &["history", "--db", db.to_str().unwrap(), "import", FIXTURE]));
     assert!(again.contains("h:1 already held"), "{again}");
@@ -241,7 +241,7 @@ fn a_database_of_an_older_schema_is_read_without_being_migrated() {
     let bytes = std::fs::read(&db).unwrap();
     let out = pb(dir, &["history", "--db", db.to_str().unwrap(), "list"]);
     let list = ok(&out);
-    assert!(list.contains("| h:1 ") && list.contains("\n1 run in "), "{list}");
+    assert!(list.contains("\nh:1 ") && list.contains("\n1 run in "), "{list}");
     assert!(text(&out.stderr).contains("schema version 1"), "the reader says the database is of an older schema: {}", text(&out.stderr));
     assert_eq!(std::fs::read(&db).unwrap(), bytes, "the reader migrated the database");
     ok(&pb(dir, &["history", "--db", db.to_str().unwrap(), "import", FIXTURE]));
@@ -372,7 +372,7 @@ fn history_list_reads_while_another_connection_holds_the_write_lock() {
     }
     let out = list.wait_with_output().unwrap();
     let stdout = ok(&out);
-    assert!(stdout.contains("| h:1 ") && stdout.contains("\n1 run in "), "{stdout}");
+    assert!(stdout.contains("\nh:1 ") && stdout.contains("\n1 run in "), "{stdout}");
     assert!(!text(&out.stderr).contains("locked"), "{}", text(&out.stderr));
     writer.execute_batch("ROLLBACK").unwrap();
 }

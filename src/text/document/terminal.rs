@@ -99,8 +99,9 @@ fn paint(s: anstyle::Style, text: &str) -> String {
     if text.is_empty() || s == anstyle::Style::new() { text.to_string() } else { format!("{}{text}{}", s.render(), s.render_reset()) }
 }
 
-/// `blocks` as plain text, a blank line between them (cleaned, no colour):
-/// what the commands other than `run` print, and what the tests read.
+/// `blocks` as plain text, a blank line between them (cleaned, no colour,
+/// tables with pipes): what the tests read.
+#[cfg(test)]
 pub fn render(blocks: &[Block]) -> String {
     render_styled(blocks, Style::PLAIN).0
 }
@@ -129,7 +130,7 @@ fn block(b: &Block, style: Style) -> String {
         Block::Table(t) => table(t, style),
         Block::Figures(figures) => {
             let paths: Vec<&str> = figures.iter().map(|f| f.path.as_str()).collect();
-            format!("Plots: {}.\n", clean(&paths.join(", ")))
+            prose("", &format!("Plots: {}.", clean(&paths.join(", "))), style)
         }
         Block::Chart(_) => String::new(),
         Block::Group { blocks, .. } | Block::Fold { blocks, .. } => render_styled(blocks, style).0,
@@ -139,6 +140,18 @@ fn block(b: &Block, style: Style) -> String {
             format!("{}\n\n{body}", plain(summary))
         }
     }
+}
+
+/// Each line of `text` wrapped at its spaces within `width` characters,
+/// the lines after the first of each indented two: prose on a terminal
+/// (stderr's notes and warnings).
+pub fn wrap_prose(text: &str, width: usize) -> String {
+    let style = Style { width: Some(width), ..Style::PLAIN };
+    let mut out: String = text.lines().map(|l| prose("", l, style)).collect();
+    if !text.ends_with('\n') {
+        out.pop();
+    }
+    out
 }
 
 /// One line of prose after `lead` (shown as it is), ended by a newline:
@@ -326,6 +339,10 @@ mod tests {
                 assert!(l.ends_with("\u{1b}[0m"), "{l:?}");
             }
         }
+        // Stderr's text: each line wrapped, its newline kept or not.
+        let err = wrap_prose(&format!("note: {long}\nshort\n"), 60);
+        assert!(err.ends_with("\nshort\n") && err.lines().all(|l| l.chars().count() <= 60) && err.lines().count() > 3, "{err}");
+        assert_eq!(wrap_prose("x y", 60), "x y");
     }
 
     #[test]
