@@ -153,17 +153,21 @@ fn submissions(fleet: &Fleet) -> Option<Block> {
     }
 }
 
-/// The fleet as a document: the outliers' sentences and the count first
+/// The fleet as a document: the counts and the outliers' sentences first
 /// (one screen), the rows that are not ok, the rows skipped (one line per
 /// row and reason, with its hosts), then one table per kind of machine.
 pub fn document(fleet: &Fleet) -> Document {
     parts(fleet).0
 }
 
-/// [`document`], and where a page puts its chart: after the outliers and
-/// the counts, before the warnings and the lists of rows not measured.
+/// [`document`], and where a page puts its chart: after the counts, before
+/// the outliers' sentences, the warnings and the lists of rows not measured.
 fn parts(fleet: &Fleet) -> (Document, usize) {
-    let mut blocks = vec![Block::heading(1, format!("Fleet of {}", format::counted(fleet.hosts.len(), "host", "hosts")))];
+    let mut blocks = vec![
+        Block::heading(1, format!("Fleet of {}", format::counted(fleet.hosts.len(), "host", "hosts"))),
+        Block::paragraph(counts(fleet)),
+    ];
+    let chart_at = blocks.len();
     let mut sentences: Vec<Line> = fleet.outliers().take(SENTENCES).map(|e| Line::from(sentence(fleet, e))).collect();
     let more = fleet.outliers().count().saturating_sub(SENTENCES);
     if more > 0 {
@@ -174,8 +178,6 @@ fn parts(fleet: &Fleet) -> (Document, usize) {
     } else {
         blocks.push(Block::Compact(vec![Block::paragraph("Outliers, farthest first:"), Block::List(sentences)]));
     }
-    blocks.push(Block::paragraph(counts(fleet)));
-    let chart_at = blocks.len();
     blocks.extend(submissions(fleet));
     for n in &fleet.naming {
         blocks.push(Block::paragraph(format!("{n}.")));

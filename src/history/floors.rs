@@ -21,6 +21,7 @@ use crate::compare::FloorLookup;
 use crate::evidence::{Row, RunKind};
 use crate::model::{Params, variant::AXIS};
 use crate::stats::noise_floor;
+use crate::text::format;
 
 use super::Store;
 
@@ -31,6 +32,8 @@ pub struct Floors {
     by_key: HashMap<String, Vec<(String, Vec<f64>)>>,
     /// Where they came from, for messages.
     source: String,
+    /// Runs left out because they name no commit (so no build).
+    uncommitted: usize,
 }
 
 /// The row key of a floor: workload, parameters without the variant, label, machine.
@@ -66,7 +69,8 @@ impl Floors {
             };
             runs.insert(entry.id, RunFacts { build, label: run.label.clone(), machine: run.envelope.machine_key(), noise });
         }
-        let mut floors = Floors { by_key: HashMap::new(), source: store.path().display().to_string() };
+        let uncommitted = runs.values().filter(|f| f.build.is_none()).count();
+        let mut floors = Floors { by_key: HashMap::new(), source: store.path().display().to_string(), uncommitted };
         let mut q = store
             .conn
             .prepare("SELECT run, workload, params, median FROM rows WHERE status = 'ok' AND median IS NOT NULL ORDER BY run, row_id")?;
@@ -98,7 +102,7 @@ impl Floors {
 
     /// A floor set with no history behind it: every lookup says why.
     pub fn none(why: &str) -> Floors {
-        Floors { by_key: HashMap::new(), source: why.to_string() }
+        Floors { by_key: HashMap::new(), source: why.to_string(), uncommitted: 0 }
     }
 
     /// Where the floors come from (`results/history.sqlite`), or why there are none.
@@ -121,7 +125,15 @@ impl Floors {
     /// labelled `label`.
     pub fn of_cell(&self, workload: &str, params: &Params, label: &str, machine: &str) -> FloorLookup {
         if !self.has_history() {
-            return Err(format!("no history ({})", self.source));
+            return Err(match self.uncommitted {
+                0 => format!("no history ({})", self.source),
+                n => format!(
+                    "no run in {} names its commit ({} without one; `run --commit REV`, or run in a git checkout): a floor comes \
+                     from repeated runs of one build",
+                    self.source,
+                    format::counted(n, "run", "runs")
+                ),
+            });
         }
         let builds: Vec<Vec<f64>> =
             self.by_key.get(&key(workload, params, label, machine)).map(|b| b.iter().map(|(_, m)| m.clone()).collect()).unwrap_or_default();

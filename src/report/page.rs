@@ -28,7 +28,7 @@ a{color:#1f4e9a}nav a{text-decoration:none}h1{font-size:1.6em;margin:.5em 0 .3em
 h2,h3,section{scroll-margin-top:2.6em}h2,h3{overflow-wrap:anywhere}\
 div.table{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:.6em 0;font-size:.88em}\
 th,td{border:1px solid #ccc;padding:.15em .45em;vertical-align:top;overflow-wrap:break-word}\
-th{background:#f0f0f0}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}td.r{white-space:nowrap}\
+th{background:#f0f0f0}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}td.r{white-space:nowrap}td.r.w{white-space:normal}.nw{white-space:nowrap}\
 details.fold{margin:.6em 0}details.fold>summary{cursor:pointer;color:#444}details.fold table{font-size:.8em}\
 blockquote{border-left:4px solid #d62728;margin:.6em 0;padding:.2em .8em;background:#fff4f4}\
 code,pre{font-family:monospace,monospace}code{background:#f4f4f4;padding:0 .2em;overflow-wrap:anywhere}\

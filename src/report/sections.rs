@@ -167,7 +167,9 @@ const TERMS: [(&str, &str); 14] = [
     ),
     (
         "Speedup / ratio",
-        "The median against the same series at its fewest workers (speedup: above 1 is faster), or against the base variant (ratio).",
+        "The median against the same series at its fewest workers (speedup: above 1 is faster), or against the base variant \
+         (ratio): a variant's trials paired with the base's of the same round, so its ratio can differ from the quotient of \
+         the two medians, which pool trials of different rounds.",
     ),
     (
         "Sees",
@@ -221,19 +223,35 @@ pub fn summary(run: &RunRecord, rows: &[Row], verdicts: &Verdicts) -> Vec<Block>
 }
 
 /// The page of a `noise` run (`noise --html FILE`): the run and the
-/// machine, each workload's A/B table under its group, and the footer (the
-/// noise profile, reproducibility, the rows not ok).
+/// machine, the answer first (the noise profile with its chart, what to
+/// read first, the rows that failed), then each workload's A/B table under
+/// its group (what the columns mean said once, again only where it
+/// differs), then the rest of the footer (reproducibility, the skips).
 pub fn noise_document(stored: &StoredRun) -> Document {
     let (run, rows) = (&stored.run, &stored.rows);
     let mut blocks = header(run, rows);
     blocks[0] = Block::heading(1, Line::from("proofbench noise ").text(&run.id));
     let verdicts = Verdicts::of(rows);
+    let profile = variants::section(run, rows).unwrap_or_default();
+    let mut footer = footer(run, rows);
+    let rest = footer.split_off(profile.len().min(footer.len()));
+    let (not_ok, rest) = not_ok_first(rest);
+    blocks.extend(footer);
+    blocks.extend(read_first(run, rows));
+    blocks.extend(failures_apart_from_skips(not_ok));
+    let mut said: Option<Block> = None;
     for g in super::facts::groups(run, rows) {
         let mut inner = vec![Block::heading(2, g.as_str())];
         for w in workloads(rows, &g) {
             let mine: Vec<&Row> = rows.iter().filter(|r| r.cell.workload == w).collect();
-            if let Some(table) = variants::table(&mine, &verdicts) {
+            if let Some(mut table) = variants::table(&mine, &verdicts) {
                 inner.push(Block::heading(3, w));
+                // The table's heading and what its columns mean, when not just said.
+                if table.len() > 2 && said.as_ref() == Some(&table[1]) {
+                    table.drain(..2);
+                } else {
+                    said = table.get(1).cloned();
+                }
                 inner.extend(table);
             }
         }
@@ -241,7 +259,7 @@ pub fn noise_document(stored: &StoredRun) -> Document {
             blocks.push(Block::Group { name: g, blocks: inner });
         }
     }
-    blocks.extend(footer(run, rows));
+    blocks.extend(rest);
     Document { title: format!("proofbench noise {}", run.id), blocks }
 }
 

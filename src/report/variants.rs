@@ -166,10 +166,11 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
                 .map(|v| Line::from(v.describe()).shortened(crate::text::table::MAX_CELL_CHARS).into_owned())
                 .collect(),
         ),
-        Block::paragraph(
+        Block::paragraph(format!(
             "Every cell ran under each variant, back to back in every round (the order rotating from round to round), and each \
-             candidate is compared with the base paired by round: whatever moved the machine between rounds moved both.",
-        ),
+             candidate is compared with the base paired by round: whatever moved the machine between rounds moved both. \
+             {PAIRED}"
+        )),
     ];
     if candidates.len() > 1 {
         let n = verdicts.judged();
@@ -203,6 +204,10 @@ pub fn section(run: &RunRecord, rows: &[Row]) -> Option<Vec<Block>> {
     Some(out)
 }
 
+/// Why a variant's ratio is not the quotient of the medians printed beside it.
+pub const PAIRED: &str = "A variant's ratio pairs each of its trials with the base's of the same round, so it can differ from \
+                          the quotient of the two medians shown, which pool trials of different rounds.";
+
 /// What `run` prints of its variants at its end: each candidate's line
 /// against the base and the rows it moved, their verdicts toned (a noise
 /// run: what its rows can see and its false verdicts); nothing without
@@ -220,6 +225,7 @@ pub fn brief(run: &RunRecord, rows: &[Row]) -> Vec<Line> {
                 .text(f.words_text())
                 .toned(tone, f.false_verdicts_text())
                 .text("."),
+            Line::from(PAIRED),
         ];
     }
     let mut out = Vec::new();
@@ -239,6 +245,7 @@ pub fn brief(run: &RunRecord, rows: &[Row]) -> Vec<Line> {
             );
         }
     }
+    out.push(Line::from(PAIRED));
     out
 }
 

@@ -350,8 +350,8 @@ pub fn wrap_shown(shown: &str, width: usize) -> Vec<String> {
 const SPLIT_MIN: usize = 8;
 
 /// A cell wrapped at its spaces into lines of at most `width` characters
-/// shown (a word longer than that stays whole, or with `split` breaks
-/// between characters). Colour codes are kept with the characters they
+/// shown (a word longer than that stays whole on the line it starts, or
+/// with `split` breaks between characters). Colour codes are kept with the characters they
 /// colour: a line that ends inside a coloured piece closes it, and the
 /// next opens it again.
 fn wrap(c: &Shown, width: usize, split: bool) -> Vec<Shown> {
@@ -392,7 +392,8 @@ fn wrap(c: &Shown, width: usize, split: bool) -> Vec<Shown> {
     let mut cur = Shown { text: String::new(), width: 0 };
     let mut cur_open: Option<String> = None;
     for ((word, w), was_open) in pieces {
-        if cur.width > 0 && cur.width + 1 + w > width {
+        // A word longer than a whole line stays where it is: a line of its own would not fit either.
+        if cur.width > 0 && cur.width + 1 + w > width && w <= width {
             if cur_open.is_some() {
                 cur.text.push_str("\u{1b}[0m");
             }

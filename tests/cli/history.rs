@@ -194,6 +194,9 @@ fn a_claim_and_a_history_filter_with_range_3m_match_a_run_made_with_range_3m() {
     assert!(table.contains("1 claim checked: 1 within, 0 above, 0 below, 0 not measured."), "{table}");
     let show = ok(&pb(dir, &["history", "show", "cpu.primes", "--params", "range=3m"]));
     assert!(show.contains("\nh:1 "), "{show}");
+    // Run outside a git checkout without --commit: no build to take a floor from, and it says so.
+    let words = show.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("no run in results/history.sqlite names its commit (1 run without one; `run --commit REV`"), "{show}");
     let other = pb(dir, &["history", "show", "cpu.primes", "--params", "range=3k"]);
     assert_eq!(other.status.code(), Some(2), "no row has range=3k: {}", text(&other.stdout));
 }

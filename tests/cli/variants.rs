@@ -331,12 +331,19 @@ fn noise_is_an_a_a_check_recorded_as_the_machines_noise_profile_and_written_as_a
     let stdout = ok(&out);
     assert!(stdout.contains("Noise profile (A/A): of 2 rows judged, ") && stdout.contains("false verdict"), "{stdout}");
     assert!(stdout.contains(" can see a 2% change, ") && stdout.contains(" SAME within 2%, ") && stdout.contains(" UNKNOWN, "), "{stdout}");
-    // The page: the run, each workload's A/B table, the noise profile.
+    // The page: the run, the noise profile first, then each workload's A/B
+    // table (what its columns mean said once), then the rest.
     assert!(text(&out.stderr).contains("proofbench: wrote noise.html"), "{}", text(&out.stderr));
     let page = html_page(&dir.join("noise.html"));
     assert!(page.contains("<title>proofbench noise ") && page.contains(">Noise profile (A/A)</h2>"), "{page}");
     assert!(page.contains(">selftest.tiny</h3>") && page.contains(">selftest.noisy</h3>"), "{page}");
-    assert_eq!(page.matches(">Variants against a</h4>").count(), 2, "{page}");
+    let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("{s} on the page: {page}"));
+    assert!(
+        at(">Noise profile (A/A)</h2>") < at(">selftest.tiny</h3>") && at(">selftest.tiny</h3>") < at(">Reproducibility</h2>"),
+        "{page}"
+    );
+    assert_eq!(page.matches(">Variants against a</h4>").count(), 1, "{page}");
+    assert_eq!(page.matches("Ratio = variant / base, with its interval").count(), 1, "{page}");
     assert!(page.contains("Of 2 rows, "), "{page}");
     // What each row can see, as a chart with the 2/5/10% lines.
     assert!(page.contains("What each row can see") && page.matches("<svg").count() == 1, "{page}");

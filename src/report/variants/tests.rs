@@ -73,7 +73,7 @@ fn a_run_s_variants_say_different_same_or_unknown_in_every_output() {
     // The brief at the run's end, and the group tables printed as the run goes.
     let brief: Vec<String> = brief(run, rows).iter().map(terminal::line).collect();
     assert!(brief[0].starts_with(counts), "{brief:?}");
-    assert_eq!(brief[1..], ["  w.x n=0 DIFFERENT (regressed): ratio 1.030 (1.030..1.030)".to_string()]);
+    assert_eq!(brief[1..], ["  w.x n=0 DIFFERENT (regressed): ratio 1.030 (1.030..1.030)".to_string(), PAIRED.to_string()]);
     let overview = crate::report::overview::table(&refs, &verdicts);
     let ratios: Vec<String> = overview.rows.iter().skip(1).step_by(2).map(|r| terminal::line(&r[3])).collect();
     assert_eq!(ratios, ["1.030x DIFFERENT (regressed)", "1.000x SAME within 2%", "0.995x UNKNOWN", "n/a not comparable"]);
@@ -103,7 +103,7 @@ fn the_noise_profile_counts_rows_that_can_see_2_5_and_10_percent_and_its_three_w
 
     let figures = "2 can see a 2% change, 3 a 5% change and 3 a 10% change; 2 SAME within 2%, 1 UNKNOWN, 1 false verdict (DIFFERENT)";
     let brief: Vec<String> = brief(run, rows).iter().map(terminal::line).collect();
-    assert_eq!(brief, [format!("Noise profile (A/A): of 4 rows judged, {figures}.")]);
+    assert_eq!(brief, [format!("Noise profile (A/A): of 4 rows judged, {figures}."), PAIRED.to_string()]);
     for text in outputs(&section(run, rows).unwrap()) {
         assert!(text.contains(&format!("Of 4 rows, {figures}.")), "{text}");
         assert!(text.contains("false verdict: w.x ") && text.contains("n=1] DIFFERENT (regressed) with ratio 1.030"), "{text}");

@@ -206,6 +206,24 @@ pub fn line(l: &Line) -> String {
     l.0.iter().map(inline).collect()
 }
 
+/// A right-aligned cell of several nodes: each node kept on one line
+/// (`class="nw"`), the blanks between them left free to break.
+fn figures(l: &Line) -> String {
+    let mut out = String::new();
+    for i in &l.0 {
+        let html = inline(i);
+        let core = html.trim_matches(' ');
+        if core.is_empty() {
+            out.push(' ');
+            continue;
+        }
+        let lead = if html.starts_with(' ') { " " } else { "" };
+        let trail = if html.ends_with(' ') { " " } else { "" };
+        out.push_str(&format!("{lead}<span class=\"nw\">{core}</span>{trail}"));
+    }
+    out.trim().to_string()
+}
+
 /// A table, its right-aligned columns marked `class="r"`; a cell's
 /// leading and trailing blanks are dropped, as in a markdown table, and a
 /// long one is shortened as in markdown. With `help`, each column title is
@@ -227,7 +245,13 @@ fn table(t: &Table, help: bool) -> String {
     for row in &t.rows {
         out.push_str("<tr>");
         for (i, c) in row.iter().enumerate() {
-            out.push_str(&format!("<td{}>{}</td>", class(i), line(&c.shortened(MAX_CELL_CHARS)).trim()));
+            let c = c.shortened(MAX_CELL_CHARS);
+            if !class(i).is_empty() && c.0.len() > 1 {
+                // A figure and its note (`99.76 M ops/s [avx512f]`): each whole, the cell free to break between them.
+                out.push_str(&format!("<td class=\"r w\">{}</td>", figures(&c)));
+            } else {
+                out.push_str(&format!("<td{}>{}</td>", class(i), line(&c).trim()));
+            }
         }
         out.push_str("</tr>\n");
     }
@@ -282,7 +306,7 @@ fn chart(c: &Chart) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::document::{Align, Table};
+    use crate::text::document::{Align, Table, Tone};
 
     const IMG: &str = "<img src=x onerror=alert(1)>";
 
@@ -301,6 +325,23 @@ mod tests {
         );
         // A record's span shows what CommonMark shows: one space stripped from each padded end.
         assert_eq!(line(&Line::new().marked("run `` `x` `` now")), "run <code>`x`</code> now");
+    }
+
+    #[test]
+    fn a_figure_with_its_note_keeps_each_whole_and_may_break_between_them() {
+        let mut t = Table::new(&[("Row", Align::Left), ("Median", Align::Right)]);
+        t.push_row(vec![Line::from("w.x"), Line::from("99.76 M ops/s").text(" ").toned(Tone::Dim, "[avx512f]")]);
+        t.push_row(vec![Line::from("w.y"), Line::from("1.030x ").toned(Tone::Bad, "DIFFERENT (regressed)")]);
+        t.push_row(vec![Line::from("w.z"), Line::from("5 ns")]);
+        let html = render(&[Block::Table(t)]);
+        assert!(
+            html.contains(
+                "<td class=\"r w\"><span class=\"nw\">99.76 M ops/s</span> <span class=\"nw\"><span class=\"tone-dim\">[avx512f]</span></span></td>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<td class=\"r w\"><span class=\"nw\">1.030x</span> <span class=\"nw\"><span class=\"tone-bad\">"), "{html}");
+        assert!(html.contains("<td class=\"r\">5 ns</td>"), "one figure alone stays in a cell that never breaks: {html}");
     }
 
     #[test]

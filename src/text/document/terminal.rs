@@ -343,6 +343,11 @@ mod tests {
         let err = wrap_prose(&format!("note: {long}\nshort\n"), 60);
         assert!(err.ends_with("\nshort\n") && err.lines().all(|l| l.chars().count() <= 60) && err.lines().count() > 3, "{err}");
         assert_eq!(wrap_prose("x y", 60), "x y");
+        // A path longer than the line stays beside its label, whole.
+        let path = format!("/tmp/{}/report.md", "d".repeat(80));
+        assert_eq!(wrap_prose(&format!("Report: {path}\n"), 60), format!("Report: {path}\n"));
+        let after = wrap_prose(&format!("Report: {path} and more words after it\n"), 60);
+        assert_eq!(after, format!("Report: {path}\n  and more words after it\n"));
     }
 
     #[test]

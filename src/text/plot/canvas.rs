@@ -43,33 +43,61 @@ pub fn fit(s: &str, px: f64, size: f64) -> (String, bool) {
     (out, true)
 }
 
-/// A row's name (`workload name=value, ...` or `workload name=value ...`)
-/// shown in `px` at `size`: whole where it fits; else without the axes'
-/// names (`npb.cg global-queue 2`, as the run tables print a workload's
-/// rows); else that cut in its middle, so that both the workload and the
-/// last values (often what tells two rows apart) stay. The whole name goes
-/// in the label's tooltip.
-pub fn row_label(name: &str, px: f64, size: f64) -> String {
+/// The rows' names (`workload name=value, ...` or `workload name=value
+/// ...`) of one chart, shown in `px` at `size`, in one form: whole where
+/// every name fits; else every one without its axes' names
+/// (`npb.cg global-queue 2`, as the run tables print a workload's rows),
+/// and one still too long with its workload cut (`alloc.random… 1000000
+/// system`: the values, what tells rows apart, stay) or, where the values
+/// alone do not fit, cut in its middle. Two names that would still read
+/// the same keep their ends instead. The whole name goes in each label's
+/// tooltip.
+pub fn row_labels<S: AsRef<str>>(names: &[S], px: f64, size: f64) -> Vec<String> {
     let max = ((px / (size * 0.62)).floor() as usize).max(5);
-    if name.chars().count() <= max {
-        return name.to_string();
+    let count = |s: &str| s.chars().count();
+    if names.iter().all(|n| count(n.as_ref()) <= max) {
+        return names.iter().map(|n| n.as_ref().to_string()).collect();
     }
-    let short = name
-        .split_whitespace()
-        .map(|t| {
-            let t = t.trim_end_matches(',');
-            t.split_once('=').map_or(t, |(_, v)| v)
+    let short: Vec<String> = names
+        .iter()
+        .map(|n| {
+            n.as_ref()
+                .split_whitespace()
+                .map(|t| {
+                    let t = t.trim_end_matches(',');
+                    t.split_once('=').map_or(t, |(_, v)| v)
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
         })
-        .collect::<Vec<_>>()
-        .join(" ");
-    let n = short.chars().count();
-    if n <= max {
-        return short;
+        .collect();
+    let cut = |s: &str| -> String {
+        let n = count(s);
+        if n <= max {
+            return s.to_string();
+        }
+        let chars: Vec<char> = s.chars().collect();
+        // The workload cut at its end, the values whole, where they leave it 4 characters.
+        if let Some(sp) = s.find(' ') {
+            let values = count(&s[sp..]);
+            if values + 5 <= max {
+                return format!("{}…{}", chars[..max - values - 1].iter().collect::<String>(), &s[sp..]);
+            }
+        }
+        let head = (max - 1) / 2;
+        let tail = max - 1 - head;
+        format!("{}…{}", chars[..head].iter().collect::<String>(), chars[n - tail..].iter().collect::<String>())
+    };
+    let mut labels: Vec<String> = short.iter().map(|s| cut(s)).collect();
+    // Labels that read the same for rows that are not: each keeps its end.
+    let same: Vec<usize> = (0..labels.len())
+        .filter(|&i| (0..labels.len()).any(|j| j != i && labels[j] == labels[i] && names[j].as_ref() != names[i].as_ref()))
+        .collect();
+    for i in same {
+        let chars: Vec<char> = short[i].chars().collect();
+        labels[i] = format!("…{}", chars[chars.len() - (max - 1)..].iter().collect::<String>());
     }
-    let head = (max - 1) / 2;
-    let tail = max - 1 - head;
-    let chars: Vec<char> = short.chars().collect();
-    format!("{}…{}", chars[..head].iter().collect::<String>(), chars[n - tail..].iter().collect::<String>())
+    labels
 }
 
 /// How a text is placed.
@@ -345,16 +373,39 @@ mod tests {
     }
 
     #[test]
-    fn a_long_row_name_drops_its_axes_names_then_its_middle_and_rows_stay_apart() {
+    fn long_row_names_drop_their_axes_names_then_their_workloads_end_and_rows_stay_apart() {
         let px = 28.0 * TEXT * 0.62;
-        assert_eq!(row_label("os.syscall", px, TEXT), "os.syscall");
-        let (a, b) =
-            (row_label("npb.cg runtime=global-queue, workers=1", px, TEXT), row_label("npb.cg runtime=global-queue, workers=2", px, TEXT));
-        assert_eq!((a.as_str(), b.as_str()), ("npb.cg global-queue 1", "npb.cg global-queue 2"));
-        let long = row_label("rt.parallel-for mode=per-item, runtime=global-queue, workers=2", px, TEXT);
-        assert!(long.starts_with("rt.parallel") && long.ends_with("queue 2") && long.contains('…'), "{long}");
-        assert!(text_width(&long, TEXT) <= px + 1e-9, "{long}");
-        assert_eq!(row_label("alloc.larson workers=1 allocator=system", px, TEXT), "alloc.larson 1 system");
+        assert_eq!(row_labels(&["os.syscall", "cpu.primes workers=1"], px, TEXT), ["os.syscall", "cpu.primes workers=1"]);
+        let names = [
+            "os.syscall",
+            "npb.cg runtime=global-queue, workers=1",
+            "npb.cg runtime=global-queue, workers=2",
+            "alloc.larson workers=1 allocator=system",
+            "alloc.random-mixed iterations=1000000 allocator=jemalloc",
+            "alloc.random-mixed iterations=100000 allocator=jemalloc",
+            "rt.parallel-for mode=per-item, runtime=global-queue, workers=2",
+            "hw.thp advice=nohugepage access=sequential phase=first-touch",
+            "hw.thp advice=nohugepage access=random phase=first-touch",
+        ];
+        let labels = row_labels(&names, px, TEXT);
+        // One form for the chart: every row without its axes' names.
+        assert_eq!(labels[..4], ["os.syscall", "npb.cg global-queue 1", "npb.cg global-queue 2", "alloc.larson 1 system"]);
+        // The values stay whole; the workload gives way.
+        assert_eq!(labels[4], "alloc.rand… 1000000 jemalloc");
+        assert_eq!(labels[5], "alloc.rando… 100000 jemalloc");
+        assert!(labels[6].starts_with("rt.parallel") && labels[6].ends_with("queue 2") && labels[6].contains('…'), "{labels:?}");
+        for l in &labels {
+            assert!(text_width(l, TEXT) <= px + 1e-9, "{l}");
+        }
+        for (i, a) in labels.iter().enumerate() {
+            assert!(labels[i + 1..].iter().all(|b| b != a), "{a} twice: {labels:?}");
+        }
+        // Names whose cut forms read the same keep their ends.
+        let twins =
+            ["alloc.random-mixed-a iterations=1000000 allocator=jemalloc", "alloc.random-mixed-b iterations=1000000 allocator=jemalloc"];
+        let l = row_labels(&twins, px, TEXT);
+        assert!(l[0] != l[1] && l[0].starts_with('…') && l[0].ends_with("-a 1000000 jemalloc"), "{l:?}");
+        assert!(text_width(&l[0], TEXT) <= px + 1e-9, "{l:?}");
     }
 
     #[test]

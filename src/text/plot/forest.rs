@@ -6,7 +6,7 @@
 //! turns a judged row into an [`Interval`] is `compare::forest`'s, so that
 //! this file knows ratios and marks, not comparisons.
 
-use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_label, thinned};
+use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_labels, thinned};
 
 /// How a row was judged, as its colour says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,9 +150,9 @@ pub fn chart(title: &str, x_desc: &str, rows: &[Interval], equivalence: Option<f
     c.text(((LEFT + WIDTH - RIGHT) / 2.0, bottom + 12.0 + 2.0 * TEXT), &desc, TEXT, Anchor::Middle, None);
     c.line((x.at(1.0), top), (x.at(1.0), bottom), "#333333", 1.0, false);
 
-    for (i, r) in rows.iter().enumerate() {
+    let names = row_labels(&rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), LEFT - 16.0, TEXT);
+    for (i, (r, name)) in rows.iter().zip(&names).enumerate() {
         let y = top + (i as f64 + 0.5) * ROW;
-        let name = row_label(&r.name, LEFT - 16.0, TEXT);
         c.text((LEFT - 8.0, y + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&r.name));
         c.group(&r.note);
         if let Some(b) = r.band {

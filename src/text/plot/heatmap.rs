@@ -4,7 +4,7 @@
 //! an outlier framed in black, its ratio written where the cell has room.
 //! Each host's name links to its run's report where it has one.
 
-use super::canvas::{Anchor, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_label, text_width};
+use super::canvas::{Anchor, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_labels, text_width};
 
 /// A host: its name and the link to its report.
 #[derive(Clone, Debug)]
@@ -132,9 +132,9 @@ pub fn chart(title: &str, hosts: &[Host], rows: &[String], cells: &[Vec<Cell>], 
             c.end_link();
         }
     }
-    for (k, &i) in order.iter().enumerate() {
+    let names = row_labels(&order.iter().map(|&i| rows[i].as_str()).collect::<Vec<_>>(), LEFT - 14.0, TEXT);
+    for (k, (&i, name)) in order.iter().zip(&names).enumerate() {
         let y = top + k as f64 * ROW;
-        let name = row_label(&rows[i], LEFT - 14.0, TEXT);
         c.text((LEFT - 8.0, y + ROW / 2.0 + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&rows[i]));
         for (j, cell) in cells[i].iter().enumerate().take(hosts.len()) {
             let x = LEFT + j as f64 * cell_w;

@@ -5,7 +5,7 @@
 //! within, red outside), and the median scaled as the tables print it at
 //! the right.
 
-use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_label};
+use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_labels};
 use crate::model::Unit;
 use crate::text::format;
 
@@ -63,9 +63,9 @@ pub fn chart(title: &str, checks: &[Check]) -> Result<String, String> {
     let (t, cut) = fit(title, WIDTH - 16.0, TITLE);
     c.text_styled((8.0, 8.0 + TITLE), &t, TITLE, Anchor::Start, cut.then_some(title), "font-weight=\"bold\"");
     legend(&mut c, (8.0, 8.0 + TITLE + 8.0 + TEXT), WIDTH - 16.0, &entries);
-    for (i, k) in checks.iter().enumerate() {
+    let names = row_labels(&checks.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), LEFT - 16.0, TEXT);
+    for (i, (k, name)) in checks.iter().zip(&names).enumerate() {
         let y = top + (i as f64 + 0.5) * ROW;
-        let name = row_label(&k.name, LEFT - 16.0, TEXT);
         c.text((LEFT - 8.0, y + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&k.name));
         c.group(&k.note);
         let scaled = |v: f64| k.unit.map_or_else(|| format::number(v), |u| format::scaled(v, u));

@@ -4,7 +4,7 @@
 //! where they span more than 30x) with the 2%, 5% and 10% changes marked:
 //! a row whose dot lies left of a line can see that change.
 
-use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_label, thinned};
+use super::canvas::{Anchor, Axis, Canvas, Swatch, SwatchFn, TEXT, TITLE, WIDTH, fit, legend, row_labels, thinned};
 use crate::text::format;
 
 /// One row: its name, the smallest change it can see and its spread
@@ -65,9 +65,9 @@ pub fn chart(title: &str, rows: &[Reach], marks: &[f64]) -> Result<String, Strin
     c.line((LEFT, bottom), (WIDTH - 20.0, bottom), "#555555", 1.0, false);
     let desc = format!("change, % of the median{}", if x.log { " (log scale)" } else { "" });
     c.text(((LEFT + WIDTH - 20.0) / 2.0, bottom + 12.0 + 2.0 * TEXT), &desc, TEXT, Anchor::Middle, None);
-    for (i, r) in rows.iter().enumerate() {
+    let names = row_labels(&rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), LEFT - 16.0, TEXT);
+    for (i, (r, name)) in rows.iter().zip(&names).enumerate() {
         let y = top + (i as f64 + 0.5) * ROW;
-        let name = row_label(&r.name, LEFT - 16.0, TEXT);
         c.text((LEFT - 8.0, y + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&r.name));
         let sees = r.sees.unwrap_or(0.0);
         let spread = r.spread.map_or_else(|| "n/a".to_string(), format::percent);
