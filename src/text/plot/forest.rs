@@ -153,7 +153,7 @@ pub fn chart(title: &str, x_desc: &str, rows: &[Interval], equivalence: Option<f
     let names = row_labels(&rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), LEFT - 16.0, TEXT);
     for (i, (r, name)) in rows.iter().zip(&names).enumerate() {
         let y = top + (i as f64 + 0.5) * ROW;
-        c.text((LEFT - 8.0, y + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&r.name));
+        c.text((LEFT - 8.0, y + TEXT * 0.35), name, TEXT, Anchor::End, Some(&r.name));
         c.group(&r.note);
         if let Some(b) = r.band {
             let (a, z) = (x.at(1.0 / (1.0 + b)), x.at(1.0 + b));

@@ -135,7 +135,7 @@ pub fn chart(title: &str, hosts: &[Host], rows: &[String], cells: &[Vec<Cell>], 
     let names = row_labels(&order.iter().map(|&i| rows[i].as_str()).collect::<Vec<_>>(), LEFT - 14.0, TEXT);
     for (k, (&i, name)) in order.iter().zip(&names).enumerate() {
         let y = top + k as f64 * ROW;
-        c.text((LEFT - 8.0, y + ROW / 2.0 + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&rows[i]));
+        c.text((LEFT - 8.0, y + ROW / 2.0 + TEXT * 0.35), name, TEXT, Anchor::End, Some(&rows[i]));
         for (j, cell) in cells[i].iter().enumerate().take(hosts.len()) {
             let x = LEFT + j as f64 * cell_w;
             c.group(&cell.note);

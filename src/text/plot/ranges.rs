@@ -66,7 +66,7 @@ pub fn chart(title: &str, checks: &[Check]) -> Result<String, String> {
     let names = row_labels(&checks.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), LEFT - 16.0, TEXT);
     for (i, (k, name)) in checks.iter().zip(&names).enumerate() {
         let y = top + (i as f64 + 0.5) * ROW;
-        c.text((LEFT - 8.0, y + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&k.name));
+        c.text((LEFT - 8.0, y + TEXT * 0.35), name, TEXT, Anchor::End, Some(&k.name));
         c.group(&k.note);
         let scaled = |v: f64| k.unit.map_or_else(|| format::number(v), |u| format::scaled(v, u));
         let values: Vec<f64> =

@@ -68,7 +68,7 @@ pub fn chart(title: &str, rows: &[Reach], marks: &[f64]) -> Result<String, Strin
     let names = row_labels(&rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), LEFT - 16.0, TEXT);
     for (i, (r, name)) in rows.iter().zip(&names).enumerate() {
         let y = top + (i as f64 + 0.5) * ROW;
-        c.text((LEFT - 8.0, y + TEXT * 0.35), &name, TEXT, Anchor::End, Some(&r.name));
+        c.text((LEFT - 8.0, y + TEXT * 0.35), name, TEXT, Anchor::End, Some(&r.name));
         let sees = r.sees.unwrap_or(0.0);
         let spread = r.spread.map_or_else(|| "n/a".to_string(), format::percent);
         c.group(&format!("{}: sees a change of {} or more; spread {spread}", r.name, format::percent(sees)));
