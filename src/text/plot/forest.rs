@@ -58,6 +58,8 @@ pub struct Interval {
 pub const MAX_ROWS: usize = 80;
 
 const ROW: f64 = 18.0;
+/// From how many rows the axis's figures are also drawn above them.
+const LABELS_ABOVE_FROM: usize = 12;
 const LEFT: f64 = 250.0;
 const RIGHT: f64 = 16.0;
 
@@ -124,7 +126,10 @@ pub fn chart(title: &str, x_desc: &str, rows: &[Interval], equivalence: Option<f
 
     // The legend's height, laid out once on a scratch canvas.
     let legend_h = legend(&mut Canvas::new(WIDTH, 0.0), (8.0, 0.0), WIDTH - 16.0, &entries);
-    let top = 8.0 + TITLE + 8.0 + legend_h + 6.0;
+    // A tall plot repeats its axis's figures above its rows, so that the
+    // first screen can be read without scrolling to the axis.
+    let labels_above = rows.len() > LABELS_ABOVE_FROM;
+    let top = 8.0 + TITLE + 8.0 + legend_h + 6.0 + if labels_above { TEXT + 8.0 } else { 0.0 };
     let plot_h = rows.len() as f64 * ROW;
     let height = top + plot_h + 50.0;
     let mut c = Canvas::new(WIDTH, height);
@@ -144,6 +149,10 @@ pub fn chart(title: &str, x_desc: &str, rows: &[Interval], equivalence: Option<f
         c.line((px, top), (px, bottom), "#eeeeee", 1.0, false);
         c.line((px, bottom), (px, bottom + 4.0), "#555555", 1.0, false);
         c.text((px, bottom + 6.0 + TEXT), label, TEXT, Anchor::Middle, None);
+        if labels_above {
+            c.line((px, top - 4.0), (px, top), "#555555", 1.0, false);
+            c.text((px, top - 6.0), label, TEXT, Anchor::Middle, None);
+        }
     }
     c.line((LEFT, bottom), (WIDTH - RIGHT, bottom), "#555555", 1.0, false);
     let desc = format!("{x_desc}{}", if x.log { " (log scale)" } else { "" });
@@ -214,6 +223,16 @@ mod tests {
         assert!(svg.contains("SAME band (±2%)"), "{svg}");
         assert!(!svg.contains("log scale"), "a span under 30x is linear");
         assert!(svg.contains("width=\"720\""));
+    }
+
+    #[test]
+    fn a_tall_plot_has_its_axis_figures_above_its_rows_too() {
+        let few: Vec<_> = (0..LABELS_ABOVE_FROM).map(|i| row(&format!("w.{i}"), 1.0 + i as f64 / 100.0, Mark::Unknown)).collect();
+        let many: Vec<_> = (0..40).map(|i| row(&format!("w.{i}"), 1.0 + i as f64 / 100.0, Mark::Unknown)).collect();
+        let ticks = |svg: &str| svg.matches(">1.1</text>").count();
+        let (short, tall) = (chart("t", "x", &few, None).unwrap(), chart("t", "x", &many, None).unwrap());
+        assert!(ticks(&short) <= 1, "{short}");
+        assert_eq!(ticks(&tall), 2, "the same figure below and above: {tall}");
     }
 
     #[test]
