@@ -362,17 +362,11 @@ fn wrap(c: &Shown, width: usize, split: bool) -> Vec<Shown> {
     let mut words: Vec<(String, usize)> = vec![(String::new(), 0)];
     let mut open: Option<String> = None;
     let mut opens_at: Vec<Option<String>> = vec![None];
-    let mut chars = c.text.chars().peekable();
+    let mut chars = c.text.chars();
     while let Some(ch) = chars.next() {
         if ch == '\u{1b}' {
-            let mut code = String::from(ch);
-            for d in chars.by_ref() {
-                code.push(d);
-                if d == 'm' {
-                    break;
-                }
-            }
-            open = if code == "\u{1b}[0m" { None } else { Some(code.clone()) };
+            let code = colour_code(&mut chars);
+            open = opened(&code);
             words.last_mut().expect("one word").0.push_str(&code);
         } else if ch == ' ' {
             words.push((String::new(), 0));
@@ -413,6 +407,24 @@ fn wrap(c: &Shown, width: usize, split: bool) -> Vec<Shown> {
     lines
 }
 
+/// The colour code whose ESC was just read from `chars`: ESC and the rest
+/// of it, up to and with its `m`.
+fn colour_code(chars: &mut std::str::Chars<'_>) -> String {
+    let mut code = String::from('\u{1b}');
+    for d in chars.by_ref() {
+        code.push(d);
+        if d == 'm' {
+            break;
+        }
+    }
+    code
+}
+
+/// The colour open after `code`: none after a reset.
+fn opened(code: &str) -> Option<String> {
+    (code != "\u{1b}[0m").then(|| code.to_string())
+}
+
 /// A word (with its colour codes, `was_open` the code open before it)
 /// cut into pieces of `width` characters shown, the last shorter, each
 /// with the code open before it.
@@ -422,14 +434,8 @@ fn split_word(word: &str, was_open: Option<String>, width: usize) -> Vec<((Strin
     let mut chars = word.chars();
     while let Some(ch) = chars.next() {
         if ch == '\u{1b}' {
-            let mut code = String::from(ch);
-            for d in chars.by_ref() {
-                code.push(d);
-                if d == 'm' {
-                    break;
-                }
-            }
-            open = if code == "\u{1b}[0m" { None } else { Some(code.clone()) };
+            let code = colour_code(&mut chars);
+            open = opened(&code);
             cur.push_str(&code);
             continue;
         }
