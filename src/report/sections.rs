@@ -28,8 +28,12 @@ pub fn document(stored: &StoredRun) -> Document {
     let verdicts = Verdicts::of(rows);
     let (not_ok, rest) = not_ok_first(footer(run, rows));
     blocks.extend(read_first(run, rows));
-    blocks.extend(failures_apart_from_skips(not_ok));
+    // The failures above the summary; the skips (which "Read this first"
+    // counts and names) under it, so that the summary stays on the first screen.
+    let (failures, skips) = failures_and_skips(not_ok);
+    blocks.extend(failures);
     blocks.extend(summary(run, rows, &verdicts));
+    blocks.extend(skips);
     let missing = run.cells_without_row(rows);
     for g in super::facts::groups(run, rows) {
         let mut inner = group(rows, &g, &verdicts);
@@ -135,11 +139,25 @@ fn failures_apart_from_skips(not_ok: Vec<Block>) -> Vec<Block> {
         out.push(Block::Table(Table { rows: failures, ..t.clone() }));
     }
     if !skips.is_empty() {
-        out.push(Block::heading(2, "Skipped on this machine"));
+        out.push(Block::heading(2, SKIPPED));
         out.push(Block::Table(Table { rows: skips, ..t }));
     }
     out
 }
+
+/// [`failures_apart_from_skips`] as two lists: the failures, and the
+/// skips under their own heading.
+fn failures_and_skips(not_ok: Vec<Block>) -> (Vec<Block>, Vec<Block>) {
+    let mut failures = failures_apart_from_skips(not_ok);
+    let skips = match failures.iter().position(|b| matches!(b, Block::Heading { level: 2, text } if *text == Line::from(SKIPPED))) {
+        Some(at) => failures.split_off(at),
+        None => Vec::new(),
+    };
+    (failures, skips)
+}
+
+/// The heading of the rows skipped on this machine.
+const SKIPPED: &str = "Skipped on this machine";
 
 /// The meaning of each column of the report's tables, and of the words
 /// its notes use, each under a heading of its own: report.html links every
@@ -238,7 +256,8 @@ pub fn noise_document(stored: &StoredRun) -> Document {
     let (not_ok, rest) = not_ok_first(rest);
     blocks.extend(footer);
     blocks.extend(read_first(run, rows));
-    blocks.extend(failures_apart_from_skips(not_ok));
+    let (failures, skips) = failures_and_skips(not_ok);
+    blocks.extend(failures);
     let mut said: Option<Block> = None;
     for g in super::facts::groups(run, rows) {
         let mut inner = vec![Block::heading(2, g.as_str())];
@@ -259,6 +278,7 @@ pub fn noise_document(stored: &StoredRun) -> Document {
             blocks.push(Block::Group { name: g, blocks: inner });
         }
     }
+    blocks.extend(skips);
     blocks.extend(rest);
     Document { title: format!("proofbench noise {}", run.id), blocks }
 }

@@ -411,6 +411,40 @@ pub fn check_page_in_chromium(page: &Path) -> Option<PageCheck> {
     })
 }
 
+/// The pages `PROOFBENCH_PAGES` names (separated by `:`), checked as the
+/// tests check the pages of their small runs: what `scripts/pages.sh` runs
+/// on the pages of real runs. Each page's figures per window are printed;
+/// every page that fails is named before the test fails.
+#[test]
+#[ignore = "checks the pages PROOFBENCH_PAGES names (scripts/pages.sh runs it)"]
+fn the_pages_proofbench_pages_names_pass_the_chromium_checks() {
+    let pages = std::env::var("PROOFBENCH_PAGES").expect("PROOFBENCH_PAGES: the pages to check, separated by ':'");
+    let mut failed = Vec::new();
+    for page in pages.split(':').filter(|p| !p.is_empty()) {
+        let check = check_page_in_chromium(Path::new(page)).expect("Chromium runs");
+        for m in &check.windows {
+            println!(
+                "{page}: window {}x{}: {} texts, {} under {MIN_TEXT_PX} px, {} overlapping, {} px wide ({} with folds open); {} of {} plots drawn",
+                m.window.0,
+                m.window.1,
+                m.texts,
+                m.small_text.len(),
+                m.overlaps.len(),
+                m.scroll_width,
+                m.scroll_width_open,
+                check.plots_drawn,
+                check.plots
+            );
+        }
+        if let Err(e) = std::panic::catch_unwind(|| check.assert_sound()) {
+            let why = e.downcast_ref::<String>().cloned().unwrap_or_default();
+            println!("{page}: FAILED: {why}");
+            failed.push(page.to_string());
+        }
+    }
+    assert!(failed.is_empty(), "pages that failed: {failed:?}");
+}
+
 #[test]
 fn report_html_opens_in_headless_chromium_with_every_plot_drawn_and_no_console_error() {
     let Some(browser) = chromium_or_skip() else { return };
