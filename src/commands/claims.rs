@@ -15,11 +15,7 @@ pub fn check_claims(args: &CheckClaimsArgs) -> anyhow::Result<ExitCode> {
     let (run, run_name) = read_run_arg(&args.run, &args.db)?;
     let checked = claims::check_run(&claims, &run);
     let doc = claims::document(&checked, &run_name, &args.claims.display().to_string());
-    super::show(
-        &document::terminal::render_styled(&doc.blocks, crate::text::out::stdout_style(crate::model::ColorWhen::Auto)),
-        &doc,
-        args.html.as_deref(),
-    )?;
+    super::show(&document::terminal::render_styled(&doc.blocks, super::stdout_style()), &doc, args.html.as_deref())?;
     if args.strict && checked.iter().any(|c| c.status != ClaimStatus::Within) {
         return Ok(ExitCode::from(1));
     }

@@ -83,7 +83,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         CompareFormat::Terminal => {
             // The envelopes' notices go to stderr; the incomplete run is said on stdout first.
             crate::text::out::to_stderr(&notices.iter().map(Notice::line).collect::<String>());
-            let style = crate::text::out::stdout_style(crate::model::ColorWhen::Auto);
+            let style = super::stdout_style();
             document::terminal::render_styled(&compare::document(&comparisons, &incomplete, &[]).blocks, style)
         }
     };

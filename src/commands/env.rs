@@ -18,7 +18,7 @@ pub fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         Out::new().print(&format!("{}\n", serde_json::to_string_pretty(&envelope)?))?;
     } else {
-        let style = crate::text::out::stdout_style(crate::model::ColorWhen::Auto);
+        let style = super::stdout_style();
         // A long value (the CPU flags) wraps within 120 columns at most.
         let style = terminal::Style { width: style.width.map(|w| w.min(MAX_WIDTH)), ..style };
         Out::new().print_styled(&terminal::render_styled(&document(&envelope).blocks, style))?;

@@ -96,7 +96,7 @@ fn list(db: &Path) -> anyhow::Result<ExitCode> {
         Block::Table(t),
         Block::paragraph(Line::from(format::counted(runs.len(), "run", "runs")).text(" in ").text(store.path().display().to_string())),
     ];
-    Out::new().print_styled(&document::terminal::render_styled(&blocks, stdout_style()))?;
+    Out::new().print_styled(&document::terminal::render_styled(&blocks, super::stdout_style()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -116,7 +116,7 @@ fn show(db: &Path, workload: &str, params: &[String], plot: Option<&Path>, html:
     }
     let mut doc = render::document(&found, svg);
     doc.blocks.extend(plot_line);
-    super::show(&document::terminal::render_styled(&doc.blocks, stdout_style()), &doc, html)?;
+    super::show(&document::terminal::render_styled(&doc.blocks, super::stdout_style()), &doc, html)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -140,7 +140,7 @@ fn regressions(db: &Path, pattern: Option<&str>, judged: Judged, html: Option<&P
     let opts = compare::Options { threshold, across_machines, equivalence, ..compare::Options::default() };
     let (steps, floors) = trend::steps_of(&store, &runs, rows, &opts)?;
     let doc = regress::document(&steps, threshold, &floors);
-    super::show(&document::terminal::render_styled(&doc.blocks, stdout_style()), &doc, html)?;
+    super::show(&document::terminal::render_styled(&doc.blocks, super::stdout_style()), &doc, html)?;
     if !gate.fail_on_regression {
         return Ok(ExitCode::SUCCESS);
     }
@@ -181,14 +181,8 @@ fn changes(
     let text = match format {
         ChangesFormat::Json => Styled::plain(&format!("{}\n", serde_json::to_string_pretty(&found)?)),
         ChangesFormat::Markdown => Styled::plain(&document::markdown::render(&doc.blocks)),
-        ChangesFormat::Terminal => document::terminal::render_styled(&doc.blocks, stdout_style()),
+        ChangesFormat::Terminal => document::terminal::render_styled(&doc.blocks, super::stdout_style()),
     };
     super::show(&text, &doc, html)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// How stdout shows text: within the terminal's width (100 columns when it
-/// is not a terminal), coloured where the terminal has colour.
-fn stdout_style() -> crate::text::document::terminal::Style {
-    crate::text::out::stdout_style(crate::model::ColorWhen::Auto)
 }

@@ -20,7 +20,7 @@ pub fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     } else if args.markdown {
         workloads::markdown(&specs)
     } else {
-        let width = crate::text::out::stdout_style(crate::model::ColorWhen::Never).width.unwrap_or(100);
+        let width = super::stdout_style().width.unwrap_or(crate::text::out::DEFAULT_WIDTH);
         let mut text = workloads::text(&specs, width);
         for w in defs.iter().filter_map(|d| d.exit_code_only_warning()) {
             text.push_str(&format!("warning: {}{}{}\n", crate::text::markdown::code(w.id), w.what, w.at));

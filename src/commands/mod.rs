@@ -148,6 +148,13 @@ pub(crate) fn write_html(file: &Path, page: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How stdout shows a command's text: within the terminal's width (100
+/// columns when it is not a terminal), coloured where the terminal has
+/// colour and NO_COLOR is unset.
+pub(crate) fn stdout_style() -> crate::text::out::Style {
+    crate::text::out::stdout_style(crate::model::ColorWhen::Auto)
+}
+
 /// A command's document out: `text` (the document as the terminal
 /// renderer made it, its colour codes kept, or as markdown or JSON) to
 /// stdout and, with `--html FILE`, the document as a page to FILE, written

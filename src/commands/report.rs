@@ -28,9 +28,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if !(args.list_tables || args.export.is_some() || args.counters) {
         match args.format {
             ReportFormat::Markdown => Out::new().print(&report::render(stored))?,
-            ReportFormat::Terminal => {
-                Out::new().print_styled(&report::render_terminal(stored, crate::text::out::stdout_style(crate::model::ColorWhen::Auto)))?
-            }
+            ReportFormat::Terminal => Out::new().print_styled(&report::render_terminal(stored, super::stdout_style()))?,
         }
         return Ok(ExitCode::SUCCESS);
     }

@@ -112,16 +112,17 @@ pub fn read_first(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
 /// The heading of the block on top of the report.
 pub const READ_FIRST: &str = "Read this first";
 
-/// The footer's "Not ok" section as the top of the report shows it: the
-/// rows that failed under "Not ok", the cells skipped on this machine
-/// apart under "Skipped on this machine" (a skip is not a failure), and
-/// nothing when every row is ok (the "Read this first" block says so, and
-/// names the cells that do not apply by design).
-fn failures_apart_from_skips(not_ok: Vec<Block>) -> Vec<Block> {
+/// The footer's "Not ok" section split as the report shows it: the rows
+/// that failed under "Not ok" (above the summary), and the cells skipped
+/// on this machine apart under "Skipped on this machine" (a skip is not a
+/// failure; "Read this first" counts and names them, so they go under the
+/// summary); both empty when every row is ok (the "Read this first" block
+/// says so, and names the cells that do not apply by design).
+fn failures_and_skips(not_ok: Vec<Block>) -> (Vec<Block>, Vec<Block>) {
     let Some(t) = not_ok.iter().find_map(|b| if let Block::Table(t) = b { Some(t.clone()) } else { None }) else {
         // Nothing listed: only a run without its finish record says more here.
         let said = |b: &Block| matches!(b, Block::Paragraph(l) if l.len() == 1 && crate::text::document::plain(&l[0]).contains(" no finish record"));
-        return if not_ok.iter().any(said) { not_ok } else { Vec::new() };
+        return (if not_ok.iter().any(said) { not_ok } else { Vec::new() }, Vec::new());
     };
     let skipped = |row: &Vec<Line>| row.get(1).is_some_and(|c| crate::text::document::plain(c) == Status::Skipped.as_str());
     let (skips, failures): (Vec<Vec<Line>>, Vec<Vec<Line>>) = t.rows.iter().cloned().partition(skipped);
@@ -138,22 +139,8 @@ fn failures_apart_from_skips(not_ok: Vec<Block>) -> Vec<Block> {
         );
         out.push(Block::Table(Table { rows: failures, ..t.clone() }));
     }
-    if !skips.is_empty() {
-        out.push(Block::heading(2, SKIPPED));
-        out.push(Block::Table(Table { rows: skips, ..t }));
-    }
-    out
-}
-
-/// [`failures_apart_from_skips`] as two lists: the failures, and the
-/// skips under their own heading.
-fn failures_and_skips(not_ok: Vec<Block>) -> (Vec<Block>, Vec<Block>) {
-    let mut failures = failures_apart_from_skips(not_ok);
-    let skips = match failures.iter().position(|b| matches!(b, Block::Heading { level: 2, text } if *text == Line::from(SKIPPED))) {
-        Some(at) => failures.split_off(at),
-        None => Vec::new(),
-    };
-    (failures, skips)
+    let apart = if skips.is_empty() { Vec::new() } else { vec![Block::heading(2, SKIPPED), Block::Table(Table { rows: skips, ..t })] };
+    (out, apart)
 }
 
 /// The heading of the rows skipped on this machine.
