@@ -5,7 +5,7 @@ use crate::model::value_text;
 use crate::workloads::contract::{ParamKind, ParamSpec, WorkloadSpec};
 
 use crate::text::markdown as md;
-use crate::text::table::{Align, Cell, Grid, wrap_shown};
+use crate::text::table::{Align, Cell, Grid, hanging};
 
 fn values(p: &ParamSpec) -> [String; 3] {
     let join = |v: &[serde_json::Value]| v.iter().map(value_text).collect::<Vec<_>>().join(", ");
@@ -28,14 +28,7 @@ fn kind(p: &ParamSpec) -> String {
 /// under its first's text).
 pub fn text(specs: &[WorkloadSpec], width: usize) -> String {
     let mut out = String::new();
-    let mut field = |lead: &str, text: &str| {
-        let hang = lead.chars().count();
-        let mut lines = wrap_shown(text, width.saturating_sub(hang).max(20)).into_iter();
-        out.push_str(&format!("{lead}{}\n", lines.next().unwrap_or_default()));
-        for l in lines {
-            out.push_str(&format!("{:hang$}{l}\n", ""));
-        }
-    };
+    let mut field = |lead: &str, text: &str| out.push_str(&hanging(lead, text, width, lead.chars().count()));
     for s in specs {
         field("", &format!("{}  [{}, {}]", s.id, s.unit.as_str(), s.direction().as_str()));
         field("  ", s.summary);

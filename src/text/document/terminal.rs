@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use anstyle::{AnsiColor, Effects};
 
-use crate::text::table::{Cell, Grid, MAX_CELL_CHARS, uncoloured, wrap_shown};
+use crate::text::table::{Cell, Grid, MAX_CELL_CHARS, hanging, uncoloured};
 
 use super::{Block, Inline, Line, Table, Tone, one_line};
 
@@ -161,13 +161,7 @@ fn prose(lead: &str, text: &str, style: Style) -> String {
     let Some(width) = style.width else {
         return format!("{lead}{text}\n");
     };
-    let hang = uncoloured(lead).chars().count() + 2;
-    let mut lines = wrap_shown(text, width.saturating_sub(hang).max(20)).into_iter();
-    let mut out = format!("{lead}{}\n", lines.next().unwrap_or_default());
-    for l in lines {
-        out.push_str(&format!("{:hang$}{l}\n", ""));
-    }
-    out
+    hanging(lead, text, width, uncoloured(lead).chars().count() + 2)
 }
 
 /// A line's nodes as they read: text as it is, code in backticks (not

@@ -94,8 +94,10 @@ pub fn row_labels<S: AsRef<str>>(names: &[S], px: f64, size: f64) -> Vec<String>
         .filter(|&i| (0..labels.len()).any(|j| j != i && labels[j] == labels[i] && names[j].as_ref() != names[i].as_ref()))
         .collect();
     for i in same {
-        let chars: Vec<char> = short[i].chars().collect();
-        labels[i] = format!("…{}", chars[chars.len() - (max - 1)..].iter().collect::<String>());
+        // Short forms alike (`w a=1`, `w b=1`) tell apart only by the whole name.
+        let own = if count(&short[i]) <= max { names[i].as_ref() } else { short[i].as_str() };
+        let chars: Vec<char> = own.chars().collect();
+        labels[i] = if chars.len() <= max { own.to_string() } else { format!("…{}", chars[chars.len() - (max - 1)..].iter().collect::<String>()) };
     }
     labels
 }
@@ -406,6 +408,10 @@ mod tests {
         let l = row_labels(&twins, px, TEXT);
         assert!(l[0] != l[1] && l[0].starts_with('…') && l[0].ends_with("-a 1000000 jemalloc"), "{l:?}");
         assert!(text_width(&l[0], TEXT) <= px + 1e-9, "{l:?}");
+        // Rows whose values read the same under other axes' names, in a chart that must shorten.
+        let alike = ["w.x mode=a", "w.x kind=a", "rt.parallel-for mode=per-item, runtime=global-queue, workers=2"];
+        let l = row_labels(&alike, px, TEXT);
+        assert_eq!(l[..2], ["w.x mode=a", "w.x kind=a"], "{l:?}");
     }
 
     #[test]
