@@ -237,11 +237,8 @@ pub fn noise_document(stored: &StoredRun) -> Document {
     let mut blocks = header(run, rows);
     blocks[0] = Block::heading(1, Line::from("proofbench noise ").text(&run.id));
     let verdicts = Verdicts::of(rows);
-    let profile = variants::section(run, rows).unwrap_or_default();
-    let mut footer = footer(run, rows);
-    let rest = footer.split_off(profile.len().min(footer.len()));
-    let (not_ok, rest) = not_ok_first(rest);
-    blocks.extend(footer);
+    let (not_ok, rest) = not_ok_first(footer_after_variants(run, rows));
+    blocks.extend(variants::section(run, rows).unwrap_or_default());
     blocks.extend(read_first(run, rows));
     let (failures, skips) = failures_and_skips(not_ok);
     blocks.extend(failures);
@@ -535,7 +532,14 @@ pub fn reproducibility(rows: &[Row]) -> Vec<Block> {
 /// reason; then the run's wall and CPU time.
 pub fn footer(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
     let mut out = variants::section(run, rows).unwrap_or_default();
-    out.extend(reproducibility(rows));
+    out.extend(footer_after_variants(run, rows));
+    out
+}
+
+/// [`footer`] without its variants' section: reproducibility, the rows
+/// not ok, the run's wall and CPU time.
+fn footer_after_variants(run: &RunRecord, rows: &[Row]) -> Vec<Block> {
+    let mut out = reproducibility(rows);
     if let Some(span) = rounds_span(run) {
         out.push(Block::paragraph(format!(
             "The trials of this run were taken {span} in {}: a change of the machine slower than that (a \

@@ -604,6 +604,9 @@ mod tests {
         }
         // A table that can drop what does not fit never breaks a word.
         let dropping = uncoloured(&t.render_fitted(0, Some(40), &[2, 1]));
-        assert!(dropping.replace('\n', " ").ends_with("(left out to fit 40 columns: Host, Standing) ") && !dropping.contains("vm/"), "{dropping}");
+        assert!(
+            dropping.replace('\n', " ").ends_with("(left out to fit 40 columns: Host, Standing) ") && !dropping.contains("vm/"),
+            "{dropping}"
+        );
     }
 }

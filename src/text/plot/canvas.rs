@@ -97,7 +97,11 @@ pub fn row_labels<S: AsRef<str>>(names: &[S], px: f64, size: f64) -> Vec<String>
         // Short forms alike (`w a=1`, `w b=1`) tell apart only by the whole name.
         let own = if count(&short[i]) <= max { names[i].as_ref() } else { short[i].as_str() };
         let chars: Vec<char> = own.chars().collect();
-        labels[i] = if chars.len() <= max { own.to_string() } else { format!("…{}", chars[chars.len() - (max - 1)..].iter().collect::<String>()) };
+        labels[i] = if chars.len() <= max {
+            own.to_string()
+        } else {
+            format!("…{}", chars[chars.len() - (max - 1)..].iter().collect::<String>())
+        };
     }
     labels
 }
